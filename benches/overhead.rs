@@ -1,0 +1,228 @@
+//! The seed's "Latency Report", reproduced: cycles per operation of the raw timer
+//! reads, latte's Start+Stop in each mode, pulse and `Instant::now`, plus Fast
+//! Start+Stop with 1, 64 and 1,000 ids live on the thread.
+//!
+//! `cargo bench --bench overhead`. 100 trials of 100,000 calls each after one warm-up
+//! trial, thread pinned to one core. Trials of all rows are interleaved (trial 1 of
+//! every row, then trial 2, ...) so that noise on a shared machine lands on every row
+//! alike; ratios are computed from medians of this one run. Targets are printed, never
+//! asserted.
+
+use latte::{Id, Mode, clock, latte_pulse, latte_start, latte_stop};
+use std::hint::black_box;
+use std::time::Instant;
+
+const CALLS: u64 = 100_000;
+const TRIALS: usize = 100;
+
+struct Row {
+    group: &'static str,
+    name: String,
+    run: Box<dyn FnMut()>,
+    cycles: Vec<f64>,
+}
+
+fn row(group: &'static str, name: &str, run: impl FnMut() + 'static) -> Row {
+    Row {
+        group,
+        name: name.to_owned(),
+        run: Box::new(run),
+        cycles: Vec::with_capacity(TRIALS),
+    }
+}
+
+/// Cycles per call of one trial, between two fully ordered reads.
+fn trial(run: &mut dyn FnMut()) -> f64 {
+    let t0 = clock::read(Mode::Hard).ticks;
+    run();
+    let t1 = clock::read(Mode::Hard).ticks;
+    t1.wrapping_sub(t0) as f64 / CALLS as f64
+}
+
+fn leaked_ids(prefix: &str, n: usize) -> Vec<&'static Id> {
+    (0..n)
+        .map(|i| {
+            let name: &'static str = Box::leak(format!("{prefix}_{i}").into_boxed_str());
+            &*Box::leak(Box::new(Id::new(name)))
+        })
+        .collect()
+}
+
+/// `n` ids with a live ring each on this thread; returns them.
+fn live_ids(n: usize) -> Vec<&'static Id> {
+    let ids = leaked_ids(&format!("bench_live{n}"), n);
+    for id in &ids {
+        latte::start(id, Mode::Fast);
+        latte::stop(id, Mode::Fast);
+    }
+    ids
+}
+
+struct Stats {
+    avg: f64,
+    median: f64,
+    sd: f64,
+    min: f64,
+    max: f64,
+}
+
+fn stats(v: &[f64]) -> Stats {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len() as f64;
+    let avg = s.iter().sum::<f64>() / n;
+    let sd = (s.iter().map(|x| (x - avg).powi(2)).sum::<f64>() / n).sqrt();
+    let median = if s.len() % 2 == 1 {
+        s[s.len() / 2]
+    } else {
+        (s[s.len() / 2 - 1] + s[s.len() / 2]) / 2.0
+    };
+    Stats {
+        avg,
+        median,
+        sd,
+        min: s[0],
+        max: s[s.len() - 1],
+    }
+}
+
+fn main() {
+    let pinned = core_affinity::get_core_ids()
+        .and_then(|ids| ids.last().copied())
+        .is_some_and(core_affinity::set_for_current);
+
+    let mut rows = vec![
+        row("ASM", "RDTSC", || {
+            for _ in 0..CALLS {
+                black_box(clock::read(Mode::Fast));
+            }
+        }),
+        row("ASM", "RDTSCP", || {
+            for _ in 0..CALLS {
+                black_box(clock::read(Mode::Mid));
+            }
+        }),
+        row("ASM", "LFENCE+RDTSCP", || {
+            for _ in 0..CALLS {
+                black_box(clock::read(Mode::Hard));
+            }
+        }),
+        row("Latte", "Fast Start+Stop", || {
+            for _ in 0..CALLS {
+                latte_start!("bench_fast");
+                latte_stop!("bench_fast");
+            }
+        }),
+        row("Latte", "Mid Start+Stop", || {
+            for _ in 0..CALLS {
+                latte_start!("bench_mid", Mid);
+                latte_stop!("bench_mid", Mid);
+            }
+        }),
+        row("Latte", "Hard Start+Stop", || {
+            for _ in 0..CALLS {
+                latte_start!("bench_hard", Hard);
+                latte_stop!("bench_hard", Hard);
+            }
+        }),
+        row("Latte", "pulse", || {
+            for _ in 0..CALLS {
+                latte_pulse!("bench_pulse");
+            }
+        }),
+        row("Std", "Instant::now", || {
+            for _ in 0..CALLS {
+                black_box(Instant::now());
+            }
+        }),
+    ];
+    for n in [1usize, 64, 1000] {
+        let ids = live_ids(n);
+        let last = ids[n - 1];
+        rows.push(row("Ids", &format!("Fast S+S, {n} ids live"), move || {
+            for _ in 0..CALLS {
+                latte::start(last, Mode::Fast);
+                latte::stop(last, Mode::Fast);
+            }
+        }));
+    }
+    let ids = live_ids(1000);
+    rows.push(row("Ids", "Fast S+S, cycling 1,000 ids", move || {
+        for i in 0..CALLS as usize {
+            let id = ids[i % 1000];
+            latte::start(id, Mode::Fast);
+            latte::stop(id, Mode::Fast);
+        }
+    }));
+
+    for r in &mut rows {
+        trial(&mut r.run); // warm-up: first-use paths, caches, branch predictors
+    }
+    for _ in 0..TRIALS {
+        for r in &mut rows {
+            let c = trial(&mut r.run);
+            r.cycles.push(c);
+        }
+    }
+
+    let median = |name: &str| stats(&rows.iter().find(|r| r.name == name).unwrap().cycles).median;
+    let rdtsc = median("RDTSC");
+    println!(
+        "latte overhead bench: {TRIALS} trials x {CALLS} calls, 1 warm-up trial, {}, counter: {}",
+        if pinned {
+            "pinned to one core"
+        } else {
+            "NOT pinned (affinity refused)"
+        },
+        clock::source()
+    );
+    println!(
+        "{:<6} {:<28} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "group",
+        "operation (cycles/call)",
+        "avg",
+        "median",
+        "std dev",
+        "min",
+        "max",
+        "range",
+        "x RDTSC"
+    );
+    for r in &rows {
+        let s = stats(&r.cycles);
+        println!(
+            "{:<6} {:<28} {:>9.1} {:>9.1} {:>9.2} {:>9.1} {:>9.1} {:>9.1} {:>9.2}",
+            r.group,
+            r.name,
+            s.avg,
+            s.median,
+            s.sd,
+            s.min,
+            s.max,
+            s.max - s.min,
+            s.median / rdtsc
+        );
+    }
+    let target = |label: &str, value: f64, limit: f64| {
+        println!(
+            "target {label:<46} {value:>6.3}  (target <= {limit}) {}",
+            if value <= limit { "met" } else { "MISSED" }
+        );
+    };
+    println!();
+    target(
+        "Fast Start+Stop / (2 x RDTSC)",
+        median("Fast Start+Stop") / (2.0 * rdtsc),
+        1.2,
+    );
+    target("pulse / RDTSC", median("pulse") / rdtsc, 1.2);
+    target(
+        "Fast S+S 1,000 ids / 1 id",
+        median("Fast S+S, 1000 ids live") / median("Fast S+S, 1 ids live"),
+        1.1,
+    );
+    println!(
+        "info   Instant::now / RDTSC                          {:>6.3}",
+        median("Instant::now") / rdtsc
+    );
+}

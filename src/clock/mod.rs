@@ -1,0 +1,200 @@
+//! Timer reads: the three [`Mode`]s and the raw counter behind them.
+//!
+//! | mode | x86_64 | aarch64 | other targets |
+//! |------|--------|---------|---------------|
+//! | [`Mode::Fast`] | `RDTSC` | `MRS CNTVCT_EL0` | OS monotonic clock (ns) |
+//! | [`Mode::Mid`]  | `RDTSCP` | `ISB; MRS CNTVCT_EL0` | OS monotonic clock (ns) |
+//! | [`Mode::Hard`] | `LFENCE; RDTSCP` | `ISB; MRS CNTVCT_EL0; ISB` | OS monotonic clock (ns) |
+//!
+//! `RDTSC` does not wait for earlier instructions, so Fast can be read before the work
+//! it is meant to follow has finished; it costs least. `RDTSCP` waits for earlier
+//! instructions to execute, and also returns `IA32_TSC_AUX`, which Linux fills with the
+//! CPU (and NUMA node) number: Mid and Hard use it to flag a scope that started on one
+//! CPU and stopped on another. Hard adds `LFENCE` so that earlier loads have completed
+//! too. These are the same three strengths as the C++ original.
+//!
+//! The hot path stores raw ticks; conversion to time happens on the analysis side.
+
+#[cfg(target_arch = "aarch64")]
+#[path = "aarch64.rs"]
+mod arch;
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[path = "portable.rs"]
+mod arch;
+#[cfg(target_arch = "x86_64")]
+#[path = "x86_64.rs"]
+mod arch;
+
+/// How strongly a timer read is ordered against the instructions around it.
+///
+/// A scope's start and stop modes are chosen independently; the pair travels with
+/// every sample so calibration can subtract the overhead of exactly that pair.
+///
+/// ```
+/// use latte::Mode;
+/// assert!(Mode::Fast < Mode::Hard);
+/// assert_eq!(Mode::ALL.len(), 3);
+/// assert_eq!(Mode::Mid.to_string(), "Mid");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[repr(u8)]
+pub enum Mode {
+    /// Unordered counter read (`RDTSC`): cheapest.
+    #[default]
+    Fast = 0,
+    /// Read that waits for earlier instructions (`RDTSCP`), with the CPU id.
+    Mid = 1,
+    /// Fully ordered read (`LFENCE; RDTSCP`), with the CPU id.
+    Hard = 2,
+}
+
+impl Mode {
+    /// The three modes, weakest first.
+    pub const ALL: [Mode; 3] = [Mode::Fast, Mode::Mid, Mode::Hard];
+
+    /// One-letter label used in report tables (`F`, `M`, `H`).
+    pub const fn letter(self) -> char {
+        match self {
+            Mode::Fast => 'F',
+            Mode::Mid => 'M',
+            Mode::Hard => 'H',
+        }
+    }
+
+    pub(crate) const fn from_bits(bits: u64) -> Mode {
+        match bits & 3 {
+            0 => Mode::Fast,
+            1 => Mode::Mid,
+            _ => Mode::Hard,
+        }
+    }
+}
+
+impl core::fmt::Display for Mode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            Mode::Fast => "Fast",
+            Mode::Mid => "Mid",
+            Mode::Hard => "Hard",
+        })
+    }
+}
+
+/// The CPU id reported when the read does not know it (Fast mode, non-x86 targets).
+pub const CPU_UNKNOWN: u32 = u32::MAX;
+
+/// One timer read: the counter value and, where the mode provides it, the CPU id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    /// Counter ticks (TSC cycles on x86_64, generic-timer ticks on aarch64,
+    /// nanoseconds on the portable fallback).
+    pub ticks: u64,
+    /// `IA32_TSC_AUX` as returned by `RDTSCP` (on Linux: `node << 12 | cpu`), or
+    /// [`CPU_UNKNOWN`].
+    pub cpu: u32,
+}
+
+/// Reads the counter in the given mode.
+///
+/// This is the raw read the recorder uses; it is public so benchmarks and users can
+/// compare against it.
+///
+/// ```
+/// use latte::{clock, Mode};
+/// let a = clock::read(Mode::Hard);
+/// let b = clock::read(Mode::Hard);
+/// assert!(b.ticks.wrapping_sub(a.ticks) < 1 << 40);
+/// ```
+#[inline(always)]
+pub fn read(mode: Mode) -> Stamp {
+    match mode {
+        Mode::Fast => Stamp {
+            ticks: arch::fast(),
+            cpu: CPU_UNKNOWN,
+        },
+        Mode::Mid => {
+            let (ticks, cpu) = arch::mid();
+            Stamp { ticks, cpu }
+        }
+        Mode::Hard => {
+            let (ticks, cpu) = arch::hard();
+            Stamp { ticks, cpu }
+        }
+    }
+}
+
+/// Reads the counter in Fast mode (ticks only).
+///
+/// ```
+/// let t = latte::clock::ticks();
+/// assert!(latte::clock::ticks().wrapping_sub(t) < 1 << 40);
+/// ```
+#[inline(always)]
+pub fn ticks() -> u64 {
+    arch::fast()
+}
+
+/// What the counter behind [`read`] is on this build.
+///
+/// ```
+/// let source = latte::clock::source();
+/// println!("latte reads {source}");
+/// ```
+pub const fn source() -> Source {
+    arch::SOURCE
+}
+
+/// The hardware or OS counter a build reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Source {
+    /// x86_64 time-stamp counter (`RDTSC`/`RDTSCP`).
+    Tsc,
+    /// aarch64 virtual counter `CNTVCT_EL0`.
+    ArmGenericTimer,
+    /// The OS monotonic clock (`std::time::Instant`), in nanoseconds.
+    OsMonotonic,
+}
+
+impl core::fmt::Display for Source {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            Source::Tsc => "TSC",
+            Source::ArmGenericTimer => "CNTVCT_EL0",
+            Source::OsMonotonic => "OS monotonic clock",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_mode_advances() {
+        for mode in Mode::ALL {
+            let a = read(mode);
+            let b = read(mode);
+            // Same thread, back to back: the counter never goes backwards by much and
+            // never jumps by more than a generous second of ticks.
+            let d = b.ticks.wrapping_sub(a.ticks);
+            assert!(d < 1 << 40, "{mode}: implausible delta {d}");
+        }
+    }
+
+    #[test]
+    fn ordered_modes_report_a_cpu_on_x86() {
+        if source() == Source::Tsc {
+            assert_ne!(read(Mode::Mid).cpu, CPU_UNKNOWN);
+            assert_ne!(read(Mode::Hard).cpu, CPU_UNKNOWN);
+        }
+        assert_eq!(read(Mode::Fast).cpu, CPU_UNKNOWN);
+    }
+
+    #[test]
+    fn mode_bits_round_trip() {
+        for mode in Mode::ALL {
+            assert_eq!(Mode::from_bits(mode as u64), mode);
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! Call-site ids: `&'static str` names resolved once to a dense index.
+//!
+//! Every distinct text gets the next index from a global interner (index 0 is never
+//! handed out, so 0 in an [`Id`] means "not resolved yet"). The hot path reads the
+//! cached index with one relaxed load; only the first use of a call site hashes the
+//! text. Two call sites with the same text get the same index, whatever the addresses
+//! of their literals.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::sync::{LazyLock, Mutex, PoisonError};
+
+/// A component name with its resolved index cached.
+///
+/// The macros make one `static Id` per call site; use `Id` directly with the plain
+/// functions ([`start`](crate::start), [`stop`](crate::stop), [`pulse`](crate::pulse),
+/// [`scope`](crate::scope)).
+///
+/// ```
+/// use latte::{Id, Mode};
+/// static PARSE: Id = Id::new("parse");
+/// latte::start(&PARSE, Mode::Fast);
+/// latte::stop(&PARSE, Mode::Fast);
+/// assert_eq!(PARSE.name(), "parse");
+/// assert_eq!(latte::snapshot("parse").len(), 1);
+/// ```
+pub struct Id {
+    name: &'static str,
+    index: AtomicU32,
+}
+
+impl Id {
+    /// An id named `name`. Cheap and `const`: nothing is resolved until first use.
+    pub const fn new(name: &'static str) -> Id {
+        Id {
+            name,
+            index: AtomicU32::new(0),
+        }
+    }
+
+    /// The component name.
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The dense index of this id's name, resolving it on first use.
+    #[inline(always)]
+    pub(crate) fn index(&self) -> u32 {
+        let i = self.index.load(Relaxed);
+        if i != 0 { i } else { self.resolve() }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn resolve(&self) -> u32 {
+        let i = intern(self.name);
+        // Racing resolvers store the same value; Relaxed is enough for a cache.
+        self.index.store(i, Relaxed);
+        i
+    }
+}
+
+impl core::fmt::Debug for Id {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Id")
+            .field("name", &self.name)
+            .field("index", &self.index.load(Relaxed))
+            .finish()
+    }
+}
+
+struct Interner {
+    by_name: HashMap<&'static str, u32>,
+    names: Vec<&'static str>,
+}
+
+static INTERNER: LazyLock<Mutex<Interner>> = LazyLock::new(|| {
+    Mutex::new(Interner {
+        by_name: HashMap::new(),
+        names: vec![""],
+    })
+});
+
+fn interner() -> std::sync::MutexGuard<'static, Interner> {
+    // The interner's state stays consistent across a panic (one insert per call).
+    INTERNER.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn intern(name: &'static str) -> u32 {
+    let mut interner = interner();
+    if let Some(&i) = interner.by_name.get(name) {
+        return i;
+    }
+    let i = u32::try_from(interner.names.len()).expect("fewer than 2^32 distinct ids");
+    interner.names.push(name);
+    interner.by_name.insert(name, i);
+    i
+}
+
+/// The index of `name` if any call site has used it.
+pub(crate) fn lookup(name: &str) -> Option<u32> {
+    interner().by_name.get(name).copied()
+}
+
+/// All names, indexed by id index (index 0 is a placeholder).
+pub(crate) fn names() -> Vec<&'static str> {
+    interner().names.clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_text_same_index() {
+        let a: &'static str = Box::leak(String::from("id_test_same").into_boxed_str());
+        let b: &'static str = Box::leak(String::from("id_test_same").into_boxed_str());
+        assert_ne!(a.as_ptr(), b.as_ptr());
+        let (x, y) = (Id::new(a), Id::new(b));
+        assert_eq!(x.index(), y.index());
+        assert_ne!(x.index(), 0);
+        assert_ne!(Id::new("id_test_other").index(), x.index());
+        assert_eq!(lookup("id_test_same"), Some(x.index()));
+        assert_eq!(names()[x.index() as usize], "id_test_same");
+    }
+}

@@ -1,0 +1,134 @@
+//! The hot path: what runs inside the user's loop.
+//!
+//! Each function resolves its [`Id`] (one relaxed load once the call site is warm),
+//! reaches the thread's recorder through a `const`-initialised thread-local, reads the
+//! timer and writes two words. No lock, allocation or syscall after the first use of a
+//! call site on a thread.
+
+pub(crate) mod id;
+pub(crate) mod local;
+pub(crate) mod ring;
+pub(crate) mod sample;
+
+use crate::clock::{self, Mode};
+use core::marker::PhantomData;
+pub use id::Id;
+
+/// Opens a scope of `id` on this thread, reading the timer in `mode`.
+///
+/// Scopes nest (up to [`stack_depth`](crate::stack_depth) deep) and are closed by
+/// [`stop`] with the same id. The [`latte_start!`](crate::latte_start) macro makes the
+/// `static Id` for you.
+///
+/// ```
+/// use latte::{Id, Mode};
+/// static FRAME: Id = Id::new("frame");
+/// static PHYSICS: Id = Id::new("physics");
+/// latte::start(&FRAME, Mode::Fast);
+/// latte::start(&PHYSICS, Mode::Mid);
+/// latte::stop(&PHYSICS, Mode::Mid);
+/// latte::stop(&FRAME, Mode::Fast);
+/// assert_eq!(latte::snapshot("physics").len(), 1);
+/// ```
+#[inline(always)]
+pub fn start(id: &Id, mode: Mode) {
+    let idx = id.index();
+    local::with(|l| l.start(idx, mode));
+}
+
+/// Closes the innermost open scope of `id` on this thread and records its duration.
+///
+/// The timer is read first, before any bookkeeping. If the innermost open scope has a
+/// different id (a Stop was missed), the stack is searched down for `id`; the frames
+/// above it are discarded and counted as orphans. A Stop with no open scope of `id` is
+/// counted and changes nothing. Nothing here panics.
+#[inline(always)]
+pub fn stop(id: &Id, mode: Mode) {
+    let now = clock::read(mode);
+    let idx = id.index();
+    local::with(|l| l.stop(idx, mode, now));
+}
+
+/// Records the ticks since this thread's previous `pulse` of `id` (Fast read).
+///
+/// The first pulse of an id on a thread only sets the baseline, so `n` pulses record
+/// `n - 1` samples.
+///
+/// ```
+/// use latte::Id;
+/// static TICK: Id = Id::new("doc_pulse");
+/// for _ in 0..5 {
+///     latte::pulse(&TICK);
+/// }
+/// assert_eq!(latte::snapshot("doc_pulse").len(), 4);
+/// ```
+#[inline(always)]
+pub fn pulse(id: &Id) {
+    let now = clock::ticks();
+    let idx = id.index();
+    local::with(|l| l.pulse(idx, now));
+}
+
+/// Records a tick count measured some other way, under `id` on this thread.
+///
+/// Such samples are never overhead-corrected. Values above
+/// [`MAX_DELTA`](crate::MAX_DELTA) are counted as clock anomalies and dropped.
+///
+/// ```
+/// use latte::Id;
+/// static EXTERNAL: Id = Id::new("doc_record");
+/// latte::record(&EXTERNAL, 1_500);
+/// assert_eq!(latte::snapshot("doc_record"), [1_500]);
+/// ```
+#[inline]
+pub fn record(id: &Id, ticks: u64) {
+    let idx = id.index();
+    local::with(|l| l.record(idx, ticks));
+}
+
+/// Opens a scope of `id` that closes when the returned guard drops.
+///
+/// ```
+/// use latte::{Id, Mode};
+/// static LOAD: Id = Id::new("doc_scope");
+/// {
+///     let _scope = latte::scope(&LOAD, Mode::Fast, Mode::Mid);
+///     // ... work ...
+/// }
+/// assert_eq!(latte::snapshot("doc_scope").len(), 1);
+/// ```
+#[inline(always)]
+pub fn scope(id: &Id, start_mode: Mode, stop_mode: Mode) -> Scope<'_> {
+    start(id, start_mode);
+    Scope {
+        id,
+        stop_mode,
+        _not_send: PhantomData,
+    }
+}
+
+/// Guard of an open scope; dropping it records the scope. See [`scope`].
+///
+/// It is `!Send`: a scope opened on one thread must close on the same thread.
+#[must_use = "the scope closes when this guard drops; bind it with `let _scope = ...`"]
+pub struct Scope<'a> {
+    id: &'a Id,
+    stop_mode: Mode,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Drop for Scope<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        stop(self.id, self.stop_mode);
+    }
+}
+
+impl core::fmt::Debug for Scope<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Scope")
+            .field("id", &self.id.name())
+            .field("stop_mode", &self.stop_mode)
+            .finish()
+    }
+}

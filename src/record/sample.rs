@@ -1,0 +1,130 @@
+//! The 64-bit sample word and the stack tag word.
+//!
+//! ```text
+//! sample:  63      57 56  55 54 53 52 51                                  0
+//!          [ zero  ] [M] [stop] [start] [ delta ticks (52 bits)           ]
+//!                     |    start = 3: not a scope (stop = 0 pulse, 1 record)
+//!                     migrated: Start and Stop read different CPU ids
+//!
+//! stack tag: [ 0 ] [start mode at 52..54] [cpu id, 20 bits, 32..52] [id, 32 bits]
+//! ```
+//!
+//! Keeping the start mode at the same bit position in the tag and in the sample makes
+//! building a sample one AND and two ORs. A delta needs at most 52 bits (about 10 days
+//! of cycles at 5 GHz); anything larger means the counter went backwards or jumped, and
+//! is discarded and counted instead of stored.
+
+use crate::Mode;
+
+pub(crate) const DELTA_MASK: u64 = (1 << 52) - 1;
+pub(crate) const START_SHIFT: u32 = 52;
+pub(crate) const STOP_SHIFT: u32 = 54;
+pub(crate) const START_MASK: u64 = 3 << START_SHIFT;
+pub(crate) const MIGRATED: u64 = 1 << 56;
+pub(crate) const PULSE: u64 = 3 << START_SHIFT;
+pub(crate) const RECORD: u64 = 3 << START_SHIFT | 1 << STOP_SHIFT;
+pub(crate) const CPU_SHIFT: u32 = 32;
+pub(crate) const CPU_MASK: u64 = (1 << 20) - 1;
+
+/// The largest delta latte stores; longer (or negative) deltas are counted as clock
+/// anomalies.
+pub const MAX_DELTA: u64 = DELTA_MASK;
+
+/// One recorded sample: a tick delta plus how it was taken.
+///
+/// ```
+/// use latte::{Id, Mode, SampleKind};
+/// static ID: Id = Id::new("doc_sample");
+/// latte::start(&ID, Mode::Mid);
+/// latte::stop(&ID, Mode::Hard);
+/// let capture = latte::capture();
+/// let sample = capture.component("doc_sample").unwrap().samples[0];
+/// assert_eq!(sample.kind(), SampleKind::Scope { start: Mode::Mid, stop: Mode::Hard });
+/// assert!(sample.ticks() < 1 << 32);
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Sample(u64);
+
+/// How a [`Sample`] was taken; calibration subtracts the overhead of its kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SampleKind {
+    /// A Start/Stop pair with these timer modes.
+    Scope {
+        /// Mode of the Start read.
+        start: Mode,
+        /// Mode of the Stop read.
+        stop: Mode,
+    },
+    /// The delta between two pulses of the same id on the same thread.
+    Pulse,
+    /// A value handed to [`record`](crate::record) by the user.
+    Recorded,
+}
+
+impl Sample {
+    /// The raw 64-bit word as stored in the ring.
+    pub const fn to_bits(self) -> u64 {
+        self.0
+    }
+
+    /// Rebuilds a sample from [`to_bits`](Sample::to_bits).
+    pub const fn from_bits(bits: u64) -> Sample {
+        Sample(bits)
+    }
+
+    /// The measured delta in counter ticks (cycles on x86_64).
+    pub const fn ticks(self) -> u64 {
+        self.0 & DELTA_MASK
+    }
+
+    /// Whether Start and Stop ran on different CPUs (known in Mid and Hard modes only).
+    pub const fn migrated(self) -> bool {
+        self.0 & MIGRATED != 0
+    }
+
+    /// How the sample was taken.
+    pub const fn kind(self) -> SampleKind {
+        let start = (self.0 >> START_SHIFT) & 3;
+        let stop = (self.0 >> STOP_SHIFT) & 3;
+        match (start, stop) {
+            (3, 0) => SampleKind::Pulse,
+            (3, _) => SampleKind::Recorded,
+            _ => SampleKind::Scope {
+                start: Mode::from_bits(start),
+                stop: Mode::from_bits(stop),
+            },
+        }
+    }
+}
+
+impl core::fmt::Debug for Sample {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Sample")
+            .field("ticks", &self.ticks())
+            .field("kind", &self.kind())
+            .field("migrated", &self.migrated())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_round_trip() {
+        for start in Mode::ALL {
+            for stop in Mode::ALL {
+                let bits = 1234 | (start as u64) << START_SHIFT | (stop as u64) << STOP_SHIFT;
+                let s = Sample::from_bits(bits);
+                assert_eq!(s.kind(), SampleKind::Scope { start, stop });
+                assert_eq!(s.ticks(), 1234);
+                assert!(!s.migrated());
+            }
+        }
+        assert_eq!(Sample::from_bits(PULSE | 7).kind(), SampleKind::Pulse);
+        assert_eq!(Sample::from_bits(RECORD | 7).kind(), SampleKind::Recorded);
+        assert!(Sample::from_bits(MIGRATED | 7).migrated());
+        assert_eq!(Sample::from_bits(MIGRATED | DELTA_MASK).ticks(), MAX_DELTA);
+    }
+}

@@ -1,0 +1,84 @@
+//! Ring capacity, wrap-around, totals and lazy reservation. Own binary: it changes
+//! the process-wide capacity.
+
+mod common;
+use common::{mine, my_component};
+use latte::{Error, Id, Mode, Sample};
+
+#[test]
+fn wrap_keeps_exactly_the_newest_capacity_samples_in_order() {
+    latte::set_ring_capacity(256).unwrap();
+    static WRAP: Id = Id::new("wrap");
+    for v in 0..1_000u64 {
+        latte::record(&WRAP, v);
+    }
+    let c = my_component("wrap").unwrap();
+    assert_eq!(c.capacity, 256);
+    assert_eq!(c.seen, 1_000);
+    assert_eq!(c.overwritten(), 1_000 - 256);
+    let kept: Vec<u64> = c.samples.iter().map(|s| s.ticks()).collect();
+    assert_eq!(kept, (744..1_000).collect::<Vec<_>>());
+    // Read from another thread while this one is alive: the reader must allow for a
+    // push in flight, so it gives up exactly the oldest sample, never more.
+    let from_outside = std::thread::scope(|s| s.spawn(|| latte::snapshot("wrap")).join().unwrap());
+    assert_eq!(from_outside, kept[1..]);
+}
+
+#[test]
+fn exited_threads_rings_read_exactly() {
+    latte::set_ring_capacity(256).unwrap();
+    static EXITED: Id = Id::new("wrap_exited");
+    std::thread::Builder::new()
+        .name("wrap_exited".into())
+        .spawn(|| (0..300).for_each(|v| latte::record(&EXITED, v)))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(
+        latte::snapshot("wrap_exited"),
+        (44..300).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn invalid_capacities_are_clear_errors() {
+    latte::set_ring_capacity(256).unwrap();
+    for bad in [0, 1, 3, 1000, 65_535, latte::MAX_RING_CAPACITY * 2] {
+        let err = latte::set_ring_capacity(bad).unwrap_err();
+        assert_eq!(err, Error::RingCapacity { requested: bad });
+        let msg = err.to_string();
+        assert!(
+            msg.contains(&bad.to_string()) && msg.contains("power of two"),
+            "{msg}"
+        );
+    }
+    // Tests in this binary run concurrently: only ever set the capacity they all use.
+    assert_eq!(latte::ring_capacity(), 256);
+    assert!(latte::set_ring_capacity(256).is_ok());
+    let err = latte::set_stack_depth(0).unwrap_err();
+    assert_eq!(err, Error::StackDepth { requested: 0 });
+    assert!(std::error::Error::source(&err).is_none());
+}
+
+#[test]
+fn no_ring_until_a_sample_is_stored() {
+    // A start that never stops and a first pulse store nothing, so no ring exists.
+    latte::start(&Id::new("lazy_open"), Mode::Fast);
+    latte::latte_pulse!("lazy_pulse");
+    let me = mine();
+    assert!(me.component("lazy_open").is_none());
+    assert!(me.component("lazy_pulse").is_none());
+}
+
+#[test]
+fn implausible_values_are_discarded_and_counted() {
+    static BIG: Id = Id::new("implausible");
+    latte::record(&BIG, latte::MAX_DELTA);
+    latte::record(&BIG, latte::MAX_DELTA + 1);
+    latte::record(&BIG, u64::MAX); // what a counter that went backwards yields
+    let me = mine();
+    assert_eq!(me.anomalies.clock_anomalies, 2);
+    let kept: Vec<Sample> = me.component("implausible").unwrap().samples.clone();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].ticks(), latte::MAX_DELTA);
+}
