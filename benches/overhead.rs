@@ -136,6 +136,23 @@ fn main() {
             }
         }),
     ];
+    // Why the recorder's per-thread state is a std `thread_local!` with `const` init
+    // rather than the `thread_local` crate: the cost of reaching per-thread state.
+    thread_local! {
+        static STD_TLS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+    rows.push(row("TLS", "std thread_local! (const)", || {
+        for _ in 0..CALLS {
+            STD_TLS.with(|c| c.set(black_box(c.get() + 1)));
+        }
+    }));
+    let crate_tls = thread_local::ThreadLocal::<std::cell::Cell<u64>>::new();
+    rows.push(row("TLS", "thread_local::ThreadLocal", move || {
+        for _ in 0..CALLS {
+            let c = crate_tls.get_or_default();
+            c.set(black_box(c.get() + 1));
+        }
+    }));
     for n in [1usize, 64, 1000] {
         let ids = live_ids(n);
         let last = ids[n - 1];
@@ -224,5 +241,9 @@ fn main() {
     println!(
         "info   Instant::now / RDTSC                          {:>6.3}",
         median("Instant::now") / rdtsc
+    );
+    println!(
+        "info   ThreadLocal::get_or_default - std TLS access  {:>6.1} cycles",
+        median("thread_local::ThreadLocal") - median("std thread_local! (const)")
     );
 }

@@ -90,6 +90,11 @@ pub use error::Error;
 pub use record::sample::{MAX_DELTA, Sample, SampleKind};
 pub use record::{Id, Scope, pulse, record, scope, start, stop};
 
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;
+
 /// Items the macros expand to. Not public API: no stability promise.
 #[doc(hidden)]
 pub mod __private {

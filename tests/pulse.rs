@@ -1,7 +1,7 @@
 //! Pulse: the first call per thread is a baseline, later ones record the delta.
 
 mod common;
-use common::my_component;
+use common::{my_component, my_samples};
 use latte::SampleKind;
 
 #[test]
@@ -56,12 +56,7 @@ fn pulse_and_scopes_of_one_id_share_its_ring() {
     latte::latte_start!("pulse_mixed");
     latte::latte_stop!("pulse_mixed");
     latte::latte_pulse!("pulse_mixed");
-    let kinds: Vec<_> = my_component("pulse_mixed")
-        .unwrap()
-        .samples
-        .iter()
-        .map(|s| s.kind())
-        .collect();
+    let kinds: Vec<_> = my_samples("pulse_mixed").iter().map(|s| s.kind()).collect();
     assert_eq!(kinds.len(), 2);
     assert!(matches!(kinds[0], SampleKind::Scope { .. }));
     assert_eq!(kinds[1], SampleKind::Pulse);

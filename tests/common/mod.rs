@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use latte::{Capture, ComponentCapture, ThreadCapture};
+use latte::{Capture, ComponentCapture, Sample, ThreadCapture};
 
 /// The calling thread's part of a fresh capture.
 pub fn mine() -> ThreadCapture {
@@ -23,4 +23,11 @@ pub fn my_component(id: &str) -> Option<ComponentCapture> {
 /// Every thread named `name` in `capture`.
 pub fn named<'a>(capture: &'a Capture, name: &'a str) -> impl Iterator<Item = &'a ThreadCapture> {
     capture.threads.iter().filter(move |t| t.name == name)
+}
+
+/// The calling thread's retained samples of `id` (panics if it has none).
+pub fn my_samples(id: &str) -> Vec<Sample> {
+    my_component(id)
+        .unwrap_or_else(|| panic!("no samples of {id}"))
+        .samples
 }

@@ -1,0 +1,184 @@
+//! A small order-book simulation instrumented like the C++ original's sample report:
+//! a dynamic-programming build step, then a market loop of ticks with order flow,
+//! ask/bid matching loops and risk/PnL, plus a market-data thread pulsing per quote.
+//!
+//! `cargo run --release --example trading_loop`
+
+use latte::{latte_pulse, latte_scope, latte_start, latte_stop};
+use std::hint::black_box;
+
+/// xorshift64*: deterministic order flow without a dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+const LEVELS: usize = 64;
+
+/// Price levels around a mid price; index 0 is the best level.
+struct Book {
+    asks: [u64; LEVELS],
+    bids: [u64; LEVELS],
+    position: i64,
+    cash: i64,
+    mid: i64,
+}
+
+impl Book {
+    fn new() -> Book {
+        Book {
+            asks: [100; LEVELS],
+            bids: [100; LEVELS],
+            position: 0,
+            cash: 0,
+            mid: 10_000,
+        }
+    }
+
+    /// Takes liquidity from one side, level by level; returns the filled quantity.
+    fn sweep(side: &mut [u64; LEVELS], mut qty: u64) -> (u64, usize) {
+        let mut filled = 0;
+        let mut levels = 0;
+        for level in side.iter_mut() {
+            if qty == 0 {
+                break;
+            }
+            let take = (*level).min(qty);
+            *level -= take;
+            qty -= take;
+            filled += take;
+            levels += 1;
+        }
+        (filled, levels)
+    }
+
+    fn replenish(side: &mut [u64; LEVELS], rng: &mut Rng) {
+        for level in side.iter_mut().filter(|l| **l < 50) {
+            *level += 50 + rng.below(100);
+        }
+    }
+}
+
+/// A value-iteration pass over inventory states: the "DP" part of the strategy.
+fn dp_state_loop(values: &mut [f64], rng: &mut Rng) {
+    let n = values.len();
+    let noise = rng.below(100) as f64 * 1e-4;
+    for i in 1..n - 1 {
+        let hold = values[i] * 0.999;
+        let buy = values[i + 1] - 0.01 - noise;
+        let sell = values[i - 1] + 0.01;
+        values[i] = hold.max(buy).max(sell);
+    }
+}
+
+fn tick(book: &mut Book, rng: &mut Rng) {
+    let _tick = latte_scope!("Sim_Tick_Total");
+
+    latte_start!("Sim_OrderFlow");
+    let orders: Vec<(bool, u64)> = (0..1 + rng.below(8))
+        .map(|_| (rng.below(2) == 0, 1 + rng.below(400)))
+        .collect();
+    latte_stop!("Sim_OrderFlow");
+
+    for (buy, qty) in orders {
+        if buy {
+            latte_start!("Sim_AskLoop", Mid);
+            let (filled, levels) = Book::sweep(&mut book.asks, qty);
+            book.position += filled as i64;
+            book.cash -= filled as i64 * (book.mid + levels as i64);
+            latte_stop!("Sim_AskLoop", Mid);
+        } else {
+            latte_start!("Sim_BidLoop", Mid);
+            let (filled, levels) = Book::sweep(&mut book.bids, qty);
+            book.position -= filled as i64;
+            book.cash += filled as i64 * (book.mid - levels as i64);
+            latte_stop!("Sim_BidLoop", Mid);
+        }
+    }
+    Book::replenish(&mut book.asks, rng);
+    Book::replenish(&mut book.bids, rng);
+
+    latte_start!("Sim_RiskPnL");
+    let pnl = book.cash + book.position * book.mid;
+    black_box(pnl);
+    latte_stop!("Sim_RiskPnL");
+}
+
+fn main() {
+    let feed = std::thread::Builder::new()
+        .name("market_data".into())
+        .spawn(|| {
+            let mut rng = Rng(7);
+            let mut checksum = 0u64;
+            for _ in 0..200_000 {
+                // Decode a quote, then mark the gap since the previous one.
+                checksum = checksum.wrapping_add(rng.next() >> 3);
+                latte_pulse!("MD_Quote_Gap");
+            }
+            black_box(checksum);
+        })
+        .expect("spawn market-data thread");
+
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    latte_start!("DP_Build_Total");
+    let mut values = vec![0.0f64; 4096];
+    for _ in 0..2_000 {
+        latte_start!("DP_StateLoop");
+        dp_state_loop(&mut values, &mut rng);
+        latte_stop!("DP_StateLoop");
+    }
+    latte_stop!("DP_Build_Total");
+    black_box(&values);
+
+    let mut book = Book::new();
+    for _ in 0..5_000 {
+        tick(&mut book, &mut rng);
+        latte_pulse!("Sim_Tick_Gap");
+    }
+    feed.join().expect("market-data thread");
+
+    print_summary(&latte::capture());
+}
+
+/// A plain per-thread summary of what was captured (ticks).
+fn print_summary(capture: &latte::Capture) {
+    println!(
+        "latte capture (counter: {}, values in ticks)",
+        latte::clock::source()
+    );
+    for thread in &capture.threads {
+        println!("\n[{}]", thread.name);
+        println!(
+            "{:<16} {:>8} {:>8} {:>10} {:>10} {:>10}",
+            "COMPONENT", "KEPT", "SEEN", "MIN", "MEDIAN", "MAX"
+        );
+        for c in &thread.components {
+            let mut t: Vec<u64> = c.samples.iter().map(|s| s.ticks()).collect();
+            t.sort_unstable();
+            let (min, med, max) = match t.len() {
+                0 => (0, 0, 0),
+                n => (t[0], t[n / 2], t[n - 1]),
+            };
+            println!(
+                "{:<16} {:>8} {:>8} {:>10} {:>10} {:>10}",
+                c.id,
+                c.samples.len(),
+                c.seen,
+                min,
+                med,
+                max
+            );
+        }
+        if thread.anomalies.total() > 0 {
+            println!("anomalies: {:?}", thread.anomalies);
+        }
+    }
+}
