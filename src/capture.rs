@@ -58,7 +58,7 @@ impl ComponentCapture {
 }
 
 /// Counters of everything a thread did that could not be recorded as asked.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Anomalies {
     /// Starts ignored because the stack was full (their Stops are absorbed).
     pub overflowed_starts: u64,
@@ -173,6 +173,7 @@ fn collect(only: Option<u32>) -> Capture {
     let mut buf = Vec::new();
     let threads: Vec<_> = registry::threads()
         .into_iter()
+        .filter(|thread| !thread.internal())
         .map(|thread| {
             // `exited` is read before the rings: once it is set, no push can follow, so
             // the read can be exact. The reader's own rings cannot move under it either.
@@ -220,4 +221,16 @@ fn collect(only: Option<u32>) -> Capture {
         threads,
         teardown_drops: registry::TEARDOWN_DROPS.load(Relaxed),
     }
+}
+
+/// The calling thread's retained samples of id index `idx` (exact: the reader is the
+/// writer). Used by calibration, which records on its own internal thread.
+pub(crate) fn own_samples(idx: u32) -> Vec<u64> {
+    let mut out = Vec::new();
+    if let Some(me) = local::current_shared() {
+        for (_, ring) in me.rings().into_iter().filter(|(i, _)| *i == idx) {
+            ring.read(true, &mut out);
+        }
+    }
+    out
 }

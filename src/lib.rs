@@ -71,6 +71,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+mod analysis;
 mod capture;
 pub mod clock;
 mod config;
@@ -78,8 +79,10 @@ mod error;
 mod macros;
 mod record;
 mod registry;
+mod report;
 mod sync;
 
+pub use analysis::{Bypass, Calibration, Cleaning, Fences, ReportOptions, calibrate, calibration, dump};
 pub use capture::{Anomalies, Capture, ComponentCapture, ThreadCapture, capture, snapshot};
 pub use clock::Mode;
 pub use config::{
@@ -89,6 +92,16 @@ pub use config::{
 pub use error::Error;
 pub use record::sample::{MAX_DELTA, Sample, SampleKind};
 pub use record::{Id, Scope, pulse, record, scope, start, stop};
+#[cfg(feature = "csv")]
+pub use report::write_csv;
+pub use report::{Data, Overhead, Report, Row, Summary, ThreadReport, Unit, format_value};
+
+/// Exact statistics and the cleaning rule, usable on any tick samples (for example
+/// the output of [`snapshot`]).
+pub mod stats {
+    pub use crate::analysis::clean::{Cleaned, clean};
+    pub use crate::analysis::stats::{Moments, moments, quantile};
+}
 
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]

@@ -17,6 +17,8 @@ pub(crate) struct ThreadShared {
     pub(crate) name: String,
     rings: Mutex<Vec<(u32, Arc<Ring>)>>,
     exited: AtomicBool,
+    /// latte's own threads (calibration): hidden from captures and reports.
+    internal: AtomicBool,
     pub(crate) counters: Counters,
 }
 
@@ -72,6 +74,14 @@ impl ThreadShared {
     pub(crate) fn exited(&self) -> bool {
         self.exited.load(Ordering::Acquire)
     }
+
+    pub(crate) fn mark_internal(&self) {
+        self.internal.store(true, Ordering::Relaxed);
+    }
+
+    pub(crate) fn internal(&self) -> bool {
+        self.internal.load(Ordering::Relaxed)
+    }
 }
 
 /// Registers the calling thread.
@@ -85,6 +95,7 @@ pub(crate) fn register() -> Arc<ThreadShared> {
         name,
         rings: Mutex::new(Vec::new()),
         exited: AtomicBool::new(false),
+        internal: AtomicBool::new(false),
         counters: Counters::default(),
     });
     lock(&THREADS).push(shared.clone());

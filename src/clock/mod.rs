@@ -144,6 +144,12 @@ pub const fn source() -> Source {
     arch::SOURCE
 }
 
+/// The counter's frequency as the hardware states it (ticks per ns), where it does:
+/// `CNTFRQ_EL0` on aarch64, exactly 1 for the nanosecond fallback, `None` for the TSC.
+pub(crate) fn nominal_ticks_per_ns() -> Option<f64> {
+    arch::nominal_ticks_per_ns()
+}
+
 /// The hardware or OS counter a build reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]

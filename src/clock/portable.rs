@@ -25,3 +25,7 @@ pub(super) fn mid() -> (u64, u32) {
 pub(super) fn hard() -> (u64, u32) {
     (fast(), super::CPU_UNKNOWN)
 }
+
+pub(super) fn nominal_ticks_per_ns() -> Option<f64> {
+    Some(1.0)
+}

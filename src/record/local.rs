@@ -34,6 +34,11 @@ fn torn_down() {
     registry::TEARDOWN_DROPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// Registers the calling thread (if needed) and returns its shared half.
+pub(crate) fn register_current() -> Option<Arc<ThreadShared>> {
+    LOCAL.try_with(|l| l.shared.get_or_init(registry::register).clone()).ok()
+}
+
 /// The calling thread's shared half, if it has registered and is still alive.
 pub(crate) fn current_shared() -> Option<Arc<ThreadShared>> {
     LOCAL.try_with(|l| l.shared.get().cloned()).ok().flatten()

@@ -1,0 +1,2 @@
+//! Placeholder: the analysis bench lands with the statistics work.
+fn main() {}

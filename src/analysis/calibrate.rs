@@ -1,0 +1,180 @@
+//! Calibration: the counter's frequency, its resolution, and the instrumentation's
+//! own overhead.
+//!
+//! **Frequency.** Each end of a ~50 ms window is bracketed by two `Instant::now()` reads
+//! around one ordered counter read; of 32 tries the narrowest bracket is kept, and its
+//! midpoint is taken as the counter read's time. The relative uncertainty is the sum of
+//! the two half-widths over the window (about 1 ppm on the reference machine). Where the
+//! hardware states the frequency (`CNTFRQ_EL0` on aarch64) that value is used when it
+//! agrees with the measurement to 1%; otherwise the measurement wins.
+//!
+//! **Overhead.** On a short-lived internal thread, through the same `start`/`stop`/
+//! `pulse` code users call: 7 batches of 1,000 empty scopes per (start mode, stop
+//! mode) pair, and 7 batches of 1,000 back-to-back pulses. A batch's median is robust
+//! to the few samples an interrupt inflates; the smallest of the 7 batch medians
+//! discards a batch that was preempted throughout. Total time is dominated by the
+//! frequency window: about 50 ms, once per process.
+
+use crate::capture::own_samples;
+use crate::clock::{self, Mode};
+use crate::record::{Id, local};
+use crate::stats::quantile;
+use serde::Serialize;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The result of calibration. All overheads are in counter ticks.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Calibration {
+    /// Counter ticks per nanosecond.
+    pub ticks_per_ns: f64,
+    /// Relative uncertainty of `ticks_per_ns`.
+    pub accuracy: f64,
+    /// Smallest non-zero step observed between two counter reads, in ticks.
+    pub resolution: u64,
+    /// `scope[start][stop]`: ticks an empty scope records, by `Mode as usize`.
+    pub scope: [[u64; 3]; 3],
+    /// Ticks a pulse records when nothing happens between two pulses.
+    pub pulse: u64,
+    /// Wall time calibration took.
+    pub took: Duration,
+}
+
+impl Calibration {
+    /// The overhead of a Start in `start` mode closed by a Stop in `stop` mode.
+    pub fn scope_overhead(&self, start: Mode, stop: Mode) -> u64 {
+        self.scope[start as usize][stop as usize]
+    }
+}
+
+/// The process's calibration, measured on first use (about 50 ms) and then reused.
+///
+/// ```
+/// let cal = latte::calibration();
+/// assert!(cal.ticks_per_ns > 0.0 && cal.accuracy < 1e-3);
+/// // An ordered pair costs at least as much as an unordered one.
+/// use latte::Mode::*;
+/// assert!(cal.scope_overhead(Hard, Hard) >= cal.scope_overhead(Fast, Fast));
+/// ```
+pub fn calibration() -> &'static Calibration {
+    static CALIBRATION: OnceLock<Calibration> = OnceLock::new();
+    CALIBRATION.get_or_init(calibrate)
+}
+
+/// Measures a fresh calibration (about 50 ms). Prefer [`calibration`], which does this
+/// once per process.
+pub fn calibrate() -> Calibration {
+    let began = Instant::now();
+    let (ticks_per_ns, accuracy) = frequency(Duration::from_millis(50));
+    let resolution = resolution();
+    let (scope, pulse) = std::thread::Builder::new()
+        .name("latte-calibrate".into())
+        .spawn(overheads)
+        .ok()
+        .and_then(|h| h.join().ok())
+        .unwrap_or(([[0; 3]; 3], 0));
+    Calibration {
+        ticks_per_ns,
+        accuracy,
+        resolution,
+        scope,
+        pulse,
+        took: began.elapsed(),
+    }
+}
+
+/// One counter read bracketed by two OS-clock reads: (midpoint ns since `base`,
+/// ticks, bracket width ns). The narrowest of 32 tries.
+fn bracket(base: Instant) -> (f64, u64, f64) {
+    (0..32)
+        .map(|_| {
+            let a = base.elapsed().as_nanos() as f64;
+            let t = clock::read(Mode::Hard).ticks;
+            let b = base.elapsed().as_nanos() as f64;
+            ((a + b) / 2.0, t, b - a)
+        })
+        .min_by(|x, y| x.2.total_cmp(&y.2))
+        .expect("32 tries")
+}
+
+fn frequency(window: Duration) -> (f64, f64) {
+    let base = Instant::now();
+    let (ns0, t0, w0) = bracket(base);
+    std::thread::sleep(window);
+    let (ns1, t1, w1) = bracket(base);
+    let span = ns1 - ns0;
+    let measured = t1.wrapping_sub(t0) as f64 / span;
+    let accuracy = (w0 + w1) / 2.0 / span;
+    match clock::nominal_ticks_per_ns() {
+        Some(nominal) if (nominal - measured).abs() / nominal <= 0.01 => {
+            (nominal, ((nominal - measured).abs() / nominal).max(accuracy))
+        }
+        _ => (measured, accuracy),
+    }
+}
+
+/// The smallest non-zero difference between consecutive Fast reads.
+fn resolution() -> u64 {
+    let mut best = u64::MAX;
+    let mut last = clock::ticks();
+    for _ in 0..10_000 {
+        let now = clock::ticks();
+        let d = now.wrapping_sub(last);
+        if d > 0 && d < best {
+            best = d;
+        }
+        last = now;
+    }
+    if best == u64::MAX { 1 } else { best }
+}
+
+const BATCHES: usize = 7;
+const PER_BATCH: usize = 1_000;
+
+/// Runs on latte's internal calibration thread.
+fn overheads() -> ([[u64; 3]; 3], u64) {
+    if let Some(me) = local::register_current() {
+        me.mark_internal();
+    }
+    static PAIRS: [[Id; 3]; 3] = [
+        [Id::new("latte/cal FF"), Id::new("latte/cal FM"), Id::new("latte/cal FH")],
+        [Id::new("latte/cal MF"), Id::new("latte/cal MM"), Id::new("latte/cal MH")],
+        [Id::new("latte/cal HF"), Id::new("latte/cal HM"), Id::new("latte/cal HH")],
+    ];
+    static PULSE: Id = Id::new("latte/cal pulse");
+    let mut scope = [[0u64; 3]; 3];
+    for start in Mode::ALL {
+        for stop in Mode::ALL {
+            let id = &PAIRS[start as usize][stop as usize];
+            scope[start as usize][stop as usize] = low_median(id, || {
+                for _ in 0..PER_BATCH {
+                    crate::start(id, start);
+                    crate::stop(id, stop);
+                }
+            });
+        }
+    }
+    let pulse = low_median(&PULSE, || {
+        for _ in 0..=PER_BATCH {
+            crate::pulse(&PULSE);
+        }
+    });
+    (scope, pulse)
+}
+
+/// The smallest of `BATCHES` batch medians of what `batch` records under `id`.
+fn low_median(id: &Id, mut batch: impl FnMut()) -> u64 {
+    batch(); // warm-up: first-use paths, caches, predictors
+    (0..BATCHES)
+        .map(|_| {
+            batch();
+            let mut ticks: Vec<u64> = own_samples(id.index());
+            let recent = ticks.len().saturating_sub(PER_BATCH);
+            let ticks = &mut ticks[recent..];
+            ticks.iter_mut().for_each(|w| *w = crate::Sample::from_bits(*w).ticks());
+            ticks.sort_unstable();
+            quantile(ticks, 0.5).round() as u64
+        })
+        .min()
+        .unwrap_or(0)
+}

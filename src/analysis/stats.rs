@@ -1,0 +1,90 @@
+//! Exact statistics over a set of tick samples.
+//!
+//! Everything is computed from the retained samples themselves: no histogram, no
+//! approximation. Callers sort once; quantiles are then O(1) and cleaning is a
+//! trim of the sorted slice.
+
+use serde::Serialize;
+
+/// Count, mean, spread, skewness and extremes of a sample set.
+///
+/// ```
+/// let m = latte::stats::moments(&[2, 4, 4, 4, 5, 5, 7, 9]);
+/// assert_eq!((m.count, m.mean, m.std_dev, m.min, m.max), (8, 5.0, 2.0, 2.0, 9.0));
+/// assert!(m.skew > 0.0);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Moments {
+    /// Number of samples.
+    pub count: u64,
+    /// Arithmetic mean (0 for no samples).
+    pub mean: f64,
+    /// Population standard deviation.
+    pub std_dev: f64,
+    /// Population skewness `m3 / m2^1.5`; 0 when the spread is 0.
+    pub skew: f64,
+    /// Smallest sample (0 for no samples).
+    pub min: f64,
+    /// Largest sample (0 for no samples).
+    pub max: f64,
+}
+
+/// Two-pass moments of `values` (any order). Never NaN: an empty set gives all zeros.
+pub fn moments(values: &[u64]) -> Moments {
+    if values.is_empty() {
+        return Moments::default();
+    }
+    let n = values.len() as f64;
+    // Sum in u128 so a large set of large values cannot lose precision before dividing.
+    let mean = (values.iter().map(|&v| u128::from(v)).sum::<u128>() as f64) / n;
+    let (mut m2, mut m3) = (0.0f64, 0.0f64);
+    let (mut min, mut max) = (u64::MAX, 0u64);
+    for &v in values {
+        let d = v as f64 - mean;
+        m2 += d * d;
+        m3 += d * d * d;
+        min = min.min(v);
+        max = max.max(v);
+    }
+    m2 /= n;
+    m3 /= n;
+    // A spread below float noise relative to the mean is no spread.
+    let skew = if m2 > f64::EPSILON * mean * mean && m2 > 0.0 {
+        m3 / m2.powf(1.5)
+    } else {
+        0.0
+    };
+    Moments {
+        count: values.len() as u64,
+        mean,
+        std_dev: m2.sqrt(),
+        skew,
+        min: min as f64,
+        max: max as f64,
+    }
+}
+
+/// The `q`-quantile (0 <= q <= 1) of an ascending slice, by linear interpolation
+/// between the closest ranks (Hyndman & Fan type 7, the default of R and NumPy).
+/// `q` is clamped to [0, 1]; an empty slice gives 0.
+///
+/// ```
+/// use latte::stats::quantile;
+/// let sorted = [10, 20, 30, 40];
+/// assert_eq!(quantile(&sorted, 0.5), 25.0);
+/// assert_eq!(quantile(&sorted, 0.0), 10.0);
+/// assert_eq!(quantile(&sorted, 1.0), 40.0);
+/// ```
+pub fn quantile(sorted: &[u64], q: f64) -> f64 {
+    debug_assert!(sorted.is_sorted());
+    match sorted.len() {
+        0 => 0.0,
+        n => {
+            let h = (n - 1) as f64 * q.clamp(0.0, 1.0);
+            let lo = h.floor() as usize;
+            let hi = (lo + 1).min(n - 1);
+            let (a, b) = (sorted[lo] as f64, sorted[hi] as f64);
+            a + (h - lo as f64) * (b - a)
+        }
+    }
+}
