@@ -4,7 +4,7 @@
 //!
 //! `cargo run --release --example trading_loop`
 
-use latte::{latte_pulse, latte_scope, latte_start, latte_stop};
+use latte::{Data, Unit, latte_pulse, latte_scope, latte_start, latte_stop};
 use std::hint::black_box;
 
 /// xorshift64*: deterministic order flow without a dependency.
@@ -145,40 +145,6 @@ fn main() {
     }
     feed.join().expect("market-data thread");
 
-    print_summary(&latte::capture());
-}
-
-/// A plain per-thread summary of what was captured (ticks).
-fn print_summary(capture: &latte::Capture) {
-    println!(
-        "latte capture (counter: {}, values in ticks)",
-        latte::clock::source()
-    );
-    for thread in &capture.threads {
-        println!("\n[{}]", thread.name);
-        println!(
-            "{:<16} {:>8} {:>8} {:>10} {:>10} {:>10}",
-            "COMPONENT", "KEPT", "SEEN", "MIN", "MEDIAN", "MAX"
-        );
-        for c in &thread.components {
-            let mut t: Vec<u64> = c.samples.iter().map(|s| s.ticks()).collect();
-            t.sort_unstable();
-            let (min, med, max) = match t.len() {
-                0 => (0, 0, 0),
-                n => (t[0], t[n / 2], t[n - 1]),
-            };
-            println!(
-                "{:<16} {:>8} {:>8} {:>10} {:>10} {:>10}",
-                c.id,
-                c.samples.len(),
-                c.seen,
-                min,
-                med,
-                max
-            );
-        }
-        if thread.anomalies.total() > 0 {
-            println!("anomalies: {:?}", thread.anomalies);
-        }
-    }
+    // The seed's sample report: time units, overhead-corrected.
+    latte::dump(&mut std::io::stdout().lock(), Unit::Time, Data::Calibrated).expect("write report");
 }

@@ -91,15 +91,19 @@ impl Anomalies {
         }
     }
 
-    /// The sum of all counters.
+    /// The sum of all counters (saturating).
     pub fn total(&self) -> u64 {
-        self.overflowed_starts
-            + self.empty_stops
-            + self.unmatched_stops
-            + self.orphaned_frames
-            + self.clock_anomalies
-            + self.open_at_exit
-            + self.reentrant
+        [
+            self.overflowed_starts,
+            self.empty_stops,
+            self.unmatched_stops,
+            self.orphaned_frames,
+            self.clock_anomalies,
+            self.open_at_exit,
+            self.reentrant,
+        ]
+        .into_iter()
+        .fold(0, u64::saturating_add)
     }
 }
 

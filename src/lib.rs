@@ -82,7 +82,9 @@ mod registry;
 mod report;
 mod sync;
 
-pub use analysis::{Bypass, Calibration, Cleaning, Fences, ReportOptions, calibrate, calibration, dump};
+pub use analysis::{
+    Bypass, Calibration, Cleaning, Fences, ReportOptions, calibrate, calibration, dump,
+};
 pub use capture::{Anomalies, Capture, ComponentCapture, ThreadCapture, capture, snapshot};
 pub use clock::Mode;
 pub use config::{

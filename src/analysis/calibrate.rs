@@ -30,7 +30,7 @@ pub struct Calibration {
     pub ticks_per_ns: f64,
     /// Relative uncertainty of `ticks_per_ns`.
     pub accuracy: f64,
-    /// Smallest non-zero step observed between two counter reads, in ticks.
+    /// The counter's granularity in ticks: no delta finer than this is measurable.
     pub resolution: u64,
     /// `scope[start][stop]`: ticks an empty scope records, by `Mode as usize`.
     pub scope: [[u64; 3]; 3],
@@ -106,26 +106,46 @@ fn frequency(window: Duration) -> (f64, f64) {
     let measured = t1.wrapping_sub(t0) as f64 / span;
     let accuracy = (w0 + w1) / 2.0 / span;
     match clock::nominal_ticks_per_ns() {
-        Some(nominal) if (nominal - measured).abs() / nominal <= 0.01 => {
-            (nominal, ((nominal - measured).abs() / nominal).max(accuracy))
-        }
+        Some(nominal) if (nominal - measured).abs() / nominal <= 0.01 => (
+            nominal,
+            ((nominal - measured).abs() / nominal).max(accuracy),
+        ),
         _ => (measured, accuracy),
     }
 }
 
-/// The smallest non-zero difference between consecutive Fast reads.
+/// The counter's granularity in ticks: the largest `q <= 1024` such that at least 90%
+/// of readings, taken at pseudo-random spacings, leave the same remainder mod `q`.
+///
+/// A counter that moves every tick spreads its readings evenly over every `q` (the
+/// random spacing defeats aliasing with the loop's own period), giving 1. Some
+/// hypervisors expose a counter that moves in coarser steps: on the reference KVM guest
+/// every reading is `14 mod 26` but for rare phase slips, so nothing finer than 26 ticks
+/// (10 ns) can be measured there.
 fn resolution() -> u64 {
-    let mut best = u64::MAX;
-    let mut last = clock::ticks();
-    for _ in 0..10_000 {
-        let now = clock::ticks();
-        let d = now.wrapping_sub(last);
-        if d > 0 && d < best {
-            best = d;
-        }
-        last = now;
-    }
-    if best == u64::MAX { 1 } else { best }
+    const READS: usize = 2_000;
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let readings: Vec<u64> = (0..READS)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            for i in 0..(state % 64) {
+                std::hint::black_box(i);
+            }
+            clock::ticks()
+        })
+        .collect();
+    let mut counts = vec![0usize; 1025];
+    (2..=1024u64)
+        .rev()
+        .find(|&q| {
+            let counts = &mut counts[..q as usize];
+            counts.fill(0);
+            readings.iter().for_each(|&t| counts[(t % q) as usize] += 1);
+            counts.iter().max().is_some_and(|&m| m * 10 >= READS * 9)
+        })
+        .unwrap_or(1)
 }
 
 const BATCHES: usize = 7;
@@ -137,9 +157,21 @@ fn overheads() -> ([[u64; 3]; 3], u64) {
         me.mark_internal();
     }
     static PAIRS: [[Id; 3]; 3] = [
-        [Id::new("latte/cal FF"), Id::new("latte/cal FM"), Id::new("latte/cal FH")],
-        [Id::new("latte/cal MF"), Id::new("latte/cal MM"), Id::new("latte/cal MH")],
-        [Id::new("latte/cal HF"), Id::new("latte/cal HM"), Id::new("latte/cal HH")],
+        [
+            Id::new("latte/cal FF"),
+            Id::new("latte/cal FM"),
+            Id::new("latte/cal FH"),
+        ],
+        [
+            Id::new("latte/cal MF"),
+            Id::new("latte/cal MM"),
+            Id::new("latte/cal MH"),
+        ],
+        [
+            Id::new("latte/cal HF"),
+            Id::new("latte/cal HM"),
+            Id::new("latte/cal HH"),
+        ],
     ];
     static PULSE: Id = Id::new("latte/cal pulse");
     let mut scope = [[0u64; 3]; 3];
@@ -171,7 +203,9 @@ fn low_median(id: &Id, mut batch: impl FnMut()) -> u64 {
             let mut ticks: Vec<u64> = own_samples(id.index());
             let recent = ticks.len().saturating_sub(PER_BATCH);
             let ticks = &mut ticks[recent..];
-            ticks.iter_mut().for_each(|w| *w = crate::Sample::from_bits(*w).ticks());
+            ticks
+                .iter_mut()
+                .for_each(|w| *w = crate::Sample::from_bits(*w).ticks());
             ticks.sort_unstable();
             quantile(ticks, 0.5).round() as u64
         })

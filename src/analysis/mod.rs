@@ -64,7 +64,11 @@ impl Report {
     }
 
     /// Analyses a capture with a given calibration (for reproducible reports).
-    pub fn from_capture(capture: &Capture, calibration: &Calibration, options: &ReportOptions) -> Report {
+    pub fn from_capture(
+        capture: &Capture,
+        calibration: &Calibration,
+        options: &ReportOptions,
+    ) -> Report {
         let scale = match options.unit {
             Unit::Cycles => 1.0,
             Unit::Time => 1.0 / calibration.ticks_per_ns,
@@ -103,6 +107,7 @@ impl Report {
             clock: crate::clock::source().to_string(),
             ticks_per_ns: calibration.ticks_per_ns,
             frequency_accuracy: calibration.accuracy,
+            resolution: calibration.resolution as f64 * scale,
             cleaning: options.cleaning,
             overhead,
             threads,

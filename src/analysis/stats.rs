@@ -30,33 +30,31 @@ pub struct Moments {
 }
 
 /// Two-pass moments of `values` (any order). Never NaN: an empty set gives all zeros.
+///
+/// Deviations are taken from offsets to the minimum, which are exact integers in `f64`
+/// for any tick delta, so a small spread under a large common value (or no spread at
+/// all) is not swamped by the rounding of the mean.
 pub fn moments(values: &[u64]) -> Moments {
-    if values.is_empty() {
+    let (Some(&min), Some(&max)) = (values.iter().min(), values.iter().max()) else {
         return Moments::default();
-    }
+    };
     let n = values.len() as f64;
     // Sum in u128 so a large set of large values cannot lose precision before dividing.
-    let mean = (values.iter().map(|&v| u128::from(v)).sum::<u128>() as f64) / n;
+    let offset_mean = (values.iter().map(|&v| u128::from(v - min)).sum::<u128>() as f64) / n;
     let (mut m2, mut m3) = (0.0f64, 0.0f64);
-    let (mut min, mut max) = (u64::MAX, 0u64);
     for &v in values {
-        let d = v as f64 - mean;
+        let d = (v - min) as f64 - offset_mean;
         m2 += d * d;
         m3 += d * d * d;
-        min = min.min(v);
-        max = max.max(v);
     }
     m2 /= n;
     m3 /= n;
-    // A spread below float noise relative to the mean is no spread.
-    let skew = if m2 > f64::EPSILON * mean * mean && m2 > 0.0 {
-        m3 / m2.powf(1.5)
-    } else {
-        0.0
-    };
+    // All offsets are 0 exactly when there is no spread; otherwise m2 is far above the
+    // rounding of `offset_mean` (which is relative to the range, not to the values).
+    let skew = if m2 > 0.0 { m3 / m2.powf(1.5) } else { 0.0 };
     Moments {
         count: values.len() as u64,
-        mean,
+        mean: (min as f64 + offset_mean).clamp(min as f64, max as f64),
         std_dev: m2.sqrt(),
         skew,
         min: min as f64,
@@ -66,7 +64,7 @@ pub fn moments(values: &[u64]) -> Moments {
 
 /// The `q`-quantile (0 <= q <= 1) of an ascending slice, by linear interpolation
 /// between the closest ranks (Hyndman & Fan type 7, the default of R and NumPy).
-/// `q` is clamped to [0, 1]; an empty slice gives 0.
+/// `q` is clamped to [0, 1] (a NaN `q` counts as 0); an empty slice gives 0.
 ///
 /// ```
 /// use latte::stats::quantile;
@@ -74,13 +72,16 @@ pub fn moments(values: &[u64]) -> Moments {
 /// assert_eq!(quantile(&sorted, 0.5), 25.0);
 /// assert_eq!(quantile(&sorted, 0.0), 10.0);
 /// assert_eq!(quantile(&sorted, 1.0), 40.0);
+/// assert_eq!(quantile(&sorted, f64::NAN), 10.0);
+/// assert_eq!(quantile(&[], 0.5), 0.0);
 /// ```
 pub fn quantile(sorted: &[u64], q: f64) -> f64 {
     debug_assert!(sorted.is_sorted());
     match sorted.len() {
         0 => 0.0,
         n => {
-            let h = (n - 1) as f64 * q.clamp(0.0, 1.0);
+            let q = if q.is_nan() { 0.0 } else { q.clamp(0.0, 1.0) };
+            let h = (n - 1) as f64 * q;
             let lo = h.floor() as usize;
             let hi = (lo + 1).min(n - 1);
             let (a, b) = (sorted[lo] as f64, sorted[hi] as f64);

@@ -36,7 +36,9 @@ fn torn_down() {
 
 /// Registers the calling thread (if needed) and returns its shared half.
 pub(crate) fn register_current() -> Option<Arc<ThreadShared>> {
-    LOCAL.try_with(|l| l.shared.get_or_init(registry::register).clone()).ok()
+    LOCAL
+        .try_with(|l| l.shared.get_or_init(registry::register).clone())
+        .ok()
 }
 
 /// The calling thread's shared half, if it has registered and is still alive.

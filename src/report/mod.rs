@@ -4,9 +4,9 @@
 //! [`Report::to_json`] serialises it, [`write_csv`] exports raw samples. Every value in a
 //! `Report` is already in its [`Unit`]: cycles (counter ticks) or nanoseconds.
 
-mod table;
 #[cfg(feature = "csv")]
 mod csv;
+mod table;
 
 use crate::Anomalies;
 use crate::analysis::Cleaning;
@@ -51,6 +51,9 @@ pub struct Report {
     pub ticks_per_ns: f64,
     /// Relative uncertainty of `ticks_per_ns` (e.g. `2e-6` = 2 ppm).
     pub frequency_accuracy: f64,
+    /// The counter's granularity, in the report's unit: no value finer than this is
+    /// measurable (see [`Calibration::resolution`](crate::Calibration::resolution)).
+    pub resolution: f64,
     /// The cleaning rule applied before the main statistics.
     pub cleaning: Cleaning,
     /// Instrumentation overhead per mode pair and for pulse; `Some` when calibrated.

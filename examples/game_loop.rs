@@ -1,0 +1,95 @@
+//! A fixed-step game loop: physics, AI, render, with a frame-to-frame pulse.
+//!
+//! `cargo run --release --example game_loop`
+
+use latte::{Data, Unit, latte_pulse, latte_scope, latte_start, latte_stop};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy)]
+struct Body {
+    pos: [f32; 2],
+    vel: [f32; 2],
+}
+
+fn physics(bodies: &mut [Body], dt: f32) {
+    let _scope = latte_scope!("Physics");
+    for b in bodies.iter_mut() {
+        b.vel[1] -= 9.81 * dt;
+        for k in 0..2 {
+            b.pos[k] += b.vel[k] * dt;
+        }
+        if b.pos[1] < 0.0 {
+            b.pos[1] = -b.pos[1];
+            b.vel[1] = -b.vel[1] * 0.9;
+        }
+    }
+    latte_start!("Physics_Collide", Mid);
+    // Broad phase on a coarse grid: count bodies per cell.
+    let mut grid = [0u16; 64];
+    for b in bodies.iter() {
+        let cell = ((b.pos[0].abs() as usize) % 8) * 8 + (b.pos[1].abs() as usize) % 8;
+        grid[cell] = grid[cell].saturating_add(1);
+    }
+    black_box(grid);
+    latte_stop!("Physics_Collide", Mid);
+}
+
+fn ai(bodies: &[Body], frame: u64) -> usize {
+    let _scope = latte_scope!("AI");
+    // Every 30th frame the agents re-plan: a much heavier path.
+    let passes = if frame.is_multiple_of(30) { 40 } else { 1 };
+    let mut chosen = 0;
+    for _ in 0..passes {
+        chosen = bodies
+            .iter()
+            .enumerate()
+            .min_by(|a, b| a.1.pos[1].total_cmp(&b.1.pos[1]))
+            .map_or(0, |(i, _)| i);
+    }
+    chosen
+}
+
+fn render(bodies: &[Body], frame: &mut [u8]) {
+    let _scope = latte_scope!("Render");
+    frame.fill(0);
+    for b in bodies {
+        let x = (b.pos[0].abs() as usize) % 320;
+        let y = (b.pos[1].abs() as usize) % 180;
+        frame[y * 320 + x] = 255;
+    }
+    latte_start!("Render_Post");
+    for px in frame.iter_mut() {
+        *px = px.saturating_add(1) / 2; // a cheap "blur"
+    }
+    latte_stop!("Render_Post");
+}
+
+fn main() {
+    let mut bodies: Vec<Body> = (0..2_000)
+        .map(|i| Body {
+            pos: [i as f32 * 0.37 % 320.0, (i * 7 % 180) as f32],
+            vel: [((i % 11) as f32 - 5.0) * 0.3, 0.0],
+        })
+        .collect();
+    let mut framebuffer = vec![0u8; 320 * 180];
+    let step = Duration::from_micros(2_000); // 500 Hz fixed step
+    let mut next = Instant::now();
+    for frame in 0..600u64 {
+        let _frame = latte_scope!("Frame");
+        physics(&mut bodies, 0.002);
+        black_box(ai(&bodies, frame));
+        render(&bodies, &mut framebuffer);
+        drop(_frame);
+        latte_pulse!("Frame_Delta");
+        // Wait for the next step: sleep most of it, spin the rest.
+        next += step;
+        if let Some(left) = next.checked_duration_since(Instant::now()) {
+            std::thread::sleep(left.saturating_sub(Duration::from_micros(200)));
+            while Instant::now() < next {
+                std::hint::spin_loop();
+            }
+        }
+    }
+    latte::dump(&mut std::io::stdout().lock(), Unit::Time, Data::Calibrated).expect("write report");
+}

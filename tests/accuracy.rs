@@ -1,0 +1,121 @@
+//! Calibrated time is accurate: busy-waits of known length come out within
+//! 2% + 200 ns of the truth in every mode, and empty scopes come out at ~0.
+
+use latte::{Cleaning, Data, Id, Mode, Report, ReportOptions, Unit};
+use std::time::{Duration, Instant};
+
+/// Spins for at least `d`; returns how long the spin took by `Instant`.
+fn spin(d: Duration) -> Duration {
+    let t = Instant::now();
+    loop {
+        let e = t.elapsed();
+        if e >= d {
+            return e;
+        }
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn leak_id(name: String) -> &'static Id {
+    Box::leak(Box::new(Id::new(Box::leak(name.into_boxed_str()))))
+}
+
+fn calibrated_report() -> Report {
+    Report::collect(&ReportOptions {
+        unit: Unit::Time,
+        data: Data::Calibrated,
+        cleaning: Cleaning::OFF,
+    })
+}
+
+fn my_row<'a>(report: &'a Report, id: &str) -> &'a latte::Summary {
+    let me = std::thread::current().name().unwrap().to_owned();
+    let thread = report
+        .threads
+        .iter()
+        .find(|t| t.name == me && !t.exited)
+        .unwrap();
+    &thread
+        .rows
+        .iter()
+        .find(|r| r.component == id)
+        .unwrap()
+        .stats
+}
+
+#[test]
+fn busy_waits_of_known_length_in_every_mode() {
+    let cases = [(1u64, 400), (10, 200), (100, 60), (1_000, 15)];
+    let mut failures = Vec::new();
+    for mode in Mode::ALL {
+        for (us, reps) in cases {
+            let id = leak_id(format!("acc_{mode}_{us}us"));
+            let truth: Vec<f64> = (0..reps)
+                .map(|_| {
+                    latte::start(id, mode);
+                    let t = spin(Duration::from_micros(us));
+                    latte::stop(id, mode);
+                    t.as_nanos() as f64
+                })
+                .collect();
+            let truth = median(truth);
+            let report = calibrated_report();
+            let got = my_row(&report, id.name()).median;
+            let tolerance = 0.02 * truth + 200.0;
+            eprintln!(
+                "{mode} {us:>5} us: truth {truth:>11.1} ns, latte {got:>11.1} ns, error {:>+8.1} ns (allowed {tolerance:.1})",
+                got - truth
+            );
+            if (got - truth).abs() > tolerance {
+                failures.push(format!("{mode} {us} us: truth {truth} ns, latte {got} ns"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn empty_scopes_come_out_at_about_zero_and_never_negative() {
+    let cal = latte::calibration();
+    for start in Mode::ALL {
+        for stop in Mode::ALL {
+            let id = leak_id(format!("acc_empty_{start}{stop}"));
+            for _ in 0..5_000 {
+                latte::start(id, start);
+                latte::stop(id, stop);
+            }
+            let report = calibrated_report();
+            let s = my_row(&report, id.name());
+            let resolution_ns = cal.resolution as f64 / cal.ticks_per_ns;
+            eprintln!(
+                "{start}{stop}: median {:.2} ns, min {:.2}, max {:.2}, raw overhead {} ticks, resolution {:.2} ns",
+                s.median,
+                s.min,
+                s.max,
+                cal.scope_overhead(start, stop),
+                resolution_ns
+            );
+            for v in [s.avg, s.median, s.min, s.max, s.p90, s.p99, s.p999] {
+                assert!(v >= 0.0 && v.is_finite());
+            }
+            // "About zero": within two steps of the counter, or a quarter of the raw
+            // overhead on a counter fine enough for that to be larger.
+            let raw_ns = cal.scope_overhead(start, stop) as f64 / cal.ticks_per_ns;
+            let bound = (2.0 * resolution_ns).max(raw_ns / 4.0 + 2.0 / cal.ticks_per_ns);
+            assert!(
+                s.median <= bound,
+                "{start}{stop}: median {} ns > {bound} ns",
+                s.median
+            );
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! CSV export of real samples, parsed back.
+
+use latte::{Id, SampleKind, latte_pulse, latte_start, latte_stop};
+use serde::Deserialize;
+
+const THREAD: &str = "csv-export-writer";
+static RECORDED: Id = Id::new("csv_export/recorded");
+
+#[derive(Debug, Deserialize)]
+struct CsvRow {
+    thread: String,
+    thread_serial: u64,
+    component: String,
+    ticks: u64,
+    ns: f64,
+    kind: String,
+    migrated: bool,
+}
+
+fn parse(bytes: &[u8]) -> Vec<CsvRow> {
+    let mut reader = csv::Reader::from_reader(bytes);
+    assert_eq!(
+        reader.headers().unwrap(),
+        vec![
+            "thread",
+            "thread_serial",
+            "component",
+            "ticks",
+            "ns",
+            "kind",
+            "migrated"
+        ]
+    );
+    reader.deserialize().map(Result::unwrap).collect()
+}
+
+#[test]
+fn rows_match_the_capture() {
+    std::thread::Builder::new()
+        .name(THREAD.to_owned())
+        .spawn(|| {
+            latte::record(&RECORDED, 17);
+            latte::record(&RECORDED, 1_000_003);
+            latte_start!("csv_export/scope", Mid);
+            std::hint::black_box((0..100u64).sum::<u64>());
+            latte_stop!("csv_export/scope", Hard);
+            latte_pulse!("csv_export/pulse");
+            latte_pulse!("csv_export/pulse");
+            latte::record(&RECORDED, 0);
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+
+    let capture = latte::capture();
+    let calibration = latte::calibration();
+    let mut buf = Vec::new();
+    latte::write_csv(&capture, calibration, &mut buf).unwrap();
+    let rows = parse(&buf);
+
+    // One row per retained sample, threads in capture order, samples oldest first.
+    let expected: Vec<(&str, u64, &str, u64)> = capture
+        .threads
+        .iter()
+        .flat_map(|t| {
+            t.components.iter().flat_map(move |c| {
+                c.samples
+                    .iter()
+                    .map(move |s| (t.name.as_str(), t.serial, c.id, s.ticks()))
+            })
+        })
+        .collect();
+    let got: Vec<(&str, u64, &str, u64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.thread.as_str(),
+                r.thread_serial,
+                r.component.as_str(),
+                r.ticks,
+            )
+        })
+        .collect();
+    assert_eq!(got, expected);
+    for row in &rows {
+        assert_eq!(
+            row.ns,
+            row.ticks as f64 / calibration.ticks_per_ns,
+            "{row:?}"
+        );
+    }
+
+    let me = capture
+        .thread(THREAD)
+        .expect("the writer thread was captured");
+    let mine: Vec<&CsvRow> = rows.iter().filter(|r| r.thread == THREAD).collect();
+    assert!(mine.iter().all(|r| r.thread_serial == me.serial));
+    let of =
+        |id: &str| -> Vec<&CsvRow> { mine.iter().copied().filter(|r| r.component == id).collect() };
+
+    let recorded = of("csv_export/recorded");
+    let ticks: Vec<u64> = recorded.iter().map(|r| r.ticks).collect();
+    assert_eq!(ticks, [17, 1_000_003, 0]);
+    assert!(recorded.iter().all(|r| r.kind == "recorded" && !r.migrated));
+    assert_eq!(recorded[1].ns, 1_000_003.0 / calibration.ticks_per_ns);
+
+    let scope = of("csv_export/scope");
+    assert_eq!(scope.len(), 1);
+    assert_eq!(scope[0].kind, "MH");
+    let sample = me.component("csv_export/scope").unwrap().samples[0];
+    assert_eq!(
+        sample.kind(),
+        SampleKind::Scope {
+            start: latte::Mode::Mid,
+            stop: latte::Mode::Hard
+        }
+    );
+    assert_eq!(
+        (scope[0].ticks, scope[0].migrated),
+        (sample.ticks(), sample.migrated())
+    );
+
+    let pulse = of("csv_export/pulse");
+    assert_eq!(pulse.len(), 1, "the first pulse is only the baseline");
+    assert_eq!(pulse[0].kind, "pulse");
+    assert!(!pulse[0].migrated);
+
+    // Components in order of first use.
+    let order: Vec<&str> = me.components.iter().map(|c| c.id).collect();
+    assert_eq!(
+        order,
+        [
+            "csv_export/recorded",
+            "csv_export/scope",
+            "csv_export/pulse"
+        ]
+    );
+}
+
+#[test]
+fn empty_capture_still_has_a_header() {
+    let mut buf = Vec::new();
+    latte::write_csv(&latte::Capture::default(), latte::calibration(), &mut buf).unwrap();
+    assert!(parse(&buf).is_empty());
+    assert_eq!(
+        buf,
+        b"thread,thread_serial,component,ticks,ns,kind,migrated\n"
+    );
+}
