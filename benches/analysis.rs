@@ -99,6 +99,7 @@ fn synthetic_capture() -> Capture {
                         id,
                         seen: SAMPLES as u64 * 3,
                         capacity: SAMPLES,
+                        first: SAMPLES as u64 * 2,
                         samples,
                     }
                 })

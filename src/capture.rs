@@ -7,7 +7,7 @@
 use crate::record::local;
 use crate::record::ring::RingRead;
 use crate::record::{id, sample::Sample};
-use crate::registry::{self, Counters};
+use crate::registry::{self, CompactRing, FOLDED_NAME};
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -45,6 +45,9 @@ pub struct ComponentCapture {
     pub seen: u64,
     /// How many samples the ring keeps.
     pub capacity: usize,
+    /// Index, in the (thread, id)'s recording sequence, of `samples[0]`: the samples
+    /// are indices `first .. seen`.
+    pub first: u64,
     /// Retained samples, oldest first.
     pub samples: Vec<Sample>,
 }
@@ -79,20 +82,7 @@ pub struct Anomalies {
 }
 
 impl Anomalies {
-    fn read(c: &Counters) -> Anomalies {
-        Anomalies {
-            overflowed_starts: c.overflowed_starts.load(Relaxed),
-            empty_stops: c.empty_stops.load(Relaxed),
-            unmatched_stops: c.unmatched_stops.load(Relaxed),
-            orphaned_frames: c.orphaned_frames.load(Relaxed),
-            clock_anomalies: c.clock_anomalies.load(Relaxed),
-            open_at_exit: c.open_at_exit.load(Relaxed),
-            reentrant: c.reentrant.load(Relaxed),
-        }
-    }
-
-    /// The sum of all counters (saturating).
-    pub fn total(&self) -> u64 {
+    fn fields(&self) -> [u64; 7] {
         [
             self.overflowed_starts,
             self.empty_stops,
@@ -102,8 +92,44 @@ impl Anomalies {
             self.open_at_exit,
             self.reentrant,
         ]
-        .into_iter()
-        .fold(0, u64::saturating_add)
+    }
+
+    fn from_fields(f: [u64; 7]) -> Anomalies {
+        let [
+            overflowed_starts,
+            empty_stops,
+            unmatched_stops,
+            orphaned_frames,
+            clock_anomalies,
+            open_at_exit,
+            reentrant,
+        ] = f;
+        Anomalies {
+            overflowed_starts,
+            empty_stops,
+            unmatched_stops,
+            orphaned_frames,
+            clock_anomalies,
+            open_at_exit,
+            reentrant,
+        }
+    }
+
+    /// Field-wise sum (saturating).
+    pub fn plus(&self, other: &Anomalies) -> Anomalies {
+        let (a, b) = (self.fields(), other.fields());
+        Anomalies::from_fields(std::array::from_fn(|i| a[i].saturating_add(b[i])))
+    }
+
+    /// Field-wise difference since an earlier reading of the same counters (saturating).
+    pub fn since(&self, earlier: &Anomalies) -> Anomalies {
+        let (a, b) = (self.fields(), earlier.fields());
+        Anomalies::from_fields(std::array::from_fn(|i| a[i].saturating_sub(b[i])))
+    }
+
+    /// The sum of all counters (saturating).
+    pub fn total(&self) -> u64 {
+        self.fields().into_iter().fold(0, u64::saturating_add)
     }
 }
 
@@ -173,57 +199,202 @@ pub fn snapshot(id: &str) -> Vec<u64> {
 }
 
 fn collect(only: Option<u32>) -> Capture {
+    registry::compact();
     let me = local::current_shared();
+    let view = registry::global().view();
     let mut buf = Vec::new();
-    let threads: Vec<_> = registry::threads()
-        .into_iter()
-        .filter(|thread| !thread.internal())
-        .map(|thread| {
-            // `exited` is read before the rings: once it is set, no push can follow, so
-            // the read can be exact. The reader's own rings cannot move under it either.
-            let exited = thread.exited();
-            let quiet = exited || me.as_ref().is_some_and(|me| Arc::ptr_eq(me, &thread));
-            let components: Vec<_> = thread
-                .rings()
-                .into_iter()
-                .filter(|(i, _)| only.is_none_or(|o| o == *i))
-                .map(|(i, ring)| {
-                    buf.clear();
-                    let RingRead { seen, .. } = ring.read(quiet, &mut buf);
-                    (
-                        i,
-                        seen,
-                        ring.capacity(),
-                        buf.iter().map(|&w| Sample::from_bits(w)).collect(),
-                    )
-                })
-                .collect();
-            (thread, exited, components)
-        })
-        .collect();
+    let wanted = |i: &u32| only.is_none_or(|o| o == *i);
+    // (serial, name, exited, anomalies, [(id index, seen, capacity, first, samples)])
+    type Raw = (
+        u64,
+        String,
+        bool,
+        Anomalies,
+        Vec<(u32, u64, usize, u64, Vec<Sample>)>,
+    );
+    let mut raw: Vec<Raw> = Vec::new();
+    for thread in view.live.iter().filter(|t| !t.internal()) {
+        // `exited` is read before the rings: once it is set, no push can follow, so
+        // the read can be exact. The reader's own rings cannot move under it either.
+        let exited = thread.exited();
+        let quiet = exited || me.as_ref().is_some_and(|me| Arc::ptr_eq(me, thread));
+        let components = thread
+            .rings()
+            .into_iter()
+            .filter(|(i, _)| wanted(i))
+            .map(|(i, ring)| {
+                buf.clear();
+                let RingRead { seen, first, .. } = ring.read(quiet, &mut buf);
+                let samples = buf.iter().map(|&w| Sample::from_bits(w)).collect();
+                (i, seen, ring.capacity(), first, samples)
+            })
+            .collect();
+        raw.push((
+            thread.serial,
+            thread.name.clone(),
+            exited,
+            thread.counters.read(),
+            components,
+        ));
+    }
+    let compact = |rings: &[CompactRing]| {
+        rings
+            .iter()
+            .filter(|r| wanted(&r.id))
+            .map(|r| {
+                let samples = r.samples.iter().map(|&w| Sample::from_bits(w)).collect();
+                (r.id, r.seen, r.capacity, r.first(), samples)
+            })
+            .collect::<Vec<_>>()
+    };
+    for c in &view.exited {
+        raw.push((
+            c.serial,
+            c.name.clone(),
+            true,
+            c.anomalies,
+            compact(&c.components),
+        ));
+    }
+    if let Some(f) = &view.folded {
+        raw.push((
+            0,
+            FOLDED_NAME.to_owned(),
+            true,
+            f.anomalies,
+            compact(&f.components),
+        ));
+    }
+    // Capture order: order of first record (the folded threads are the oldest).
+    raw.sort_by_key(|r| r.0);
     // Names are read after the rings, so every ring's id is already interned.
     let names = id::names();
-    let threads = threads
-        .into_iter()
-        .map(|(thread, exited, components)| ThreadCapture {
-            serial: thread.serial,
-            name: thread.name.clone(),
-            exited,
-            anomalies: Anomalies::read(&thread.counters),
-            components: components
-                .into_iter()
-                .map(|(i, seen, capacity, samples)| ComponentCapture {
-                    id: names[i as usize],
-                    seen,
-                    capacity,
-                    samples,
-                })
-                .collect(),
-        })
-        .collect();
     Capture {
-        threads,
+        threads: raw
+            .into_iter()
+            .map(
+                |(serial, name, exited, anomalies, components)| ThreadCapture {
+                    serial,
+                    name,
+                    exited,
+                    anomalies,
+                    components: components
+                        .into_iter()
+                        .map(|(i, seen, capacity, first, samples)| ComponentCapture {
+                            id: names[i as usize],
+                            seen,
+                            capacity,
+                            first,
+                            samples,
+                        })
+                        .collect(),
+                },
+            )
+            .collect(),
         teardown_drops: registry::TEARDOWN_DROPS.load(Relaxed),
+    }
+}
+
+/// Memory latte holds for its samples, and the threads behind it.
+///
+/// ```
+/// latte::latte_pulse!("doc_footprint");
+/// latte::latte_pulse!("doc_footprint");
+/// let f = latte::footprint();
+/// assert!(f.live_threads >= 1 && f.rings >= 1 && f.bytes > 0);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Footprint {
+    /// Estimated bytes in use: ring pages samples have reached, compacted samples of
+    /// exited threads, pooled rings, and ~2 KiB per live thread.
+    pub bytes: u64,
+    /// Address space reserved by live rings (backed by memory only where written).
+    pub ring_bytes_reserved: u64,
+    /// Live rings.
+    pub rings: u64,
+    /// Threads still running that have recorded.
+    pub live_threads: u64,
+    /// Exited threads kept individually (compacted to their retained samples).
+    pub exited_threads: u64,
+    /// Exited threads folded into the `<exited threads>` entry.
+    pub folded_threads: u64,
+}
+
+/// latte's current memory footprint (after compacting exited threads).
+pub fn footprint() -> Footprint {
+    registry::compact();
+    registry::global().footprint()
+}
+
+/// Hands out only what was recorded since the previous call: the basis of periodic
+/// reports.
+///
+/// Each call captures everything and keeps, per (thread, id), only samples whose index
+/// in the recording sequence is past the previous call's `seen`; `seen` becomes the
+/// number recorded since then, and anomaly counters become increments too. Samples
+/// recorded and already overwritten between two calls count in `seen` but are gone.
+///
+/// ```
+/// use latte::{Cursor, Id};
+/// static TICK: Id = Id::new("doc_cursor");
+/// let mut cursor = Cursor::new();
+/// latte::record(&TICK, 1);
+/// latte::record(&TICK, 2);
+/// let first = cursor.capture();
+/// assert_eq!(first.component("doc_cursor").unwrap().samples.len(), 2);
+/// latte::record(&TICK, 3);
+/// let second = cursor.capture();
+/// let c = second.component("doc_cursor").unwrap();
+/// assert_eq!((c.seen, c.samples[0].ticks()), (1, 3));
+/// assert!(cursor.capture().component("doc_cursor").is_none()); // nothing new
+/// ```
+#[derive(Debug, Default)]
+pub struct Cursor {
+    seen: std::collections::HashMap<(u64, &'static str), u64>,
+    anomalies: std::collections::HashMap<u64, Anomalies>,
+    teardown_drops: u64,
+}
+
+impl Cursor {
+    /// A cursor whose first capture returns everything recorded so far.
+    pub fn new() -> Cursor {
+        Cursor::default()
+    }
+
+    /// Everything recorded since the previous call (or since the start).
+    ///
+    /// The `<exited threads>` entry (exited threads folded together once more than
+    /// [`max_exited_threads`](crate::Builder::max_exited_threads) are kept) is left out:
+    /// the agent folds only threads its periodic capture has already seen.
+    pub fn capture(&mut self) -> Capture {
+        let mut capture = capture();
+        capture
+            .threads
+            .retain(|t| t.name != FOLDED_NAME || t.serial != 0);
+        for t in &mut capture.threads {
+            t.components.retain_mut(|c| {
+                let mark = self.seen.entry((t.serial, c.id)).or_insert(0);
+                let since = (*mark).min(c.seen);
+                let skip = since.saturating_sub(c.first).min(c.samples.len() as u64) as usize;
+                c.samples.drain(..skip);
+                c.first += skip as u64;
+                c.seen -= since;
+                *mark += c.seen;
+                c.seen > 0
+            });
+            let before = self
+                .anomalies
+                .insert(t.serial, t.anomalies)
+                .unwrap_or_default();
+            t.anomalies = t.anomalies.since(&before);
+        }
+        capture
+            .threads
+            .retain(|t| !t.components.is_empty() || t.anomalies.total() > 0);
+        let drops = capture.teardown_drops;
+        capture.teardown_drops = drops.saturating_sub(self.teardown_drops);
+        self.teardown_drops = drops;
+        capture
     }
 }
 

@@ -85,7 +85,10 @@ mod sync;
 pub use analysis::{
     Bypass, Calibration, Cleaning, Fences, ReportOptions, calibrate, calibration, dump,
 };
-pub use capture::{Anomalies, Capture, ComponentCapture, ThreadCapture, capture, snapshot};
+pub use capture::{
+    Anomalies, Capture, ComponentCapture, Cursor, Footprint, ThreadCapture, capture, footprint,
+    snapshot,
+};
 pub use clock::Mode;
 pub use config::{
     DEFAULT_RING_CAPACITY, DEFAULT_STACK_DEPTH, MAX_RING_CAPACITY, MAX_STACK_DEPTH,

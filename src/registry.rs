@@ -1,13 +1,30 @@
 //! Every thread that has recorded, alive or exited: the one place readers cross into
-//! the recording threads.
+//! the recording threads, and where exited threads' memory is given back.
 //!
 //! A thread registers on its first cold-path call and appends to its own ring list
 //! when it first uses an id; both take a lock that readers hold only long enough to
 //! clone a list of `Arc`s. The hot path never touches either.
+//!
+//! # Exited threads
+//!
+//! A thread's recorder marks its [`ThreadShared`] as exited (Release) from its
+//! thread-local destructor; no push can follow. [`Registry::compact`] then replaces it,
+//! in one step under the registry lock, by a [`Compacted`] copy of only its retained
+//! samples, under the same name, serial and ids. Its rings go back to a small pool for
+//! new threads (only when nothing else holds them, after resetting their count, so a
+//! recycled ring never shows an old thread's samples). A reader always sees a thread
+//! either live or compacted, never both and never neither.
+//!
+//! Beyond `max_exited` compacted threads, the oldest are folded into one
+//! `<exited threads>` entry per id keeping the newest `capacity` samples, with every
+//! count summed, so memory stays bounded under any amount of thread churn.
 
+use crate::capture::Anomalies;
 use crate::record::ring::Ring;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use crate::sync::{AtomicBool, Mutex, MutexGuard, Ordering};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::sync::{Arc, LazyLock, PoisonError};
 
 /// What one thread shares with readers.
 pub(crate) struct ThreadShared {
@@ -35,28 +52,49 @@ pub(crate) struct Counters {
     pub(crate) reentrant: AtomicU64,
 }
 
+impl Counters {
+    pub(crate) fn read(&self) -> Anomalies {
+        let r = |c: &AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+        Anomalies {
+            overflowed_starts: r(&self.overflowed_starts),
+            empty_stops: r(&self.empty_stops),
+            unmatched_stops: r(&self.unmatched_stops),
+            orphaned_frames: r(&self.orphaned_frames),
+            clock_anomalies: r(&self.clock_anomalies),
+            open_at_exit: r(&self.open_at_exit),
+            reentrant: r(&self.reentrant),
+        }
+    }
+}
+
 /// Adds `n` to a counter that only the calling thread writes.
 pub(crate) fn bump(counter: &AtomicU64, n: u64) {
-    counter.store(
-        counter.load(Ordering::Relaxed).saturating_add(n),
-        Ordering::Relaxed,
-    );
+    use std::sync::atomic::Ordering::Relaxed;
+    counter.store(counter.load(Relaxed).saturating_add(n), Relaxed);
 }
 
 /// Records dropped because the calling thread's recorder was already torn down (a
 /// record from another thread-local's destructor after latte's own ran).
 pub(crate) static TEARDOWN_DROPS: AtomicU64 = AtomicU64::new(0);
 
-static THREADS: Mutex<Vec<Arc<ThreadShared>>> = Mutex::new(Vec::new());
-static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
-
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Every critical section here is a single push or clone: a panic cannot leave the
-    // data half-updated, so a poisoned lock is safe to use.
+    // Every critical section here is a push, a swap or a clone: a panic cannot leave
+    // the data half-updated, so a poisoned lock is safe to use.
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl ThreadShared {
+    pub(crate) fn new(serial: u64, name: String) -> ThreadShared {
+        ThreadShared {
+            serial,
+            name,
+            rings: Mutex::new(Vec::new()),
+            exited: AtomicBool::new(false),
+            internal: AtomicBool::new(false),
+            counters: Counters::default(),
+        }
+    }
+
     pub(crate) fn add_ring(&self, id: u32, ring: Arc<Ring>) {
         lock(&self.rings).push((id, ring));
     }
@@ -84,25 +122,317 @@ impl ThreadShared {
     }
 }
 
-/// Registers the calling thread.
-pub(crate) fn register() -> Arc<ThreadShared> {
-    let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
-    let name = std::thread::current()
-        .name()
-        .map_or_else(|| format!("thread-{serial}"), str::to_owned);
-    let shared = Arc::new(ThreadShared {
-        serial,
-        name,
-        rings: Mutex::new(Vec::new()),
-        exited: AtomicBool::new(false),
-        internal: AtomicBool::new(false),
-        counters: Counters::default(),
-    });
-    lock(&THREADS).push(shared.clone());
-    shared
+/// An exited thread reduced to its retained samples.
+pub(crate) struct Compacted {
+    pub(crate) serial: u64,
+    pub(crate) name: String,
+    pub(crate) anomalies: Anomalies,
+    pub(crate) components: Vec<CompactRing>,
 }
 
-/// Every registered thread, in registration order.
-pub(crate) fn threads() -> Vec<Arc<ThreadShared>> {
-    lock(&THREADS).clone()
+/// One id's retained samples of an exited thread (or of the folded threads).
+pub(crate) struct CompactRing {
+    pub(crate) id: u32,
+    pub(crate) seen: u64,
+    pub(crate) capacity: usize,
+    pub(crate) samples: VecDeque<u64>,
+}
+
+impl CompactRing {
+    /// Index (in the recording sequence) of the first retained sample.
+    pub(crate) fn first(&self) -> u64 {
+        self.seen - self.samples.len() as u64
+    }
+}
+
+/// The oldest compacted threads, folded together once there are too many.
+#[derive(Default)]
+pub(crate) struct Folded {
+    pub(crate) threads: u64,
+    pub(crate) anomalies: Anomalies,
+    pub(crate) components: Vec<CompactRing>,
+}
+
+/// Name under which folded threads appear.
+pub(crate) const FOLDED_NAME: &str = "<exited threads>";
+
+/// Compacted threads kept individually, unless configured.
+pub const DEFAULT_MAX_EXITED_THREADS: usize = 256;
+static MAX_EXITED: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_EXITED_THREADS);
+
+pub(crate) fn set_max_exited(n: usize) {
+    MAX_EXITED.store(n, std::sync::atomic::Ordering::Relaxed);
+}
+
+#[derive(Default)]
+struct Lists {
+    live: Vec<Arc<ThreadShared>>,
+    exited: Vec<Arc<Compacted>>,
+    folded: Option<Arc<Folded>>,
+}
+
+/// A consistent view of every thread, taken under the lock (cheap: `Arc` clones).
+pub(crate) struct View {
+    pub(crate) live: Vec<Arc<ThreadShared>>,
+    pub(crate) exited: Vec<Arc<Compacted>>,
+    pub(crate) folded: Option<Arc<Folded>>,
+}
+
+/// The list of threads and their memory.
+pub(crate) struct Registry {
+    lists: Mutex<Lists>,
+    next_serial: AtomicU64,
+    pool: Mutex<Vec<Ring>>,
+}
+
+/// Rings kept for reuse at most.
+const POOL_RINGS: usize = 16;
+
+impl Registry {
+    pub(crate) fn new() -> Registry {
+        Registry {
+            lists: Mutex::new(Lists::default()),
+            next_serial: AtomicU64::new(1),
+            pool: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Registers a thread.
+    pub(crate) fn register(&self, name: Option<&str>) -> Arc<ThreadShared> {
+        let serial = self
+            .next_serial
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = name.map_or_else(|| format!("thread-{serial}"), str::to_owned);
+        let shared = Arc::new(ThreadShared::new(serial, name));
+        lock(&self.lists).live.push(shared.clone());
+        shared
+    }
+
+    /// Every thread, live or exited, in one consistent view.
+    pub(crate) fn view(&self) -> View {
+        let lists = lock(&self.lists);
+        View {
+            live: lists.live.clone(),
+            exited: lists.exited.clone(),
+            folded: lists.folded.clone(),
+        }
+    }
+
+    /// A ring of `capacity`, recycled if the pool has one.
+    pub(crate) fn ring(&self, capacity: usize) -> Ring {
+        let mut pool = lock(&self.pool);
+        match pool.iter().position(|r| r.capacity() == capacity) {
+            Some(i) => pool.swap_remove(i),
+            None => {
+                drop(pool);
+                Ring::new(capacity)
+            }
+        }
+    }
+
+    /// Replaces exited threads by compact copies of their retained samples and
+    /// recycles freed rings. Returns how many threads it compacted.
+    pub(crate) fn compact(&self) -> usize {
+        // 1. Which threads have exited (clones only, under the lock).
+        let done: Vec<Arc<ThreadShared>> = lock(&self.lists)
+            .live
+            .iter()
+            .filter(|t| t.exited())
+            .cloned()
+            .collect();
+        if done.is_empty() {
+            return 0;
+        }
+        // 2. Copy their retained samples, without the lock. The owner has exited, so
+        //    each read is exact.
+        //    latte's own (internal) threads are dropped, not kept.
+        let compacted: Vec<Arc<Compacted>> = done
+            .iter()
+            .filter(|t| !t.internal())
+            .map(|t| {
+                let components = t
+                    .rings()
+                    .into_iter()
+                    .map(|(id, ring)| {
+                        let mut samples = Vec::new();
+                        let read = ring.read(true, &mut samples);
+                        CompactRing {
+                            id,
+                            seen: read.seen,
+                            capacity: ring.capacity(),
+                            samples: samples.into(),
+                        }
+                    })
+                    .collect();
+                Arc::new(Compacted {
+                    serial: t.serial,
+                    name: t.name.clone(),
+                    anomalies: t.counters.read(),
+                    components,
+                })
+            })
+            .collect();
+        // 3. Swap them in, in one step.
+        {
+            let mut lists = lock(&self.lists);
+            lists
+                .live
+                .retain(|t| !done.iter().any(|d| Arc::ptr_eq(d, t)));
+            lists.exited.extend(compacted.iter().cloned());
+            lists.exited.sort_by_key(|c| c.serial);
+        }
+        let n = done.len();
+        // 4. Recycle rings nothing else holds.
+        for thread in done {
+            if let Some(thread) = Arc::into_inner(thread) {
+                for (_, ring) in thread
+                    .rings
+                    .into_inner()
+                    .unwrap_or_else(PoisonError::into_inner)
+                {
+                    if let Some(ring) = Arc::into_inner(ring) {
+                        self.recycle(ring);
+                    }
+                }
+            }
+        }
+        n
+    }
+
+    /// Folds the oldest compacted threads beyond `max_exited` into the
+    /// `<exited threads>` entry. Only the drain thread calls this, after its periodic
+    /// capture, so a periodic report never misses a folded thread's samples.
+    pub(crate) fn fold_excess(&self) {
+        let max_exited = MAX_EXITED.load(std::sync::atomic::Ordering::Relaxed);
+        let (threads, current) = {
+            let mut lists = lock(&self.lists);
+            let n = lists.exited.len().saturating_sub(max_exited);
+            (
+                lists.exited.drain(..n).collect::<Vec<_>>(),
+                lists.folded.clone(),
+            )
+        };
+        if threads.is_empty() {
+            return;
+        }
+        let mut folded = Folded::default();
+        if let Some(c) = &current {
+            folded.threads = c.threads;
+            folded.anomalies = c.anomalies;
+            folded.components = c
+                .components
+                .iter()
+                .map(|r| CompactRing {
+                    id: r.id,
+                    seen: r.seen,
+                    capacity: r.capacity,
+                    samples: r.samples.clone(),
+                })
+                .collect();
+        }
+        for t in &threads {
+            folded.threads += 1;
+            folded.anomalies = folded.anomalies.plus(&t.anomalies);
+            for r in &t.components {
+                let slot = match folded.components.iter().position(|f| f.id == r.id) {
+                    Some(i) => &mut folded.components[i],
+                    None => {
+                        folded.components.push(CompactRing {
+                            id: r.id,
+                            seen: 0,
+                            capacity: r.capacity,
+                            samples: VecDeque::new(),
+                        });
+                        folded.components.last_mut().expect("just pushed")
+                    }
+                };
+                slot.seen += r.seen;
+                slot.capacity = slot.capacity.max(r.capacity);
+                slot.samples.extend(r.samples.iter().copied());
+                let excess = slot.samples.len().saturating_sub(slot.capacity);
+                slot.samples.drain(..excess);
+            }
+        }
+        // Only this function replaces the fold, and it runs one at a time
+        // (`HOUSEKEEPING`), so `current` is still the fold in place.
+        lock(&self.lists).folded = Some(Arc::new(folded));
+    }
+
+    fn recycle(&self, ring: Ring) {
+        ring.reset();
+        let mut pool = lock(&self.pool);
+        if pool.len() < POOL_RINGS {
+            pool.push(ring);
+        }
+    }
+
+    /// Memory latte holds, estimated from what it allocated.
+    pub(crate) fn footprint(&self) -> crate::Footprint {
+        let view = self.view();
+        let mut f = crate::Footprint {
+            live_threads: view.live.iter().filter(|t| !t.internal()).count() as u64,
+            exited_threads: view.exited.len() as u64,
+            folded_threads: view.folded.as_ref().map_or(0, |f| f.threads),
+            ..crate::Footprint::default()
+        };
+        for t in &view.live {
+            f.bytes += PER_THREAD_BYTES;
+            for (_, ring) in t.rings() {
+                f.rings += 1;
+                f.ring_bytes_reserved += ring.capacity() as u64 * 8;
+                f.bytes += ring.resident_bytes();
+            }
+        }
+        let compact_bytes = |rings: &[CompactRing]| -> u64 {
+            rings.iter().map(|r| r.samples.len() as u64 * 8 + 48).sum()
+        };
+        for c in &view.exited {
+            f.bytes += 128 + c.name.len() as u64 + compact_bytes(&c.components);
+        }
+        if let Some(folded) = &view.folded {
+            f.bytes += compact_bytes(&folded.components);
+        }
+        for ring in lock(&self.pool).iter() {
+            f.bytes += ring.resident_bytes();
+        }
+        f
+    }
+}
+
+/// Estimated per-thread cost besides rings: the stack (64 frames x 16 bytes), the table,
+/// the shared record.
+const PER_THREAD_BYTES: u64 = 2048;
+
+/// The process's registry.
+pub(crate) fn global() -> &'static Registry {
+    static REGISTRY: LazyLock<Registry> = LazyLock::new(Registry::new);
+    &REGISTRY
+}
+
+/// Registers the calling thread in the global registry.
+pub(crate) fn register() -> Arc<ThreadShared> {
+    global().register(std::thread::current().name())
+}
+
+static HOUSEKEEPING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `f` unless another thread is already doing housekeeping.
+fn exclusive(f: impl FnOnce()) {
+    match HOUSEKEEPING.try_lock() {
+        Ok(_guard) => f(),
+        Err(std::sync::TryLockError::Poisoned(_guard)) => f(),
+        Err(std::sync::TryLockError::WouldBlock) => {}
+    }
+}
+
+/// Compacts exited threads (one caller at a time; others skip it).
+pub(crate) fn compact() {
+    exclusive(|| {
+        global().compact();
+    });
+}
+
+/// Compacts, then folds beyond the limit: the drain thread's housekeeping.
+pub(crate) fn fold_excess() {
+    exclusive(|| global().fold_excess());
 }

@@ -1,13 +1,17 @@
 //! The atomics of the cross-thread protocols, swapped for `loom`'s under
 //! `--cfg latte_loom` so the ring protocol is model-checked with the code that ships.
 //!
-//! Only the ring goes through here: call-site ids and counters are single-word
-//! values with no ordering protocol between them and need no model.
+//! Only the ring and the registry go through here: call-site ids and counters are
+//! single-word values with no ordering protocol between them and need no model.
 
 #[cfg(latte_loom)]
-pub(crate) use loom::sync::atomic::{AtomicU64, fence};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, fence};
+#[cfg(latte_loom)]
+pub(crate) use loom::sync::{Mutex, MutexGuard};
 #[cfg(not(latte_loom))]
-pub(crate) use std::sync::atomic::{AtomicU64, fence};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, fence};
+#[cfg(not(latte_loom))]
+pub(crate) use std::sync::{Mutex, MutexGuard};
 
 pub(crate) use std::sync::atomic::Ordering;
 

@@ -246,6 +246,7 @@ fn component(id: &'static str, samples: Vec<Sample>, overwritten: u64) -> Compon
         id,
         seen: samples.len() as u64 + overwritten,
         capacity: 65_536,
+        first: overwritten,
         samples,
     }
 }

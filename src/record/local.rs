@@ -271,7 +271,7 @@ impl Local {
     fn store_slow(&self, idx: u32, sample: u64) {
         self.cold(|l, shared| {
             l.grow_table(idx);
-            let ring = Arc::new(Ring::new(crate::config::ring_capacity()));
+            let ring = Arc::new(registry::global().ring(crate::config::ring_capacity()));
             shared.add_ring(idx, ring.clone());
             let mut tables = l.tables.borrow_mut();
             // Copy-on-write: a new table with the ring installed. Entries are replaced,

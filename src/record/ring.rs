@@ -76,6 +76,20 @@ impl Ring {
         self.head.store(h.wrapping_add(1), Ordering::Release);
     }
 
+    /// Forgets every sample, for reuse by another thread. The caller owns the ring
+    /// outright (it came out of an `Arc` with no other reference), so nothing can
+    /// read or write it concurrently.
+    pub(crate) fn reset(&self) {
+        self.head.store(0, Ordering::Relaxed);
+    }
+
+    /// Memory the OS backs for this ring: the pages samples have reached.
+    pub(crate) fn resident_bytes(&self) -> u64 {
+        const PAGE: u64 = 4096;
+        let touched = self.seen().min(self.slots.len() as u64) * 8;
+        touched.div_ceil(PAGE) * PAGE + 64
+    }
+
     /// Samples ever pushed.
     pub(crate) fn seen(&self) -> u64 {
         self.head.load(Ordering::Acquire)

@@ -125,6 +125,7 @@ mod tests {
             id,
             seen: samples.len() as u64,
             capacity: 16,
+            first: 0,
             samples: samples.into_iter().map(Sample::from_bits).collect(),
         }
     }
