@@ -35,10 +35,22 @@ static STACK_DEPTH: AtomicUsize = AtomicUsize::new(DEFAULT_STACK_DEPTH);
 /// # Ok::<(), latte::Error>(())
 /// ```
 pub fn set_ring_capacity(samples: usize) -> Result<(), Error> {
+    check_ring_capacity(samples)?;
+    RING_CAPACITY.store(samples, Relaxed);
+    Ok(())
+}
+
+pub(crate) fn check_ring_capacity(samples: usize) -> Result<(), Error> {
     if !samples.is_power_of_two() || !(MIN_RING_CAPACITY..=MAX_RING_CAPACITY).contains(&samples) {
         return Err(Error::RingCapacity { requested: samples });
     }
-    RING_CAPACITY.store(samples, Relaxed);
+    Ok(())
+}
+
+pub(crate) fn check_stack_depth(depth: usize) -> Result<(), Error> {
+    if !(1..=MAX_STACK_DEPTH).contains(&depth) {
+        return Err(Error::StackDepth { requested: depth });
+    }
     Ok(())
 }
 
@@ -59,9 +71,7 @@ pub fn ring_capacity() -> usize {
 /// # Ok::<(), latte::Error>(())
 /// ```
 pub fn set_stack_depth(depth: usize) -> Result<(), Error> {
-    if !(1..=MAX_STACK_DEPTH).contains(&depth) {
-        return Err(Error::StackDepth { requested: depth });
-    }
+    check_stack_depth(depth)?;
     STACK_DEPTH.store(depth, Relaxed);
     Ok(())
 }

@@ -1,6 +1,8 @@
 //! The crate's one error type.
 
 use core::fmt;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// Everything latte can refuse. Configuration errors are returned, never panicked.
 ///
@@ -9,7 +11,7 @@ use core::fmt;
 /// assert_eq!(err, latte::Error::RingCapacity { requested: 1000 });
 /// assert!(err.to_string().contains("power of two"));
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum Error {
     /// A ring capacity that is not a power of two within
@@ -23,11 +25,43 @@ pub enum Error {
         /// The value that was asked for.
         requested: usize,
     },
+    /// A periodic report interval of zero.
+    Interval {
+        /// The value that was asked for.
+        requested: Duration,
+    },
+    /// [`init`](crate::init) or [`Builder::start`](crate::Builder::start) while an agent
+    /// is already running: there is one agent per process.
+    AlreadyRunning,
+    /// The agent has stopped (its thread is gone), so it cannot take the command.
+    AgentStopped,
+    /// Writing a report to the sink failed. The agent keeps running.
+    Sink(Arc<std::io::Error>),
+    /// The drain thread could not be started.
+    Spawn(Arc<std::io::Error>),
 }
+
+impl PartialEq for Error {
+    /// Errors are equal when they are the same case with the same values; I/O errors
+    /// compare by [`kind`](std::io::Error::kind).
+    fn eq(&self, other: &Error) -> bool {
+        use Error::*;
+        match (self, other) {
+            (RingCapacity { requested: a }, RingCapacity { requested: b }) => a == b,
+            (StackDepth { requested: a }, StackDepth { requested: b }) => a == b,
+            (Interval { requested: a }, Interval { requested: b }) => a == b,
+            (AlreadyRunning, AlreadyRunning) | (AgentStopped, AgentStopped) => true,
+            (Sink(a), Sink(b)) | (Spawn(a), Spawn(b)) => a.kind() == b.kind(),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Error {}
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
+        match self {
             Error::RingCapacity { requested } => write!(
                 f,
                 "ring capacity {requested} is invalid: it must be a power of two between {} and {} samples \
@@ -40,8 +74,24 @@ impl fmt::Display for Error {
                 "stack depth {requested} is invalid: it must be between 1 and {}",
                 crate::MAX_STACK_DEPTH
             ),
+            Error::Interval { requested } => {
+                write!(f, "periodic report interval {requested:?} is invalid: it must be longer than zero")
+            }
+            Error::AlreadyRunning => f.write_str(
+                "a latte agent is already running in this process; keep its guard, or drop it before starting another",
+            ),
+            Error::AgentStopped => f.write_str("the latte agent has stopped"),
+            Error::Sink(e) => write!(f, "writing the latte report failed: {e}"),
+            Error::Spawn(e) => write!(f, "starting the latte drain thread failed: {e}"),
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Sink(e) | Error::Spawn(e) => Some(&**e),
+            _ => None,
+        }
+    }
+}

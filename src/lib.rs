@@ -71,6 +71,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+mod agent;
 mod analysis;
 mod capture;
 pub mod clock;
@@ -82,6 +83,7 @@ mod registry;
 mod report;
 mod sync;
 
+pub use agent::{Builder, DEFAULT_MAX_EXITED_THREADS, Format, Guard, builder, init};
 pub use analysis::{
     Bypass, Calibration, Cleaning, Fences, ReportOptions, calibrate, calibration, dump,
 };

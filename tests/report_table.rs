@@ -111,6 +111,7 @@ fn calibrated_time() -> Report {
         ..Anomalies::default()
     };
     Report {
+        label: Some("periodic #3, last 1.00 s".into()),
         unit: Unit::Time,
         data: Data::Calibrated,
         clock: "TSC".to_owned(),
@@ -158,6 +159,14 @@ fn calibrated_time() -> Report {
             row("Idle_Component", Summary::default()),
         ],
         teardown_drops: 0,
+        footprint: Some(latte::Footprint {
+            bytes: 3 << 20,
+            ring_bytes_reserved: 24 << 20,
+            rings: 48,
+            live_threads: 6,
+            exited_threads: 12,
+            folded_threads: 0,
+        }),
     }
 }
 
@@ -207,6 +216,7 @@ fn raw_cycles() -> Report {
         ),
     ];
     Report {
+        label: None,
         unit: Unit::Cycles,
         data: Data::Raw,
         clock: "TSC".to_owned(),
@@ -224,12 +234,14 @@ fn raw_cycles() -> Report {
         }],
         all_threads: rows,
         teardown_drops: 2,
+        footprint: None,
     }
 }
 
 /// (c) Nothing recorded.
 fn empty() -> Report {
     Report {
+        label: None,
         unit: Unit::Cycles,
         data: Data::Raw,
         clock: "TSC".to_owned(),
@@ -241,6 +253,7 @@ fn empty() -> Report {
         threads: Vec::new(),
         all_threads: Vec::new(),
         teardown_drops: 0,
+        footprint: None,
     }
 }
 
@@ -275,6 +288,7 @@ fn extreme() -> Report {
         reentrant: u64::MAX,
     };
     Report {
+        label: None,
         unit: Unit::Time,
         data: Data::Calibrated,
         clock: "a clock whose name is\nfar too long for any header line ".repeat(8),
@@ -295,6 +309,7 @@ fn extreme() -> Report {
         }],
         all_threads: vec![row("x", huge)],
         teardown_drops: u64::MAX,
+        footprint: None,
     }
 }
 
@@ -379,7 +394,10 @@ fn sections_and_rows() {
         1,
         "only threads with anomalies"
     );
-    assert!(text.contains("| Order_Book_Rebuild_~ "));
+    assert!(
+        text.contains("| Order_Book_Rebuild_After_Snapshot_Gap "),
+        "long names widen the column"
+    );
     assert!(text.contains("| OVERHEAD H[Start] x W[Stop] "));
     assert!(text.contains("| PULSE           10.02 ns "));
     assert!(text.contains("clock TSC @ 2.595 GHz (±1.2 ppm)"));

@@ -60,7 +60,9 @@ pub fn dump(out: &mut dyn std::io::Write, unit: Unit, data: Data) -> std::io::Re
 impl Report {
     /// Captures everything recorded so far and analyses it.
     pub fn collect(options: &ReportOptions) -> Report {
-        Report::from_capture(&crate::capture(), calibration(), options)
+        let mut report = Report::from_capture(&crate::capture(), calibration(), options);
+        report.footprint = Some(crate::registry::global().footprint());
+        report
     }
 
     /// Analyses a capture with a given calibration (for reproducible reports).
@@ -102,6 +104,7 @@ impl Report {
             pulse: calibration.pulse as f64 * scale,
         });
         Report {
+            label: None,
             unit: options.unit,
             data: options.data,
             clock: crate::clock::source().to_string(),
@@ -113,6 +116,7 @@ impl Report {
             threads,
             all_threads: merged.rows(scale),
             teardown_drops: capture.teardown_drops,
+            footprint: None,
         }
     }
 }

@@ -41,6 +41,8 @@ pub enum Data {
 /// section per thread and an all-threads section.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Report {
+    /// What the report covers when it is not everything, e.g. `periodic #3, last 1.00 s`.
+    pub label: Option<String>,
     /// Unit of every value below.
     pub unit: Unit,
     /// Raw or overhead-corrected.
@@ -64,6 +66,9 @@ pub struct Report {
     pub all_threads: Vec<Row>,
     /// Records dropped during thread teardown (see [`Capture::teardown_drops`](crate::Capture::teardown_drops)).
     pub teardown_drops: u64,
+    /// latte's own memory when the report was made (`None` for reports built from a
+    /// stored capture).
+    pub footprint: Option<crate::Footprint>,
 }
 
 /// The measured cost of the instrumentation itself, in the report's unit.

@@ -23,15 +23,18 @@
 //! ```
 //!
 //! Every line has the same width (in chars). Numeric columns have a minimum width and
-//! grow when a value does not fit; component names are cut to [`NAME_WIDTH`] chars;
-//! free text (header, anomalies) wraps.
+//! grow when a value does not fit; the COMPONENT column grows to the longest name up to
+//! [`MAX_NAME_WIDTH`] chars, and longer names are cut; free text (header, anomalies)
+//! wraps.
 
 use super::{Data, Overhead, Report, Row, Summary, Unit};
 use crate::{Anomalies, Cleaning};
 use std::io::{self, Write};
 
-/// Width of the COMPONENT column; longer names are cut and end in `~`.
+/// Narrowest COMPONENT column.
 const NAME_WIDTH: usize = 20;
+/// Widest COMPONENT column; longer names are cut and end in `~`.
+const MAX_NAME_WIDTH: usize = 48;
 
 /// The numeric columns after COMPONENT: title and minimum width.
 const COLUMNS: [(&str, usize); 16] = [
@@ -176,14 +179,14 @@ fn cells(s: &Summary, unit: Unit) -> [String; 16] {
     ]
 }
 
-/// A component name for its column: control chars blanked, cut to `NAME_WIDTH` with a
+/// A component name for a column of `width`: control chars blanked, cut with a
 /// trailing `~` when longer.
-fn name_cell(name: &str) -> String {
+fn name_cell(name: &str, width: usize) -> String {
     let name = sanitize(name);
-    if name.chars().count() <= NAME_WIDTH {
+    if name.chars().count() <= width {
         name
     } else {
-        let mut cut: String = name.chars().take(NAME_WIDTH - 1).collect();
+        let mut cut: String = name.chars().take(width - 1).collect();
         cut.push('~');
         cut
     }
@@ -208,6 +211,7 @@ enum Line {
 
 /// Column widths shared by every section, so all tables of a report line up.
 struct Columns {
+    name: usize,
     widths: [usize; 16],
     unit: Unit,
 }
@@ -215,13 +219,16 @@ struct Columns {
 impl Columns {
     fn new(report: &Report) -> Columns {
         let mut widths = COLUMNS.map(|(title, min)| min.max(title.len()));
+        let mut name = NAME_WIDTH;
         let rows = report.threads.iter().flat_map(|t| &t.rows);
         for row in rows.chain(&report.all_threads) {
+            name = name.max(sanitize(&row.component).chars().count().min(MAX_NAME_WIDTH));
             for (w, cell) in widths.iter_mut().zip(cells(&row.stats, report.unit)) {
                 *w = (*w).max(cell.chars().count());
             }
         }
         Columns {
+            name,
             widths,
             unit: report.unit,
         }
@@ -229,11 +236,11 @@ impl Columns {
 
     /// Chars of a table line: the name, then a space and a cell per column.
     fn width(&self) -> usize {
-        NAME_WIDTH + self.widths.iter().map(|w| w + 1).sum::<usize>()
+        self.name + self.widths.iter().map(|w| w + 1).sum::<usize>()
     }
 
     fn line<S: AsRef<str>>(&self, name: &str, cells: &[S]) -> String {
-        let mut line = format!("{name:<NAME_WIDTH$}");
+        let mut line = format!("{name:<width$}", width = self.name);
         for (cell, w) in cells.iter().zip(self.widths) {
             line.push_str(&format!(" {:>w$}", cell.as_ref()));
         }
@@ -245,7 +252,10 @@ impl Columns {
     }
 
     fn row(&self, row: &Row) -> String {
-        self.line(&name_cell(&row.component), &cells(&row.stats, self.unit))
+        self.line(
+            &name_cell(&row.component, self.name),
+            &cells(&row.stats, self.unit),
+        )
     }
 }
 
@@ -280,13 +290,33 @@ fn header(report: &Report) -> Vec<Line> {
     if report.teardown_drops > 0 {
         clock.push_str(&format!(", teardown drops: {}", report.teardown_drops));
     }
-    vec![
-        Line::Heavy,
-        Line::Text(format!("LATTE TELEMETRY [{unit}][{data}]")),
-        Line::Text(clock),
-        Line::Text(cleaning(&report.cleaning)),
-        Line::Heavy,
-    ]
+    let mut title = format!("LATTE TELEMETRY [{unit}][{data}]");
+    if let Some(label) = &report.label {
+        title.push_str(&format!(" {label}"));
+    }
+    let mut lines = vec![Line::Heavy, Line::Text(title), Line::Text(clock)];
+    if let Some(f) = &report.footprint {
+        lines.push(Line::Text(format!(
+            "memory: {} in {} rings ({} reserved); threads: {} live, {} exited, {} folded",
+            bytes(f.bytes),
+            f.rings,
+            bytes(f.ring_bytes_reserved),
+            f.live_threads,
+            f.exited_threads,
+            f.folded_threads
+        )));
+    }
+    lines.extend([Line::Text(cleaning(&report.cleaning)), Line::Heavy]);
+    lines
+}
+
+/// A byte count in KiB, MiB or GiB.
+fn bytes(n: u64) -> String {
+    match n {
+        n if n < 1 << 20 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n if n < 1 << 30 => format!("{:.1} MiB", n as f64 / (1 << 20) as f64),
+        n => format!("{:.1} GiB", n as f64 / (1 << 30) as f64),
+    }
 }
 
 /// The cleaning rule in a few words.
@@ -532,10 +562,20 @@ mod tests {
 
     #[test]
     fn names_are_cut_with_a_tilde() {
-        assert_eq!(name_cell("Sim_RiskPnL"), "Sim_RiskPnL");
-        assert_eq!(name_cell("exactly_twenty_chars"), "exactly_twenty_chars");
-        assert_eq!(name_cell("twenty_one_chars_long"), "twenty_one_chars_lo~");
-        assert_eq!(name_cell("a\nb"), "a b");
+        assert_eq!(name_cell("Sim_RiskPnL", 20), "Sim_RiskPnL");
+        assert_eq!(
+            name_cell("exactly_twenty_chars", 20),
+            "exactly_twenty_chars"
+        );
+        assert_eq!(
+            name_cell("twenty_one_chars_long", 20),
+            "twenty_one_chars_lo~"
+        );
+        assert_eq!(
+            name_cell("twenty_one_chars_long", 21),
+            "twenty_one_chars_long"
+        );
+        assert_eq!(name_cell("a\nb", 20), "a b");
     }
 
     #[test]

@@ -31,3 +31,46 @@ pub fn my_samples(id: &str) -> Vec<Sample> {
         .unwrap_or_else(|| panic!("no samples of {id}"))
         .samples
 }
+
+/// A cloneable in-memory sink for agent tests.
+#[derive(Clone, Default)]
+pub struct SharedSink(pub std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl SharedSink {
+    pub fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+
+    /// Every JSON report written so far (the agent writes one per line).
+    pub fn json_reports(&self) -> Vec<serde_json::Value> {
+        self.text()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("one JSON report per line"))
+            .collect()
+    }
+}
+
+impl std::io::Write for SharedSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The row of `component` in `thread`'s section of a JSON report, if any.
+pub fn json_row<'a>(
+    report: &'a serde_json::Value,
+    thread: &str,
+    component: &str,
+) -> Option<&'a serde_json::Value> {
+    report["threads"]
+        .as_array()?
+        .iter()
+        .filter(|t| t["name"] == thread)
+        .flat_map(|t| t["rows"].as_array().into_iter().flatten())
+        .find(|r| r["component"] == component)
+        .map(|r| &r["stats"])
+}

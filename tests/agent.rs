@@ -1,0 +1,179 @@
+//! The agent's lifecycle: final report on drop and on panic, one agent per process,
+//! invalid options, failing sinks. One agent at a time, so these tests take a lock.
+
+mod common;
+use common::SharedSink;
+use latte::{Error, Id};
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+static ONE_AGENT: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AGENT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[test]
+fn final_report_when_the_guard_drops() {
+    let _one = serial();
+    let sink = SharedSink::default();
+    let guard = latte::builder().sink(sink.clone()).start().unwrap();
+    latte::latte_start!("agent_drop_component");
+    latte::latte_stop!("agent_drop_component");
+    assert!(sink.text().is_empty(), "nothing is written before the end");
+    drop(guard);
+    let text = sink.text();
+    assert!(
+        text.contains("LATTE TELEMETRY [CYCLES][RAW] final"),
+        "{text}"
+    );
+    assert!(text.contains("agent_drop_component"));
+    assert!(
+        text.contains("memory: "),
+        "the header shows latte's footprint"
+    );
+}
+
+#[test]
+fn final_report_when_main_unwinds_from_a_panic() {
+    let _one = serial();
+    let sink = SharedSink::default();
+    let s = sink.clone();
+    let result = std::thread::spawn(move || {
+        let _latte = latte::builder().sink(s).start().unwrap();
+        latte::latte_start!("agent_panic_component");
+        latte::latte_stop!("agent_panic_component");
+        panic!("the instrumented program fails");
+    })
+    .join();
+    assert!(result.is_err());
+    let text = sink.text();
+    assert!(
+        text.contains("final") && text.contains("agent_panic_component"),
+        "{text}"
+    );
+    // The agent is gone: a new one can start.
+    latte::builder()
+        .sink(std::io::sink())
+        .start()
+        .unwrap()
+        .stop()
+        .unwrap();
+}
+
+#[test]
+fn a_second_agent_is_an_error_not_a_second_agent() {
+    let _one = serial();
+    let first = latte::builder().sink(std::io::sink()).start().unwrap();
+    assert_eq!(latte::init().unwrap_err(), Error::AlreadyRunning);
+    assert!(
+        latte::init()
+            .unwrap_err()
+            .to_string()
+            .contains("already running")
+    );
+    first.stop().unwrap();
+    latte::builder()
+        .sink(std::io::sink())
+        .start()
+        .unwrap()
+        .stop()
+        .unwrap();
+}
+
+#[test]
+fn invalid_options_are_errors_and_change_nothing() {
+    let _one = serial();
+    let before = latte::ring_capacity();
+    let err = latte::builder().ring_capacity(1000).start().unwrap_err();
+    assert_eq!(err, Error::RingCapacity { requested: 1000 });
+    assert_eq!(latte::ring_capacity(), before);
+    let err = latte::builder().stack_depth(0).start().unwrap_err();
+    assert_eq!(err, Error::StackDepth { requested: 0 });
+    let zero = std::time::Duration::ZERO;
+    assert_eq!(
+        latte::builder().periodic(zero).start().unwrap_err(),
+        Error::Interval { requested: zero }
+    );
+    // None of them started an agent.
+    latte::builder()
+        .sink(std::io::sink())
+        .start()
+        .unwrap()
+        .stop()
+        .unwrap();
+}
+
+/// A sink that fails while `broken` is set.
+struct Flaky {
+    broken: Arc<AtomicBool>,
+    inner: SharedSink,
+}
+
+impl Write for Flaky {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.broken.load(Ordering::Relaxed) {
+            return Err(std::io::ErrorKind::BrokenPipe.into());
+        }
+        self.inner.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_failing_sink_is_an_error_and_the_agent_keeps_working() {
+    let _one = serial();
+    let broken = Arc::new(AtomicBool::new(true));
+    let inner = SharedSink::default();
+    let guard = latte::builder()
+        .sink(Flaky {
+            broken: broken.clone(),
+            inner: inner.clone(),
+        })
+        .start()
+        .unwrap();
+    static ID: Id = Id::new("agent_flaky");
+    latte::record(&ID, 42);
+    let err = guard.report_now().unwrap_err();
+    assert!(
+        matches!(&err, Error::Sink(e) if e.kind() == std::io::ErrorKind::BrokenPipe),
+        "{err}"
+    );
+    assert!(std::error::Error::source(&err).is_some());
+    // Still working: snapshots, and reports once the sink recovers.
+    assert_eq!(guard.snapshot("agent_flaky").unwrap(), [42]);
+    broken.store(false, Ordering::Relaxed);
+    guard.report_now().unwrap();
+    assert!(inner.text().contains("agent_flaky"));
+    guard.stop().unwrap();
+}
+
+#[test]
+fn a_closed_pipe_is_an_error_and_the_final_report_says_so() {
+    let _one = serial();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let guard = latte::builder().sink(writer).start().unwrap();
+    latte::latte_pulse!("agent_pipe");
+    latte::latte_pulse!("agent_pipe");
+    let err = guard.report_now().unwrap_err();
+    assert!(
+        matches!(&err, Error::Sink(e) if e.kind() == std::io::ErrorKind::BrokenPipe),
+        "{err}"
+    );
+    assert_eq!(guard.snapshot("agent_pipe").unwrap().len(), 1);
+    assert!(matches!(guard.stop(), Err(Error::Sink(_))));
+}
+
+#[test]
+fn without_an_agent_everything_still_records_and_reports() {
+    let _one = serial();
+    latte::latte_start!("agent_none");
+    latte::latte_stop!("agent_none");
+    let mut out = Vec::new();
+    latte::dump(&mut out, latte::Unit::Cycles, latte::Data::Raw).unwrap();
+    assert!(String::from_utf8(out).unwrap().contains("agent_none"));
+}
