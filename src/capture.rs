@@ -5,7 +5,7 @@
 //! stopping or slowing any writer.
 
 use crate::record::local;
-use crate::record::ring::RingRead;
+use crate::record::ring::{Ring, RingRead};
 use crate::record::{id, sample::Sample};
 use crate::registry::{self, CompactRing, FOLDED_NAME};
 use std::sync::Arc;
@@ -223,8 +223,7 @@ fn collect(only: Option<u32>) -> Capture {
             .into_iter()
             .filter(|(i, _)| wanted(i))
             .map(|(i, ring)| {
-                buf.clear();
-                let RingRead { seen, first, .. } = ring.read(quiet, &mut buf);
+                let RingRead { seen, first, .. } = read_live(&ring, quiet, &mut buf);
                 let samples = buf.iter().map(|&w| Sample::from_bits(w)).collect();
                 (i, seen, ring.capacity(), first, samples)
             })
@@ -292,6 +291,23 @@ fn collect(only: Option<u32>) -> Capture {
             )
             .collect(),
         teardown_drops: registry::TEARDOWN_DROPS.load(Relaxed),
+    }
+}
+
+/// Reads a ring into `buf`, again (up to 3 times) if a writer overwrote more than
+/// half of what the ring holds while it was being copied. That only happens when the
+/// reader is descheduled mid-copy; the protocol then rightly drops what it cannot
+/// vouch for, and a second copy usually gets it all.
+fn read_live(ring: &Ring, quiet: bool, buf: &mut Vec<u64>) -> RingRead {
+    let mut attempt = 0;
+    loop {
+        buf.clear();
+        let read = ring.read(quiet, buf);
+        attempt += 1;
+        let full = read.seen.min(ring.capacity() as u64);
+        if quiet || read.kept * 2 >= full || attempt == 3 {
+            return read;
+        }
     }
 }
 

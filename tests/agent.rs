@@ -2,17 +2,11 @@
 //! invalid options, failing sinks. One agent at a time, so these tests take a lock.
 
 mod common;
-use common::SharedSink;
+use common::{SharedSink, one_agent as serial};
 use latte::{Error, Id};
 use std::io::Write;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-
-static ONE_AGENT: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AGENT.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 #[test]
 fn final_report_when_the_guard_drops() {

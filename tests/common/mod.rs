@@ -74,3 +74,9 @@ pub fn json_row<'a>(
         .find(|r| r["component"] == component)
         .map(|r| &r["stats"])
 }
+
+/// One agent per process: agent tests in the same binary take this first.
+pub fn one_agent() -> std::sync::MutexGuard<'static, ()> {
+    static ONE_AGENT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE_AGENT.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -1,0 +1,113 @@
+//! Report-now while 8 threads record: every report consistent, totals exact at the end.
+
+mod common;
+use common::{SharedSink, json_row};
+use latte::{Cleaning, Format, Id};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+const THREADS: u64 = 8;
+/// Each writer records at least this many, and keeps going until enough reports ran.
+const MIN_RECORDS: u64 = 50_000;
+const REPORTS: usize = 20;
+const CAPACITY: usize = 1 << 12;
+
+static OWN: [Id; THREADS as usize] = [
+    Id::new("now_0"),
+    Id::new("now_1"),
+    Id::new("now_2"),
+    Id::new("now_3"),
+    Id::new("now_4"),
+    Id::new("now_5"),
+    Id::new("now_6"),
+    Id::new("now_7"),
+];
+
+/// Checks every writer row of a JSON report; with `totals`, the exact final counts.
+fn check(report: &serde_json::Value, totals: Option<&[u64]>) -> usize {
+    let mut rows = 0;
+    for k in 0..THREADS {
+        let Some(s) = json_row(report, &format!("now-{k}"), OWN[k as usize].name()) else {
+            assert!(totals.is_none(), "thread now-{k} missing");
+            continue;
+        };
+        let (seen, kept, samples) = (
+            s["seen"].as_u64().unwrap(),
+            s["kept"].as_u64().unwrap(),
+            s["samples"].as_u64().unwrap(),
+        );
+        assert!(
+            kept <= CAPACITY as u64 && kept <= seen && samples == kept,
+            "{s}"
+        );
+        if kept == 0 {
+            // Everything copied was overwritten while the reader was descheduled (and on
+            // its retries): rightly dropped, and no statistics to check.
+            continue;
+        }
+        // Values are thread << 40 | sequence: min and max must be this thread's, in range.
+        for v in [
+            s["min"].as_f64().unwrap() as u64,
+            s["max"].as_f64().unwrap() as u64,
+        ] {
+            assert_eq!(v >> 40, k, "a sample of another thread in now-{k}: {s}");
+            assert!(v & ((1 << 40) - 1) < seen, "sample beyond seen");
+        }
+        if let Some(totals) = totals {
+            let written = totals[k as usize];
+            assert_eq!((seen, kept), (written, CAPACITY as u64));
+            assert_eq!(
+                s["min"].as_f64().unwrap() as u64,
+                k << 40 | (written - CAPACITY as u64)
+            );
+        }
+        rows += 1;
+    }
+    rows
+}
+
+#[test]
+fn report_now_while_eight_threads_record() {
+    let sink = SharedSink::default();
+    let guard = latte::builder()
+        .ring_capacity(CAPACITY)
+        .format(Format::Json)
+        .cleaning(Cleaning::OFF)
+        .sink(sink.clone())
+        .final_report(false)
+        .start()
+        .unwrap();
+    let stop = AtomicBool::new(false);
+    let mut reports = 0;
+    let totals: Vec<u64> = std::thread::scope(|s| {
+        let writers: Vec<_> = (0..THREADS)
+            .map(|k| {
+                let stop = &stop;
+                std::thread::Builder::new()
+                    .name(format!("now-{k}"))
+                    .spawn_scoped(s, move || {
+                        let mut seq = 0;
+                        while seq < MIN_RECORDS || !stop.load(Ordering::Relaxed) {
+                            latte::record(&OWN[k as usize], k << 40 | seq);
+                            seq += 1;
+                        }
+                        seq
+                    })
+                    .unwrap()
+            })
+            .collect();
+        while reports < REPORTS {
+            guard.report_now().unwrap();
+            reports += 1;
+        }
+        stop.store(true, Ordering::Relaxed);
+        writers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    guard.report_now().unwrap();
+    let all = sink.json_reports();
+    assert_eq!(all.len(), reports + 1);
+    let during: usize = all[..reports].iter().map(|r| check(r, None)).sum();
+    assert!(during > 0, "no report saw the writers at work");
+    assert_eq!(check(all.last().unwrap(), Some(&totals)), THREADS as usize);
+    println!("{reports} reports while recording, {during} writer rows checked, totals {totals:?}");
+    guard.stop().unwrap();
+}

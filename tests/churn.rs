@@ -1,0 +1,77 @@
+//! 10,000 short-lived threads that each record: latte's memory stays under its
+//! documented bound and every sample is accounted for.
+
+use latte::Id;
+
+const THREADS: usize = 10_000;
+const WAVE: usize = 50;
+const PER_THREAD: u64 = 20;
+const MAX_EXITED: usize = 256;
+
+static CHURN: Id = Id::new("churn");
+
+#[test]
+fn ten_thousand_short_lived_threads() {
+    let guard = latte::builder()
+        .max_exited_threads(MAX_EXITED)
+        .final_report(false)
+        .sink(std::io::sink())
+        .start()
+        .unwrap();
+    let mut peak_reserved = 0;
+    for wave in 0..THREADS / WAVE {
+        let handles: Vec<_> = (0..WAVE)
+            .map(|i| {
+                std::thread::Builder::new()
+                    .name(format!("churn-{}", wave * WAVE + i))
+                    .spawn(|| (0..PER_THREAD).for_each(|v| latte::record(&CHURN, v)))
+                    .unwrap()
+            })
+            .collect();
+        handles.into_iter().for_each(|h| h.join().unwrap());
+        peak_reserved = peak_reserved.max(latte::footprint().ring_bytes_reserved);
+    }
+    // A report runs the drain's housekeeping: compact exited threads, fold the oldest.
+    guard.report_now().unwrap();
+
+    let capture = latte::capture();
+    let seen: u64 = capture
+        .threads
+        .iter()
+        .filter(|t| t.name.starts_with("churn-") || t.name == "<exited threads>")
+        .filter_map(|t| t.component("churn"))
+        .map(|c| c.seen)
+        .sum();
+    assert_eq!(
+        seen,
+        THREADS as u64 * PER_THREAD,
+        "every sample accounted for"
+    );
+    let folded = capture
+        .thread("<exited threads>")
+        .expect("the oldest threads are folded");
+    let c = folded.component("churn").unwrap();
+    assert_eq!(c.samples.len(), c.capacity.min(c.seen as usize));
+    assert!(folded.exited);
+
+    let f = latte::footprint();
+    assert!(f.exited_threads <= MAX_EXITED as u64, "{f:?}");
+    assert_eq!(f.exited_threads + f.folded_threads, THREADS as u64, "{f:?}");
+    // The documented bound (docs/design.md, "Memory"): live threads' rings, plus per
+    // kept exited thread ~200 B + 8 B per retained sample, plus 8 B x capacity per id for
+    // the fold, plus at most 16 pooled rings.
+    let capacity = latte::ring_capacity() as u64;
+    let bound = f.live_threads * (2048 + 4096 + 64)
+        + MAX_EXITED as u64 * (128 + 16 + 48 + 8 * PER_THREAD)
+        + (8 * capacity + 48)
+        + 16 * (4096 + 64);
+    assert!(
+        f.bytes <= bound,
+        "footprint {} B over bound {bound} B: {f:?}",
+        f.bytes
+    );
+    println!(
+        "after {THREADS} threads: {f:?}; bound {bound} B; at most {peak_reserved} B of ring address space reserved at once"
+    );
+    guard.stop().unwrap();
+}
