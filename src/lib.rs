@@ -48,7 +48,14 @@
 //!   nothing open, a Stop whose id is not on top (the frames above are discarded as
 //!   orphans, and the right component is recorded), a delta from a counter that went
 //!   backwards, a record during thread teardown: each has a counter in [`Anomalies`].
-//! * **Threads.** Samples of an exited thread stay readable under its name.
+//! * **Threads.** Samples of an exited thread stay readable under its name; its memory
+//!   is compacted to the retained samples, and beyond [`Builder::max_exited_threads`]
+//!   the oldest exited threads are folded together, so thread churn cannot grow memory
+//!   without bound.
+//! * **Agent.** [`init`] or [`builder`] start one named drain thread: calibration at
+//!   start-up, periodic reports of only the new samples, reports and snapshots on
+//!   request through the [`Guard`], the final report when the guard drops (also while
+//!   unwinding from a panic). Without it, everything above still works synchronously.
 //!
 //! See `docs/design.md` in the repository for the full picture with measurements.
 //!
@@ -112,6 +119,7 @@ pub mod stats {
 
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]
+#[allow(clippy::needless_doctest_main)] // `fn main` reads better in a README
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctest;
 

@@ -30,10 +30,8 @@ static RUNNING: AtomicBool = AtomicBool::new(false);
 /// on stdout, no periodic reports.
 ///
 /// ```no_run
-/// fn main() {
-///     let _latte = latte::init(); // final report on stdout when this drops
-///     // ... instrumented code ...
-/// }
+/// let _latte = latte::init(); // final report on stdout when this drops
+/// // ... instrumented code ...
 /// ```
 pub fn init() -> Result<Guard, Error> {
     builder().start()
