@@ -8,6 +8,16 @@ use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// Starts and stops an agent: fails if one is still running.
+fn assert_a_new_agent_can_start() {
+    latte::builder()
+        .sink(std::io::sink())
+        .start()
+        .unwrap()
+        .stop()
+        .unwrap();
+}
+
 #[test]
 fn final_report_when_the_guard_drops() {
     let _one = serial();
@@ -48,12 +58,7 @@ fn final_report_when_main_unwinds_from_a_panic() {
         "{text}"
     );
     // The agent is gone: a new one can start.
-    latte::builder()
-        .sink(std::io::sink())
-        .start()
-        .unwrap()
-        .stop()
-        .unwrap();
+    assert_a_new_agent_can_start();
 }
 
 #[test]
@@ -68,12 +73,7 @@ fn a_second_agent_is_an_error_not_a_second_agent() {
             .contains("already running")
     );
     first.stop().unwrap();
-    latte::builder()
-        .sink(std::io::sink())
-        .start()
-        .unwrap()
-        .stop()
-        .unwrap();
+    assert_a_new_agent_can_start();
 }
 
 #[test]
@@ -91,12 +91,7 @@ fn invalid_options_are_errors_and_change_nothing() {
         Error::Interval { requested: zero }
     );
     // None of them started an agent.
-    latte::builder()
-        .sink(std::io::sink())
-        .start()
-        .unwrap()
-        .stop()
-        .unwrap();
+    assert_a_new_agent_can_start();
 }
 
 /// A sink that fails while `broken` is set.
