@@ -69,6 +69,9 @@ pub struct Anomalies {
     pub empty_stops: u64,
     /// Stops whose id matched no open scope (the stack was left as it was).
     pub unmatched_stops: u64,
+    /// Scopes closed out of LIFO order by the `tracing` bridge: recorded correctly, the
+    /// scopes opened after them kept open (see [`tracing`](crate::tracing)).
+    pub unordered_stops: u64,
     /// Open scopes discarded because a Stop for a scope below them arrived first.
     pub orphaned_frames: u64,
     /// Deltas discarded because the counter went backwards or jumped past
@@ -82,11 +85,12 @@ pub struct Anomalies {
 }
 
 impl Anomalies {
-    fn fields(&self) -> [u64; 7] {
+    fn fields(&self) -> [u64; 8] {
         [
             self.overflowed_starts,
             self.empty_stops,
             self.unmatched_stops,
+            self.unordered_stops,
             self.orphaned_frames,
             self.clock_anomalies,
             self.open_at_exit,
@@ -94,11 +98,12 @@ impl Anomalies {
         ]
     }
 
-    fn from_fields(f: [u64; 7]) -> Anomalies {
+    fn from_fields(f: [u64; 8]) -> Anomalies {
         let [
             overflowed_starts,
             empty_stops,
             unmatched_stops,
+            unordered_stops,
             orphaned_frames,
             clock_anomalies,
             open_at_exit,
@@ -108,6 +113,7 @@ impl Anomalies {
             overflowed_starts,
             empty_stops,
             unmatched_stops,
+            unordered_stops,
             orphaned_frames,
             clock_anomalies,
             open_at_exit,

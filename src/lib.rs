@@ -76,6 +76,8 @@
 //! * Configuration ([`set_ring_capacity`], [`set_stack_depth`]) applies to rings and
 //!   threads created afterwards; set it before the instrumented code runs.
 #![deny(missing_docs)]
+// Without `record` the recorder's internals are compiled but, by design, never called.
+#![cfg_attr(not(feature = "record"), allow(dead_code))]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod agent;
@@ -89,6 +91,9 @@ mod record;
 mod registry;
 mod report;
 mod sync;
+#[cfg(feature = "tracing")]
+#[path = "integrations/tracing.rs"]
+pub mod tracing;
 
 pub use agent::{Builder, DEFAULT_MAX_EXITED_THREADS, Format, Guard, builder, init};
 pub use analysis::{
@@ -104,8 +109,10 @@ pub use config::{
     MIN_RING_CAPACITY, ring_capacity, set_ring_capacity, set_stack_depth, stack_depth,
 };
 pub use error::Error;
+#[doc(inline)]
+pub use latte_telemetry_macros::timed;
 pub use record::sample::{MAX_DELTA, Sample, SampleKind};
-pub use record::{Id, Scope, pulse, record, scope, start, stop};
+pub use record::{Id, Scope, Timer, pulse, record, scope, start, stop};
 #[cfg(feature = "csv")]
 pub use report::write_csv;
 pub use report::{Data, Overhead, Report, Row, Summary, ThreadReport, Unit, format_value};
@@ -127,5 +134,5 @@ struct ReadmeDoctest;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::clock::Mode;
-    pub use crate::record::{Id, pulse, scope, start, stop};
+    pub use crate::record::{Id, Timer, pulse, scope, start, stop};
 }

@@ -282,6 +282,7 @@ fn extreme() -> Report {
         overflowed_starts: u64::MAX,
         empty_stops: u64::MAX,
         unmatched_stops: u64::MAX,
+        unordered_stops: u64::MAX,
         orphaned_frames: u64::MAX,
         clock_anomalies: u64::MAX,
         open_at_exit: u64::MAX,

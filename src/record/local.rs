@@ -154,7 +154,7 @@ impl Local {
 
     /// Builds the sample for a closed scope and stores it.
     #[inline(always)]
-    fn finish(&self, idx: u32, tag: u64, start_ticks: u64, mode: Mode, now: Stamp) {
+    pub(crate) fn finish(&self, idx: u32, tag: u64, start_ticks: u64, mode: Mode, now: Stamp) {
         let start_mode = tag & START_MASK;
         // Known only when both reads came from RDTSCP; `mode` is a constant at every
         // macro call site, so for a Fast stop this folds away.
@@ -255,6 +255,62 @@ impl Local {
         }
     }
 
+    #[cfg(feature = "tracing")]
+    /// Stop for scopes that may close out of LIFO order (the `tracing` bridge): the
+    /// innermost open scope of `idx` is closed and recorded wherever it is in the
+    /// stack, and the scopes above it stay open.
+    #[inline(always)]
+    pub(crate) fn stop_unordered(&self, idx: u32, mode: Mode, now: Stamp) {
+        let d = self.depth.get();
+        if let Some(stack) = self.stack.get() {
+            let top = d.wrapping_sub(1) as usize;
+            if top < stack.tags.len() && stack.tags[top].get() as u32 == idx {
+                self.depth.set(top as u32);
+                self.finish(
+                    idx,
+                    stack.tags[top].get(),
+                    stack.ticks[top].get(),
+                    mode,
+                    now,
+                );
+                return;
+            }
+        }
+        self.stop_unordered_slow(idx, mode, now);
+    }
+
+    #[cfg(feature = "tracing")]
+    #[cold]
+    #[inline(never)]
+    fn stop_unordered_slow(&self, idx: u32, mode: Mode, now: Stamp) {
+        let found = self.cold(|l, shared| {
+            let d = (l.depth.get() as usize).min(l.stack.get().map_or(0, |s| s.tags.len()));
+            let stack = l.stack.get()?;
+            let Some(k) = (0..d).rev().find(|&k| stack.tags[k].get() as u32 == idx) else {
+                bump(&shared.counters.unmatched_stops, 1);
+                return None;
+            };
+            let frame = (stack.tags[k].get(), stack.ticks[k].get());
+            // Close frame k; the frames above it move down one place and stay open.
+            for j in k..d - 1 {
+                stack.tags[j].set(stack.tags[j + 1].get());
+                stack.ticks[j].set(stack.ticks[j + 1].get());
+            }
+            if l.depth.get() as usize > d {
+                // Starts ignored on a full stack sit above: the top real slot now stands
+                // for one of them, which has no data. Id index 0 is never handed out,
+                // so this tombstone never matches a Stop.
+                stack.tags[d - 1].set(0);
+            }
+            l.depth.set(l.depth.get() - 1);
+            bump(&shared.counters.unordered_stops, 1);
+            Some(frame)
+        });
+        if let Some(Some((tag, start_ticks))) = found {
+            self.finish(idx, tag, start_ticks, mode, now);
+        }
+    }
+
     #[cold]
     #[inline(never)]
     fn pulse_slow(&self, idx: u32, now: u64) {
@@ -327,6 +383,12 @@ impl Local {
     fn entry_count(&self) -> usize {
         self.table.get().len()
     }
+}
+
+/// The stack tag of a Start of `idx` read in `mode` at `now`.
+#[inline(always)]
+pub(crate) fn tag(idx: u32, mode: Mode, now: Stamp) -> u64 {
+    u64::from(idx) | (u64::from(now.cpu) & CPU_MASK) << CPU_SHIFT | (mode as u64) << START_SHIFT
 }
 
 /// Writes frame `d`; the timer is read last, after all bookkeeping.

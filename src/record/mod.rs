@@ -10,7 +10,7 @@ pub(crate) mod local;
 pub(crate) mod ring;
 pub(crate) mod sample;
 
-use crate::clock::{self, Mode};
+use crate::clock::Mode;
 use core::marker::PhantomData;
 pub use id::Id;
 
@@ -32,8 +32,13 @@ pub use id::Id;
 /// ```
 #[inline(always)]
 pub fn start(id: &Id, mode: Mode) {
-    let idx = id.index();
-    local::with(|l| l.start(idx, mode));
+    #[cfg(feature = "record")]
+    {
+        let idx = id.index();
+        local::with(|l| l.start(idx, mode));
+    }
+    #[cfg(not(feature = "record"))]
+    let _ = (id, mode);
 }
 
 /// Closes the innermost open scope of `id` on this thread and records its duration.
@@ -44,9 +49,30 @@ pub fn start(id: &Id, mode: Mode) {
 /// counted and changes nothing. Nothing here panics.
 #[inline(always)]
 pub fn stop(id: &Id, mode: Mode) {
-    let now = clock::read(mode);
-    let idx = id.index();
-    local::with(|l| l.stop(idx, mode, now));
+    #[cfg(feature = "record")]
+    {
+        let now = crate::clock::read(mode);
+        let idx = id.index();
+        local::with(|l| l.stop(idx, mode, now));
+    }
+    #[cfg(not(feature = "record"))]
+    let _ = (id, mode);
+}
+
+/// Like [`stop`], for scopes that may close out of LIFO order (the `tracing` bridge):
+/// closes the innermost open scope of `id` wherever it is on the stack, keeps the ones
+/// above it open, and counts an `unordered_stops` anomaly when it was not on top.
+/// `now` is the stop read, taken by the caller before any lookup of its own.
+#[cfg(feature = "tracing")]
+#[inline(always)]
+pub(crate) fn stop_unordered(id: &Id, mode: Mode, now: crate::clock::Stamp) {
+    #[cfg(feature = "record")]
+    {
+        let idx = id.index();
+        local::with(|l| l.stop_unordered(idx, mode, now));
+    }
+    #[cfg(not(feature = "record"))]
+    let _ = (id, mode, now);
 }
 
 /// Records the ticks since this thread's previous `pulse` of `id` (Fast read).
@@ -64,9 +90,14 @@ pub fn stop(id: &Id, mode: Mode) {
 /// ```
 #[inline(always)]
 pub fn pulse(id: &Id) {
-    let now = clock::ticks();
-    let idx = id.index();
-    local::with(|l| l.pulse(idx, now));
+    #[cfg(feature = "record")]
+    {
+        let now = crate::clock::ticks();
+        let idx = id.index();
+        local::with(|l| l.pulse(idx, now));
+    }
+    #[cfg(not(feature = "record"))]
+    let _ = id;
 }
 
 /// Records a tick count measured some other way, under `id` on this thread.
@@ -82,8 +113,13 @@ pub fn pulse(id: &Id) {
 /// ```
 #[inline]
 pub fn record(id: &Id, ticks: u64) {
-    let idx = id.index();
-    local::with(|l| l.record(idx, ticks));
+    #[cfg(feature = "record")]
+    {
+        let idx = id.index();
+        local::with(|l| l.record(idx, ticks));
+    }
+    #[cfg(not(feature = "record"))]
+    let _ = (id, ticks);
 }
 
 /// Opens a scope of `id` that closes when the returned guard drops.
@@ -130,5 +166,65 @@ impl core::fmt::Debug for Scope<'_> {
             .field("id", &self.id.name())
             .field("stop_mode", &self.stop_mode)
             .finish()
+    }
+}
+
+/// A scope measured without the thread's stack: it may close on another thread and
+/// interleave freely with other scopes (what an `async fn` needs: its future can move
+/// between threads, and other tasks run on the same thread between its polls).
+///
+/// The sample is recorded, under `id`, on the thread where the timer drops, with the
+/// same (start mode, stop mode) kind as a stack scope, so calibration treats it alike.
+/// Dropping it records; it measures wall time from creation to drop.
+///
+/// ```
+/// use latte::{Id, Mode, Timer};
+/// static JOB: Id = Id::new("doc_timer");
+/// let timer = Timer::start(&JOB, Mode::Fast, Mode::Fast);
+/// std::thread::spawn(move || drop(timer)).join().unwrap(); // closes on another thread
+/// assert_eq!(latte::snapshot("doc_timer").len(), 1);
+/// ```
+#[must_use = "the timer records when it drops"]
+#[derive(Debug)]
+pub struct Timer<'a> {
+    id: &'a Id,
+    tag: u64,
+    start: u64,
+    stop_mode: Mode,
+}
+
+impl<'a> Timer<'a> {
+    /// Starts timing `id`; `stop_mode` is the mode of the read when it drops.
+    #[inline(always)]
+    pub fn start(id: &'a Id, start_mode: Mode, stop_mode: Mode) -> Timer<'a> {
+        #[cfg(feature = "record")]
+        let (tag, start) = {
+            let now = crate::clock::read(start_mode);
+            (local::tag(id.index(), start_mode, now), now.ticks)
+        };
+        #[cfg(not(feature = "record"))]
+        let (tag, start) = {
+            let _ = start_mode;
+            (0, 0)
+        };
+        Timer {
+            id,
+            tag,
+            start,
+            stop_mode,
+        }
+    }
+}
+
+impl Drop for Timer<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        #[cfg(feature = "record")]
+        {
+            let now = crate::clock::read(self.stop_mode);
+            let idx = self.id.index();
+            let (tag, start, mode) = (self.tag, self.start, self.stop_mode);
+            local::with(|l| l.finish(idx, tag, start, mode, now));
+        }
     }
 }

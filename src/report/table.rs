@@ -376,6 +376,11 @@ fn anomalies(a: &Anomalies) -> Option<String> {
         (a.unmatched_stops, "unmatched stop", "unmatched stops"),
         (a.orphaned_frames, "orphaned frame", "orphaned frames"),
         (a.clock_anomalies, "clock anomaly", "clock anomalies"),
+        (
+            a.unordered_stops,
+            "out-of-order span exit",
+            "out-of-order span exits",
+        ),
         (a.open_at_exit, "scope open at exit", "scopes open at exit"),
         (a.reentrant, "reentrant record", "reentrant records"),
     ];

@@ -1,0 +1,205 @@
+//! The `tracing` bridge: spans become latte scopes (feature `tracing`, on by default).
+//!
+//! ```
+//! use tracing_subscriber::layer::SubscriberExt;
+//!
+//! let subscriber = tracing_subscriber::registry().with(latte::tracing::LatteLayer::new());
+//! tracing::subscriber::with_default(subscriber, || {
+//!     for _ in 0..10 {
+//!         let _enter = tracing::info_span!("doc_handle").entered();
+//!     }
+//! });
+//! assert_eq!(latte::snapshot("doc_handle").len(), 10);
+//! ```
+//!
+//! # What is measured
+//!
+//! * **Busy time**, under the span's name: each enter/exit pair is one Start/Stop on
+//!   the entering thread. A future wrapped with `.instrument(span)` (and an
+//!   `#[tracing::instrument] async fn`) enters its span on every poll, so it records
+//!   **one sample per poll**: the time spent running, not the time spent waiting.
+//!   `tracing` also enters the span once more when it drops the finished future, so a
+//!   future polled `n` times records `n + 1` busy samples.
+//! * **Lifetime**, under `"<name> (lifetime)"` when
+//!   [`span_lifetimes`](LatteLayer::span_lifetimes) is on (default): from the span's
+//!   creation to its close, once per span, recorded on the closing thread.
+//! * **Events as pulses** when [`event_pulses`](LatteLayer::event_pulses) is on: each
+//!   event is a pulse of its callsite's name, so you get the time between successive
+//!   events of one callsite on a thread.
+//!
+//! # Correctness
+//!
+//! A span may be entered on several threads at once (each thread has its own stack),
+//! entered twice on one thread (two nested scopes), and exited out of LIFO order:
+//! then the span's own scope is closed and recorded wherever it is on the stack, the
+//! scopes entered after it stay open, and the event is counted as an
+//! `unordered_stops` anomaly. Nothing here panics.
+//!
+//! # Cost
+//!
+//! The span's ids are resolved once per span creation (a pointer-keyed lookup of its
+//! callsite, never a string hash) and kept in the span's extensions. An enter or exit
+//! then costs a read of those extensions plus a latte Start or Stop. The Stop reads the
+//! clock before that lookup, so the lookup stays outside the measured span.
+//! `cargo bench --bench overhead` prints the cost next to the raw macros.
+
+use crate::clock::{self, Mode};
+use crate::{Id, Timer};
+use std::collections::HashMap;
+use std::sync::{LazyLock, PoisonError, RwLock};
+use tracing_core::callsite::Identifier;
+use tracing_core::{Event, Metadata, Subscriber, span};
+use tracing_subscriber::Layer;
+use tracing_subscriber::layer::Context;
+use tracing_subscriber::registry::LookupSpan;
+
+/// A `tracing_subscriber::Layer` that records spans as latte scopes. See the
+/// [module docs](self).
+#[derive(Clone, Copy, Debug)]
+pub struct LatteLayer {
+    start: Mode,
+    stop: Mode,
+    lifetimes: bool,
+    pulses: bool,
+}
+
+impl Default for LatteLayer {
+    fn default() -> LatteLayer {
+        LatteLayer::new()
+    }
+}
+
+impl LatteLayer {
+    /// Fast reads at both ends, span lifetimes on, events ignored.
+    pub const fn new() -> LatteLayer {
+        LatteLayer {
+            start: Mode::Fast,
+            stop: Mode::Fast,
+            lifetimes: true,
+            pulses: false,
+        }
+    }
+
+    /// Timer mode for both ends of every span.
+    pub const fn mode(self, mode: Mode) -> LatteLayer {
+        self.modes(mode, mode)
+    }
+
+    /// Timer modes for span enter and span exit.
+    pub const fn modes(mut self, start: Mode, stop: Mode) -> LatteLayer {
+        self.start = start;
+        self.stop = stop;
+        self
+    }
+
+    /// Whether to record each span's lifetime (creation to close) as a separate
+    /// component `"<name> (lifetime)"`. On by default.
+    pub const fn span_lifetimes(mut self, enabled: bool) -> LatteLayer {
+        self.lifetimes = enabled;
+        self
+    }
+
+    /// Whether each event is a pulse of its callsite's name. Off by default.
+    pub const fn event_pulses(mut self, enabled: bool) -> LatteLayer {
+        self.pulses = enabled;
+        self
+    }
+}
+
+/// The ids of one span callsite, made once and kept for the process.
+struct CallsiteIds {
+    busy: Id,
+    lifetime: Id,
+}
+
+/// What the layer keeps in each span's extensions.
+struct SpanState {
+    ids: &'static CallsiteIds,
+    /// Held for its `Drop`, which records the span's lifetime.
+    _lifetime: Option<Timer<'static>>,
+}
+
+/// The ids of a callsite: a read-locked lookup by the callsite's address (not its
+/// name), made once per span creation or per event.
+fn cached<T: Sync + 'static>(
+    cache: &'static LazyLock<RwLock<HashMap<Identifier, &'static T>>>,
+    meta: &'static Metadata<'static>,
+    make: impl FnOnce() -> T,
+) -> &'static T {
+    let key = meta.callsite();
+    if let Some(&ids) = cache
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&key)
+    {
+        return ids;
+    }
+    let mut map = cache.write().unwrap_or_else(PoisonError::into_inner);
+    // One leak per callsite: bounded by the program's code, like the callsites are.
+    map.entry(key)
+        .or_insert_with(|| Box::leak(Box::new(make())))
+}
+
+fn span_ids(meta: &'static Metadata<'static>) -> &'static CallsiteIds {
+    static CACHE: LazyLock<RwLock<HashMap<Identifier, &'static CallsiteIds>>> =
+        LazyLock::new(Default::default);
+    cached(&CACHE, meta, || CallsiteIds {
+        busy: Id::new(meta.name()),
+        lifetime: Id::new(Box::leak(
+            format!("{} (lifetime)", meta.name()).into_boxed_str(),
+        )),
+    })
+}
+
+fn event_id(meta: &'static Metadata<'static>) -> &'static Id {
+    static CACHE: LazyLock<RwLock<HashMap<Identifier, &'static Id>>> =
+        LazyLock::new(Default::default);
+    cached(&CACHE, meta, || Id::new(meta.name()))
+}
+
+impl<S> Layer<S> for LatteLayer
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_new_span(&self, attrs: &span::Attributes<'_>, id: &span::Id, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else { return };
+        let ids = span_ids(attrs.metadata());
+        let lifetime = self
+            .lifetimes
+            .then(|| Timer::start(&ids.lifetime, self.start, self.stop));
+        span.extensions_mut().insert(SpanState {
+            ids,
+            _lifetime: lifetime,
+        });
+    }
+
+    fn on_enter(&self, id: &span::Id, ctx: Context<'_, S>) {
+        if let Some(span) = ctx.span(id)
+            && let Some(state) = span.extensions().get::<SpanState>()
+        {
+            crate::start(&state.ids.busy, self.start);
+        }
+    }
+
+    fn on_exit(&self, id: &span::Id, ctx: Context<'_, S>) {
+        let now = clock::read(self.stop);
+        if let Some(span) = ctx.span(id)
+            && let Some(state) = span.extensions().get::<SpanState>()
+        {
+            crate::record::stop_unordered(&state.ids.busy, self.stop, now);
+        }
+    }
+
+    fn on_close(&self, id: span::Id, ctx: Context<'_, S>) {
+        if let Some(span) = ctx.span(&id) {
+            // Dropping the state drops its lifetime timer, which records.
+            drop(span.extensions_mut().remove::<SpanState>());
+        }
+    }
+
+    fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
+        if self.pulses {
+            crate::pulse(event_id(event.metadata()));
+        }
+    }
+}

@@ -1,0 +1,29 @@
+//! Built without the `record` feature, every recording entry point compiles to
+//! nothing: `cargo test --no-default-features --test disabled`.
+#![cfg(not(feature = "record"))]
+
+use latte::{Id, Mode};
+
+#[test]
+fn nothing_is_recorded_without_the_record_feature() {
+    static ID: Id = Id::new("disabled");
+    latte::latte_start!("disabled");
+    latte::latte_stop!("disabled", Hard);
+    latte::latte_pulse!("disabled");
+    latte::latte_pulse!("disabled");
+    {
+        let _scope = latte::latte_scope!("disabled", Mid);
+        let _timer = latte::Timer::start(&ID, Mode::Fast, Mode::Fast);
+    }
+    latte::record(&ID, 5);
+    assert!(latte::snapshot("disabled").is_empty());
+    assert!(latte::capture().threads.is_empty());
+    // Reports still work, and say nothing was recorded.
+    let mut out = Vec::new();
+    latte::dump(&mut out, latte::Unit::Cycles, latte::Data::Raw).unwrap();
+    assert!(
+        String::from_utf8(out)
+            .unwrap()
+            .contains("no samples were recorded")
+    );
+}

@@ -1,0 +1,175 @@
+//! The tracing bridge with a real `tracing_subscriber::registry()`: exact counts,
+//! lifetimes, event pulses, and the anomaly cases.
+
+mod common;
+use common::{mine, my_component};
+use latte::tracing::LatteLayer;
+use latte::{Mode, SampleKind};
+use tracing_subscriber::layer::SubscriberExt;
+
+fn with_layer<R>(layer: LatteLayer, f: impl FnOnce() -> R) -> R {
+    tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), f)
+}
+
+#[tracing::instrument]
+fn instrumented(n: u64) -> u64 {
+    n.wrapping_mul(31)
+}
+
+#[test]
+fn instrumented_functions_and_manual_spans_have_exact_counts() {
+    with_layer(LatteLayer::new(), || {
+        for n in 0..25 {
+            std::hint::black_box(instrumented(n));
+        }
+        for _ in 0..7 {
+            tracing::info_span!("manual_span").in_scope(|| std::hint::black_box(1));
+        }
+    });
+    assert_eq!(my_component("instrumented").unwrap().samples.len(), 25);
+    assert_eq!(my_component("manual_span").unwrap().samples.len(), 7);
+    assert_eq!(
+        my_component("instrumented (lifetime)")
+            .unwrap()
+            .samples
+            .len(),
+        25
+    );
+    assert_eq!(mine().anomalies.total(), 0);
+}
+
+#[test]
+fn modes_are_configurable() {
+    with_layer(
+        LatteLayer::new()
+            .modes(Mode::Mid, Mode::Hard)
+            .span_lifetimes(false),
+        || {
+            let _e = tracing::info_span!("bridge_modes").entered();
+        },
+    );
+    let c = my_component("bridge_modes").unwrap();
+    assert_eq!(
+        c.samples[0].kind(),
+        SampleKind::Scope {
+            start: Mode::Mid,
+            stop: Mode::Hard
+        }
+    );
+    assert!(my_component("bridge_modes (lifetime)").is_none());
+}
+
+#[test]
+fn a_span_entered_twice_records_two_nested_scopes() {
+    with_layer(LatteLayer::new(), || {
+        let span = tracing::info_span!("bridge_twice");
+        let outer = span.enter();
+        let inner = span.enter();
+        drop(inner);
+        drop(outer);
+    });
+    let c = my_component("bridge_twice").unwrap();
+    assert_eq!(c.samples.len(), 2);
+    assert!(
+        c.samples[0].ticks() <= c.samples[1].ticks(),
+        "inner closes first"
+    );
+    assert_eq!(mine().anomalies.total(), 0);
+}
+
+#[test]
+fn exits_out_of_lifo_order_record_both_spans_and_are_counted() {
+    with_layer(LatteLayer::new(), || {
+        let a = tracing::info_span!("bridge_a");
+        let b = tracing::info_span!("bridge_b");
+        let c = tracing::info_span!("bridge_c");
+        let ga = a.enter();
+        let gb = b.enter();
+        let gc = c.enter();
+        drop(ga); // a closes while b and c are open: both stay open
+        drop(gc);
+        drop(gb);
+    });
+    for id in ["bridge_a", "bridge_b", "bridge_c"] {
+        assert_eq!(my_component(id).unwrap().samples.len(), 1, "{id}");
+    }
+    let t = |id| my_component(id).unwrap().samples[0].ticks();
+    // c (entered last, closed before b) lies within b; a overlaps both, contains neither.
+    assert!(t("bridge_c") <= t("bridge_b"));
+    let a = mine().anomalies;
+    assert_eq!(
+        (a.unordered_stops, a.orphaned_frames, a.unmatched_stops),
+        (1, 0, 0)
+    );
+}
+
+#[test]
+fn a_span_entered_on_several_threads_at_once() {
+    let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(LatteLayer::new()));
+    let span =
+        tracing::dispatcher::with_default(&dispatch, || tracing::info_span!("bridge_shared"));
+    let barrier = std::sync::Barrier::new(4);
+    std::thread::scope(|s| {
+        for k in 0..4 {
+            let (span, dispatch, barrier) = (&span, &dispatch, &barrier);
+            std::thread::Builder::new()
+                .name(format!("bridge-{k}"))
+                .spawn_scoped(s, move || {
+                    tracing::dispatcher::with_default(dispatch, || {
+                        barrier.wait(); // all four enter the same span concurrently
+                        for _ in 0..100 {
+                            let _e = span.enter();
+                        }
+                    })
+                })
+                .unwrap();
+        }
+    });
+    let capture = latte::capture();
+    for k in 0..4 {
+        let t = capture.thread(&format!("bridge-{k}")).unwrap();
+        assert_eq!(t.component("bridge_shared").unwrap().samples.len(), 100);
+        assert_eq!(t.anomalies.total(), 0);
+    }
+    drop(span);
+}
+
+#[test]
+fn lifetime_spans_creation_to_close_and_contains_the_busy_time() {
+    with_layer(LatteLayer::new(), || {
+        let span = tracing::info_span!("bridge_life");
+        for _ in 0..3 {
+            let _e = span.enter();
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        drop(span);
+    });
+    let busy: u64 = my_component("bridge_life")
+        .unwrap()
+        .samples
+        .iter()
+        .map(|s| s.ticks())
+        .sum();
+    let life = my_component("bridge_life (lifetime)").unwrap();
+    assert_eq!(life.samples.len(), 1);
+    assert!(life.samples[0].ticks() >= busy);
+}
+
+#[test]
+fn events_can_be_pulses() {
+    with_layer(LatteLayer::new().event_pulses(true), || {
+        for i in 0..5 {
+            tracing::info!(i, "bridge event");
+        }
+    });
+    let pulses: Vec<_> = mine()
+        .components
+        .into_iter()
+        .filter(|c| {
+            c.samples.iter().all(|s| s.kind() == SampleKind::Pulse) && c.id.starts_with("event ")
+        })
+        .collect();
+    assert_eq!(pulses.len(), 1, "one callsite, one component");
+    assert_eq!(pulses[0].samples.len(), 4);
+}
