@@ -153,6 +153,28 @@ fn main() {
             c.set(black_box(c.get() + 1));
         }
     }));
+    // The tracing bridge: entering and exiting an existing span, with and without
+    // latte's layer on the registry (lifetimes off: that is per span, not per enter).
+    use tracing_subscriber::layer::SubscriberExt;
+    let plain = tracing::Dispatch::new(tracing_subscriber::registry());
+    let bridged = tracing::Dispatch::new(
+        tracing_subscriber::registry()
+            .with(latte::tracing::LatteLayer::new().span_lifetimes(false)),
+    );
+    for (name, dispatch) in [
+        ("span enter+exit, registry only", plain),
+        ("span enter+exit, LatteLayer", bridged),
+    ] {
+        let span =
+            tracing::dispatcher::with_default(&dispatch, || tracing::info_span!("bench_span"));
+        rows.push(row("Trace", name, move || {
+            tracing::dispatcher::with_default(&dispatch, || {
+                for _ in 0..CALLS {
+                    let _entered = span.enter();
+                }
+            })
+        }));
+    }
     for n in [1usize, 64, 1000] {
         let ids = live_ids(n);
         let last = ids[n - 1];
@@ -241,6 +263,14 @@ fn main() {
     println!(
         "info   Instant::now / RDTSC                          {:>6.3}",
         median("Instant::now") / rdtsc
+    );
+    println!(
+        "info   span enter+exit via LatteLayer / Fast S+S      {:>6.3}",
+        median("span enter+exit, LatteLayer") / median("Fast Start+Stop")
+    );
+    println!(
+        "info   LatteLayer's own cost per enter+exit          {:>6.1} cycles",
+        median("span enter+exit, LatteLayer") - median("span enter+exit, registry only")
     );
     println!(
         "info   ThreadLocal::get_or_default - std TLS access  {:>6.1} cycles",

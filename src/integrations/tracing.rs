@@ -37,15 +37,19 @@
 //!
 //! # Cost
 //!
-//! The span's ids are resolved once per span creation (a pointer-keyed lookup of its
-//! callsite, never a string hash) and kept in the span's extensions. An enter or exit
-//! then costs a read of those extensions plus a latte Start or Stop. The Stop reads the
-//! clock before that lookup, so the lookup stays outside the measured span.
+//! A span's callsite is resolved to its ids once per thread (a process-wide map keyed
+//! by the callsite, then a per-thread map keyed by the metadata's address: no string
+//! hashing, no lock on the way in and out). An enter or exit then costs the registry's
+//! own span lookup (to find the metadata), that per-thread lookup, and a latte Start
+//! or Stop. The Stop reads the clock before the lookups, so they stay outside the
+//! measured span.
 //! `cargo bench --bench overhead` prints the cost next to the raw macros.
 
 use crate::clock::{self, Mode};
 use crate::{Id, Timer};
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{LazyLock, PoisonError, RwLock};
 use tracing_core::callsite::Identifier;
 use tracing_core::{Event, Metadata, Subscriber, span};
@@ -112,11 +116,10 @@ struct CallsiteIds {
     lifetime: Id,
 }
 
-/// What the layer keeps in each span's extensions.
+/// What the layer keeps in each span's extensions (only when lifetimes are on).
 struct SpanState {
-    ids: &'static CallsiteIds,
     /// Held for its `Drop`, which records the span's lifetime.
-    _lifetime: Option<Timer<'static>>,
+    _lifetime: Timer<'static>,
 }
 
 /// The ids of a callsite: a read-locked lookup by the callsite's address (not its
@@ -151,6 +154,45 @@ fn span_ids(meta: &'static Metadata<'static>) -> &'static CallsiteIds {
     })
 }
 
+/// [`span_ids`] through a per-thread cache keyed by the metadata's address: no lock on
+/// enter and exit. A callsite's metadata is `'static` and unique, so an entry never
+/// goes stale.
+fn local_span_ids(meta: &'static Metadata<'static>) -> &'static CallsiteIds {
+    thread_local! {
+        static LOCAL: RefCell<HashMap<usize, &'static CallsiteIds, BuildHasherDefault<AddressHasher>>> =
+            RefCell::new(HashMap::default());
+    }
+    let key = std::ptr::from_ref(meta) as usize;
+    LOCAL
+        .try_with(|cache| {
+            if let Some(&ids) = cache.borrow().get(&key) {
+                return ids;
+            }
+            let ids = span_ids(meta);
+            cache.borrow_mut().insert(key, ids);
+            ids
+        })
+        .unwrap_or_else(|_| span_ids(meta)) // during thread teardown
+}
+
+/// Hashes an address: one multiply, enough to spread aligned pointers.
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = bytes.iter().fold(self.0, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
 fn event_id(meta: &'static Metadata<'static>) -> &'static Id {
     static CACHE: LazyLock<RwLock<HashMap<Identifier, &'static Id>>> =
         LazyLock::new(Default::default);
@@ -162,31 +204,27 @@ where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
     fn on_new_span(&self, attrs: &span::Attributes<'_>, id: &span::Id, ctx: Context<'_, S>) {
+        if !self.lifetimes {
+            return;
+        }
         let Some(span) = ctx.span(id) else { return };
-        let ids = span_ids(attrs.metadata());
-        let lifetime = self
-            .lifetimes
-            .then(|| Timer::start(&ids.lifetime, self.start, self.stop));
+        let ids = local_span_ids(attrs.metadata());
+        let lifetime = Timer::start(&ids.lifetime, self.start, self.stop);
         span.extensions_mut().insert(SpanState {
-            ids,
             _lifetime: lifetime,
         });
     }
 
     fn on_enter(&self, id: &span::Id, ctx: Context<'_, S>) {
-        if let Some(span) = ctx.span(id)
-            && let Some(state) = span.extensions().get::<SpanState>()
-        {
-            crate::start(&state.ids.busy, self.start);
+        if let Some(meta) = ctx.metadata(id) {
+            crate::start(&local_span_ids(meta).busy, self.start);
         }
     }
 
     fn on_exit(&self, id: &span::Id, ctx: Context<'_, S>) {
         let now = clock::read(self.stop);
-        if let Some(span) = ctx.span(id)
-            && let Some(state) = span.extensions().get::<SpanState>()
-        {
-            crate::record::stop_unordered(&state.ids.busy, self.stop, now);
+        if let Some(meta) = ctx.metadata(id) {
+            crate::record::stop_unordered(&local_span_ids(meta).busy, self.stop, now);
         }
     }
 
