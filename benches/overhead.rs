@@ -15,6 +15,16 @@ use std::time::Instant;
 const CALLS: u64 = 100_000;
 const TRIALS: usize = 100;
 
+#[latte::timed]
+fn timed_identity(x: u64) -> u64 {
+    x
+}
+
+fn scoped_identity(x: u64) -> u64 {
+    let _scope = latte::latte_scope!("bench_scoped");
+    x
+}
+
 struct Row {
     group: &'static str,
     name: String,
@@ -153,6 +163,16 @@ fn main() {
             c.set(black_box(c.get() + 1));
         }
     }));
+    rows.push(row("Attr", "#[latte::timed] fn call", || {
+        for i in 0..CALLS {
+            black_box(timed_identity(black_box(i)));
+        }
+    }));
+    rows.push(row("Attr", "latte_scope! fn call", || {
+        for i in 0..CALLS {
+            black_box(scoped_identity(black_box(i)));
+        }
+    }));
     // The tracing bridge: entering and exiting an existing span, with and without
     // latte's layer on the registry (lifetimes off: that is per span, not per enter).
     use tracing_subscriber::layer::SubscriberExt;
@@ -263,6 +283,14 @@ fn main() {
     println!(
         "info   Instant::now / RDTSC                          {:>6.3}",
         median("Instant::now") / rdtsc
+    );
+    println!(
+        "info   #[latte::timed] call / latte_scope! call       {:>6.3}",
+        median("#[latte::timed] fn call") / median("latte_scope! fn call")
+    );
+    println!(
+        "info   #[latte::timed] call / Fast S+S                {:>6.3}",
+        median("#[latte::timed] fn call") / median("Fast Start+Stop")
     );
     println!(
         "info   span enter+exit via LatteLayer / Fast S+S      {:>6.3}",

@@ -80,6 +80,10 @@
 #![cfg_attr(not(feature = "record"), allow(dead_code))]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+// `#[latte::timed]` expands to `::latte::...` paths; this makes them resolve inside
+// this crate too.
+extern crate self as latte;
+
 mod agent;
 mod analysis;
 mod capture;

@@ -1,0 +1,64 @@
+//! Existing `tracing` spans and `#[latte::timed]` functions in one latte report.
+//!
+//! `cargo run --release --example tracing_bridge`
+//!
+//! The async handler's span shows its busy time per poll (`handle_request`) next to
+//! its whole life from creation to close (`handle_request (lifetime)`), which includes
+//! the time it spent waiting.
+
+use latte::tracing::LatteLayer;
+use latte::{Data, Unit};
+use std::time::Duration;
+use tracing_subscriber::layer::SubscriberExt;
+
+#[latte::timed]
+fn checksum(payload: &[u8]) -> u64 {
+    payload.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+#[tracing::instrument(skip(payload))]
+fn decode(payload: &[u8]) -> u64 {
+    checksum(payload)
+}
+
+#[tracing::instrument]
+async fn handle_request(id: u64) -> u64 {
+    let payload: Vec<u8> = (0..256).map(|i| (id + i) as u8).collect();
+    let sum = decode(&payload);
+    tokio::time::sleep(Duration::from_micros(200)).await; // a downstream call
+    sum ^ decode(&payload[..128])
+}
+
+#[latte::timed(name = "batch", mode = Mid)]
+async fn batch(start: u64) -> u64 {
+    let mut acc = 0;
+    for id in start..start + 10 {
+        acc ^= handle_request(id).await;
+    }
+    acc
+}
+
+fn main() -> Result<(), latte::Error> {
+    let _latte = latte::builder()
+        .unit(Unit::Time)
+        .data(Data::Calibrated)
+        .start()?;
+    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(LatteLayer::new()))
+        .expect("no other global subscriber");
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("tokio-worker")
+        .enable_time()
+        .build()
+        .expect("tokio runtime");
+    runtime.block_on(async {
+        let batches: Vec<_> = (0..20).map(|b| tokio::spawn(batch(b * 10))).collect();
+        for b in batches {
+            std::hint::black_box(b.await.expect("batch task"));
+        }
+    });
+    Ok(())
+}

@@ -1,0 +1,6 @@
+#[latte::timed(name = "a", mode = Mid, name = "b")]
+fn process_order() {}
+
+fn main() {
+    process_order();
+}

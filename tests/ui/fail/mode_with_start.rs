@@ -1,0 +1,6 @@
+#[latte::timed(mode = Mid, start = Hard)]
+fn process_order() {}
+
+fn main() {
+    process_order();
+}

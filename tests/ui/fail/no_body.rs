@@ -1,0 +1,6 @@
+trait Venue {
+    #[latte::timed]
+    fn fee(&self) -> u64;
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+#[latte::timed]
+struct Order {
+    price: u64,
+}
+
+fn main() {
+    let _ = Order { price: 1 }.price;
+}
