@@ -8,7 +8,48 @@
 //! alike; ratios are computed from medians of this one run. Targets are printed, never
 //! asserted.
 
+#![allow(unsafe_code)] // the raw-instruction baselines below
+
 use latte::{Id, Mode, clock, latte_pulse, latte_start, latte_stop};
+
+/// The bare instructions, without latte's clock selection in front: the baselines.
+#[cfg(target_arch = "x86_64")]
+mod raw {
+    use core::arch::x86_64::{__rdtscp, _mm_lfence, _rdtsc};
+    #[inline(always)]
+    pub fn rdtsc() -> u64 {
+        // SAFETY: RDTSC is available on every x86_64 CPU and reads a register only.
+        unsafe { _rdtsc() }
+    }
+    #[inline(always)]
+    pub fn rdtscp() -> u64 {
+        let mut aux = 0;
+        // SAFETY: `aux` is a valid u32 to write; RDTSCP is checked by latte's platform
+        // detection, and this bench runs where latte chose the TSC.
+        unsafe { __rdtscp(&mut aux) }
+    }
+    #[inline(always)]
+    pub fn lfence_rdtscp() -> u64 {
+        // SAFETY: LFENCE is in the x86_64 baseline (SSE2) and only orders execution.
+        unsafe { _mm_lfence() };
+        rdtscp()
+    }
+}
+
+/// Elsewhere the baselines are latte's own reads.
+#[cfg(not(target_arch = "x86_64"))]
+mod raw {
+    use latte::{Mode, clock};
+    pub fn rdtsc() -> u64 {
+        clock::read(Mode::Fast).ticks
+    }
+    pub fn rdtscp() -> u64 {
+        clock::read(Mode::Mid).ticks
+    }
+    pub fn lfence_rdtscp() -> u64 {
+        clock::read(Mode::Hard).ticks
+    }
+}
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -104,17 +145,22 @@ fn main() {
     let mut rows = vec![
         row("ASM", "RDTSC", || {
             for _ in 0..CALLS {
-                black_box(clock::read(Mode::Fast));
+                black_box(raw::rdtsc());
             }
         }),
         row("ASM", "RDTSCP", || {
             for _ in 0..CALLS {
-                black_box(clock::read(Mode::Mid));
+                black_box(raw::rdtscp());
             }
         }),
         row("ASM", "LFENCE+RDTSCP", || {
             for _ in 0..CALLS {
-                black_box(clock::read(Mode::Hard));
+                black_box(raw::lfence_rdtscp());
+            }
+        }),
+        row("ASM", "latte::clock::read(Fast)", || {
+            for _ in 0..CALLS {
+                black_box(clock::read(Mode::Fast));
             }
         }),
         row("Latte", "Fast Start+Stop", || {
@@ -279,6 +325,10 @@ fn main() {
         "Fast S+S 1,000 ids / 1 id",
         median("Fast S+S, 1000 ids live") / median("Fast S+S, 1 ids live"),
         1.1,
+    );
+    println!(
+        "info   clock::read(Fast) / RDTSC (clock selection)    {:>6.3}",
+        median("latte::clock::read(Fast)") / rdtsc
     );
     println!(
         "info   Instant::now / RDTSC                          {:>6.3}",

@@ -39,6 +39,11 @@ pub enum Error {
     Sink(Arc<std::io::Error>),
     /// The drain thread could not be started.
     Spawn(Arc<std::io::Error>),
+    /// A different clock was asked for after latte had started reading one.
+    ClockAlreadySelected {
+        /// Whether the clock in use is the hardware counter.
+        hardware: bool,
+    },
 }
 
 impl PartialEq for Error {
@@ -52,6 +57,7 @@ impl PartialEq for Error {
             (Interval { requested: a }, Interval { requested: b }) => a == b,
             (AlreadyRunning, AlreadyRunning) | (AgentStopped, AgentStopped) => true,
             (Sink(a), Sink(b)) | (Spawn(a), Spawn(b)) => a.kind() == b.kind(),
+            (ClockAlreadySelected { hardware: a }, ClockAlreadySelected { hardware: b }) => a == b,
             _ => false,
         }
     }
@@ -83,6 +89,12 @@ impl fmt::Display for Error {
             Error::AgentStopped => f.write_str("the latte agent has stopped"),
             Error::Sink(e) => write!(f, "writing the latte report failed: {e}"),
             Error::Spawn(e) => write!(f, "starting the latte drain thread failed: {e}"),
+            Error::ClockAlreadySelected { hardware } => write!(
+                f,
+                "latte already reads the {}; every sample must come from one clock, so it cannot change now \
+                 (choose the clock before anything records, or set LATTE_CLOCK)",
+                if *hardware { "hardware counter" } else { "OS monotonic clock" }
+            ),
         }
     }
 }

@@ -91,6 +91,7 @@ pub mod clock;
 mod config;
 mod error;
 mod macros;
+pub mod platform;
 mod record;
 mod registry;
 mod report;

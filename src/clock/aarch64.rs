@@ -40,13 +40,8 @@ pub(super) fn hard() -> (u64, u32) {
     (t, super::CPU_UNKNOWN)
 }
 
-pub(super) fn nominal_ticks_per_ns() -> Option<f64> {
-    let hz = frequency_hz();
-    (hz > 0).then(|| hz as f64 / 1e9)
-}
-
 /// The counter frequency in Hz, from `CNTFRQ_EL0`.
-fn frequency_hz() -> u64 {
+pub(super) fn frequency_hz() -> u64 {
     let f: u64;
     // SAFETY: CNTFRQ_EL0 is readable at EL0; reading it has no side effects.
     unsafe {

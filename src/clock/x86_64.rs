@@ -30,7 +30,3 @@ pub(super) fn hard() -> (u64, u32) {
     unsafe { _mm_lfence() };
     mid()
 }
-
-pub(super) fn nominal_ticks_per_ns() -> Option<f64> {
-    None // the TSC's rate is not architecturally visible; calibration measures it
-}
