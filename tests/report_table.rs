@@ -167,6 +167,20 @@ fn calibrated_time() -> Report {
             exited_threads: 12,
             folded_threads: 0,
         }),
+        environment: Some(latte::platform::Environment {
+            cpu_model: Some("AMD EPYC".into()),
+            clock: "TSC".into(),
+            clock_reason: "the kernel itself keeps time with the TSC".into(),
+            invariant_tsc: Some(true),
+            hypervisor: None,
+            clocksource_at_start: Some("tsc".into()),
+            clocksource_now: Some("hpet".into()),
+            governor: None,
+            isolated_cpus: Some("none".into()),
+            warnings: vec![
+                "the kernel clocksource changed from `tsc` to `hpet` during the run".into(),
+            ],
+        }),
     }
 }
 
@@ -235,6 +249,7 @@ fn raw_cycles() -> Report {
         all_threads: rows,
         teardown_drops: 2,
         footprint: None,
+        environment: None,
     }
 }
 
@@ -254,6 +269,7 @@ fn empty() -> Report {
         all_threads: Vec::new(),
         teardown_drops: 0,
         footprint: None,
+        environment: None,
     }
 }
 
@@ -311,6 +327,7 @@ fn extreme() -> Report {
         all_threads: vec![row("x", huge)],
         teardown_drops: u64::MAX,
         footprint: None,
+        environment: None,
     }
 }
 
@@ -386,6 +403,13 @@ fn title_tags_follow_unit_and_data() {
 #[test]
 fn sections_and_rows() {
     let text = render(&calibrated_time());
+    assert!(text.contains("| ENVIRONMENT "));
+    assert!(
+        text.contains("hypervisor: unknown; invariant TSC: yes; governor: unknown"),
+        "missing facts say unknown"
+    );
+    assert!(text.contains("kernel clocksource: tsc at start, hpet now: CHANGED"));
+    assert!(text.contains("| warning: the kernel clocksource changed"));
     assert!(text.contains("| THREAD main (#1) "));
     assert!(text.contains("| THREAD feed-handler (#2) exited "));
     assert!(text.contains("| ALL THREADS "));

@@ -102,6 +102,7 @@ impl Drain {
             last.elapsed().as_secs_f64()
         ));
         report.footprint = Some(crate::registry::global().footprint());
+        report.environment = Some(crate::analysis::environment(&capture, calibration()));
         *last = Instant::now();
         self.write(report)
     }

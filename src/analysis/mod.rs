@@ -60,8 +60,10 @@ pub fn dump(out: &mut dyn std::io::Write, unit: Unit, data: Data) -> std::io::Re
 impl Report {
     /// Captures everything recorded so far and analyses it.
     pub fn collect(options: &ReportOptions) -> Report {
-        let mut report = Report::from_capture(&crate::capture(), calibration(), options);
+        let capture = crate::capture();
+        let mut report = Report::from_capture(&capture, calibration(), options);
         report.footprint = Some(crate::registry::global().footprint());
+        report.environment = Some(environment(&capture, calibration()));
         report
     }
 
@@ -117,8 +119,61 @@ impl Report {
             all_threads: merged.rows(scale),
             teardown_drops: capture.teardown_drops,
             footprint: None,
+            environment: None,
         }
     }
+}
+
+/// The environment block, with the warnings only the data can give.
+pub(crate) fn environment(
+    capture: &Capture,
+    calibration: &Calibration,
+) -> crate::platform::Environment {
+    let mut warnings = Vec::new();
+    if calibration.resolution > 1 {
+        warnings.push(format!(
+            "the counter advances in steps of {} ticks ({:.2} ns): shorter scopes read 0 or one step",
+            calibration.resolution,
+            calibration.resolution as f64 / calibration.ticks_per_ns
+        ));
+    }
+    // Ids whose Fast-mode samples come from several threads: pooled in ALL THREADS.
+    let mut fast_threads: HashMap<&str, usize> = HashMap::new();
+    for t in &capture.threads {
+        for c in &t.components {
+            let fast = c.samples.iter().any(|s| {
+                matches!(s.kind(), SampleKind::Scope { start, stop } if start == crate::Mode::Fast || stop == crate::Mode::Fast)
+            });
+            if fast {
+                *fast_threads.entry(c.id).or_default() += 1;
+            }
+        }
+    }
+    let mut pooled: Vec<&str> = fast_threads
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .map(|(id, _)| *id)
+        .collect();
+    pooled.sort_unstable();
+    if !pooled.is_empty() {
+        let shown = pooled
+            .iter()
+            .take(5)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", ");
+        let more = if pooled.len() > 5 {
+            format!(" and {} more", pooled.len() - 5)
+        } else {
+            String::new()
+        };
+        warnings.push(format!(
+            "Fast-mode samples are compared across threads in ALL THREADS ({shown}{more}): RDTSC neither waits \
+             for earlier work nor reports the CPU, so a scope that moved between cores goes unnoticed; use Mid \
+             or Hard where cross-thread comparison matters"
+        ));
+    }
+    crate::platform::Environment::current(warnings)
 }
 
 /// One component's values, sorted, with what cleaning kept.

@@ -154,3 +154,78 @@ pub fn decide(f: &Facts, choice: ClockChoice) -> Decision {
 }
 
 pub use gather::gather;
+
+/// The ENVIRONMENT block of a report: what the numbers rest on, and what to beware of.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Environment {
+    /// CPU model, if known.
+    pub cpu_model: Option<String>,
+    /// The clock latte reads (`TSC`, `OS monotonic clock`, ...).
+    pub clock: String,
+    /// Why that clock.
+    pub clock_reason: String,
+    /// CPUID's invariant-TSC bit (x86_64), if known.
+    pub invariant_tsc: Option<bool>,
+    /// Running under a hypervisor, if known.
+    pub hypervisor: Option<bool>,
+    /// The kernel clocksource when latte chose its clock.
+    pub clocksource_at_start: Option<String>,
+    /// The kernel clocksource when the report was made.
+    pub clocksource_now: Option<String>,
+    /// CPU 0's frequency governor, if known.
+    pub governor: Option<String>,
+    /// The kernel's isolated CPUs, if known.
+    pub isolated_cpus: Option<String>,
+    /// Things a performance engineer would want to know before trusting the numbers.
+    pub warnings: Vec<String>,
+}
+
+impl Environment {
+    /// The environment now, with `extra` warnings (from the data) appended.
+    pub fn current(extra: Vec<String>) -> Environment {
+        let facts = crate::clock::facts();
+        let decision = crate::clock::decision();
+        let now = gather::current_clocksource();
+        let mut warnings = Vec::new();
+        if !decision.hardware {
+            warnings.push(format!(
+                "latte reads the OS monotonic clock, not the hardware counter: {}",
+                decision.reason
+            ));
+        }
+        if facts.hypervisor == Some(true) {
+            warnings.push(
+                "running under a hypervisor: the counter and scheduling are virtualised; compare runs on the \
+                 same host, and expect preemptions the guest cannot see"
+                    .into(),
+            );
+        }
+        if let Some(g) = facts.governor.as_deref().filter(|g| *g != "performance") {
+            warnings.push(format!(
+                "CPU frequency governor is `{g}`, not `performance`: the core's speed can change under the \
+                 measurement (cycle counts of the same work will vary)"
+            ));
+        }
+        if let (Some(a), Some(b)) = (&facts.kernel_clocksource, &now)
+            && a != b
+        {
+            warnings.push(format!(
+                "the kernel clocksource changed from `{a}` to `{b}` during the run: the kernel stopped \
+                 trusting `{a}`; timings from before and after may not compare"
+            ));
+        }
+        warnings.extend(extra);
+        Environment {
+            cpu_model: facts.cpu_model.clone(),
+            clock: crate::clock::source().to_string(),
+            clock_reason: decision.reason.clone(),
+            invariant_tsc: facts.invariant_tsc,
+            hypervisor: facts.hypervisor,
+            clocksource_at_start: facts.kernel_clocksource.clone(),
+            clocksource_now: now,
+            governor: facts.governor.clone(),
+            isolated_cpus: facts.isolated_cpus.clone(),
+            warnings,
+        }
+    }
+}

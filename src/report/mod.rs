@@ -69,6 +69,9 @@ pub struct Report {
     /// latte's own memory when the report was made (`None` for reports built from a
     /// stored capture).
     pub footprint: Option<crate::Footprint>,
+    /// The machine and clock the numbers rest on, with warnings (`None` for reports
+    /// built from a stored capture).
+    pub environment: Option<crate::platform::Environment>,
 }
 
 /// The measured cost of the instrumentation itself, in the report's unit.

@@ -310,6 +310,43 @@ fn header(report: &Report) -> Vec<Line> {
     lines
 }
 
+/// The ENVIRONMENT block: facts, the clock and why, then one line per warning.
+fn environment(env: &crate::platform::Environment) -> Vec<Line> {
+    let known = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+    let yes_no = |v: Option<bool>| match v {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "unknown",
+    };
+    let clocksource = match (&env.clocksource_at_start, &env.clocksource_now) {
+        (Some(a), Some(b)) if a == b => format!("{a} (unchanged since start)"),
+        (Some(a), Some(b)) => format!("{a} at start, {b} now: CHANGED"),
+        (a, b) => format!("{} at start, {} now", known(a), known(b)),
+    };
+    let mut lines = vec![
+        Line::Text("ENVIRONMENT".into()),
+        Line::Text(format!(
+            "cpu: {}; hypervisor: {}; invariant TSC: {}; governor: {}; isolated CPUs: {}",
+            known(&env.cpu_model),
+            yes_no(env.hypervisor),
+            yes_no(env.invariant_tsc),
+            known(&env.governor),
+            known(&env.isolated_cpus)
+        )),
+        Line::Text(format!(
+            "clock: {}, because {}",
+            env.clock, env.clock_reason
+        )),
+        Line::Text(format!("kernel clocksource: {clocksource}")),
+    ];
+    lines.extend(
+        env.warnings
+            .iter()
+            .map(|w| Line::Text(format!("warning: {w}"))),
+    );
+    lines
+}
+
 /// A byte count in KiB, MiB or GiB.
 fn bytes(n: u64) -> String {
     match n {
@@ -454,6 +491,9 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     let inner = cols.width().max(OVERHEAD_LABEL + 3 * OVERHEAD_CELL);
 
     let mut blocks: Vec<Vec<Line>> = Vec::new();
+    if let Some(env) = &report.environment {
+        blocks.push(environment(env));
+    }
     if let Some(o) = &report.overhead {
         blocks.push(overhead(o, report.unit));
     }

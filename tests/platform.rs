@@ -1,0 +1,316 @@
+//! Platform detection: a table of platform facts and the clock latte must choose for
+//! each. `decide` is pure, so every case is a row.
+
+use latte::platform::{ClockChoice, Facts, decide};
+
+/// A modern x86_64 host: TSC, RDTSCP, invariant, kernel on `tsc`, cheap reads.
+fn x86() -> Facts {
+    Facts {
+        arch: "x86_64".into(),
+        tsc: Some(true),
+        rdtscp: Some(true),
+        invariant_tsc: Some(true),
+        constant_tsc: Some(true),
+        nonstop_tsc: Some(true),
+        hypervisor: Some(false),
+        kernel_clocksource: Some("tsc".into()),
+        counter_read_ns: Some(8.0),
+        os_clock_read_ns: Some(20.0),
+        ..Facts::default()
+    }
+}
+
+fn aarch64() -> Facts {
+    Facts {
+        arch: "aarch64".into(),
+        counter_hz: Some(24_000_000),
+        counter_read_ns: Some(6.0),
+        kernel_clocksource: Some("arch_sys_counter".into()),
+        ..Facts::default()
+    }
+}
+
+/// (fixture name, facts, choice, expected: hardware?, words the reason must contain)
+fn fixtures() -> Vec<(&'static str, Facts, ClockChoice, bool, &'static str)> {
+    use ClockChoice::*;
+    vec![
+        (
+            "bare metal, kernel on tsc",
+            x86(),
+            Auto,
+            true,
+            "kernel itself",
+        ),
+        (
+            "KVM guest, kernel on tsc (this machine)",
+            Facts {
+                hypervisor: Some(true),
+                ..x86()
+            },
+            Auto,
+            true,
+            "kernel itself",
+        ),
+        (
+            "KVM guest on kvm-clock, invariant TSC passed through",
+            Facts {
+                hypervisor: Some(true),
+                kernel_clocksource: Some("kvm-clock".into()),
+                ..x86()
+            },
+            Auto,
+            true,
+            "invariant",
+        ),
+        (
+            "KVM guest on kvm-clock, no invariant bit, no flags",
+            Facts {
+                hypervisor: Some(true),
+                kernel_clocksource: Some("kvm-clock".into()),
+                invariant_tsc: Some(false),
+                constant_tsc: Some(false),
+                nonstop_tsc: Some(false),
+                ..x86()
+            },
+            Auto,
+            false,
+            "kvm-clock",
+        ),
+        (
+            "Hyper-V TSC page, invariant bit hidden but constant+nonstop flags",
+            Facts {
+                hypervisor: Some(true),
+                kernel_clocksource: Some("hyperv_clocksource_tsc_page".into()),
+                invariant_tsc: Some(false),
+                ..x86()
+            },
+            Auto,
+            true,
+            "invariant",
+        ),
+        (
+            "TSC without the invariant bit (old CPU), kernel on hpet",
+            Facts {
+                invariant_tsc: Some(false),
+                constant_tsc: Some(false),
+                nonstop_tsc: Some(false),
+                kernel_clocksource: Some("hpet".into()),
+                ..x86()
+            },
+            Auto,
+            false,
+            "unstable",
+        ),
+        (
+            "invariant TSC but the kernel marked it unstable (acpi_pm)",
+            Facts {
+                kernel_clocksource: Some("acpi_pm".into()),
+                ..x86()
+            },
+            Auto,
+            false,
+            "acpi_pm",
+        ),
+        (
+            "missing CPUID leaf 0x80000007, kernel on tsc",
+            Facts {
+                invariant_tsc: None,
+                constant_tsc: None,
+                nonstop_tsc: None,
+                ..x86()
+            },
+            Auto,
+            true,
+            "kernel itself",
+        ),
+        (
+            "missing CPUID leaf 0x80000007, clocksource unknown (not Linux)",
+            Facts {
+                invariant_tsc: None,
+                constant_tsc: None,
+                nonstop_tsc: None,
+                kernel_clocksource: None,
+                ..x86()
+            },
+            Auto,
+            false,
+            "no evidence",
+        ),
+        (
+            "invariant TSC, clocksource unknown (not Linux)",
+            Facts {
+                kernel_clocksource: None,
+                ..x86()
+            },
+            Auto,
+            true,
+            "invariant",
+        ),
+        (
+            "slow RDTSC: trapped by the hypervisor",
+            Facts {
+                hypervisor: Some(true),
+                counter_read_ns: Some(1_200.0),
+                ..x86()
+            },
+            Auto,
+            false,
+            "trapped",
+        ),
+        (
+            "no RDTSCP",
+            Facts {
+                rdtscp: Some(false),
+                ..x86()
+            },
+            Auto,
+            false,
+            "RDTSCP",
+        ),
+        (
+            "no TSC at all",
+            Facts {
+                tsc: Some(false),
+                ..x86()
+            },
+            Auto,
+            false,
+            "no TSC",
+        ),
+        (
+            "aarch64 generic timer",
+            aarch64(),
+            Auto,
+            true,
+            "fixed frequency",
+        ),
+        (
+            "aarch64 with CNTFRQ_EL0 unset",
+            Facts {
+                counter_hz: Some(0),
+                ..aarch64()
+            },
+            Auto,
+            false,
+            "CNTFRQ_EL0",
+        ),
+        (
+            "riscv64: no counter latte reads",
+            Facts {
+                arch: "riscv64".into(),
+                ..Facts::default()
+            },
+            Auto,
+            false,
+            "no hardware counter",
+        ),
+        (
+            "forced OS clock on a perfect TSC",
+            x86(),
+            Os,
+            false,
+            "forced",
+        ),
+        (
+            "forced hardware counter despite no invariant bit",
+            Facts {
+                invariant_tsc: Some(false),
+                constant_tsc: Some(false),
+                kernel_clocksource: Some("hpet".into()),
+                ..x86()
+            },
+            Hardware,
+            true,
+            "forced",
+        ),
+        (
+            "forced hardware counter on riscv64",
+            Facts {
+                arch: "riscv64".into(),
+                ..Facts::default()
+            },
+            Hardware,
+            false,
+            "none latte can read",
+        ),
+        (
+            "nothing known at all (x86_64)",
+            Facts {
+                arch: "x86_64".into(),
+                ..Facts::default()
+            },
+            Auto,
+            false,
+            "no evidence",
+        ),
+    ]
+}
+
+#[test]
+fn detection_table() {
+    let mut failures = Vec::new();
+    let table = fixtures();
+    assert!(table.len() >= 12);
+    for (name, facts, choice, hardware, reason) in &table {
+        let d = decide(facts, *choice);
+        println!(
+            "{:<66} -> {:<8} {}",
+            name,
+            if d.hardware { "hardware" } else { "OS" },
+            d.reason
+        );
+        if d.hardware != *hardware || !d.reason.contains(reason) {
+            failures.push(format!(
+                "{name}: got {d:?}, expected hardware={hardware} with reason containing {reason:?}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn decide_is_pure() {
+    for (_, facts, choice, _, _) in fixtures() {
+        assert_eq!(decide(&facts, choice), decide(&facts.clone(), choice));
+    }
+}
+
+#[test]
+fn this_machine_gathers_facts_and_explains_its_choice() {
+    let facts = latte::clock::facts();
+    assert_eq!(facts.arch, std::env::consts::ARCH);
+    assert!(facts.os_clock_read_ns.is_some_and(|ns| ns > 0.0));
+    let decision = latte::clock::decision();
+    assert!(!decision.reason.is_empty());
+    // What was decided is what is read (unless LATTE_CLOCK forced the OS clock).
+    assert_eq!(
+        decision.hardware,
+        latte::clock::source() != latte::clock::Source::OsMonotonic
+    );
+}
+
+#[test]
+fn the_report_warns_when_fast_mode_samples_are_pooled_across_threads() {
+    let record = || {
+        latte::latte_start!("env_pooled");
+        latte::latte_stop!("env_pooled");
+    };
+    record();
+    std::thread::spawn(record).join().unwrap();
+    let report = latte::Report::collect(&latte::ReportOptions::default());
+    let env = report.environment.expect("collect() fills the environment");
+    assert!(
+        env.warnings.iter().any(
+            |w| w.contains("Fast-mode samples are compared across threads")
+                && w.contains("env_pooled")
+        ),
+        "{:#?}",
+        env.warnings
+    );
+    let cal = latte::calibration();
+    assert_eq!(
+        env.warnings.iter().any(|w| w.contains("advances in steps")),
+        cal.resolution > 1
+    );
+    assert_eq!(env.clock, latte::clock::source().to_string());
+}
