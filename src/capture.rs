@@ -226,10 +226,11 @@ fn collect(only: Option<u32>) -> Capture {
         let quiet = exited || me.as_ref().is_some_and(|me| Arc::ptr_eq(me, thread));
         let components = thread
             .rings()
-            .into_iter()
+            .iter()
             .filter(|(i, _)| wanted(i))
             .map(|(i, ring)| {
-                let RingRead { seen, first, .. } = read_live(&ring, quiet, &mut buf);
+                let i = *i;
+                let RingRead { seen, first, .. } = read_live(ring, quiet, &mut buf);
                 let samples = buf.iter().map(|&w| Sample::from_bits(w)).collect();
                 (i, seen, ring.capacity(), first, samples)
             })
@@ -425,7 +426,7 @@ impl Cursor {
 pub(crate) fn own_samples(idx: u32) -> Vec<u64> {
     let mut out = Vec::new();
     if let Some(me) = local::current_shared() {
-        for (_, ring) in me.rings().into_iter().filter(|(i, _)| *i == idx) {
+        for (_, ring) in me.rings().iter().filter(|(i, _)| *i == idx) {
             ring.read(true, &mut out);
         }
     }

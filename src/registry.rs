@@ -26,13 +26,17 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::{Arc, LazyLock, PoisonError};
 
+/// A thread's rings with their id indices, in order of first use.
+pub(crate) type RingList = Arc<Vec<(u32, Arc<Ring>)>>;
+
 /// What one thread shares with readers.
 pub(crate) struct ThreadShared {
     /// 1-based order in which threads first recorded.
     pub(crate) serial: u64,
     /// The thread's name, or `thread-<serial>` when it has none.
     pub(crate) name: String,
-    rings: Mutex<Vec<(u32, Arc<Ring>)>>,
+    /// Copy-on-write: readers clone the `Arc`, the owner swaps in a new list.
+    rings: Mutex<RingList>,
     exited: AtomicBool,
     /// latte's own threads (calibration): hidden from captures and reports.
     internal: AtomicBool,
@@ -90,19 +94,25 @@ impl ThreadShared {
         ThreadShared {
             serial,
             name,
-            rings: Mutex::new(Vec::new()),
+            rings: Mutex::new(Arc::new(Vec::new())),
             exited: AtomicBool::new(false),
             internal: AtomicBool::new(false),
             counters: Counters::default(),
         }
     }
 
+    /// Adds a ring (owning thread only): the new list is built outside the lock, and
+    /// the old one is freed outside it.
     pub(crate) fn add_ring(&self, id: u32, ring: Arc<Ring>) {
-        lock(&self.rings).push((id, ring));
+        let mut list = Vec::clone(&self.rings());
+        list.push((id, ring));
+        let list = Arc::new(list);
+        let old = std::mem::replace(&mut *lock(&self.rings), list);
+        drop(old);
     }
 
-    /// The thread's rings, in order of first use.
-    pub(crate) fn rings(&self) -> Vec<(u32, Arc<Ring>)> {
+    /// The thread's rings, in order of first use (an `Arc` clone under the lock).
+    pub(crate) fn rings(&self) -> RingList {
         lock(&self.rings).clone()
     }
 
@@ -166,23 +176,25 @@ pub(crate) fn set_max_exited(n: usize) {
     MAX_EXITED.store(n, std::sync::atomic::Ordering::Relaxed);
 }
 
-#[derive(Default)]
-struct Lists {
-    live: Vec<Arc<ThreadShared>>,
-    exited: Vec<Arc<Compacted>>,
-    folded: Option<Arc<Folded>>,
-}
-
-/// A consistent view of every thread, taken under the lock (cheap: `Arc` clones).
-pub(crate) struct View {
+/// Every thread latte knows, as one immutable value: a reader takes the whole
+/// (consistent) set by cloning one `Arc`; a writer builds a new set and swaps it in.
+#[derive(Clone, Default)]
+pub(crate) struct Lists {
     pub(crate) live: Vec<Arc<ThreadShared>>,
     pub(crate) exited: Vec<Arc<Compacted>>,
     pub(crate) folded: Option<Arc<Folded>>,
 }
 
+/// A consistent view of every thread.
+pub(crate) type View = Arc<Lists>;
+
 /// The list of threads and their memory.
+///
+/// No lock here is held across an allocation, a free or I/O: under `lists` a reader
+/// clones an `Arc` and a writer compares and swaps one; under `pool` rings are moved
+/// in and out of a vector whose capacity is reserved up front.
 pub(crate) struct Registry {
-    lists: Mutex<Lists>,
+    lists: Mutex<Arc<Lists>>,
     next_serial: AtomicU64,
     pool: Mutex<Vec<Ring>>,
 }
@@ -193,9 +205,9 @@ const POOL_RINGS: usize = 16;
 impl Registry {
     pub(crate) fn new() -> Registry {
         Registry {
-            lists: Mutex::new(Lists::default()),
+            lists: Mutex::new(Arc::new(Lists::default())),
             next_serial: AtomicU64::new(1),
-            pool: Mutex::new(Vec::new()),
+            pool: Mutex::new(Vec::with_capacity(POOL_RINGS)),
         }
     }
 
@@ -206,17 +218,34 @@ impl Registry {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = name.map_or_else(|| format!("thread-{serial}"), str::to_owned);
         let shared = Arc::new(ThreadShared::new(serial, name));
-        lock(&self.lists).live.push(shared.clone());
+        self.update(|lists| {
+            let mut next = lists.clone();
+            next.live.push(shared.clone());
+            next
+        });
         shared
     }
 
     /// Every thread, live or exited, in one consistent view.
     pub(crate) fn view(&self) -> View {
-        let lists = lock(&self.lists);
-        View {
-            live: lists.live.clone(),
-            exited: lists.exited.clone(),
-            folded: lists.folded.clone(),
+        lock(&self.lists).clone()
+    }
+
+    /// Replaces the lists by `change(current)`, built outside the lock; if another
+    /// writer swapped in between, builds again from theirs. The replaced lists are
+    /// freed after the lock is released.
+    fn update(&self, mut change: impl FnMut(&Lists) -> Lists) {
+        loop {
+            let current = self.view();
+            let next = Arc::new(change(&current));
+            let mut guard = lock(&self.lists);
+            if Arc::ptr_eq(&guard, &current) {
+                let old = std::mem::replace(&mut *guard, next);
+                drop(guard);
+                drop(old);
+                return;
+            }
+            drop(guard); // `next` is freed after this, outside the lock
         }
     }
 
@@ -235,8 +264,9 @@ impl Registry {
     /// Replaces exited threads by compact copies of their retained samples and
     /// recycles freed rings. Returns how many threads it compacted.
     pub(crate) fn compact(&self) -> usize {
-        // 1. Which threads have exited (clones only, under the lock).
-        let done: Vec<Arc<ThreadShared>> = lock(&self.lists)
+        // 1. Which threads have exited.
+        let done: Vec<Arc<ThreadShared>> = self
+            .view()
             .live
             .iter()
             .filter(|t| t.exited())
@@ -254,8 +284,9 @@ impl Registry {
             .map(|t| {
                 let components = t
                     .rings()
-                    .into_iter()
+                    .iter()
                     .map(|(id, ring)| {
+                        let id = *id;
                         let mut samples = Vec::new();
                         let read = ring.read(true, &mut samples);
                         CompactRing {
@@ -275,26 +306,24 @@ impl Registry {
             })
             .collect();
         // 3. Swap them in, in one step.
-        {
-            let mut lists = lock(&self.lists);
-            lists
-                .live
+        self.update(|lists| {
+            let mut next = lists.clone();
+            next.live
                 .retain(|t| !done.iter().any(|d| Arc::ptr_eq(d, t)));
-            lists.exited.extend(compacted.iter().cloned());
-            lists.exited.sort_by_key(|c| c.serial);
-        }
+            next.exited.extend(compacted.iter().cloned());
+            next.exited.sort_by_key(|c| c.serial);
+            next
+        });
         let n = done.len();
         // 4. Recycle rings nothing else holds.
         for thread in done {
-            if let Some(thread) = Arc::into_inner(thread) {
-                for (_, ring) in thread
-                    .rings
-                    .into_inner()
-                    .unwrap_or_else(PoisonError::into_inner)
-                {
-                    if let Some(ring) = Arc::into_inner(ring) {
-                        self.recycle(ring);
-                    }
+            let rings = Arc::into_inner(thread)
+                .map(|t| t.rings.into_inner().unwrap_or_else(PoisonError::into_inner))
+                .and_then(Arc::into_inner)
+                .unwrap_or_default();
+            for (_, ring) in rings {
+                if let Some(ring) = Arc::into_inner(ring) {
+                    self.recycle(ring);
                 }
             }
         }
@@ -306,14 +335,9 @@ impl Registry {
     /// capture, so a periodic report never misses a folded thread's samples.
     pub(crate) fn fold_excess(&self) {
         let max_exited = MAX_EXITED.load(std::sync::atomic::Ordering::Relaxed);
-        let (threads, current) = {
-            let mut lists = lock(&self.lists);
-            let n = lists.exited.len().saturating_sub(max_exited);
-            (
-                lists.exited.drain(..n).collect::<Vec<_>>(),
-                lists.folded.clone(),
-            )
-        };
+        let view = self.view();
+        let n = view.exited.len().saturating_sub(max_exited);
+        let (threads, current) = (view.exited[..n].to_vec(), view.folded.clone());
         if threads.is_empty() {
             return;
         }
@@ -355,16 +379,28 @@ impl Registry {
                 slot.samples.drain(..excess);
             }
         }
-        // Only this function replaces the fold, and it runs one at a time
-        // (`HOUSEKEEPING`), so `current` is still the fold in place.
-        lock(&self.lists).folded = Some(Arc::new(folded));
+        // Remove the folded threads and install the new fold in one swap, so a reader
+        // sees each thread either compacted or folded, never neither. Only this
+        // function replaces the fold, one call at a time (`HOUSEKEEPING`), so
+        // `current` is still the fold in place.
+        let folded = Arc::new(folded);
+        self.update(|lists| {
+            let mut next = lists.clone();
+            next.exited
+                .retain(|c| !threads.iter().any(|t| Arc::ptr_eq(t, c)));
+            next.folded = Some(folded.clone());
+            next
+        });
     }
 
     fn recycle(&self, ring: Ring) {
         ring.reset();
         let mut pool = lock(&self.pool);
         if pool.len() < POOL_RINGS {
-            pool.push(ring);
+            pool.push(ring); // within the reserved capacity: no allocation
+        } else {
+            drop(pool);
+            drop(ring); // freed outside the lock
         }
     }
 
@@ -379,7 +415,7 @@ impl Registry {
         };
         for t in &view.live {
             f.bytes += PER_THREAD_BYTES;
-            for (_, ring) in t.rings() {
+            for (_, ring) in t.rings().iter() {
                 f.rings += 1;
                 f.ring_bytes_reserved += ring.capacity() as u64 * 8;
                 f.bytes += ring.resident_bytes();
@@ -454,7 +490,7 @@ mod loom_model {
             "a thread listed twice"
         );
         for t in &view.live {
-            for (_, ring) in t.rings() {
+            for (_, ring) in t.rings().iter() {
                 let mut out = Vec::new();
                 let read = ring.read(t.exited(), &mut out);
                 for (k, v) in out.iter().enumerate() {

@@ -225,6 +225,7 @@ impl Builder {
                 tx,
                 handle: Some(handle),
                 sink_errors,
+                pid: std::process::id(),
             }),
             Err(e) => {
                 RUNNING.store(false, Ordering::Release);
@@ -252,6 +253,9 @@ pub struct Guard {
     tx: Sender<Command>,
     handle: Option<JoinHandle<()>>,
     sink_errors: Arc<AtomicU64>,
+    /// The process that started the agent: in a forked child the drain thread does
+    /// not exist (threads do not survive `fork`), so the guard does nothing there.
+    pid: u32,
 }
 
 impl core::fmt::Debug for Guard {
@@ -265,6 +269,9 @@ impl core::fmt::Debug for Guard {
 
 impl Guard {
     fn ask<T>(&self, command: impl FnOnce(Sender<T>) -> Command) -> Result<T, Error> {
+        if std::process::id() != self.pid {
+            return Err(Error::AgentStopped); // a forked child: no drain thread here
+        }
         let (reply, answer) = bounded(1);
         self.tx
             .send(command(reply))
@@ -304,6 +311,11 @@ impl Guard {
         let Some(handle) = self.handle.take() else {
             return Ok(());
         };
+        if std::process::id() != self.pid {
+            // A forked child: the thread is the parent's; leave it (and the flag) alone.
+            std::mem::forget(handle);
+            return Ok(());
+        }
         let result = self.ask(Command::Shutdown).and_then(|r| r);
         let _ = handle.join();
         RUNNING.store(false, Ordering::Release);
