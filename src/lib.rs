@@ -140,4 +140,10 @@ struct ReadmeDoctest;
 pub mod __private {
     pub use crate::clock::Mode;
     pub use crate::record::{Id, Timer, pulse, scope, start, stop};
+
+    /// Test support: whether the calling thread holds one of latte's registry locks
+    /// (debug builds; always `false` in release).
+    pub fn registry_lock_held() -> bool {
+        crate::registry::lock_held()
+    }
 }

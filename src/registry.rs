@@ -83,10 +83,51 @@ pub(crate) fn bump(counter: &AtomicU64, n: u64) {
 /// record from another thread-local's destructor after latte's own ran).
 pub(crate) static TEARDOWN_DROPS: AtomicU64 = AtomicU64::new(0);
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+fn lock<T>(m: &Mutex<T>) -> Locked<'_, T> {
     // Every critical section here is a push, a swap or a clone: a panic cannot leave
     // the data half-updated, so a poisoned lock is safe to use.
-    m.lock().unwrap_or_else(PoisonError::into_inner)
+    let guard = m.lock().unwrap_or_else(PoisonError::into_inner);
+    #[cfg(debug_assertions)]
+    HELD.with(|h| h.set(h.get() + 1));
+    Locked(guard)
+}
+
+#[cfg(debug_assertions)]
+thread_local! {
+    /// Registry locks the thread holds (debug builds): lets a test's allocator check
+    /// that nothing is allocated or freed under one.
+    static HELD: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether the calling thread holds a registry lock (always `false` in release).
+pub(crate) fn lock_held() -> bool {
+    #[cfg(debug_assertions)]
+    return HELD.try_with(|h| h.get() > 0).unwrap_or(false);
+    #[cfg(not(debug_assertions))]
+    return false;
+}
+
+/// A registry lock guard; in debug builds it keeps [`lock_held`] true while it lives.
+struct Locked<'a, T>(MutexGuard<'a, T>);
+
+impl<T> std::ops::Deref for Locked<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> std::ops::DerefMut for Locked<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
+
+impl<T> Drop for Locked<'_, T> {
+    fn drop(&mut self) {
+        #[cfg(debug_assertions)]
+        let _ = HELD.try_with(|h| h.set(h.get() - 1));
+    }
 }
 
 impl ThreadShared {
