@@ -22,7 +22,7 @@
 use crate::capture::Anomalies;
 use crate::record::ring::Ring;
 use crate::sync::{AtomicBool, Mutex, MutexGuard, Ordering};
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::{Arc, LazyLock, PoisonError};
 
@@ -231,11 +231,16 @@ pub(crate) type View = Arc<Lists>;
 
 /// The list of threads and their memory.
 ///
-/// No lock here is held across an allocation, a free or I/O: under `lists` a reader
-/// clones an `Arc` and a writer compares and swaps one; under `pool` rings are moved
-/// in and out of a vector whose capacity is reserved up front.
+/// No lock a reader takes is held across an allocation, a free or I/O: under `lists`
+/// a reader clones an `Arc` and a writer swaps one; under `pool` rings are moved in and
+/// out of a vector whose capacity is reserved up front. Writers (cold paths) take
+/// turns on `writers` and build their new lists there.
 pub(crate) struct Registry {
     lists: Mutex<Arc<Lists>>,
+    /// Serialises writers (registration, compaction, folding: cold paths only), so a
+    /// writer builds its new lists once instead of retrying against the others. Readers
+    /// never take it. Allocation happens under this lock, never under `lists`.
+    writers: Mutex<()>,
     next_serial: AtomicU64,
     pool: Mutex<Vec<Ring>>,
 }
@@ -247,6 +252,7 @@ impl Registry {
     pub(crate) fn new() -> Registry {
         Registry {
             lists: Mutex::new(Arc::new(Lists::default())),
+            writers: Mutex::new(()),
             next_serial: AtomicU64::new(1),
             pool: Mutex::new(Vec::with_capacity(POOL_RINGS)),
         }
@@ -272,22 +278,17 @@ impl Registry {
         lock(&self.lists).clone()
     }
 
-    /// Replaces the lists by `change(current)`, built outside the lock; if another
-    /// writer swapped in between, builds again from theirs. The replaced lists are
-    /// freed after the lock is released.
-    fn update(&self, mut change: impl FnMut(&Lists) -> Lists) {
-        loop {
-            let current = self.view();
-            let next = Arc::new(change(&current));
-            let mut guard = lock(&self.lists);
-            if Arc::ptr_eq(&guard, &current) {
-                let old = std::mem::replace(&mut *guard, next);
-                drop(guard);
-                drop(old);
-                return;
-            }
-            drop(guard); // `next` is freed after this, outside the lock
-        }
+    /// Replaces the lists by `change(current)`. Writers take turns (`writers`), so the
+    /// new lists are built once, outside the lock readers take; that lock is held only
+    /// to swap one `Arc`, and the replaced lists are freed after it is released.
+    fn update(&self, change: impl FnOnce(&Lists) -> Lists) {
+        // Not `lock()`: building the new lists (allocating) under the writers' turn is
+        // the point; readers never wait for it.
+        let _turn = self.writers.lock().unwrap_or_else(PoisonError::into_inner);
+        let current = self.view();
+        let next = Arc::new(change(&current));
+        let old = std::mem::replace(&mut *lock(&self.lists), next);
+        drop(old);
     }
 
     /// A ring of `capacity`, recycled if the pool has one.
@@ -349,8 +350,8 @@ impl Registry {
         // 3. Swap them in, in one step.
         self.update(|lists| {
             let mut next = lists.clone();
-            next.live
-                .retain(|t| !done.iter().any(|d| Arc::ptr_eq(d, t)));
+            let gone: HashSet<*const ThreadShared> = done.iter().map(Arc::as_ptr).collect();
+            next.live.retain(|t| !gone.contains(&Arc::as_ptr(t)));
             next.exited.extend(compacted.iter().cloned());
             next.exited.sort_by_key(|c| c.serial);
             next
@@ -427,8 +428,9 @@ impl Registry {
         let folded = Arc::new(folded);
         self.update(|lists| {
             let mut next = lists.clone();
+            let folded_now: HashSet<*const Compacted> = threads.iter().map(Arc::as_ptr).collect();
             next.exited
-                .retain(|c| !threads.iter().any(|t| Arc::ptr_eq(t, c)));
+                .retain(|c| !folded_now.contains(&Arc::as_ptr(c)));
             next.folded = Some(folded.clone());
             next
         });

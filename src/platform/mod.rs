@@ -1,7 +1,7 @@
 //! Can the hardware counter be trusted? Platform facts, and a pure decision over them.
 //!
 //! [`decide`] is a pure function of [`Facts`], so every case is a table row in the
-//! tests; [`Facts::gather`] reads them from the machine (CPUID, `/proc/cpuinfo`, the
+//! tests; [`gather`] reads them from the machine (CPUID, `/proc/cpuinfo`, the
 //! kernel's clocksource, the cost of a counter read). A missing fact is `None` and is
 //! shown as "unknown", never an error.
 
@@ -16,18 +16,18 @@ pub struct Facts {
     pub arch: String,
     /// CPU model name.
     pub cpu_model: Option<String>,
-    /// CPUID.1:EDX.TSC: the CPU has a time-stamp counter.
+    /// `CPUID.1:EDX.TSC`: the CPU has a time-stamp counter.
     pub tsc: Option<bool>,
-    /// CPUID.80000001H:EDX.RDTSCP.
+    /// `CPUID.80000001H:EDX.RDTSCP`.
     pub rdtscp: Option<bool>,
-    /// CPUID.80000007H:EDX[8]: the TSC runs at a constant rate in every P-, C- and
+    /// `CPUID.80000007H:EDX[8]`: the TSC runs at a constant rate in every P-, C- and
     /// T-state (`None` when the CPU does not have that leaf).
     pub invariant_tsc: Option<bool>,
     /// The kernel's `constant_tsc` flag.
     pub constant_tsc: Option<bool>,
     /// The kernel's `nonstop_tsc` flag.
     pub nonstop_tsc: Option<bool>,
-    /// CPUID.1:ECX[31]: running under a hypervisor.
+    /// `CPUID.1:ECX[31]`: running under a hypervisor.
     pub hypervisor: Option<bool>,
     /// The kernel's current clocksource (`tsc`, `kvm-clock`, `hpet`, ...).
     pub kernel_clocksource: Option<String>,
