@@ -156,8 +156,8 @@ impl Local {
     #[inline(always)]
     pub(crate) fn finish(&self, idx: u32, tag: u64, start_ticks: u64, mode: Mode, now: Stamp) {
         let start_mode = tag & START_MASK;
-        // Known only when both reads came from RDTSCP; `mode` is a constant at every
-        // macro call site, so for a Fast stop this folds away.
+        // Known only when both reads came from RDTSCP. (Stop reaches this through one
+        // shared `LocalKey::try_with`, so `mode` is a run-time value here: a `cmov`.)
         let migrated = mode != Mode::Fast
             && start_mode != (Mode::Fast as u64) << START_SHIFT
             && (tag >> CPU_SHIFT) & CPU_MASK != u64::from(now.cpu) & CPU_MASK;
