@@ -85,6 +85,19 @@ fn invalid_options_are_errors_and_change_nothing() {
     assert_eq!(latte::ring_capacity(), before);
     let err = latte::builder().stack_depth(0).start().unwrap_err();
     assert_eq!(err, Error::StackDepth { requested: 0 });
+    // Asking for the other clock than the one already read is refused.
+    let other = if latte::clock::decision().hardware {
+        latte::platform::ClockChoice::Os
+    } else {
+        latte::platform::ClockChoice::Hardware
+    };
+    if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+        // Both clocks exist here, so the other one is a real change.
+        assert!(matches!(
+            latte::builder().clock(other).start().unwrap_err(),
+            Error::ClockAlreadySelected { .. }
+        ));
+    }
     let zero = std::time::Duration::ZERO;
     assert_eq!(
         latte::builder().periodic(zero).start().unwrap_err(),

@@ -71,6 +71,7 @@ pub enum Format {
 
 /// Settings for the agent. Invalid values are reported by [`start`](Builder::start).
 pub struct Builder {
+    clock: Option<crate::platform::ClockChoice>,
     ring_capacity: Option<usize>,
     stack_depth: Option<usize>,
     options: ReportOptions,
@@ -84,6 +85,7 @@ pub struct Builder {
 impl Default for Builder {
     fn default() -> Builder {
         Builder {
+            clock: None,
             ring_capacity: None,
             stack_depth: None,
             options: ReportOptions::default(),
@@ -99,6 +101,7 @@ impl Default for Builder {
 impl core::fmt::Debug for Builder {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Builder")
+            .field("clock", &self.clock)
             .field("ring_capacity", &self.ring_capacity)
             .field("stack_depth", &self.stack_depth)
             .field("options", &self.options)
@@ -112,6 +115,14 @@ impl core::fmt::Debug for Builder {
 }
 
 impl Builder {
+    /// Which clock to read: decided from the platform (`Auto`, the default) or forced.
+    /// See [`select_clock`](crate::clock::select_clock): it must be chosen before
+    /// anything records, and cannot change afterwards.
+    pub fn clock(mut self, choice: crate::platform::ClockChoice) -> Builder {
+        self.clock = Some(choice);
+        self
+    }
+
     /// Samples kept per (thread, id): a power of two (see
     /// [`set_ring_capacity`](crate::set_ring_capacity)).
     pub fn ring_capacity(mut self, samples: usize) -> Builder {
@@ -198,6 +209,12 @@ impl Builder {
             .is_err()
         {
             return Err(Error::AlreadyRunning);
+        }
+        if let Some(choice) = self.clock
+            && let Err(e) = crate::clock::select_clock(choice)
+        {
+            RUNNING.store(false, Ordering::Release);
+            return Err(e);
         }
         if let Some(n) = self.ring_capacity {
             crate::set_ring_capacity(n)?;
