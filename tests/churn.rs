@@ -1,6 +1,7 @@
 //! 10,000 short-lived threads that each record: latte's memory stays under its
 //! documented bound and every sample is accounted for.
 
+mod common;
 use latte::Id;
 
 const THREADS: usize = 10_000;
@@ -57,14 +58,7 @@ fn ten_thousand_short_lived_threads() {
     let f = latte::footprint();
     assert!(f.exited_threads <= MAX_EXITED as u64, "{f:?}");
     assert_eq!(f.exited_threads + f.folded_threads, THREADS as u64, "{f:?}");
-    // The documented bound (docs/design.md, "Memory"): live threads' rings, plus per
-    // kept exited thread ~200 B + 8 B per retained sample, plus 8 B x capacity per id for
-    // the fold, plus at most 16 pooled rings.
-    let capacity = latte::ring_capacity() as u64;
-    let bound = f.live_threads * (2048 + 4096 + 64)
-        + MAX_EXITED as u64 * (128 + 16 + 48 + 8 * PER_THREAD)
-        + (8 * capacity + 48)
-        + 16 * (4096 + 64);
+    let bound = common::churn_bound(&f, MAX_EXITED as u64, PER_THREAD);
     assert!(
         f.bytes <= bound,
         "footprint {} B over bound {bound} B: {f:?}",

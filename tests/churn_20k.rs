@@ -4,6 +4,7 @@
 //!
 //! Also prints the most ring address space reserved between waves of threads.
 
+mod common;
 use latte::Id;
 
 const THREADS: usize = 20_000;
@@ -88,14 +89,7 @@ fn twenty_thousand_short_lived_threads() {
     assert_eq!(f.exited_threads + f.folded_threads, THREADS as u64, "{f:?}");
     assert_eq!(kept.len() as u64, f.exited_threads, "{f:?}");
     assert_eq!(fc.seen, f.folded_threads * PER_THREAD, "{f:?}");
-    // The bound of tests/churn.rs (docs/design.md, "Memory"): live threads' rings, plus
-    // per kept exited thread ~200 B + 8 B per retained sample, plus 8 B x capacity per
-    // id for the fold, plus at most 16 pooled rings.
-    let capacity = latte::ring_capacity() as u64;
-    let bound = f.live_threads * (2048 + 4096 + 64)
-        + MAX_EXITED as u64 * (128 + 16 + 48 + 8 * PER_THREAD)
-        + (8 * capacity + 48)
-        + 16 * (4096 + 64);
+    let bound = common::churn_bound(&f, MAX_EXITED as u64, PER_THREAD);
     assert!(
         f.bytes <= bound,
         "footprint {} B over bound {bound} B: {f:?}",

@@ -1,6 +1,7 @@
 //! Snapshots and captures while 8 threads record: every sample whole and correctly
 //! attributed, and the totals exact once they stop. Own binary (sets the capacity).
 
+mod common;
 use latte::{Capture, Id};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -43,38 +44,8 @@ fn check(capture: &Capture, finished: bool) -> usize {
                 c.id,
                 t.name
             );
-            let seqs: Vec<u64> = c
-                .samples
-                .iter()
-                .map(|s| {
-                    assert_eq!(
-                        s.ticks() >> 40,
-                        k,
-                        "{}: sample of another thread in {}",
-                        t.name,
-                        c.id
-                    );
-                    s.ticks() & ((1 << 40) - 1)
-                })
-                .collect();
-            // Whole and in order: consecutive sequence numbers ending before `seen`.
-            assert!(
-                seqs.windows(2).all(|w| w[1] == w[0] + 1),
-                "{} {}: gap or reorder",
-                t.name,
-                c.id
-            );
+            let seqs = common::sequenced(&t.name, c, k, 40);
             assert!(c.samples.len() <= CAPACITY);
-            if let Some(&last) = seqs.last() {
-                assert!(
-                    last < c.seen,
-                    "{} {}: sample {last} beyond seen {}",
-                    t.name,
-                    c.id,
-                    c.seen
-                );
-            }
-            assert_eq!(c.seen, c.samples.len() as u64 + c.overwritten());
             if finished {
                 assert_eq!(c.seen, RECORDS, "{} {}", t.name, c.id);
                 assert_eq!(c.samples.len(), CAPACITY, "{} {}", t.name, c.id);

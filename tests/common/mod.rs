@@ -80,3 +80,51 @@ pub fn one_agent() -> std::sync::MutexGuard<'static, ()> {
     static ONE_AGENT: std::sync::Mutex<()> = std::sync::Mutex::new(());
     ONE_AGENT.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// latte's documented memory bound after thread churn (docs/design.md, "Memory"):
+/// live threads' stacks, tables and a touched ring page each; per kept exited thread
+/// ~200 B plus 8 B per retained sample; 8 B x capacity for the fold of one id; at most
+/// 16 pooled rings.
+pub fn churn_bound(f: &latte::Footprint, max_exited: u64, samples_per_thread: u64) -> u64 {
+    let capacity = latte::ring_capacity() as u64;
+    f.live_threads * (2048 + 4096 + 64)
+        + max_exited * (128 + 16 + 48 + 8 * samples_per_thread)
+        + (8 * capacity + 48)
+        + 16 * (4096 + 64)
+}
+
+/// Checks a ring written by writer `k` with values `k << seq_bits | sequence`: every
+/// sample is the writer's own, whole and in order, the first at the capture's `first`
+/// index and the last below `seen`. Returns the sequence numbers.
+pub fn sequenced(thread: &str, c: &ComponentCapture, k: u64, seq_bits: u32) -> Vec<u64> {
+    let seqs: Vec<u64> = c
+        .samples
+        .iter()
+        .map(|s| {
+            assert_eq!(
+                s.ticks() >> seq_bits,
+                k,
+                "{thread}: sample {:#x} of another thread in {}",
+                s.ticks(),
+                c.id
+            );
+            s.ticks() & ((1 << seq_bits) - 1)
+        })
+        .collect();
+    assert!(
+        seqs.windows(2).all(|w| w[1] == w[0] + 1),
+        "{thread} {}: gap or reorder",
+        c.id
+    );
+    if let (Some(&first), Some(&last)) = (seqs.first(), seqs.last()) {
+        assert_eq!(first, c.first, "{thread} {}: first", c.id);
+        assert!(
+            last < c.seen,
+            "{thread} {}: sample {last} beyond seen {}",
+            c.id,
+            c.seen
+        );
+    }
+    assert_eq!(c.seen, c.samples.len() as u64 + c.overwritten());
+    seqs
+}
