@@ -7,11 +7,25 @@ use std::time::{Duration, Instant};
 #[test]
 fn frequency_agrees_with_an_independent_measurement() {
     let cal = latte::calibration();
-    // Independent: counter ticks over an OS-clock interval, with the reads paired.
-    let (i0, t0) = (Instant::now(), clock::read(Mode::Hard).ticks);
+    // Independent: counter ticks over an OS-clock interval. Each end is one counter
+    // read bracketed by two OS-clock reads, the narrowest of 32 tries, so a preemption
+    // between the reads cannot skew it.
+    let base = Instant::now();
+    let end = || {
+        (0..32)
+            .map(|_| {
+                let a = base.elapsed().as_nanos() as f64;
+                let t = clock::read(Mode::Hard).ticks;
+                let b = base.elapsed().as_nanos() as f64;
+                (b - a, (a + b) / 2.0, t)
+            })
+            .min_by(|x, y| x.0.total_cmp(&y.0))
+            .unwrap()
+    };
+    let (_, ns0, t0) = end();
     std::thread::sleep(Duration::from_millis(30));
-    let (t1, i1) = (clock::read(Mode::Hard).ticks, Instant::now());
-    let independent = t1.wrapping_sub(t0) as f64 / (i1 - i0).as_nanos() as f64;
+    let (_, ns1, t1) = end();
+    let independent = t1.wrapping_sub(t0) as f64 / (ns1 - ns0);
     let rel = (cal.ticks_per_ns - independent).abs() / independent;
     assert!(
         rel < 0.01,

@@ -50,11 +50,15 @@ impl Calibration {
 /// The process's calibration, measured on first use (about 50 ms) and then reused.
 ///
 /// ```
+/// use latte::Mode::*;
 /// let cal = latte::calibration();
 /// assert!(cal.ticks_per_ns > 0.0 && cal.accuracy < 1e-3);
-/// // An ordered pair costs at least as much as an unordered one.
-/// use latte::Mode::*;
-/// assert!(cal.scope_overhead(Hard, Hard) >= cal.scope_overhead(Fast, Fast));
+/// assert!(cal.resolution >= 1);
+/// println!(
+///     "an empty Fast scope records {} ticks, a Hard one {}",
+///     cal.scope_overhead(Fast, Fast),
+///     cal.scope_overhead(Hard, Hard)
+/// );
 /// ```
 pub fn calibration() -> &'static Calibration {
     static CALIBRATION: OnceLock<Calibration> = OnceLock::new();
