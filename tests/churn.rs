@@ -20,18 +20,9 @@ fn ten_thousand_short_lived_threads() {
         .start()
         .unwrap();
     let mut peak_reserved = 0;
-    for wave in 0..THREADS / WAVE {
-        let handles: Vec<_> = (0..WAVE)
-            .map(|i| {
-                std::thread::Builder::new()
-                    .name(format!("churn-{}", wave * WAVE + i))
-                    .spawn(|| (0..PER_THREAD).for_each(|v| latte::record(&CHURN, v)))
-                    .unwrap()
-            })
-            .collect();
-        handles.into_iter().for_each(|h| h.join().unwrap());
+    common::churn(THREADS, WAVE, "churn-", &CHURN, PER_THREAD, |_| {
         peak_reserved = peak_reserved.max(latte::footprint().ring_bytes_reserved);
-    }
+    });
     // A report runs the drain's housekeeping: compact exited threads, fold the oldest.
     guard.report_now().unwrap();
 

@@ -29,22 +29,13 @@ fn twenty_thousand_short_lived_threads() {
     // (bytes reserved, rings, wave) at the peak; the largest `bytes` seen.
     let mut peak = (0, 0, 0);
     let mut peak_bytes = 0;
-    for wave in 0..THREADS / WAVE {
-        let handles: Vec<_> = (0..WAVE)
-            .map(|i| {
-                std::thread::Builder::new()
-                    .name(format!("{PREFIX}{}", wave * WAVE + i))
-                    .spawn(|| (0..PER_THREAD).for_each(|v| latte::record(&CHURN, v)))
-                    .unwrap()
-            })
-            .collect();
-        handles.into_iter().for_each(|h| h.join().unwrap());
+    common::churn(THREADS, WAVE, PREFIX, &CHURN, PER_THREAD, |wave| {
         let f = latte::footprint();
         if f.ring_bytes_reserved > peak.0 {
             peak = (f.ring_bytes_reserved, f.rings, wave);
         }
         peak_bytes = peak_bytes.max(f.bytes);
-    }
+    });
     let churned = started.elapsed();
     // A report runs the drain's housekeeping: compact exited threads, fold the oldest.
     guard.report_now().unwrap();

@@ -128,3 +128,28 @@ pub fn sequenced(thread: &str, c: &ComponentCapture, k: u64, seq_bits: u32) -> V
     assert_eq!(c.seen, c.samples.len() as u64 + c.overwritten());
     seqs
 }
+
+/// Runs `threads` short-lived threads named `<prefix><n>`, `wave` at a time, each
+/// recording `0..per_thread` under `id`; after each wave (all joined) calls
+/// `after_wave(wave_index)`.
+pub fn churn(
+    threads: usize,
+    wave: usize,
+    prefix: &str,
+    id: &'static latte::Id,
+    per_thread: u64,
+    mut after_wave: impl FnMut(usize),
+) {
+    for w in 0..threads / wave {
+        let handles: Vec<_> = (0..wave)
+            .map(|i| {
+                std::thread::Builder::new()
+                    .name(format!("{prefix}{}", w * wave + i))
+                    .spawn(move || (0..per_thread).for_each(|v| latte::record(id, v)))
+                    .unwrap()
+            })
+            .collect();
+        handles.into_iter().for_each(|h| h.join().unwrap());
+        after_wave(w);
+    }
+}
