@@ -47,14 +47,7 @@ fn ten_thousand_short_lived_threads() {
     assert!(folded.exited);
 
     let f = latte::footprint();
-    assert!(f.exited_threads <= MAX_EXITED as u64, "{f:?}");
-    assert_eq!(f.exited_threads + f.folded_threads, THREADS as u64, "{f:?}");
-    let bound = common::churn_bound(&f, MAX_EXITED as u64, PER_THREAD);
-    assert!(
-        f.bytes <= bound,
-        "footprint {} B over bound {bound} B: {f:?}",
-        f.bytes
-    );
+    let bound = common::assert_churn_footprint(&f, THREADS as u64, MAX_EXITED as u64, PER_THREAD);
     println!(
         "after {THREADS} threads: {f:?}; bound {bound} B; at most {peak_reserved} B of ring address space reserved at once"
     );

@@ -76,16 +76,9 @@ fn twenty_thousand_short_lived_threads() {
     );
 
     let f = latte::footprint();
-    assert!(f.exited_threads <= MAX_EXITED as u64, "{f:?}");
-    assert_eq!(f.exited_threads + f.folded_threads, THREADS as u64, "{f:?}");
     assert_eq!(kept.len() as u64, f.exited_threads, "{f:?}");
     assert_eq!(fc.seen, f.folded_threads * PER_THREAD, "{f:?}");
-    let bound = common::churn_bound(&f, MAX_EXITED as u64, PER_THREAD);
-    assert!(
-        f.bytes <= bound,
-        "footprint {} B over bound {bound} B: {f:?}",
-        f.bytes
-    );
+    let bound = common::assert_churn_footprint(&f, THREADS as u64, MAX_EXITED as u64, PER_THREAD);
     // Between waves too, compaction keeps up with the churn: exited threads give their
     // rings back, so at most the last few waves' rings are ever live (each wave's
     // threads have exited when this is measured; the one just joined, and one the drain

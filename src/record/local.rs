@@ -117,21 +117,31 @@ impl Local {
 
     #[inline(always)]
     pub(crate) fn stop(&self, idx: u32, mode: Mode, now: Stamp) {
-        let d = self.depth.get();
-        if let Some(stack) = self.stack.get() {
-            // One unsigned compare sends both the empty stack (d = 0 wraps) and the
-            // ignored frames above a full stack (d > len) to the cold path.
-            let top = d.wrapping_sub(1) as usize;
-            if top < stack.tags.len() {
-                let tag = stack.tags[top].get();
-                if tag as u32 == idx {
-                    self.depth.set(top as u32);
-                    self.finish(idx, tag, stack.ticks[top].get(), mode, now);
-                    return;
-                }
-            }
+        if !self.pop_top(idx, mode, now) {
+            self.stop_slow(idx, mode, now);
         }
-        self.stop_slow(idx, mode, now);
+    }
+
+    /// The common case of every Stop: the innermost open scope is `idx`'s. Closes and
+    /// records it; `false` (nothing changed) otherwise.
+    #[inline(always)]
+    fn pop_top(&self, idx: u32, mode: Mode, now: Stamp) -> bool {
+        let Some(stack) = self.stack.get() else {
+            return false;
+        };
+        // One unsigned compare sends both the empty stack (depth 0 wraps) and the
+        // ignored frames above a full stack (depth > len) to the caller's cold path.
+        let top = self.depth.get().wrapping_sub(1) as usize;
+        if top >= stack.tags.len() {
+            return false;
+        }
+        let tag = stack.tags[top].get();
+        if tag as u32 != idx {
+            return false;
+        }
+        self.depth.set(top as u32);
+        self.finish(idx, tag, stack.ticks[top].get(), mode, now);
+        true
     }
 
     #[inline(always)]
@@ -261,22 +271,9 @@ impl Local {
     /// stack, and the scopes above it stay open.
     #[inline(always)]
     pub(crate) fn stop_unordered(&self, idx: u32, mode: Mode, now: Stamp) {
-        let d = self.depth.get();
-        if let Some(stack) = self.stack.get() {
-            let top = d.wrapping_sub(1) as usize;
-            if top < stack.tags.len() && stack.tags[top].get() as u32 == idx {
-                self.depth.set(top as u32);
-                self.finish(
-                    idx,
-                    stack.tags[top].get(),
-                    stack.ticks[top].get(),
-                    mode,
-                    now,
-                );
-                return;
-            }
+        if !self.pop_top(idx, mode, now) {
+            self.stop_unordered_slow(idx, mode, now);
         }
-        self.stop_unordered_slow(idx, mode, now);
     }
 
     #[cfg(feature = "tracing")]

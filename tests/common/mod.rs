@@ -93,6 +93,25 @@ pub fn churn_bound(f: &latte::Footprint, max_exited: u64, samples_per_thread: u6
         + 16 * (4096 + 64)
 }
 
+/// Asserts the footprint after `threads` churned threads: at most `max_exited` kept,
+/// the rest folded, and `bytes` under [`churn_bound`]. Returns the bound.
+pub fn assert_churn_footprint(
+    f: &latte::Footprint,
+    threads: u64,
+    max_exited: u64,
+    samples_per_thread: u64,
+) -> u64 {
+    assert!(f.exited_threads <= max_exited, "{f:?}");
+    assert_eq!(f.exited_threads + f.folded_threads, threads, "{f:?}");
+    let bound = churn_bound(f, max_exited, samples_per_thread);
+    assert!(
+        f.bytes <= bound,
+        "footprint {} B over bound {bound} B: {f:?}",
+        f.bytes
+    );
+    bound
+}
+
 /// Checks a ring written by writer `k` with values `k << seq_bits | sequence`: every
 /// sample is the writer's own, whole and in order, the first at the capture's `first`
 /// index and the last below `seen`. Returns the sequence numbers.
