@@ -40,7 +40,7 @@ fn main() {
         s.spawn(|| {
             while !stop.load(Ordering::Relaxed) {
                 if reporting.load(Ordering::Relaxed) {
-                    guard.report_now().expect("report");
+                    guard.report().expect("report");
                     reports.fetch_add(1, Ordering::Relaxed);
                 } else {
                     std::thread::sleep(std::time::Duration::from_millis(1));

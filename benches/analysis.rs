@@ -8,10 +8,10 @@
 //! calibration is fixed, so runs are comparable across machines. Each configuration is
 //! timed over several repetitions after one warm-up; the median is reported.
 
-use latte::{
-    Anomalies, Calibration, Capture, Cleaning, ComponentCapture, Data, MAX_DELTA, Report,
-    ReportOptions, Sample, ThreadCapture, Unit,
-};
+use latte::analyze::Calibration;
+use latte::collect::{ComponentCapture, Sample, SampleKind, ThreadCapture};
+use latte::report::Anomalies;
+use latte::{Capture, Cleaning, Data, Mode, Report, ReportOptions, Unit};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -46,23 +46,21 @@ impl Rng {
     }
 }
 
-/// The sample tag of id `i`: scopes in each mode, a pulse and a recorded value.
-fn tag(i: usize, rng: &mut Rng) -> u64 {
-    const START: u32 = 52;
-    const STOP: u32 = 54;
-    const MIGRATED: u64 = 1 << 56;
-    let migrated = if rng.next().is_multiple_of(5_000) {
-        MIGRATED
-    } else {
-        0
+/// A sample of id `i`: scopes in each mode, a pulse and a recorded value.
+fn sample(i: usize, ticks: u64, rng: &mut Rng) -> Sample {
+    let migrated = rng.next().is_multiple_of(5_000);
+    let scope = |mode| SampleKind::Scope {
+        start: mode,
+        stop: mode,
     };
-    match i % 5 {
-        0 => 0,                                 // Fast/Fast scope
-        1 => 1 << START | 1 << STOP | migrated, // Mid/Mid scope, rarely migrated
-        2 => 2 << START | 2 << STOP | migrated, // Hard/Hard scope, rarely migrated
-        3 => 3 << START,                        // pulse
-        _ => 3 << START | 1 << STOP,            // recorded
-    }
+    let (kind, migrated) = match i % 5 {
+        0 => (scope(Mode::Fast), false),
+        1 => (scope(Mode::Mid), migrated),  // rarely migrated
+        2 => (scope(Mode::Hard), migrated), // rarely migrated
+        3 => (SampleKind::Pulse, false),
+        _ => (SampleKind::Recorded, false),
+    };
+    Sample::new(ticks, kind, migrated).expect("latency() stays within Sample::MAX_TICKS")
 }
 
 /// One latency: log-normal around `median` (sigma 0.25), 1% slow tail, 0.05% spikes of
@@ -76,7 +74,7 @@ fn latency(median: f64, rng: &mut Rng) -> u64 {
     if roll < 5 {
         v += 6_000.0 + 300_000.0 * rng.unit();
     }
-    (v as u64).min(MAX_DELTA)
+    (v as u64).min(Sample::MAX_TICKS)
 }
 
 fn synthetic_capture() -> Capture {
@@ -93,10 +91,13 @@ fn synthetic_capture() -> Capture {
                 .map(|(i, &id)| {
                     let median = 60.0 * (1 << (i % 6)) as f64 * (1.0 + 0.1 * (serial % 3) as f64);
                     let samples = (0..SAMPLES)
-                        .map(|_| Sample::from_bits(latency(median, &mut rng) | tag(i, &mut rng)))
+                        .map(|_| {
+                            let ticks = latency(median, &mut rng);
+                            sample(i, ticks, &mut rng)
+                        })
                         .collect();
                     ComponentCapture {
-                        id,
+                        name: id,
                         seen: SAMPLES as u64 * 3,
                         capacity: SAMPLES,
                         first: SAMPLES as u64 * 2,
@@ -199,7 +200,7 @@ fn main() {
     let times = time(RENDER_REPS, || {
         out.clear();
         report
-            .write_table(&mut out)
+            .write(&mut out, latte::Format::Table)
             .expect("writing to a Vec cannot fail");
         black_box(&out);
     });
@@ -210,7 +211,7 @@ fn main() {
     {
         let mut json_bytes = 0;
         let times = time(RENDER_REPS, || {
-            let json = report.to_json();
+            let json = report.to_json(latte::report::JsonStyle::Pretty);
             json_bytes = json.len();
             black_box(json);
         });

@@ -91,5 +91,12 @@ fn main() {
             }
         }
     }
-    latte::dump(&mut std::io::stdout().lock(), Unit::Time, Data::Calibrated).expect("write report");
+    let options = latte::ReportOptions {
+        unit: Unit::Time,
+        data: Data::Calibrated,
+        ..Default::default()
+    };
+    latte::Report::collect(&options)
+        .write(&mut std::io::stdout().lock(), latte::Format::Table)
+        .expect("write report");
 }

@@ -146,5 +146,12 @@ fn main() {
     feed.join().expect("market-data thread");
 
     // The seed's sample report: time units, overhead-corrected.
-    latte::dump(&mut std::io::stdout().lock(), Unit::Time, Data::Calibrated).expect("write report");
+    let options = latte::ReportOptions {
+        unit: Unit::Time,
+        data: Data::Calibrated,
+        ..Default::default()
+    };
+    latte::Report::collect(&options)
+        .write(&mut std::io::stdout().lock(), latte::Format::Table)
+        .expect("write report");
 }

@@ -1,11 +1,15 @@
-//! Recorder settings read on the cold path: ring capacity and stack depth.
+//! Every setting a user can choose, as plain data: the recorder's limits and the
+//! options of a report.
 //!
-//! Both are read when a ring or a thread's stack is first created, so a change
-//! applies to rings and threads that start recording afterwards. Set them before the
-//! instrumented code runs (the agent's builder does this for you).
+//! A leaf of the module graph: it imports nothing from the crate, so the recorder, the
+//! analysis and the renderers can all read the same definitions. The agent's
+//! [`Builder`](crate::Builder) validates and applies the recorder settings; the rules
+//! that use the cleaning constants live in `analyze/clean.rs`.
 
-use crate::Error;
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+// ----------------------------------------------------------------- recorder settings
 
 /// Samples kept per (thread, id) unless configured: 2^16, as in the C++ original.
 pub const DEFAULT_RING_CAPACITY: usize = 1 << 16;
@@ -17,66 +21,165 @@ pub const MAX_RING_CAPACITY: usize = 1 << 28;
 pub const DEFAULT_STACK_DEPTH: usize = 64;
 /// Largest accepted stack depth.
 pub const MAX_STACK_DEPTH: usize = 4096;
+/// Exited threads kept individually unless configured; older ones are folded.
+pub const DEFAULT_MAX_EXITED_THREADS: usize = 256;
 
 static RING_CAPACITY: AtomicUsize = AtomicUsize::new(DEFAULT_RING_CAPACITY);
 static STACK_DEPTH: AtomicUsize = AtomicUsize::new(DEFAULT_STACK_DEPTH);
+static MAX_EXITED_THREADS: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_EXITED_THREADS);
 
-/// Sets how many samples each (thread, id) ring keeps; older samples are overwritten.
-///
-/// Must be a power of two in `MIN_RING_CAPACITY..=MAX_RING_CAPACITY`. Applies to rings
-/// created after the call. Memory is reserved lazily: the OS backs a ring's pages only
-/// as samples reach them.
-///
-/// ```
-/// latte::set_ring_capacity(1 << 12)?;
-/// assert_eq!(latte::ring_capacity(), 4096);
-/// assert!(latte::set_ring_capacity(3000).is_err());
-/// assert_eq!(latte::ring_capacity(), 4096); // a refused value changes nothing
-/// # Ok::<(), latte::Error>(())
-/// ```
-pub fn set_ring_capacity(samples: usize) -> Result<(), Error> {
-    check_ring_capacity(samples)?;
-    RING_CAPACITY.store(samples, Relaxed);
-    Ok(())
+/// Whether `samples` is a valid ring capacity: a power of two within the limits (the
+/// ring wraps with a bit mask).
+pub(crate) fn ring_capacity_ok(samples: usize) -> bool {
+    samples.is_power_of_two() && (MIN_RING_CAPACITY..=MAX_RING_CAPACITY).contains(&samples)
 }
 
-pub(crate) fn check_ring_capacity(samples: usize) -> Result<(), Error> {
-    if !samples.is_power_of_two() || !(MIN_RING_CAPACITY..=MAX_RING_CAPACITY).contains(&samples) {
-        return Err(Error::RingCapacity { requested: samples });
-    }
-    Ok(())
-}
-
-pub(crate) fn check_stack_depth(depth: usize) -> Result<(), Error> {
-    if !(1..=MAX_STACK_DEPTH).contains(&depth) {
-        return Err(Error::StackDepth { requested: depth });
-    }
-    Ok(())
+/// Whether `depth` is a valid stack depth.
+pub(crate) fn stack_depth_ok(depth: usize) -> bool {
+    (1..=MAX_STACK_DEPTH).contains(&depth)
 }
 
 /// The capacity new rings get.
-pub fn ring_capacity() -> usize {
+pub(crate) fn ring_capacity() -> usize {
     RING_CAPACITY.load(Relaxed)
 }
 
-/// Sets how many scopes may be open at once on a thread (default 64).
-///
-/// A Start beyond the limit is ignored and counted; its Stop is absorbed, so the
-/// scopes below still pair. Applies to threads that start recording after the call.
-///
-/// ```
-/// latte::set_stack_depth(128)?;
-/// assert_eq!(latte::stack_depth(), 128);
-/// assert!(latte::set_stack_depth(0).is_err());
-/// # Ok::<(), latte::Error>(())
-/// ```
-pub fn set_stack_depth(depth: usize) -> Result<(), Error> {
-    check_stack_depth(depth)?;
-    STACK_DEPTH.store(depth, Relaxed);
-    Ok(())
+/// The stack depth new threads get.
+pub(crate) fn stack_depth() -> usize {
+    STACK_DEPTH.load(Relaxed)
 }
 
-/// The stack depth new threads get.
-pub fn stack_depth() -> usize {
-    STACK_DEPTH.load(Relaxed)
+/// Exited threads kept individually before the oldest are folded.
+pub(crate) fn max_exited_threads() -> usize {
+    MAX_EXITED_THREADS.load(Relaxed)
+}
+
+/// The recorder settings, applied together. Values must have been validated
+/// ([`ring_capacity_ok`], [`stack_depth_ok`]); they apply to rings and threads created
+/// afterwards.
+pub(crate) fn apply(ring_capacity: Option<usize>, stack_depth: Option<usize>, max_exited: usize) {
+    debug_assert!(ring_capacity.is_none_or(ring_capacity_ok));
+    debug_assert!(stack_depth.is_none_or(stack_depth_ok));
+    if let Some(n) = ring_capacity {
+        RING_CAPACITY.store(n, Relaxed);
+    }
+    if let Some(n) = stack_depth {
+        STACK_DEPTH.store(n, Relaxed);
+    }
+    MAX_EXITED_THREADS.store(max_exited, Relaxed);
+}
+
+// ------------------------------------------------------------------- report options
+
+/// What the values of a report are measured in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Unit {
+    /// Counter ticks (CPU cycles on x86_64). The C++ original's default.
+    #[default]
+    Cycles,
+    /// Nanoseconds, via the calibrated counter frequency; tables pick ns/us/ms/s.
+    Time,
+}
+
+/// Whether the instrumentation's own overhead is subtracted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Data {
+    /// Samples as recorded. The C++ original's default.
+    #[default]
+    Raw,
+    /// Each sample minus the overhead of its (start mode, stop mode) pair, or of a
+    /// pulse, saturating at zero.
+    Calibrated,
+}
+
+/// What a report shows and how its data is prepared. `Default` matches the C++
+/// original: cycles, raw data; plus latte's default cleaning.
+///
+/// ```
+/// use latte::{Data, ReportOptions, Unit};
+/// let options = ReportOptions { unit: Unit::Time, data: Data::Calibrated, ..Default::default() };
+/// let report = latte::Report::collect(&options);
+/// assert!(report.overhead.is_some());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ReportOptions {
+    /// Cycles or time.
+    pub unit: Unit,
+    /// Raw or overhead-corrected samples.
+    pub data: Data,
+    /// Cleaning before the main statistics ([`Cleaning::OFF`] to keep everything).
+    pub cleaning: Cleaning,
+}
+
+/// The cleaning applied before the main statistics. `Default` is both steps on with
+/// the documented constants; [`Cleaning::OFF`] keeps every sample. The rules are
+/// explained with `latte::analyze::clean`.
+///
+/// ```
+/// use latte::Cleaning;
+/// let c = Cleaning::default();
+/// assert_eq!(c.bypass.unwrap().factor, 10.0);
+/// assert_eq!(c.fences.unwrap().k, 1.5);
+/// assert!(Cleaning::OFF.bypass.is_none() && Cleaning::OFF.fences.is_none());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cleaning {
+    /// The OS-preemption rule, or `None` to keep such samples.
+    pub bypass: Option<Bypass>,
+    /// The IQR outlier rule, or `None` to keep outliers.
+    pub fences: Option<Fences>,
+}
+
+/// BYPASS rule: remove samples above `max(factor x median, median + floor_ns)`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Bypass {
+    /// Multiple of the median a sample must exceed (default 10).
+    pub factor: f64,
+    /// Absolute excess over the median a sample must exceed, in nanoseconds
+    /// (default 2,000: an interrupt or context switch, not a cache miss).
+    pub floor_ns: f64,
+}
+
+/// Tukey fences: remove samples outside `[Q1 - k·IQR, Q3 + k·IQR]`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Fences {
+    /// Fence distance in IQRs (default 1.5).
+    pub k: f64,
+    /// Spread used instead of a zero IQR, as a fraction of the median (default 0.25).
+    pub zero_iqr_fraction: f64,
+}
+
+impl Cleaning {
+    /// No cleaning: statistics over every retained sample.
+    pub const OFF: Cleaning = Cleaning {
+        bypass: None,
+        fences: None,
+    };
+}
+
+impl Default for Bypass {
+    fn default() -> Bypass {
+        Bypass {
+            factor: 10.0,
+            floor_ns: 2_000.0,
+        }
+    }
+}
+
+impl Default for Fences {
+    fn default() -> Fences {
+        Fences {
+            k: 1.5,
+            zero_iqr_fraction: 0.25,
+        }
+    }
+}
+
+impl Default for Cleaning {
+    fn default() -> Cleaning {
+        Cleaning {
+            bypass: Some(Bypass::default()),
+            fences: Some(Fences::default()),
+        }
+    }
 }

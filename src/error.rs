@@ -1,5 +1,6 @@
-//! The crate's one error type.
+//! The crate's one error type. A leaf: it imports only the configured limits it names.
 
+use crate::config::{MAX_RING_CAPACITY, MAX_STACK_DEPTH, MIN_RING_CAPACITY};
 use core::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,7 +8,7 @@ use std::time::Duration;
 /// Everything latte can refuse. Configuration errors are returned, never panicked.
 ///
 /// ```
-/// let err = latte::set_ring_capacity(1000).unwrap_err();
+/// let err = latte::builder().ring_capacity(1000).start().unwrap_err();
 /// assert_eq!(err, latte::Error::RingCapacity { requested: 1000 });
 /// assert!(err.to_string().contains("power of two"));
 /// ```
@@ -15,12 +16,12 @@ use std::time::Duration;
 #[non_exhaustive]
 pub enum Error {
     /// A ring capacity that is not a power of two within
-    /// [`MIN_RING_CAPACITY`](crate::MIN_RING_CAPACITY)..=[`MAX_RING_CAPACITY`](crate::MAX_RING_CAPACITY).
+    /// [`MIN_RING_CAPACITY`](crate::Builder::MIN_RING_CAPACITY)..=[`MAX_RING_CAPACITY`](crate::Builder::MAX_RING_CAPACITY).
     RingCapacity {
         /// The value that was asked for.
         requested: usize,
     },
-    /// A stack depth outside 1..=[`MAX_STACK_DEPTH`](crate::MAX_STACK_DEPTH).
+    /// A stack depth outside 1..=[`MAX_STACK_DEPTH`](crate::Builder::MAX_STACK_DEPTH).
     StackDepth {
         /// The value that was asked for.
         requested: usize,
@@ -72,13 +73,13 @@ impl fmt::Display for Error {
                 f,
                 "ring capacity {requested} is invalid: it must be a power of two between {} and {} samples \
                  (the ring wraps with a bit mask)",
-                crate::MIN_RING_CAPACITY,
-                crate::MAX_RING_CAPACITY
+                MIN_RING_CAPACITY,
+                MAX_RING_CAPACITY
             ),
             Error::StackDepth { requested } => write!(
                 f,
                 "stack depth {requested} is invalid: it must be between 1 and {}",
-                crate::MAX_STACK_DEPTH
+                MAX_STACK_DEPTH
             ),
             Error::Interval { requested } => {
                 write!(f, "periodic report interval {requested:?} is invalid: it must be longer than zero")

@@ -28,18 +28,35 @@
 //! assert_eq!(risk.seen, 1_000);
 //! ```
 //!
+//! # The API by purpose
+//!
+//! | purpose | items |
+//! |---|---|
+//! | **Record** (the hot path) | [`latte_start!`], [`latte_stop!`], [`latte_pulse!`], [`latte_scope!`], [`#[timed]`](timed), [`start`], [`stop`], [`pulse`], [`record`], [`scope`], [`Scope`], [`Timer`], [`Id`], [`Mode`] |
+//! | **Run the agent** | [`init`], [`builder`], [`Builder`], [`Guard`], [`Format`] |
+//! | **Read the rings** (raw samples, the newest window) | [`capture`], [`snapshot`], [`footprint`], [`Capture`]; the parts in [`collect`] |
+//! | **Report** (statistics) | [`Report`], [`ReportOptions`], [`Unit`], [`Data`], [`Cleaning`]; the parts in [`report`]; the statistics and calibration in [`analyze`] |
+//! | **Clocks** | [`clock`]: reads, the clock in use and why |
+//! | **Integrations** | [`tracing`] (feature `tracing`): spans as scopes |
+//! | **Errors** | [`Error`] |
+//!
+//! Each read says its scope: *ring window* ([`capture`], [`snapshot`]: what the rings
+//! still hold), *whole run* ([`Report::collect`], [`Guard::report`]), *interval*
+//! ([`Guard::report_interval`], periodic reports: since the previous one).
+//! `docs/api.md` in the repository lists every public item.
+//!
 //! # Design
 //!
-//! * **Hot path.** A call site resolves its `&'static str` id once to a dense index
-//!   (cached in a `static` the macro generates), so the hot path never hashes or
+//! * **Hot path.** A call site resolves its `&'static str` name once to a dense index
+//!   (cached in the `static Id` the macro generates), so the hot path never hashes or
 //!   compares strings, and two call sites with the same text are one component. Start
 //!   pushes (tick, tag) on a per-thread structure-of-arrays stack; Stop reads the timer
 //!   first, checks the top's id (one compare), and stores the delta in the ring found
-//!   by indexing the thread's table with the id — O(1) in the number of ids.
-//! * **Rings.** 65,536 samples per (thread, id) by default ([`set_ring_capacity`]),
-//!   overwrite-oldest, with a count of every sample ever recorded. A ring is created on
-//!   an id's first sample on a thread; its pages are backed by the OS only as samples
-//!   reach them.
+//!   by indexing the thread's table with the index — O(1) in the number of ids.
+//! * **Rings.** 65,536 samples per (thread, id) by default
+//!   ([`Builder::ring_capacity`]), overwrite-oldest, with a count of every sample ever
+//!   recorded. A ring is created on an id's first sample on a thread; its pages are
+//!   backed by the OS only as samples reach them.
 //! * **Concurrency.** Each ring has one writer. Readers ([`capture`], [`snapshot`])
 //!   use a fence-based protocol, model-checked with `loom`, that never returns a torn
 //!   or mislabelled sample and never slows the writer: on x86_64 a push is two plain
@@ -47,17 +64,19 @@
 //! * **Misuse is counted, never fatal.** A Start past the stack limit, a Stop with
 //!   nothing open, a Stop whose id is not on top (the frames above are discarded as
 //!   orphans, and the right component is recorded), a delta from a counter that went
-//!   backwards, a record during thread teardown: each has a counter in [`Anomalies`].
+//!   backwards, a record during thread teardown: each has a counter in
+//!   [`report::Anomalies`].
 //! * **Threads.** Samples of an exited thread stay readable under its name; its memory
 //!   is compacted to the retained samples, and beyond [`Builder::max_exited_threads`]
 //!   the oldest exited threads are folded together, so thread churn cannot grow memory
 //!   without bound.
 //! * **Agent.** [`init`] or [`builder`] start one named drain thread: calibration at
-//!   start-up, periodic reports of only the new samples, reports and snapshots on
-//!   request through the [`Guard`], the final report when the guard drops (also while
-//!   unwinding from a panic). Without it, everything above still works synchronously.
+//!   start-up, periodic reports of only the new samples, reports on request through
+//!   the [`Guard`], the final report when the guard drops (also while unwinding from a
+//!   panic). Without it, everything above still works synchronously.
 //!
-//! See `docs/design.md` in the repository for the full picture with measurements.
+//! See `docs/architecture.md` for the module map and `docs/design.md` for the full
+//! picture with measurements.
 //!
 //! # Platform support
 //!
@@ -71,10 +90,10 @@
 //!
 //! * Samples are raw counter ticks; converting to time and subtracting the
 //!   instrumentation's own overhead is the analysis side's job.
-//! * A scope is per thread: a Start on one thread cannot be closed on another
-//!   ([`Scope`] is `!Send`).
-//! * Configuration ([`set_ring_capacity`], [`set_stack_depth`]) applies to rings and
-//!   threads created afterwards; set it before the instrumented code runs.
+//! * A [`Scope`] is per thread (it is `!Send`); a [`Timer`] may close on another thread.
+//! * Recorder settings ([`Builder::ring_capacity`], [`Builder::stack_depth`]) apply to
+//!   rings and threads created after [`Builder::start`]; start the agent before the
+//!   instrumented code runs.
 #![deny(missing_docs)]
 // Without `record` the recorder's internals are compiled but, by design, never called.
 #![cfg_attr(not(feature = "record"), allow(dead_code))]
@@ -84,50 +103,40 @@
 // this crate too.
 extern crate self as latte;
 
+// The data flow, one way: agent -> analyze -> collect -> record -> clock -> platform,
+// and analyze -> report. `config`, `diagnostics` and `error` are leaves every stage may
+// use. `tests/architecture.rs` checks it; `docs/architecture.md` explains it.
 mod agent;
-mod analysis;
-mod capture;
+pub mod analyze;
 pub mod clock;
+pub mod collect;
 mod config;
+mod diagnostics;
 mod error;
+mod integrations;
 mod macros;
-pub mod platform;
+mod platform;
 mod record;
-mod registry;
-mod report;
-mod sync;
-#[cfg(feature = "tracing")]
-#[path = "integrations/tracing.rs"]
-pub mod tracing;
+pub mod report;
 
-pub use agent::{Builder, DEFAULT_MAX_EXITED_THREADS, Format, Guard, builder, init};
-pub use analysis::{
-    Bypass, Calibration, Cleaning, Fences, ReportOptions, calibrate, calibration, dump,
-};
-pub use capture::{
-    Anomalies, Capture, ComponentCapture, Cursor, Footprint, ThreadCapture, capture, footprint,
-    snapshot,
-};
+// Record.
 pub use clock::Mode;
-pub use config::{
-    DEFAULT_RING_CAPACITY, DEFAULT_STACK_DEPTH, MAX_RING_CAPACITY, MAX_STACK_DEPTH,
-    MIN_RING_CAPACITY, ring_capacity, set_ring_capacity, set_stack_depth, stack_depth,
-};
-pub use error::Error;
 #[doc(inline)]
 pub use latte_telemetry_macros::timed;
-pub use record::sample::{MAX_DELTA, Sample, SampleKind};
 pub use record::{Id, Scope, Timer, pulse, record, scope, start, stop};
-#[cfg(feature = "csv")]
-pub use report::write_csv;
-pub use report::{Data, Overhead, Report, Row, Summary, ThreadReport, Unit, format_value};
-
-/// Exact statistics and the cleaning rule, usable on any tick samples (for example
-/// the output of [`snapshot`]).
-pub mod stats {
-    pub use crate::analysis::clean::{Cleaned, clean};
-    pub use crate::analysis::stats::{Moments, moments, quantile};
-}
+// Run the agent.
+pub use agent::{Builder, Guard, builder, init};
+pub use report::Format;
+// Read the rings.
+pub use collect::{Capture, capture, footprint, snapshot};
+// Report.
+pub use config::{Cleaning, Data, ReportOptions, Unit};
+pub use report::Report;
+// Integrations.
+#[cfg(feature = "tracing")]
+pub use integrations::tracing;
+// Errors.
+pub use error::Error;
 
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]
@@ -140,10 +149,34 @@ struct ReadmeDoctest;
 pub mod __private {
     pub use crate::clock::Mode;
     pub use crate::record::{Id, Timer, pulse, scope, start, stop};
+}
 
-    /// Test support: whether the calling thread holds one of latte's registry locks
-    /// (debug builds; always `false` in release).
+/// Hooks for latte's own tests (feature `test-hooks`, off by default; its integration
+/// tests turn it on). Not for production, and no stability promise.
+#[cfg(feature = "test-hooks")]
+pub mod test_hooks {
+    pub use crate::platform::{Facts, decide};
+
+    /// From now on every clock read returns the mock counter ([`set_mock_ticks`]).
+    /// Only possible before anything has read the clock: returns whether the mock is
+    /// in use.
+    pub fn install_mock_clock() -> bool {
+        crate::clock::install_mock()
+    }
+
+    /// Sets the mock counter's value.
+    pub fn set_mock_ticks(ticks: u64) {
+        crate::clock::set_mock(ticks)
+    }
+
+    /// Whether the calling thread holds one of latte's registry locks (debug builds;
+    /// always `false` in release).
     pub fn registry_lock_held() -> bool {
-        crate::registry::lock_held()
+        crate::record::registry::lock_held()
+    }
+
+    /// The platform facts gathered when the clock was chosen.
+    pub fn platform_facts() -> &'static Facts {
+        crate::clock::facts()
     }
 }

@@ -38,7 +38,7 @@ fn calibrated_report() -> Report {
     })
 }
 
-fn my_row<'a>(report: &'a Report, id: &str) -> &'a latte::Summary {
+fn my_row<'a>(report: &'a Report, id: &str) -> &'a latte::report::Summary {
     let me = std::thread::current().name().unwrap().to_owned();
     let thread = report
         .threads
@@ -93,7 +93,7 @@ fn busy_waits_of_known_length_in_every_mode() {
 fn empty_scopes_come_out_at_about_zero_and_never_negative() {
     const BATCHES: usize = 10;
     const PER_BATCH: usize = 500;
-    let cal = latte::calibration();
+    let cal = latte::analyze::calibration();
     for start in Mode::ALL {
         for stop in Mode::ALL {
             let id = leak_id(format!("acc_empty_{start}{stop}"));

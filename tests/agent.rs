@@ -79,17 +79,17 @@ fn a_second_agent_is_an_error_not_a_second_agent() {
 #[test]
 fn invalid_options_are_errors_and_change_nothing() {
     let _one = serial();
-    let before = latte::ring_capacity();
+    let before = common::new_ring_capacity("agent_capacity_before");
     let err = latte::builder().ring_capacity(1000).start().unwrap_err();
     assert_eq!(err, Error::RingCapacity { requested: 1000 });
-    assert_eq!(latte::ring_capacity(), before);
+    assert_eq!(common::new_ring_capacity("agent_capacity_after"), before);
     let err = latte::builder().stack_depth(0).start().unwrap_err();
     assert_eq!(err, Error::StackDepth { requested: 0 });
     // Asking for the other clock than the one already read is refused.
     let other = if latte::clock::decision().hardware {
-        latte::platform::ClockChoice::Os
+        latte::clock::ClockChoice::Os
     } else {
-        latte::platform::ClockChoice::Hardware
+        latte::clock::ClockChoice::Hardware
     };
     if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
         // Both clocks exist here, so the other one is a real change.
@@ -139,16 +139,16 @@ fn a_failing_sink_is_an_error_and_the_agent_keeps_working() {
         .unwrap();
     static ID: Id = Id::new("agent_flaky");
     latte::record(&ID, 42);
-    let err = guard.report_now().unwrap_err();
+    let err = guard.report().unwrap_err();
     assert!(
         matches!(&err, Error::Sink(e) if e.kind() == std::io::ErrorKind::BrokenPipe),
         "{err}"
     );
     assert!(std::error::Error::source(&err).is_some());
     // Still working: snapshots, and reports once the sink recovers.
-    assert_eq!(guard.snapshot("agent_flaky").unwrap(), [42]);
+    assert_eq!(latte::snapshot("agent_flaky"), [42]);
     broken.store(false, Ordering::Relaxed);
-    guard.report_now().unwrap();
+    guard.report().unwrap();
     assert!(inner.text().contains("agent_flaky"));
     guard.stop().unwrap();
 }
@@ -161,12 +161,12 @@ fn a_closed_pipe_is_an_error_and_the_final_report_says_so() {
     let guard = latte::builder().sink(writer).start().unwrap();
     latte::latte_pulse!("agent_pipe");
     latte::latte_pulse!("agent_pipe");
-    let err = guard.report_now().unwrap_err();
+    let err = guard.report().unwrap_err();
     assert!(
         matches!(&err, Error::Sink(e) if e.kind() == std::io::ErrorKind::BrokenPipe),
         "{err}"
     );
-    assert_eq!(guard.snapshot("agent_pipe").unwrap().len(), 1);
+    assert_eq!(latte::snapshot("agent_pipe").len(), 1);
     assert!(matches!(guard.stop(), Err(Error::Sink(_))));
 }
 
@@ -176,6 +176,8 @@ fn without_an_agent_everything_still_records_and_reports() {
     latte::latte_start!("agent_none");
     latte::latte_stop!("agent_none");
     let mut out = Vec::new();
-    latte::dump(&mut out, latte::Unit::Cycles, latte::Data::Raw).unwrap();
+    latte::Report::collect(&latte::ReportOptions::default())
+        .write(&mut out, latte::Format::Table)
+        .unwrap();
     assert!(String::from_utf8(out).unwrap().contains("agent_none"));
 }

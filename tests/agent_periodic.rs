@@ -27,11 +27,11 @@ fn each_periodic_report_shows_only_new_samples() {
         .unwrap();
 
     (0..100).for_each(|v| latte::record(&A, v));
-    guard.report_since_last().unwrap();
+    guard.report_interval().unwrap();
     (100..130).for_each(|v| latte::record(&A, v));
     (0..5).for_each(|v| latte::record(&B, v));
-    guard.report_since_last().unwrap();
-    guard.report_since_last().unwrap();
+    guard.report_interval().unwrap();
+    guard.report_interval().unwrap();
 
     let reports = sink.json_reports();
     assert_eq!(reports.len(), 3);

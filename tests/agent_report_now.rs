@@ -96,13 +96,13 @@ fn report_now_while_eight_threads_record() {
             })
             .collect();
         while reports < REPORTS {
-            guard.report_now().unwrap();
+            guard.report().unwrap();
             reports += 1;
         }
         stop.store(true, Ordering::Relaxed);
         writers.into_iter().map(|w| w.join().unwrap()).collect()
     });
-    guard.report_now().unwrap();
+    guard.report().unwrap();
     let all = sink.json_reports();
     assert_eq!(all.len(), reports + 1);
     let during: usize = all[..reports].iter().map(|r| check(r, None)).sum();

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn frequency_agrees_with_an_independent_measurement() {
-    let cal = latte::calibration();
+    let cal = latte::analyze::calibration();
     // Independent: counter ticks over an OS-clock interval. Each end is one counter
     // read bracketed by two OS-clock reads, the narrowest of 32 tries, so a preemption
     // between the reads cannot skew it.
@@ -39,8 +39,8 @@ fn frequency_agrees_with_an_independent_measurement() {
 
 #[test]
 fn calibration_is_measured_once_and_reused() {
-    let a = latte::calibration() as *const _;
-    let b = latte::calibration() as *const _;
+    let a = latte::analyze::calibration() as *const _;
+    let b = latte::analyze::calibration() as *const _;
     assert_eq!(a, b);
     // Its internal thread never shows up in captures.
     assert!(

@@ -38,7 +38,7 @@ fn twenty_thousand_short_lived_threads() {
     });
     let churned = started.elapsed();
     // A report runs the drain's housekeeping: compact exited threads, fold the oldest.
-    guard.report_now().unwrap();
+    guard.report().unwrap();
 
     let capture = latte::capture();
     let kept: Vec<_> = capture

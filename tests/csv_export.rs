@@ -1,6 +1,7 @@
 //! CSV export of real samples, parsed back.
 
-use latte::{Id, SampleKind, latte_pulse, latte_start, latte_stop};
+use latte::collect::SampleKind;
+use latte::{Id, latte_pulse, latte_start, latte_stop};
 use serde::Deserialize;
 
 const THREAD: &str = "csv-export-writer";
@@ -53,9 +54,11 @@ fn rows_match_the_capture() {
         .unwrap();
 
     let capture = latte::capture();
-    let calibration = latte::calibration();
+    let calibration = latte::analyze::calibration();
     let mut buf = Vec::new();
-    latte::write_csv(&capture, calibration, &mut buf).unwrap();
+    capture
+        .write_csv(calibration.ticks_per_ns, &mut buf)
+        .unwrap();
     let rows = parse(&buf);
 
     // One row per retained sample, threads in capture order, samples oldest first.
@@ -66,7 +69,7 @@ fn rows_match_the_capture() {
             t.components.iter().flat_map(move |c| {
                 c.samples
                     .iter()
-                    .map(move |s| (t.name.as_str(), t.serial, c.id, s.ticks()))
+                    .map(move |s| (t.name.as_str(), t.serial, c.name, s.ticks()))
             })
         })
         .collect();
@@ -126,7 +129,7 @@ fn rows_match_the_capture() {
     assert!(!pulse[0].migrated);
 
     // Components in order of first use.
-    let order: Vec<&str> = me.components.iter().map(|c| c.id).collect();
+    let order: Vec<&str> = me.components.iter().map(|c| c.name).collect();
     assert_eq!(
         order,
         [
@@ -140,7 +143,10 @@ fn rows_match_the_capture() {
 #[test]
 fn empty_capture_still_has_a_header() {
     let mut buf = Vec::new();
-    latte::write_csv(&latte::Capture::default(), latte::calibration(), &mut buf).unwrap();
+    let ticks_per_ns = latte::analyze::calibration().ticks_per_ns;
+    latte::Capture::default()
+        .write_csv(ticks_per_ns, &mut buf)
+        .unwrap();
     assert!(parse(&buf).is_empty());
     assert_eq!(
         buf,

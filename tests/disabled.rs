@@ -20,7 +20,9 @@ fn nothing_is_recorded_without_the_record_feature() {
     assert!(latte::capture().threads.is_empty());
     // Reports still work, and say nothing was recorded.
     let mut out = Vec::new();
-    latte::dump(&mut out, latte::Unit::Cycles, latte::Data::Raw).unwrap();
+    latte::Report::collect(&latte::ReportOptions::default())
+        .write(&mut out, latte::Format::Table)
+        .unwrap();
     assert!(
         String::from_utf8(out)
             .unwrap()

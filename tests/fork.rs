@@ -53,10 +53,12 @@ fn a_forked_child_records_and_reports() {
                 .join()
                 .unwrap();
                 // The parent's agent does not exist here: the guard says so.
-                assert_eq!(guard.report_now(), Err(latte::Error::AgentStopped));
+                assert_eq!(guard.report(), Err(latte::Error::AgentStopped));
                 drop(guard); // and dropping it neither hangs nor panics
                 let mut out = Vec::new();
-                latte::dump(&mut out, latte::Unit::Cycles, latte::Data::Raw).unwrap();
+                latte::Report::collect(&latte::ReportOptions::default())
+                    .write(&mut out, latte::Format::Table)
+                    .unwrap();
                 // SAFETY: the write end of the pipe is a valid, open fd in the child.
                 let mut w = unsafe { std::fs::File::from_raw_fd(libc::dup(writer.as_raw_fd())) };
                 w.write_all(&out).unwrap();

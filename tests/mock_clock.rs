@@ -14,14 +14,14 @@ static CLOCK: Mutex<()> = Mutex::new(());
 fn mock() -> std::sync::MutexGuard<'static, ()> {
     let guard = CLOCK.lock().unwrap_or_else(|e| e.into_inner());
     assert!(
-        latte::clock::__install_mock(),
+        latte::test_hooks::install_mock_clock(),
         "nothing read the clock before the mock"
     );
     guard
 }
 
 fn at(ticks: u64) {
-    latte::clock::__set_mock(ticks);
+    latte::test_hooks::set_mock_ticks(ticks);
 }
 
 #[test]
@@ -113,7 +113,7 @@ fn backwards_and_huge_jumps_are_discarded_and_counted() {
     );
 }
 
-fn mine_or_default() -> latte::Anomalies {
+fn mine_or_default() -> latte::report::Anomalies {
     let name = std::thread::current().name().unwrap().to_owned();
     latte::capture()
         .thread(&name)

@@ -3,7 +3,8 @@
 
 mod common;
 use common::my_samples;
-use latte::{Id, Mode, SampleKind, clock};
+use latte::collect::SampleKind;
+use latte::{Id, Mode, clock};
 
 #[test]
 fn every_start_stop_pair_is_recorded_with_its_modes() {

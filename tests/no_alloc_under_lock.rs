@@ -18,7 +18,7 @@ struct Checking;
 impl Checking {
     fn check(&self) {
         CHECKED.fetch_add(1, Ordering::Relaxed);
-        if latte::__private::registry_lock_held() {
+        if latte::test_hooks::registry_lock_held() {
             VIOLATIONS.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -78,7 +78,7 @@ fn no_allocation_or_free_under_a_registry_lock() {
             .collect();
         let _ = latte::capture(); // reads while threads record, compacts exited ones
         threads.into_iter().for_each(|t| t.join().unwrap());
-        guard.report_now().unwrap(); // compacts, folds beyond 4, recycles rings, reports
+        guard.report().unwrap(); // compacts, folds beyond 4, recycles rings, reports
         let _ = latte::snapshot("noalloc");
         let _ = latte::footprint();
     }

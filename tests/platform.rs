@@ -1,7 +1,8 @@
 //! Platform detection: a table of platform facts and the clock latte must choose for
 //! each. `decide` is pure, so every case is a row.
 
-use latte::platform::{ClockChoice, Facts, decide};
+use latte::clock::ClockChoice;
+use latte::test_hooks::{Facts, decide};
 
 /// A modern x86_64 host: TSC, RDTSCP, invariant, kernel on `tsc`, cheap reads.
 fn x86() -> Facts {
@@ -277,7 +278,7 @@ fn decide_is_pure() {
 
 #[test]
 fn this_machine_gathers_facts_and_explains_its_choice() {
-    let facts = latte::clock::facts();
+    let facts = latte::test_hooks::platform_facts();
     assert_eq!(facts.arch, std::env::consts::ARCH);
     assert!(facts.os_clock_read_ns.is_some_and(|ns| ns > 0.0));
     let decision = latte::clock::decision();
@@ -307,7 +308,7 @@ fn the_report_warns_when_fast_mode_samples_are_pooled_across_threads() {
         "{:#?}",
         env.warnings
     );
-    let cal = latte::calibration();
+    let cal = latte::analyze::calibration();
     assert_eq!(
         env.warnings.iter().any(|w| w.contains("advances in steps")),
         cal.resolution > 1

@@ -2,7 +2,7 @@
 
 mod common;
 use common::{my_component, my_samples};
-use latte::SampleKind;
+use latte::collect::SampleKind;
 
 #[test]
 fn n_pulses_record_n_minus_one_samples() {

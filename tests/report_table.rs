@@ -1,6 +1,7 @@
 //! The report table: snapshots of hand-built reports, and layout invariants.
 
-use latte::{Anomalies, Cleaning, Data, Overhead, Report, Row, Summary, ThreadReport, Unit};
+use latte::report::{Anomalies, Overhead, Row, Summary, ThreadReport};
+use latte::{Cleaning, Data, Report, Unit};
 
 fn row(component: &str, stats: Summary) -> Row {
     Row {
@@ -11,7 +12,7 @@ fn row(component: &str, stats: Summary) -> Row {
 
 fn render(report: &Report) -> String {
     let mut out = Vec::new();
-    report.write_table(&mut out).unwrap();
+    report.write(&mut out, latte::Format::Table).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -159,7 +160,7 @@ fn calibrated_time() -> Report {
             row("Idle_Component", Summary::default()),
         ],
         teardown_drops: 0,
-        footprint: Some(latte::Footprint {
+        footprint: Some(latte::report::Footprint {
             bytes: 3 << 20,
             ring_bytes_reserved: 24 << 20,
             rings: 48,
@@ -167,7 +168,7 @@ fn calibrated_time() -> Report {
             exited_threads: 12,
             folded_threads: 0,
         }),
-        environment: Some(latte::platform::Environment {
+        environment: Some(latte::report::Environment {
             cpu_model: Some("AMD EPYC".into()),
             clock: "TSC".into(),
             clock_reason: "the kernel itself keeps time with the TSC".into(),

@@ -1,13 +1,19 @@
 //! Ring capacity, wrap-around, totals and lazy reservation. Own binary: it changes
-//! the process-wide capacity.
+//! the process-wide capacity (through a quiet agent, see `common::configure`).
 
 mod common;
-use common::{mine, my_component};
-use latte::{Error, Id, Mode, Sample};
+use common::{mine, my_component, new_ring_capacity};
+use latte::collect::Sample;
+use latte::{Error, Id, Mode};
+
+/// Every test here runs with 256-sample rings.
+fn small_rings() {
+    common::configure(|b| b.ring_capacity(256));
+}
 
 #[test]
 fn wrap_keeps_exactly_the_newest_capacity_samples_in_order() {
-    latte::set_ring_capacity(256).unwrap();
+    small_rings();
     static WRAP: Id = Id::new("wrap");
     for v in 0..1_000u64 {
         latte::record(&WRAP, v);
@@ -26,7 +32,7 @@ fn wrap_keeps_exactly_the_newest_capacity_samples_in_order() {
 
 #[test]
 fn exited_threads_rings_read_exactly() {
-    latte::set_ring_capacity(256).unwrap();
+    small_rings();
     static EXITED: Id = Id::new("wrap_exited");
     std::thread::Builder::new()
         .name("wrap_exited".into())
@@ -42,9 +48,9 @@ fn exited_threads_rings_read_exactly() {
 
 #[test]
 fn invalid_capacities_are_clear_errors() {
-    latte::set_ring_capacity(256).unwrap();
-    for bad in [0, 1, 3, 1000, 65_535, latte::MAX_RING_CAPACITY * 2] {
-        let err = latte::set_ring_capacity(bad).unwrap_err();
+    small_rings();
+    for bad in [0, 1, 3, 1000, 65_535, latte::Builder::MAX_RING_CAPACITY * 2] {
+        let err = latte::builder().ring_capacity(bad).start().unwrap_err();
         assert_eq!(err, Error::RingCapacity { requested: bad });
         let msg = err.to_string();
         assert!(
@@ -52,10 +58,9 @@ fn invalid_capacities_are_clear_errors() {
             "{msg}"
         );
     }
-    // Tests in this binary run concurrently: only ever set the capacity they all use.
-    assert_eq!(latte::ring_capacity(), 256);
-    assert!(latte::set_ring_capacity(256).is_ok());
-    let err = latte::set_stack_depth(0).unwrap_err();
+    // Refused values changed nothing: new rings still get the configured capacity.
+    assert_eq!(new_ring_capacity("wrap_after_refusals"), 256);
+    let err = latte::builder().stack_depth(0).start().unwrap_err();
     assert_eq!(err, Error::StackDepth { requested: 0 });
     assert!(std::error::Error::source(&err).is_none());
 }
@@ -73,12 +78,12 @@ fn no_ring_until_a_sample_is_stored() {
 #[test]
 fn implausible_values_are_discarded_and_counted() {
     static BIG: Id = Id::new("implausible");
-    latte::record(&BIG, latte::MAX_DELTA);
-    latte::record(&BIG, latte::MAX_DELTA + 1);
+    latte::record(&BIG, latte::collect::Sample::MAX_TICKS);
+    latte::record(&BIG, latte::collect::Sample::MAX_TICKS + 1);
     latte::record(&BIG, u64::MAX); // what a counter that went backwards yields
     let me = mine();
     assert_eq!(me.anomalies.clock_anomalies, 2);
     let kept: Vec<Sample> = me.component("implausible").unwrap().samples.clone();
     assert_eq!(kept.len(), 1);
-    assert_eq!(kept[0].ticks(), latte::MAX_DELTA);
+    assert_eq!(kept[0].ticks(), latte::collect::Sample::MAX_TICKS);
 }

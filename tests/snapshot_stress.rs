@@ -39,16 +39,16 @@ fn check(capture: &Capture, finished: bool) -> usize {
             // Attribution: a thread's own id holds only its own values, and so does
             // its ring of the shared id.
             assert!(
-                c.id == OWN[k as usize].name() || c.id == SHARED.name(),
+                c.name == OWN[k as usize].name() || c.name == SHARED.name(),
                 "{} in {}",
-                c.id,
+                c.name,
                 t.name
             );
             let seqs = common::sequenced(&t.name, c, k, 40);
             assert!(c.samples.len() <= CAPACITY);
             if finished {
-                assert_eq!(c.seen, RECORDS, "{} {}", t.name, c.id);
-                assert_eq!(c.samples.len(), CAPACITY, "{} {}", t.name, c.id);
+                assert_eq!(c.seen, RECORDS, "{} {}", t.name, c.name);
+                assert_eq!(c.samples.len(), CAPACITY, "{} {}", t.name, c.name);
                 assert_eq!(seqs[0], RECORDS - CAPACITY as u64);
             }
             checked += seqs.len();
@@ -59,7 +59,7 @@ fn check(capture: &Capture, finished: bool) -> usize {
 
 #[test]
 fn snapshots_while_eight_threads_record() {
-    latte::set_ring_capacity(CAPACITY).unwrap();
+    common::configure(|b| b.ring_capacity(CAPACITY));
     let done = AtomicBool::new(false);
     let mut checked = 0;
     let mut captures = 0;

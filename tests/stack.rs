@@ -2,7 +2,8 @@
 
 mod common;
 use common::{mine, my_component};
-use latte::{Id, Mode, SampleKind, latte_start, latte_stop};
+use latte::collect::SampleKind;
+use latte::{Id, Mode, latte_start, latte_stop};
 
 #[test]
 fn nested_scopes_pair_lifo() {

@@ -10,7 +10,10 @@
 //! end of it, so every segment starts from a clean recorder and is found in
 //! `latte::capture()` by name.
 
-use latte::{Anomalies, Capture, Id, MAX_DELTA, Mode, SampleKind};
+mod common;
+use latte::collect::{Sample, SampleKind};
+use latte::report::Anomalies;
+use latte::{Capture, Id, Mode};
 use proptest::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -113,7 +116,7 @@ impl Model {
                 }
             }
             Op::Record(id, ticks) => {
-                if ticks > MAX_DELTA {
+                if ticks > Sample::MAX_TICKS {
                     self.anomalies.clock_anomalies += 1;
                 } else {
                     self.samples[component(id)].push(Expected::Recorded(ticks));
@@ -150,8 +153,7 @@ fn call(op: Op) {
 
 /// Sets the shared stack depth; every test calls this before spawning.
 fn setup() {
-    latte::set_stack_depth(DEPTH).expect("valid depth");
-    assert_eq!(latte::stack_depth(), DEPTH);
+    common::configure(|b| b.stack_depth(DEPTH));
 }
 
 /// Runs `steps` on a new thread `name` (children as `name-c<j>`) that then exits, and
@@ -220,7 +222,7 @@ fn check(capture: &Capture, name: &str, model: &Model) -> Result<(), TestCaseErr
         expected_components,
         "components of {}: {:?}",
         name,
-        thread.components.iter().map(|c| c.id).collect::<Vec<_>>()
+        thread.components.iter().map(|c| c.name).collect::<Vec<_>>()
     );
     for (c, expected) in model.samples.iter().enumerate() {
         let id = IDS[c].name();
@@ -273,8 +275,8 @@ fn id() -> impl Strategy<Value = usize> {
 fn ticks() -> impl Strategy<Value = u64> {
     prop_oneof![
         8 => 0..1_000u64,
-        1 => Just(MAX_DELTA),
-        1 => Just(MAX_DELTA + 1),
+        1 => Just(Sample::MAX_TICKS),
+        1 => Just(Sample::MAX_TICKS + 1),
         1 => Just(u64::MAX),
     ]
 }
@@ -450,8 +452,8 @@ fn pulses_and_records_are_per_thread_and_bounded() {
     let parent = [
         Pulse(C),
         Pulse(C),
-        Record(D, MAX_DELTA),
-        Record(D, MAX_DELTA + 1),
+        Record(D, Sample::MAX_TICKS),
+        Record(D, Sample::MAX_TICKS + 1),
     ];
     let child = vec![Pulse(C), Pulse(C), Pulse(C), Record(D, 0), Stop(D, Fast)];
     let mut steps: Vec<Step> = parent.iter().copied().map(Step::Op).collect();
@@ -463,8 +465,8 @@ fn pulses_and_records_are_per_thread_and_bounded() {
     assert_eq!(p.samples[C], [Expected::Pulse]);
     assert_eq!(
         p.samples[D],
-        [Expected::Recorded(MAX_DELTA)],
-        "MAX_DELTA + 1 is dropped"
+        [Expected::Recorded(Sample::MAX_TICKS)],
+        "Sample::MAX_TICKS + 1 is dropped"
     );
     assert_eq!(p.anomalies.clock_anomalies, 1);
     assert_eq!(c.samples[C], [Expected::Pulse, Expected::Pulse]);

@@ -4,11 +4,11 @@
 //! a disagreement points at the optimised code in `src/analysis`. Captures are built by
 //! hand, so no recording and no real calibration is involved.
 
-use latte::stats::{clean, moments, quantile};
-use latte::{
-    Anomalies, Bypass, Calibration, Capture, Cleaning, ComponentCapture, Data, Fences, MAX_DELTA,
-    Report, ReportOptions, Sample, Summary, ThreadCapture, Unit,
-};
+use latte::analyze::{Bypass, Calibration, Fences};
+use latte::analyze::{clean, moments, quantile};
+use latte::collect::{ComponentCapture, Sample, SampleKind, ThreadCapture};
+use latte::report::{Anomalies, Summary};
+use latte::{Capture, Cleaning, Data, Mode, Report, ReportOptions, Unit};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use std::collections::HashMap;
@@ -127,29 +127,32 @@ fn close(a: f64, b: f64, rel: f64, abs: f64) -> bool {
 // ---------------------------------------------------------------------------------------
 
 /// A latency-looking value: mostly a few hundred ticks, with a long tail and rare
-/// huge spikes anywhere up to `MAX_DELTA`.
+/// huge spikes anywhere up to `Sample::MAX_TICKS`.
 fn latency() -> impl Strategy<Value = u64> {
     prop_oneof![
         20 => (1u64..64, 0u32..8).prop_map(|(m, e)| 100 + (m << e)),
         2 => 0u64..200,
-        1 => 0u64..=MAX_DELTA,
+        1 => 0u64..=Sample::MAX_TICKS,
     ]
 }
 
 /// Sample sets of every shape that matters: tiny values with many ties, values spread
-/// over the whole range, tight clusters at any magnitude (incl. next to `MAX_DELTA`),
+/// over the whole range, tight clusters at any magnitude (incl. next to `Sample::MAX_TICKS`),
 /// all-equal sets, and latency-looking data.
 fn value_sets() -> impl Strategy<Value = Vec<u64>> {
     prop_oneof![
         vec(0u64..16, 0..64),
-        vec(0u64..=MAX_DELTA, 0..64),
-        (0u64..=MAX_DELTA, vec(0u64..1_000, 1..64)).prop_map(|(base, offsets)| offsets
+        vec(0u64..=Sample::MAX_TICKS, 0..64),
+        (0u64..=Sample::MAX_TICKS, vec(0u64..1_000, 1..64)).prop_map(|(base, offsets)| offsets
             .into_iter()
             .map(|o| base.saturating_sub(o))
             .collect()),
-        (MAX_DELTA - 4..=MAX_DELTA, vec(0u64..4, 1..64))
+        (
+            Sample::MAX_TICKS - 4..=Sample::MAX_TICKS,
+            vec(0u64..4, 1..64)
+        )
             .prop_map(|(base, offsets)| offsets.into_iter().map(|o| base - o).collect()),
-        (0u64..=MAX_DELTA, 0usize..40).prop_map(|(v, n)| vec![v; n]),
+        (0u64..=Sample::MAX_TICKS, 0usize..40).prop_map(|(v, n)| vec![v; n]),
         vec(latency(), 0..300),
     ]
 }
@@ -194,19 +197,17 @@ fn options() -> impl Strategy<Value = ReportOptions> {
 // Synthetic captures
 // ---------------------------------------------------------------------------------------
 
-const START_SHIFT: u32 = 52;
-const STOP_SHIFT: u32 = 54;
-const MIGRATED: u64 = 1 << 56;
-
 /// Sample kinds by index: 0..9 scope (start = i / 3, stop = i % 3), 9 pulse, 10 record.
 fn sample(ticks: u64, kind: u8, migrated: bool) -> Sample {
-    assert!(ticks <= MAX_DELTA);
-    let tag = match kind {
-        0..9 => u64::from(kind / 3) << START_SHIFT | u64::from(kind % 3) << STOP_SHIFT,
-        9 => 3 << START_SHIFT,
-        _ => 3 << START_SHIFT | 1 << STOP_SHIFT,
+    let kind = match kind {
+        0..9 => SampleKind::Scope {
+            start: Mode::ALL[usize::from(kind / 3)],
+            stop: Mode::ALL[usize::from(kind % 3)],
+        },
+        9 => SampleKind::Pulse,
+        _ => SampleKind::Recorded,
     };
-    Sample::from_bits(ticks | tag | if migrated { MIGRATED } else { 0 })
+    Sample::new(ticks, kind, migrated).expect("ticks within Sample::MAX_TICKS")
 }
 
 fn samples(max: usize) -> impl Strategy<Value = Vec<Sample>> {
@@ -228,22 +229,22 @@ fn calibration() -> Calibration {
     }
 }
 
-/// The value a sample contributes, decoded from its bits (not through `Sample::kind`).
+/// The value a sample contributes: its ticks, minus its kind's overhead when
+/// calibrated (a user-recorded value never is).
 fn expected_value(s: Sample, cal: &Calibration, data: Data) -> u64 {
-    let bits = s.to_bits();
-    let ticks = bits & MAX_DELTA;
-    let (start, stop) = ((bits >> START_SHIFT) & 3, (bits >> STOP_SHIFT) & 3);
-    match data {
-        Data::Raw => ticks,
-        Data::Calibrated if start == 3 && stop == 0 => ticks.saturating_sub(cal.pulse),
-        Data::Calibrated if start == 3 => ticks,
-        Data::Calibrated => ticks.saturating_sub(cal.scope[start as usize][stop as usize]),
+    let ticks = s.ticks();
+    match (data, s.kind()) {
+        (Data::Raw, _) | (_, SampleKind::Recorded) => ticks,
+        (Data::Calibrated, SampleKind::Pulse) => ticks.saturating_sub(cal.pulse),
+        (Data::Calibrated, SampleKind::Scope { start, stop }) => {
+            ticks.saturating_sub(cal.scope[start as usize][stop as usize])
+        }
     }
 }
 
-fn component(id: &'static str, samples: Vec<Sample>, overwritten: u64) -> ComponentCapture {
+fn component(name: &'static str, samples: Vec<Sample>, overwritten: u64) -> ComponentCapture {
     ComponentCapture {
-        id,
+        name,
         seen: samples.len() as u64 + overwritten,
         capacity: 65_536,
         first: overwritten,
@@ -332,11 +333,7 @@ impl Expected {
             seen: c.seen,
             bypass,
             outliers,
-            migrated: c
-                .samples
-                .iter()
-                .filter(|s| s.to_bits() & MIGRATED != 0)
-                .count() as u64,
+            migrated: c.samples.iter().filter(|s| s.migrated()).count() as u64,
             all,
             cleaned,
         }
@@ -576,13 +573,13 @@ proptest! {
             prop_assert_eq!((tr.serial, tr.exited, tr.anomalies), (t.serial, t.exited, t.anomalies));
             prop_assert_eq!(tr.rows.len(), t.components.len());
             for (c, row) in t.components.iter().zip(&tr.rows) {
-                prop_assert_eq!(row.component.as_str(), c.id);
+                prop_assert_eq!(row.component.as_str(), c.name);
                 let expected = Expected::of(c, &cal, &options);
-                check_summary(&row.stats, &expected.summary(per_tick), &format!("{}/{}", t.name, c.id))?;
-                if !merged.contains_key(c.id) {
-                    order.push(c.id);
+                check_summary(&row.stats, &expected.summary(per_tick), &format!("{}/{}", t.name, c.name))?;
+                if !merged.contains_key(c.name) {
+                    order.push(c.name);
                 }
-                merged.entry(c.id).or_default().merge(&expected);
+                merged.entry(c.name).or_default().merge(&expected);
             }
         }
         let ids: Vec<&str> = report.all_threads.iter().map(|r| r.component.as_str()).collect();
@@ -655,7 +652,11 @@ fn calibrated_values_below_overhead_are_zero() {
             vec![
                 component("below", vec![hard_hard, pulse, sample(0, 4, true)], 0),
                 component("mixed", vec![fast_mid, hard_hard], 0),
-                component("record", vec![record, sample(MAX_DELTA, 10, false)], 0),
+                component(
+                    "record",
+                    vec![record, sample(Sample::MAX_TICKS, 10, false)],
+                    0,
+                ),
             ],
         )],
         teardown_drops: 0,
@@ -683,7 +684,7 @@ fn calibrated_values_below_overhead_are_zero() {
     let mixed = row("mixed");
     assert_eq!((mixed.min, mixed.max), (0.0, 76.0));
     let record = row("record");
-    assert_eq!((record.min, record.max), (3.0, MAX_DELTA as f64));
+    assert_eq!((record.min, record.max), (3.0, Sample::MAX_TICKS as f64));
 
     let overhead = report
         .overhead
@@ -709,21 +710,25 @@ fn edge_cases_are_finite() {
         vec![],
         vec![0],
         vec![7],
-        vec![MAX_DELTA],
+        vec![Sample::MAX_TICKS],
         vec![0, 0],
         vec![1, 2],
-        vec![0, MAX_DELTA],
-        vec![MAX_DELTA - 1, MAX_DELTA],
+        vec![0, Sample::MAX_TICKS],
+        vec![Sample::MAX_TICKS - 1, Sample::MAX_TICKS],
         vec![1, 2, 3],
-        vec![0, 0, MAX_DELTA],
-        vec![MAX_DELTA - 2, MAX_DELTA - 1, MAX_DELTA],
-        vec![MAX_DELTA; 3],
-        vec![MAX_DELTA - 7; 1000],
+        vec![0, 0, Sample::MAX_TICKS],
+        vec![
+            Sample::MAX_TICKS - 2,
+            Sample::MAX_TICKS - 1,
+            Sample::MAX_TICKS,
+        ],
+        vec![Sample::MAX_TICKS; 3],
+        vec![Sample::MAX_TICKS - 7; 1000],
         vec![0; 1000],
         vec![250; 1000],
-        (0..1000).map(|i| MAX_DELTA - i % 3).collect(),
+        (0..1000).map(|i| Sample::MAX_TICKS - i % 3).collect(),
         (0..1000)
-            .map(|i| if i == 0 { MAX_DELTA } else { 250 })
+            .map(|i| if i == 0 { Sample::MAX_TICKS } else { 250 })
             .collect(),
     ];
     let cal = calibration();
@@ -801,14 +806,14 @@ fn moments_and_quantiles_of_tiny_sets() {
     let m = moments(&[0, 0, 3]);
     assert!((m.skew - 1.0 / 2f64.sqrt()).abs() < 1e-15, "{m:?}");
     // The same shape under a huge common value.
-    let base = MAX_DELTA - 3;
+    let base = Sample::MAX_TICKS - 3;
     let m = moments(&[base, base, base + 3]);
     assert!(
         (m.skew - 1.0 / 2f64.sqrt()).abs() < 1e-12 && (m.std_dev - 2f64.sqrt()).abs() < 1e-12,
         "{m:?}"
     );
-    // All equal, any magnitude, even past MAX_DELTA: no spread at all.
-    for v in [0, 1, MAX_DELTA, u64::MAX] {
+    // All equal, any magnitude, even past Sample::MAX_TICKS: no spread at all.
+    for v in [0, 1, Sample::MAX_TICKS, u64::MAX] {
         for n in [2, 3, 7, 1000] {
             let m = moments(&vec![v; n]);
             assert_eq!(
@@ -823,8 +828,8 @@ fn moments_and_quantiles_of_tiny_sets() {
     assert_eq!(quantile(&[1, 2], 0.5), 1.5);
     assert_eq!(quantile(&[1, 2, 3], 0.25), 1.5);
     assert_eq!(
-        quantile(&[MAX_DELTA - 1, MAX_DELTA], 0.5),
-        MAX_DELTA as f64 - 0.5
+        quantile(&[Sample::MAX_TICKS - 1, Sample::MAX_TICKS], 0.5),
+        Sample::MAX_TICKS as f64 - 0.5
     );
 }
 
@@ -880,7 +885,7 @@ fn cleaning_examples() {
     assert_eq!((ticks[c.kept.start], ticks[c.kept.end - 1]), (50, 150));
     // Empty and tiny sets.
     for n in 0..4 {
-        let ticks = vec![MAX_DELTA; n];
+        let ticks = vec![Sample::MAX_TICKS; n];
         let c = clean(&ticks, &Cleaning::default(), 1.0);
         assert_eq!((c.kept, c.bypass, c.outliers), (0..n, 0, 0));
     }

@@ -13,7 +13,8 @@
 //! write.
 
 mod common;
-use latte::{Capture, Id, SampleKind};
+use latte::collect::SampleKind;
+use latte::{Capture, Id};
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -61,30 +62,30 @@ fn check(capture: &Capture, own: &[&'static Id], finished: bool) -> Checked {
             // Attribution: a thread holds its own id and its ring of the shared id,
             // and either ring holds only that thread's values.
             assert!(
-                c.id == own[k as usize].name() || c.id == SHARED.name(),
+                c.name == own[k as usize].name() || c.name == SHARED.name(),
                 "{} in {}",
-                c.id,
+                c.name,
                 t.name
             );
             assert!(
                 c.samples.iter().all(|s| s.kind() == SampleKind::Recorded),
                 "{} {}",
                 t.name,
-                c.id
+                c.name
             );
             let seqs = common::sequenced(&t.name, c, k, SEQ_BITS);
-            assert!(c.samples.len() <= CAPACITY, "{} {}", t.name, c.id);
-            assert!(c.seen <= RECORDS, "{} {}: seen {}", t.name, c.id, c.seen);
+            assert!(c.samples.len() <= CAPACITY, "{} {}", t.name, c.name);
+            assert!(c.seen <= RECORDS, "{} {}: seen {}", t.name, c.name, c.seen);
             if finished {
-                assert_eq!(c.seen, RECORDS, "{} {}", t.name, c.id);
+                assert_eq!(c.seen, RECORDS, "{} {}", t.name, c.name);
                 assert_eq!(
                     c.samples.len(),
                     CAPACITY.min(RECORDS as usize),
                     "{} {}",
                     t.name,
-                    c.id
+                    c.name
                 );
-                assert_eq!(seqs[0], RECORDS - CAPACITY as u64, "{} {}", t.name, c.id);
+                assert_eq!(seqs[0], RECORDS - CAPACITY as u64, "{} {}", t.name, c.name);
             }
             checked.samples += seqs.len();
             checked.rings += 1;
@@ -108,7 +109,7 @@ fn check_shared(values: &[u64]) {
 
 #[test]
 fn snapshots_every_millisecond_while_64_threads_record() {
-    latte::set_ring_capacity(CAPACITY).unwrap();
+    common::configure(|b| b.ring_capacity(CAPACITY));
     // 64 ids made at runtime, one per writer.
     let own: Vec<&'static Id> = (0..THREADS)
         .map(|k| {
@@ -118,7 +119,7 @@ fn snapshots_every_millisecond_while_64_threads_record() {
         })
         .collect();
     let own = &own[..];
-    assert!(value(THREADS - 1, RECORDS - 1) <= latte::MAX_DELTA);
+    assert!(value(THREADS - 1, RECORDS - 1) <= latte::collect::Sample::MAX_TICKS);
 
     let started = Instant::now();
     let done = AtomicBool::new(false);

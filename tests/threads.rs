@@ -112,7 +112,7 @@ fn same_text_at_different_addresses_is_one_component() {
     let same: Vec<_> = me
         .components
         .iter()
-        .filter(|c| c.id == "same_text")
+        .filter(|c| c.name == "same_text")
         .collect();
     assert_eq!(same.len(), 1);
     assert_eq!(same[0].samples.len(), 4);

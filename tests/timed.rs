@@ -5,7 +5,8 @@
 //! and reads its own thread's part of a capture: libtest runs every test on a thread
 //! named after it.
 
-use latte::{Mode, SampleKind, ThreadCapture, latte_start, latte_stop};
+use latte::collect::{SampleKind, ThreadCapture};
+use latte::{Mode, latte_start, latte_stop};
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -3,8 +3,9 @@
 
 mod common;
 use common::{mine, my_component};
+use latte::Mode;
+use latte::collect::SampleKind;
 use latte::tracing::LatteLayer;
-use latte::{Mode, SampleKind};
 use tracing_subscriber::layer::SubscriberExt;
 
 fn with_layer<R>(layer: LatteLayer, f: impl FnOnce() -> R) -> R {
@@ -167,7 +168,7 @@ fn events_can_be_pulses() {
         .components
         .into_iter()
         .filter(|c| {
-            c.samples.iter().all(|s| s.kind() == SampleKind::Pulse) && c.id.starts_with("event ")
+            c.samples.iter().all(|s| s.kind() == SampleKind::Pulse) && c.name.starts_with("event ")
         })
         .collect();
     assert_eq!(pulses.len(), 1, "one callsite, one component");

@@ -1,7 +1,12 @@
 //! The drain thread's loop.
 
-use super::{Command, Format};
-use crate::{Cursor, Error, Report, ReportOptions, calibration};
+use super::Command;
+use crate::analyze::{self, Context, calibration};
+use crate::collect::{self, Cursor};
+use crate::config::ReportOptions;
+use crate::error::Error;
+use crate::record::registry;
+use crate::report::{Format, Report};
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use std::io::Write;
 use std::sync::Arc;
@@ -35,14 +40,11 @@ impl Drain {
             match self.rx.recv_deadline(deadline) {
                 Ok(Command::Report(reply)) => {
                     self.housekeeping(false);
-                    let _ = reply.send(self.write(Report::collect(&self.options)));
+                    let _ = reply.send(self.whole_run(None));
                 }
-                Ok(Command::ReportSince(reply)) => {
+                Ok(Command::ReportInterval(reply)) => {
                     let r = self.since(&mut cursor, &mut periodic_count, &mut last_periodic);
                     let _ = reply.send(r);
-                }
-                Ok(Command::Snapshot(id, reply)) => {
-                    let _ = reply.send(crate::snapshot(&id));
                 }
                 Ok(Command::Shutdown(reply)) => {
                     let _ = reply.send(self.finish());
@@ -80,9 +82,9 @@ impl Drain {
     /// Compacts exited threads; folds the oldest beyond the limit unless a periodic
     /// capture still has to see them (`after_periodic` says one just did).
     fn housekeeping(&self, after_periodic: bool) {
-        crate::registry::compact();
+        registry::compact();
         if self.periodic.is_none() || after_periodic {
-            crate::registry::fold_excess();
+            registry::fold_excess();
         }
     }
 
@@ -96,15 +98,13 @@ impl Drain {
         let capture = cursor.capture();
         self.housekeeping(true);
         *count += 1;
-        let mut report = Report::from_capture(&capture, calibration(), &self.options);
-        report.label = Some(format!(
+        let label = format!(
             "periodic #{count}, last {:.2} s",
             last.elapsed().as_secs_f64()
-        ));
-        report.footprint = Some(crate::registry::global().footprint());
-        report.environment = Some(crate::analysis::environment(&capture, calibration()));
+        );
+        let report = self.assemble(&capture, Some(label));
         *last = Instant::now();
-        self.write(report)
+        self.write(&report)
     }
 
     fn finish(&mut self) -> Result<(), Error> {
@@ -112,22 +112,24 @@ impl Drain {
             return Ok(());
         }
         self.housekeeping(false);
-        let mut report = Report::collect(&self.options);
-        report.label = Some("final".into());
-        self.write(report)
+        self.whole_run(Some("final".into()))
     }
 
-    fn write(&mut self, report: Report) -> Result<(), Error> {
-        let result = match self.format {
-            Format::Table => report.write_table(&mut self.sink),
-            #[cfg(feature = "json")]
-            Format::Json => writeln!(
-                self.sink,
-                "{}",
-                serde_json::to_string(&report).expect("a Report always serialises")
-            ),
-        };
-        result
+    /// Writes a report of everything recorded so far.
+    fn whole_run(&mut self, label: Option<String>) -> Result<(), Error> {
+        let report = self.assemble(&collect::capture(), label);
+        self.write(&report)
+    }
+
+    /// The report of `capture`, describing this process now.
+    fn assemble(&self, capture: &collect::Capture, label: Option<String>) -> Report {
+        let context = Context { label, live: true };
+        analyze::assemble(capture, calibration(), &self.options, context)
+    }
+
+    fn write(&mut self, report: &Report) -> Result<(), Error> {
+        report
+            .write(&mut self.sink, self.format)
             .and_then(|()| self.sink.flush())
             .map_err(|e| Error::Sink(Arc::new(e)))
     }

@@ -8,20 +8,21 @@
 //!
 //! Recording never talks to the agent: the hot path takes no lock, sends on no channel
 //! and allocates nothing, with or without an agent. Without one, the macros still
-//! record and [`dump`](crate::dump) still works, so a library can be instrumented
+//! record and [`Report::collect`](crate::Report::collect) still works, so a library can be instrumented
 //! without forcing an agent on the application.
 
 mod drain;
 
-use crate::{Cleaning, Data, Error, ReportOptions, Unit};
+use crate::clock::{self, ClockChoice};
+use crate::config::{self, Cleaning, Data, ReportOptions, Unit};
+use crate::error::Error;
+use crate::report::Format;
 use crossbeam_channel::{Sender, bounded};
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
-
-pub use crate::registry::DEFAULT_MAX_EXITED_THREADS;
 
 /// One agent per process.
 static RUNNING: AtomicBool = AtomicBool::new(false);
@@ -49,7 +50,7 @@ pub fn init() -> Result<Guard, Error> {
 ///     .periodic(Duration::from_secs(1))
 ///     .sink(std::io::sink())
 ///     .start()?;
-/// guard.report_now()?;
+/// guard.report()?;
 /// guard.stop()?;
 /// # Ok::<(), latte::Error>(())
 /// ```
@@ -57,21 +58,9 @@ pub fn builder() -> Builder {
     Builder::default()
 }
 
-/// Where reports go and in which form.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Format {
-    /// The table (the C++ original's layout plus tail columns).
-    #[default]
-    Table,
-    /// One JSON document per report, on one line (feature `json`).
-    #[cfg(feature = "json")]
-    Json,
-}
-
 /// Settings for the agent. Invalid values are reported by [`start`](Builder::start).
 pub struct Builder {
-    clock: Option<crate::platform::ClockChoice>,
+    clock: Option<ClockChoice>,
     ring_capacity: Option<usize>,
     stack_depth: Option<usize>,
     options: ReportOptions,
@@ -92,7 +81,7 @@ impl Default for Builder {
             format: Format::Table,
             sink: None,
             periodic: None,
-            max_exited_threads: DEFAULT_MAX_EXITED_THREADS,
+            max_exited_threads: Builder::DEFAULT_MAX_EXITED_THREADS,
             final_report: true,
         }
     }
@@ -115,22 +104,46 @@ impl core::fmt::Debug for Builder {
 }
 
 impl Builder {
+    /// Samples kept per (thread, id) unless configured: 2^16, as in the C++ original.
+    pub const DEFAULT_RING_CAPACITY: usize = config::DEFAULT_RING_CAPACITY;
+    /// Smallest accepted ring capacity.
+    pub const MIN_RING_CAPACITY: usize = config::MIN_RING_CAPACITY;
+    /// Largest accepted ring capacity (2^28 samples, 2 GiB of address space per ring).
+    pub const MAX_RING_CAPACITY: usize = config::MAX_RING_CAPACITY;
+    /// Open scopes per thread unless configured: 64, as in the C++ original.
+    pub const DEFAULT_STACK_DEPTH: usize = config::DEFAULT_STACK_DEPTH;
+    /// Largest accepted stack depth.
+    pub const MAX_STACK_DEPTH: usize = config::MAX_STACK_DEPTH;
+    /// Exited threads kept individually unless configured.
+    pub const DEFAULT_MAX_EXITED_THREADS: usize = config::DEFAULT_MAX_EXITED_THREADS;
+
     /// Which clock to read: decided from the platform (`Auto`, the default) or forced.
-    /// See [`select_clock`](crate::clock::select_clock): it must be chosen before
-    /// anything records, and cannot change afterwards.
-    pub fn clock(mut self, choice: crate::platform::ClockChoice) -> Builder {
+    /// `LATTE_CLOCK=os|tsc|auto` in the environment does the same when this is not
+    /// set. Every sample must come from one clock, so the choice is made before
+    /// anything records and cannot change afterwards: asking for a different clock
+    /// once one is in use makes [`start`](Builder::start) return
+    /// [`Error::ClockAlreadySelected`].
+    pub fn clock(mut self, choice: ClockChoice) -> Builder {
         self.clock = Some(choice);
         self
     }
 
-    /// Samples kept per (thread, id): a power of two (see
-    /// [`set_ring_capacity`](crate::set_ring_capacity)).
+    /// Samples kept per (thread, id), overwrite-oldest: a power of two within
+    /// [`MIN_RING_CAPACITY`](Builder::MIN_RING_CAPACITY)..=[`MAX_RING_CAPACITY`](Builder::MAX_RING_CAPACITY)
+    /// (default [`DEFAULT_RING_CAPACITY`](Builder::DEFAULT_RING_CAPACITY)). Applies to
+    /// rings created after [`start`](Builder::start), and stays after the agent stops.
+    /// Memory is reserved lazily: the OS backs a ring's pages only as samples reach
+    /// them.
     pub fn ring_capacity(mut self, samples: usize) -> Builder {
         self.ring_capacity = Some(samples);
         self
     }
 
-    /// Open scopes per thread (see [`set_stack_depth`](crate::set_stack_depth)).
+    /// Open scopes per thread, 1..=[`MAX_STACK_DEPTH`](Builder::MAX_STACK_DEPTH)
+    /// (default [`DEFAULT_STACK_DEPTH`](Builder::DEFAULT_STACK_DEPTH)). A Start beyond
+    /// the limit is ignored and counted; its Stop is absorbed, so the scopes below
+    /// still pair. Applies to threads that start recording after
+    /// [`start`](Builder::start), and stays after the agent stops.
     pub fn stack_depth(mut self, depth: usize) -> Builder {
         self.stack_depth = Some(depth);
         self
@@ -173,7 +186,8 @@ impl Builder {
         self
     }
 
-    /// Exited threads kept individually in reports (default 256); older ones are folded
+    /// Exited threads kept individually in reports (default
+    /// [`DEFAULT_MAX_EXITED_THREADS`](Builder::DEFAULT_MAX_EXITED_THREADS)); older ones are folded
     /// into one `<exited threads>` entry per id, which keeps memory bounded under
     /// thread churn.
     pub fn max_exited_threads(mut self, threads: usize) -> Builder {
@@ -193,11 +207,11 @@ impl Builder {
     /// agent is running; [`Error::Spawn`] if the thread cannot start. On error nothing
     /// has changed.
     pub fn start(self) -> Result<Guard, Error> {
-        if let Some(n) = self.ring_capacity {
-            crate::config::check_ring_capacity(n)?;
+        if let Some(n) = self.ring_capacity.filter(|&n| !config::ring_capacity_ok(n)) {
+            return Err(Error::RingCapacity { requested: n });
         }
-        if let Some(n) = self.stack_depth {
-            crate::config::check_stack_depth(n)?;
+        if let Some(n) = self.stack_depth.filter(|&n| !config::stack_depth_ok(n)) {
+            return Err(Error::StackDepth { requested: n });
         }
         if let Some(interval) = self.periodic.filter(|i| i.is_zero()) {
             return Err(Error::Interval {
@@ -211,18 +225,16 @@ impl Builder {
             return Err(Error::AlreadyRunning);
         }
         if let Some(choice) = self.clock
-            && let Err(e) = crate::clock::select_clock(choice)
+            && let Err(e) = clock::select_clock(choice)
         {
             RUNNING.store(false, Ordering::Release);
             return Err(e);
         }
-        if let Some(n) = self.ring_capacity {
-            crate::set_ring_capacity(n)?;
-        }
-        if let Some(n) = self.stack_depth {
-            crate::set_stack_depth(n)?;
-        }
-        crate::registry::set_max_exited(self.max_exited_threads);
+        config::apply(
+            self.ring_capacity,
+            self.stack_depth,
+            self.max_exited_threads,
+        );
         let (tx, rx) = bounded(16);
         let sink_errors = Arc::new(AtomicU64::new(0));
         let drain = drain::Drain {
@@ -254,12 +266,10 @@ impl Builder {
 
 /// Commands to the drain thread.
 pub(crate) enum Command {
-    /// Write a full report now.
+    /// Write a whole-run report now.
     Report(Sender<Result<(), Error>>),
-    /// Write a report of what was recorded since the previous periodic report.
-    ReportSince(Sender<Result<(), Error>>),
-    /// Raw ticks of an id across threads.
-    Snapshot(String, Sender<Vec<u64>>),
+    /// Write a report of the interval since the previous periodic report.
+    ReportInterval(Sender<Result<(), Error>>),
     /// Final report (if enabled), then exit.
     Shutdown(Sender<Result<(), Error>>),
 }
@@ -296,21 +306,18 @@ impl Guard {
         answer.recv().map_err(|_| Error::AgentStopped)
     }
 
-    /// Writes a full report to the sink; returns once it is written, with the sink's
-    /// error if writing failed (the agent keeps running either way).
-    pub fn report_now(&self) -> Result<(), Error> {
+    /// Whole run so far: writes a report of everything recorded to the sink; returns
+    /// once it is written, with the sink's error if writing failed (the agent keeps
+    /// running either way).
+    pub fn report(&self) -> Result<(), Error> {
         self.ask(Command::Report)?
     }
 
-    /// Writes a report of only what was recorded since the previous periodic report
-    /// (or since start), as a periodic report would, and returns once it is written.
-    pub fn report_since_last(&self) -> Result<(), Error> {
-        self.ask(Command::ReportSince)?
-    }
-
-    /// Raw tick samples of `id` across all threads, taken by the drain thread.
-    pub fn snapshot(&self, id: &str) -> Result<Vec<u64>, Error> {
-        self.ask(|reply| Command::Snapshot(id.to_owned(), reply))
+    /// Interval: writes a report of only what was recorded since the previous periodic
+    /// report (or since start), as a periodic report would, and returns once it is
+    /// written.
+    pub fn report_interval(&self) -> Result<(), Error> {
+        self.ask(Command::ReportInterval)?
     }
 
     /// Periodic reports that could not be written so far.

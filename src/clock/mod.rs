@@ -16,16 +16,28 @@
 //! The hot path stores raw ticks; conversion to time happens on the analysis side.
 
 #[cfg(target_arch = "aarch64")]
-#[path = "aarch64.rs"]
-mod arch;
-#[cfg(target_arch = "x86_64")]
-#[path = "x86_64.rs"]
-mod arch;
+mod aarch64;
 mod os;
+mod select;
+#[cfg(target_arch = "x86_64")]
+mod x86_64;
 
-use crate::platform::{ClockChoice, Decision, Facts};
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
+#[cfg(target_arch = "aarch64")]
+use aarch64 as arch;
+#[cfg(target_arch = "x86_64")]
+use x86_64 as arch;
+
+pub use crate::platform::{ClockChoice, Decision};
+pub use select::{decision, source};
+pub(crate) use select::{facts, select_clock};
+#[cfg(feature = "test-hooks")]
+pub(crate) use select::{install_mock, set_mock};
+
+use select::read_other;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+use select::{HARDWARE, SELECTED};
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+use std::sync::atomic::Ordering::Relaxed;
 
 /// How strongly a timer read is ordered against the instructions around it.
 ///
@@ -152,179 +164,29 @@ fn hardware_read(mode: Mode) -> Stamp {
     }
 }
 
-/// Every clock but the hardware one, and the first read that decides.
-#[inline(never)]
-fn read_other(mode: Mode) -> Stamp {
-    match SELECTED.load(Relaxed) {
-        OS => Stamp {
-            ticks: os::now(),
-            cpu: CPU_UNKNOWN,
-        },
-        MOCK => Stamp {
-            ticks: MOCK_TICKS.load(Relaxed),
-            cpu: CPU_UNKNOWN,
-        },
-        _ => {
-            select();
-            read(mode)
-        }
-    }
-}
-
-const UNDECIDED: u8 = 0;
-const HARDWARE: u8 = 1;
-const OS: u8 = 2;
-const MOCK: u8 = 3;
-
-/// The clock every read uses, set once.
-static SELECTED: AtomicU8 = AtomicU8::new(UNDECIDED);
-/// The configured choice (`ClockChoice as u8`), read when deciding.
-static CHOICE: AtomicU8 = AtomicU8::new(u8::MAX);
-static MOCK_TICKS: AtomicU64 = AtomicU64::new(1);
-
-struct Selected {
-    facts: Facts,
-    decision: Decision,
-}
-
-fn selection() -> &'static Selected {
-    static SELECTION: OnceLock<Selected> = OnceLock::new();
-    SELECTION.get_or_init(|| {
-        let choice = match CHOICE.load(Relaxed) {
-            0 => ClockChoice::Auto,
-            1 => ClockChoice::Hardware,
-            2 => ClockChoice::Os,
-            _ => choice_from_env(),
-        };
-        let facts = crate::platform::gather();
-        let decision = crate::platform::decide(&facts, choice);
-        let _ = SELECTED.compare_exchange(
-            UNDECIDED,
-            if decision.hardware { HARDWARE } else { OS },
-            Relaxed,
-            Relaxed,
-        );
-        Selected { facts, decision }
-    })
-}
-
-/// `LATTE_CLOCK=os|hardware|tsc|auto`; anything else (or unset) is `auto`.
-fn choice_from_env() -> ClockChoice {
-    match std::env::var("LATTE_CLOCK")
-        .as_deref()
-        .map(str::to_ascii_lowercase)
-        .as_deref()
-    {
-        Ok("os") => ClockChoice::Os,
-        Ok("hardware" | "tsc") => ClockChoice::Hardware,
-        _ => ClockChoice::Auto,
-    }
-}
-
-#[cold]
-fn select() {
-    selection();
-}
-
-/// Chooses the clock: call before anything records (the agent's builder does).
-/// `LATTE_CLOCK=os|tsc|auto` in the environment does the same when this is not called.
-///
-/// Every sample must come from one clock, so the choice cannot change once made:
-/// asking for a different one afterwards is [`Error::ClockAlreadySelected`](crate::Error::ClockAlreadySelected).
-///
-/// ```
-/// use latte::platform::ClockChoice;
-/// let chosen = latte::clock::decision().hardware;
-/// // Re-asking for what was decided is fine; a change is refused.
-/// let same = if chosen { ClockChoice::Hardware } else { ClockChoice::Os };
-/// assert!(latte::clock::select_clock(same).is_ok());
-/// let other = if chosen { ClockChoice::Os } else { ClockChoice::Hardware };
-/// assert!(latte::clock::select_clock(other).is_err() || !chosen);
-/// ```
-pub fn select_clock(choice: ClockChoice) -> Result<(), crate::Error> {
-    if SELECTED.load(Relaxed) == UNDECIDED {
-        CHOICE.store(choice as u8, Relaxed);
-        selection();
-    }
-    let hardware = SELECTED.load(Relaxed) == HARDWARE;
-    let wanted = crate::platform::decide(&selection().facts, choice).hardware;
-    if SELECTED.load(Relaxed) == MOCK || hardware == wanted {
-        Ok(())
-    } else {
-        Err(crate::Error::ClockAlreadySelected { hardware })
-    }
-}
-
-/// Which clock latte reads, and why (decided on first use).
-pub fn decision() -> &'static Decision {
-    &selection().decision
-}
-
-/// The platform facts gathered when the clock was chosen.
-pub fn facts() -> &'static Facts {
-    &selection().facts
-}
-
-/// Test support: from now on every read returns the mock counter. Only possible
-/// before anything has read the clock.
-#[doc(hidden)]
-pub fn __install_mock() -> bool {
-    matches!(
-        SELECTED.compare_exchange(UNDECIDED, MOCK, Relaxed, Relaxed),
-        Ok(_) | Err(MOCK)
-    )
-}
-
-/// Test support: sets the mock counter.
-#[doc(hidden)]
-pub fn __set_mock(ticks: u64) {
-    MOCK_TICKS.store(ticks, Relaxed);
-}
-
-/// The counter the decided clock reads.
-///
-/// ```
-/// let source = latte::clock::source();
-/// println!("latte reads {source}");
-/// ```
-pub fn source() -> Source {
-    select();
-    match SELECTED.load(Relaxed) {
-        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-        HARDWARE => arch::SOURCE,
-        MOCK => Source::Mock,
-        _ => Source::OsMonotonic,
-    }
-}
-
 /// The counter's frequency as the hardware states it (ticks per ns), where it does:
 /// `CNTFRQ_EL0` on aarch64, exactly 1 for the nanosecond OS clock, `None` for the TSC.
 pub(crate) fn nominal_ticks_per_ns() -> Option<f64> {
     match source() {
-        Source::OsMonotonic | Source::Mock => Some(1.0),
-        _ => hardware_nominal_hz().map(|hz| hz as f64 / 1e9),
+        Source::OsMonotonic => Some(1.0),
+        #[cfg(feature = "test-hooks")]
+        Source::Mock => Some(1.0),
+        _ => hardware_counter().hz.map(|hz| hz as f64 / 1e9),
     }
 }
 
-/// Whether this target has a hardware counter latte can read.
-pub(crate) const fn hardware_ticks_available() -> bool {
-    cfg!(any(target_arch = "x86_64", target_arch = "aarch64"))
-}
-
-/// A Fast read of the hardware counter, whatever clock is selected (for timing it).
-pub(crate) fn hardware_ticks() -> u64 {
+/// What platform detection needs to know of the hardware counter: how to read it
+/// (whatever clock is selected, to time a read) and its stated frequency.
+fn hardware_counter() -> crate::platform::Counter {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    return arch::fast();
+    let read: Option<fn() -> u64> = Some(arch::fast);
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    return os::now();
-}
-
-/// The hardware counter's stated frequency in Hz (aarch64 `CNTFRQ_EL0`).
-pub(crate) fn hardware_nominal_hz() -> Option<u64> {
+    let read: Option<fn() -> u64> = None;
     #[cfg(target_arch = "aarch64")]
-    return Some(arch::frequency_hz());
+    let hz = Some(arch::frequency_hz());
     #[cfg(not(target_arch = "aarch64"))]
-    return None;
+    let hz = None;
+    crate::platform::Counter { read, hz }
 }
 
 /// The hardware or OS counter a build reads.
@@ -337,8 +199,8 @@ pub enum Source {
     ArmGenericTimer,
     /// The OS monotonic clock (`std::time::Instant`), in nanoseconds.
     OsMonotonic,
-    /// A test's mock counter.
-    #[doc(hidden)]
+    /// A test's mock counter (feature `test-hooks`).
+    #[cfg(feature = "test-hooks")]
     Mock,
 }
 
@@ -348,6 +210,7 @@ impl core::fmt::Display for Source {
             Source::Tsc => "TSC",
             Source::ArmGenericTimer => "CNTVCT_EL0",
             Source::OsMonotonic => "OS monotonic clock",
+            #[cfg(feature = "test-hooks")]
             Source::Mock => "mock counter",
         })
     }

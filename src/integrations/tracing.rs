@@ -38,19 +38,20 @@
 //! # Cost
 //!
 //! A span's callsite is resolved to its ids once per thread (a process-wide map keyed
-//! by the callsite, then a per-thread map keyed by the metadata's address: no string
-//! hashing, no lock on the way in and out). An enter or exit then costs the registry's
+//! by the callsite, then the layer's per-thread map, in a `thread_local::ThreadLocal`,
+//! keyed by the metadata's address: no string hashing, no lock on the way in and out). An enter or exit then costs the registry's
 //! own span lookup (to find the metadata), that per-thread lookup, and a latte Start
 //! or Stop. The Stop reads the clock before the lookups, so they stay outside the
 //! measured span.
 //! `cargo bench --bench overhead` prints the cost next to the raw macros.
 
 use crate::clock::{self, Mode};
-use crate::{Id, Timer};
-use std::cell::RefCell;
+use crate::record::{self, Id, Timer};
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{LazyLock, PoisonError, RwLock};
+use thread_local::ThreadLocal;
 use tracing_core::callsite::Identifier;
 use tracing_core::{Event, Metadata, Subscriber, span};
 use tracing_subscriber::Layer;
@@ -59,12 +60,37 @@ use tracing_subscriber::registry::LookupSpan;
 
 /// A `tracing_subscriber::Layer` that records spans as latte scopes. See the
 /// [module docs](self).
-#[derive(Clone, Copy, Debug)]
 pub struct LatteLayer {
     start: Mode,
     stop: Mode,
     lifetimes: bool,
     pulses: bool,
+    /// Each thread's map from a callsite's metadata address to its ids.
+    cache: ThreadLocal<RefCell<AddressMap>>,
+}
+
+/// A callsite's metadata address -> its ids.
+type AddressMap = HashMap<usize, &'static CallsiteIds, BuildHasherDefault<AddressHasher>>;
+
+impl Clone for LatteLayer {
+    /// The same settings, with an empty cache of its own.
+    fn clone(&self) -> LatteLayer {
+        LatteLayer::new()
+            .modes(self.start, self.stop)
+            .span_lifetimes(self.lifetimes)
+            .event_pulses(self.pulses)
+    }
+}
+
+impl core::fmt::Debug for LatteLayer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("LatteLayer")
+            .field("start", &self.start)
+            .field("stop", &self.stop)
+            .field("lifetimes", &self.lifetimes)
+            .field("pulses", &self.pulses)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for LatteLayer {
@@ -81,6 +107,7 @@ impl LatteLayer {
             stop: Mode::Fast,
             lifetimes: true,
             pulses: false,
+            cache: ThreadLocal::new(),
         }
     }
 
@@ -154,27 +181,6 @@ fn span_ids(meta: &'static Metadata<'static>) -> &'static CallsiteIds {
     })
 }
 
-/// [`span_ids`] through a per-thread cache keyed by the metadata's address: no lock on
-/// enter and exit. A callsite's metadata is `'static` and unique, so an entry never
-/// goes stale.
-fn local_span_ids(meta: &'static Metadata<'static>) -> &'static CallsiteIds {
-    thread_local! {
-        static LOCAL: RefCell<HashMap<usize, &'static CallsiteIds, BuildHasherDefault<AddressHasher>>> =
-            RefCell::new(HashMap::default());
-    }
-    let key = std::ptr::from_ref(meta) as usize;
-    LOCAL
-        .try_with(|cache| {
-            if let Some(&ids) = cache.borrow().get(&key) {
-                return ids;
-            }
-            let ids = span_ids(meta);
-            cache.borrow_mut().insert(key, ids);
-            ids
-        })
-        .unwrap_or_else(|_| span_ids(meta)) // during thread teardown
-}
-
 /// Hashes an address: one multiply, enough to spread aligned pointers.
 #[derive(Default)]
 struct AddressHasher(u64);
@@ -199,6 +205,47 @@ fn event_id(meta: &'static Metadata<'static>) -> &'static Id {
     cached(&CACHE, meta, || Id::new(meta.name()))
 }
 
+impl LatteLayer {
+    /// [`span_ids`] through this layer's per-thread cache keyed by the metadata's
+    /// address: no lock on enter and exit. A callsite's metadata is `'static` and
+    /// unique, so an entry never goes stale.
+    ///
+    /// During thread teardown it falls back to the shared map: `ThreadLocal` identifies
+    /// threads through a thread-local guard of its own, which panics if touched after
+    /// its destructor ran. `ALIVE` is first touched right after this thread's first use
+    /// of a cache, so its destructor is registered after that guard's and runs before
+    /// it (thread-local destructors run in reverse order of registration): while
+    /// `ALIVE` is alive, the cache is safe. (Not covered: a thread whose very first
+    /// span callback comes from a late thread-local destructor.)
+    fn local_span_ids(&self, meta: &'static Metadata<'static>) -> &'static CallsiteIds {
+        struct Alive;
+        impl Drop for Alive {
+            fn drop(&mut self) {}
+        }
+        thread_local! {
+            /// Whether this thread has used a cache (no destructor: always readable).
+            static STARTED: Cell<bool> = const { Cell::new(false) };
+            static ALIVE: Alive = const { Alive };
+        }
+        let started = STARTED.with(Cell::get);
+        if started && ALIVE.try_with(|_| ()).is_err() {
+            return span_ids(meta); // thread teardown
+        }
+        let cache = self.cache.get_or_default();
+        if !started {
+            let _ = ALIVE.try_with(|_| ());
+            STARTED.with(|s| s.set(true));
+        }
+        let key = std::ptr::from_ref(meta) as usize;
+        if let Some(&ids) = cache.borrow().get(&key) {
+            return ids;
+        }
+        let ids = span_ids(meta);
+        cache.borrow_mut().insert(key, ids);
+        ids
+    }
+}
+
 impl<S> Layer<S> for LatteLayer
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
@@ -208,7 +255,7 @@ where
             return;
         }
         let Some(span) = ctx.span(id) else { return };
-        let ids = local_span_ids(attrs.metadata());
+        let ids = self.local_span_ids(attrs.metadata());
         let lifetime = Timer::start(&ids.lifetime, self.start, self.stop);
         span.extensions_mut().insert(SpanState {
             _lifetime: lifetime,
@@ -217,14 +264,14 @@ where
 
     fn on_enter(&self, id: &span::Id, ctx: Context<'_, S>) {
         if let Some(meta) = ctx.metadata(id) {
-            crate::start(&local_span_ids(meta).busy, self.start);
+            record::start(&self.local_span_ids(meta).busy, self.start);
         }
     }
 
     fn on_exit(&self, id: &span::Id, ctx: Context<'_, S>) {
         let now = clock::read(self.stop);
         if let Some(meta) = ctx.metadata(id) {
-            crate::record::stop_unordered(&local_span_ids(meta).busy, self.stop, now);
+            record::stop_unordered(&self.local_span_ids(meta).busy, self.stop, now);
         }
     }
 
@@ -237,7 +284,7 @@ where
 
     fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
         if self.pulses {
-            crate::pulse(event_id(event.metadata()));
+            record::pulse(event_id(event.metadata()));
         }
     }
 }

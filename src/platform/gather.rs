@@ -4,8 +4,18 @@
 use super::Facts;
 use std::time::Instant;
 
+/// What the caller (the clock) knows of the hardware counter: how to read it, if the
+/// target has one, and the frequency the hardware states, if it does.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Counter {
+    /// A Fast read of the hardware counter.
+    pub(crate) read: Option<fn() -> u64>,
+    /// The stated frequency in Hz (aarch64 `CNTFRQ_EL0`).
+    pub(crate) hz: Option<u64>,
+}
+
 /// Reads the facts of this machine (a few milliseconds: it times counter reads).
-pub fn gather() -> Facts {
+pub(crate) fn gather(counter: Counter) -> Facts {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").ok();
     let field = |name: &str| -> Option<String> {
         cpuinfo.as_deref()?.lines().find_map(|l| {
@@ -39,10 +49,10 @@ pub fn gather() -> Facts {
         ..Facts::default()
     };
     cpuid(&mut facts);
-    facts.counter_hz = crate::clock::hardware_nominal_hz();
-    facts.counter_read_ns = crate::clock::hardware_ticks_available().then(|| {
+    facts.counter_hz = counter.hz;
+    facts.counter_read_ns = counter.read.map(|read| {
         time_per_call(|| {
-            std::hint::black_box(crate::clock::hardware_ticks());
+            std::hint::black_box(read());
         })
     });
     facts

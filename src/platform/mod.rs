@@ -1,9 +1,12 @@
 //! Can the hardware counter be trusted? Platform facts, and a pure decision over them.
 //!
 //! [`decide`] is a pure function of [`Facts`], so every case is a table row in the
-//! tests; [`gather`] reads them from the machine (CPUID, `/proc/cpuinfo`, the
-//! kernel's clocksource, the cost of a counter read). A missing fact is `None` and is
-//! shown as "unknown", never an error.
+//! tests; `gather` reads them from the machine (CPUID, `/proc/cpuinfo`, the kernel's
+//! clocksource, the cost of a counter read). A missing fact is `None` and is shown as
+//! "unknown", never an error.
+//!
+//! A leaf: the clock module hands in what only it can measure (how to read the
+//! hardware counter, its stated frequency), so nothing here calls back into it.
 
 mod gather;
 
@@ -75,7 +78,8 @@ const DISTRUSTING: [&str; 3] = ["hpet", "acpi_pm", "jiffies"];
 /// Picks the clock from the facts. Pure: the same facts always give the same answer.
 ///
 /// ```
-/// use latte::platform::{ClockChoice, Facts, decide};
+/// use latte::clock::ClockChoice;
+/// use latte::test_hooks::{Facts, decide};
 /// let bare_metal = Facts {
 ///     arch: "x86_64".into(),
 ///     tsc: Some(true),
@@ -88,14 +92,6 @@ const DISTRUSTING: [&str; 3] = ["hpet", "acpi_pm", "jiffies"];
 /// assert!(!decide(&bare_metal, ClockChoice::Os).hardware);
 /// ```
 pub fn decide(f: &Facts, choice: ClockChoice) -> Decision {
-    let hw = |reason: &str| Decision {
-        hardware: true,
-        reason: reason.to_owned(),
-    };
-    let os = |reason: String| Decision {
-        hardware: false,
-        reason,
-    };
     let has_counter = matches!(f.arch.as_str(), "x86_64" | "aarch64");
     match choice {
         ClockChoice::Os => return os("forced by configuration".into()),
@@ -126,7 +122,11 @@ pub fn decide(f: &Facts, choice: ClockChoice) -> Decision {
             _ => hw("the ARM generic timer runs at a fixed frequency by architecture"),
         };
     }
-    // x86_64 from here.
+    decide_x86_64(f)
+}
+
+/// The x86_64 part of [`decide`]: is the TSC there, and does the kernel trust it?
+fn decide_x86_64(f: &Facts) -> Decision {
     if f.tsc == Some(false) {
         return os("the CPU has no TSC".into());
     }
@@ -153,79 +153,18 @@ pub fn decide(f: &Facts, choice: ClockChoice) -> Decision {
     }
 }
 
-pub use gather::gather;
-
-/// The ENVIRONMENT block of a report: what the numbers rest on, and what to beware of.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Environment {
-    /// CPU model, if known.
-    pub cpu_model: Option<String>,
-    /// The clock latte reads (`TSC`, `OS monotonic clock`, ...).
-    pub clock: String,
-    /// Why that clock.
-    pub clock_reason: String,
-    /// CPUID's invariant-TSC bit (x86_64), if known.
-    pub invariant_tsc: Option<bool>,
-    /// Running under a hypervisor, if known.
-    pub hypervisor: Option<bool>,
-    /// The kernel clocksource when latte chose its clock.
-    pub clocksource_at_start: Option<String>,
-    /// The kernel clocksource when the report was made.
-    pub clocksource_now: Option<String>,
-    /// CPU 0's frequency governor, if known.
-    pub governor: Option<String>,
-    /// The kernel's isolated CPUs, if known.
-    pub isolated_cpus: Option<String>,
-    /// Things a performance engineer would want to know before trusting the numbers.
-    pub warnings: Vec<String>,
-}
-
-impl Environment {
-    /// The environment now, with `extra` warnings (from the data) appended.
-    pub fn current(extra: Vec<String>) -> Environment {
-        let facts = crate::clock::facts();
-        let decision = crate::clock::decision();
-        let now = gather::current_clocksource();
-        let mut warnings = Vec::new();
-        if !decision.hardware {
-            warnings.push(format!(
-                "latte reads the OS monotonic clock, not the hardware counter: {}",
-                decision.reason
-            ));
-        }
-        if facts.hypervisor == Some(true) {
-            warnings.push(
-                "running under a hypervisor: the counter and scheduling are virtualised; compare runs on the \
-                 same host, and expect preemptions the guest cannot see"
-                    .into(),
-            );
-        }
-        if let Some(g) = facts.governor.as_deref().filter(|g| *g != "performance") {
-            warnings.push(format!(
-                "CPU frequency governor is `{g}`, not `performance`: the core's speed can change under the \
-                 measurement (cycle counts of the same work will vary)"
-            ));
-        }
-        if let (Some(a), Some(b)) = (&facts.kernel_clocksource, &now)
-            && a != b
-        {
-            warnings.push(format!(
-                "the kernel clocksource changed from `{a}` to `{b}` during the run: the kernel stopped \
-                 trusting `{a}`; timings from before and after may not compare"
-            ));
-        }
-        warnings.extend(extra);
-        Environment {
-            cpu_model: facts.cpu_model.clone(),
-            clock: crate::clock::source().to_string(),
-            clock_reason: decision.reason.clone(),
-            invariant_tsc: facts.invariant_tsc,
-            hypervisor: facts.hypervisor,
-            clocksource_at_start: facts.kernel_clocksource.clone(),
-            clocksource_now: now,
-            governor: facts.governor.clone(),
-            isolated_cpus: facts.isolated_cpus.clone(),
-            warnings,
-        }
+fn hw(reason: &str) -> Decision {
+    Decision {
+        hardware: true,
+        reason: reason.to_owned(),
     }
 }
+
+fn os(reason: String) -> Decision {
+    Decision {
+        hardware: false,
+        reason,
+    }
+}
+
+pub(crate) use gather::{Counter, current_clocksource, gather};

@@ -1,22 +1,37 @@
-//! The hot path: what runs inside the user's loop.
+//! The hot path: what runs inside the user's loop, and what readers need to find it.
 //!
 //! Each function resolves its [`Id`] (one relaxed load once the call site is warm),
 //! reaches the thread's recorder through a `const`-initialised thread-local, reads the
 //! timer and writes two words. No lock, allocation or syscall after the first use of a
 //! call site on a thread.
+//!
+//! | file | what |
+//! |---|---|
+//! | `mod.rs` | the public recording functions, [`Scope`], [`Timer`] |
+//! | `id.rs` | [`Id`]: a name and its dense index, the interner |
+//! | `local.rs`, `cold.rs` | the per-thread recorder: stack and id table (hot), first use and misuse (cold) |
+//! | `sample.rs` | the sample word's private layout, [`Sample`] |
+//! | `ring.rs` | the single-writer ring and its read protocol |
+//! | `registry/` | every thread that recorded, alive or exited; compaction and folding |
+//! | `sync.rs` | the atomics, swapped for `loom`'s in model tests |
 
+mod cold;
 pub(crate) mod id;
 pub(crate) mod local;
+pub(crate) mod registry;
 pub(crate) mod ring;
 pub(crate) mod sample;
+pub(crate) mod sync;
 
-use crate::clock::Mode;
+use crate::clock::{self, Mode};
 use core::marker::PhantomData;
 pub use id::Id;
+pub use sample::{Sample, SampleKind};
 
 /// Opens a scope of `id` on this thread, reading the timer in `mode`.
 ///
-/// Scopes nest (up to [`stack_depth`](crate::stack_depth) deep) and are closed by
+/// Scopes nest (up to [`Builder::stack_depth`](crate::Builder::stack_depth), 64 by
+/// default) and are closed by
 /// [`stop`] with the same id. The [`latte_start!`](crate::latte_start) macro makes the
 /// `static Id` for you.
 ///
@@ -51,7 +66,7 @@ pub fn start(id: &Id, mode: Mode) {
 pub fn stop(id: &Id, mode: Mode) {
     #[cfg(feature = "record")]
     {
-        let now = crate::clock::read(mode);
+        let now = clock::read(mode);
         let idx = id.index();
         local::with(|l| l.stop(idx, mode, now));
     }
@@ -65,7 +80,7 @@ pub fn stop(id: &Id, mode: Mode) {
 /// `now` is the stop read, taken by the caller before any lookup of its own.
 #[cfg(feature = "tracing")]
 #[inline(always)]
-pub(crate) fn stop_unordered(id: &Id, mode: Mode, now: crate::clock::Stamp) {
+pub(crate) fn stop_unordered(id: &Id, mode: Mode, now: clock::Stamp) {
     #[cfg(feature = "record")]
     {
         let idx = id.index();
@@ -92,7 +107,7 @@ pub(crate) fn stop_unordered(id: &Id, mode: Mode, now: crate::clock::Stamp) {
 pub fn pulse(id: &Id) {
     #[cfg(feature = "record")]
     {
-        let now = crate::clock::ticks();
+        let now = clock::ticks();
         let idx = id.index();
         local::with(|l| l.pulse(idx, now));
     }
@@ -103,7 +118,7 @@ pub fn pulse(id: &Id) {
 /// Records a tick count measured some other way, under `id` on this thread.
 ///
 /// Such samples are never overhead-corrected. Values above
-/// [`MAX_DELTA`](crate::MAX_DELTA) are counted as clock anomalies and dropped.
+/// [`Sample::MAX_TICKS`] are counted as clock anomalies and dropped.
 ///
 /// ```
 /// use latte::Id;
@@ -199,7 +214,7 @@ impl<'a> Timer<'a> {
     pub fn start(id: &'a Id, start_mode: Mode, stop_mode: Mode) -> Timer<'a> {
         #[cfg(feature = "record")]
         let (tag, start) = {
-            let now = crate::clock::read(start_mode);
+            let now = clock::read(start_mode);
             (local::tag(id.index(), start_mode, now), now.ticks)
         };
         #[cfg(not(feature = "record"))]
@@ -221,7 +236,7 @@ impl Drop for Timer<'_> {
     fn drop(&mut self) {
         #[cfg(feature = "record")]
         {
-            let now = crate::clock::read(self.stop_mode);
+            let now = clock::read(self.stop_mode);
             let idx = self.id.index();
             let (tag, start, mode) = (self.tag, self.start, self.stop_mode);
             local::with(|l| l.finish(idx, tag, start, mode, now));

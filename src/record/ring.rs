@@ -30,7 +30,7 @@
 //! is exact and the `+ 1` margin is not needed: [`Ring::read`] takes that as `quiet`.
 #![allow(unsafe_code)]
 
-use crate::sync::{AtomicU64, Ordering, fence, load_own};
+use super::sync::{AtomicU64, Ordering, fence, load_own};
 
 /// A power-of-two ring of `u64` samples with a total-pushed counter.
 pub(crate) struct Ring {

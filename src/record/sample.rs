@@ -1,4 +1,5 @@
-//! The 64-bit sample word and the stack tag word.
+//! The 64-bit sample word and the stack tag word. The layout is private: readers see
+//! [`Sample`] through its accessors, and build one (in tests, say) with [`Sample::new`].
 //!
 //! ```text
 //! sample:  63      57 56  55 54 53 52 51                                  0
@@ -14,7 +15,7 @@
 //! of cycles at 5 GHz); anything larger means the counter went backwards or jumped, and
 //! is discarded and counted instead of stored.
 
-use crate::Mode;
+use crate::clock::Mode;
 
 pub(crate) const DELTA_MASK: u64 = (1 << 52) - 1;
 pub(crate) const START_SHIFT: u32 = 52;
@@ -26,14 +27,12 @@ pub(crate) const RECORD: u64 = 3 << START_SHIFT | 1 << STOP_SHIFT;
 pub(crate) const CPU_SHIFT: u32 = 32;
 pub(crate) const CPU_MASK: u64 = (1 << 20) - 1;
 
-/// The largest delta latte stores; longer (or negative) deltas are counted as clock
-/// anomalies.
-pub const MAX_DELTA: u64 = DELTA_MASK;
-
-/// One recorded sample: a tick delta plus how it was taken.
+/// One recorded sample: a tick delta plus how it was taken (one word in the ring; the
+/// layout is private).
 ///
 /// ```
-/// use latte::{Id, Mode, SampleKind};
+/// use latte::collect::{Sample, SampleKind};
+/// use latte::{Id, Mode};
 /// static ID: Id = Id::new("doc_sample");
 /// latte::start(&ID, Mode::Mid);
 /// latte::stop(&ID, Mode::Hard);
@@ -41,6 +40,10 @@ pub const MAX_DELTA: u64 = DELTA_MASK;
 /// let sample = capture.component("doc_sample").unwrap().samples[0];
 /// assert_eq!(sample.kind(), SampleKind::Scope { start: Mode::Mid, stop: Mode::Hard });
 /// assert!(sample.ticks() < 1 << 32);
+///
+/// let made = Sample::new(120, SampleKind::Pulse, false).unwrap();
+/// assert_eq!((made.ticks(), made.kind(), made.migrated()), (120, SampleKind::Pulse, false));
+/// assert!(Sample::new(Sample::MAX_TICKS + 1, SampleKind::Recorded, false).is_none());
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Sample(u64);
@@ -62,13 +65,28 @@ pub enum SampleKind {
 }
 
 impl Sample {
-    /// The raw 64-bit word as stored in the ring.
-    pub const fn to_bits(self) -> u64 {
-        self.0
+    /// The largest delta latte stores (2^52 - 1 ticks, about 10 days at 5 GHz); longer
+    /// (or negative) deltas are counted as clock anomalies instead.
+    pub const MAX_TICKS: u64 = DELTA_MASK;
+
+    /// A sample of `ticks` taken as `kind`; `None` when `ticks` exceeds
+    /// [`MAX_TICKS`](Sample::MAX_TICKS).
+    pub const fn new(ticks: u64, kind: SampleKind, migrated: bool) -> Option<Sample> {
+        if ticks > DELTA_MASK {
+            return None;
+        }
+        let meta = match kind {
+            SampleKind::Scope { start, stop } => {
+                (start as u64) << START_SHIFT | (stop as u64) << STOP_SHIFT
+            }
+            SampleKind::Pulse => PULSE,
+            SampleKind::Recorded => RECORD,
+        };
+        Some(Sample(ticks | meta | if migrated { MIGRATED } else { 0 }))
     }
 
-    /// Rebuilds a sample from [`to_bits`](Sample::to_bits).
-    pub const fn from_bits(bits: u64) -> Sample {
+    /// Rebuilds a sample from the word stored in the ring.
+    pub(crate) const fn from_bits(bits: u64) -> Sample {
         Sample(bits)
     }
 
@@ -125,6 +143,24 @@ mod tests {
         assert_eq!(Sample::from_bits(PULSE | 7).kind(), SampleKind::Pulse);
         assert_eq!(Sample::from_bits(RECORD | 7).kind(), SampleKind::Recorded);
         assert!(Sample::from_bits(MIGRATED | 7).migrated());
-        assert_eq!(Sample::from_bits(MIGRATED | DELTA_MASK).ticks(), MAX_DELTA);
+        assert_eq!(
+            Sample::from_bits(MIGRATED | DELTA_MASK).ticks(),
+            Sample::MAX_TICKS
+        );
+        for kind in [SampleKind::Pulse, SampleKind::Recorded] {
+            for migrated in [false, true] {
+                let s = Sample::new(77, kind, migrated).unwrap();
+                assert_eq!((s.ticks(), s.kind(), s.migrated()), (77, kind, migrated));
+            }
+        }
+        let scope = SampleKind::Scope {
+            start: Mode::Hard,
+            stop: Mode::Mid,
+        };
+        assert_eq!(
+            Sample::new(Sample::MAX_TICKS, scope, true).unwrap().kind(),
+            scope
+        );
+        assert_eq!(Sample::new(Sample::MAX_TICKS + 1, scope, true), None);
     }
 }

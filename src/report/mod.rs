@@ -1,45 +1,48 @@
 //! The report: a plain data value ([`Report`]) and the renderers that consume it.
 //!
-//! Statistics produce a `Report`; [`Report::write_table`] prints the seed's table,
-//! [`Report::to_json`] serialises it, [`write_csv`] exports raw samples. Every value in a
+//! The analysis produces a `Report`; [`Report::write`] prints it as the seed's table or
+//! as JSON, [`Report::to_json`] is the one JSON serialisation. Every value in a
 //! `Report` is already in its [`Unit`]: cycles (counter ticks) or nanoseconds.
+//!
+//! This module imports nothing upstream of it (no recorder, no analysis): a `Report` is
+//! self-contained, so one read back from JSON renders like one just made.
 
-#[cfg(feature = "csv")]
-mod csv;
 mod table;
 
-use crate::Anomalies;
-use crate::analysis::Cleaning;
-use serde::Serialize;
+pub use crate::diagnostics::{Anomalies, Footprint};
 
-#[cfg(feature = "csv")]
-pub use self::csv::write_csv;
-pub use table::format_value;
+use crate::config::{Cleaning, Data, Unit};
+use serde::{Deserialize, Serialize};
+use std::io::{self, Write};
 
-/// What the values of a report are measured in.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
-pub enum Unit {
-    /// Counter ticks (CPU cycles on x86_64). The C++ original's default.
+/// How a report is written: [`Report::write`], and the agent's
+/// [`Builder::format`](crate::Builder::format).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Format {
+    /// The table (the C++ original's layout plus tail columns).
     #[default]
-    Cycles,
-    /// Nanoseconds, via the calibrated counter frequency; tables pick ns/us/ms/s.
-    Time,
+    Table,
+    /// One JSON document per report, on one line ([`JsonStyle::Compact`], feature
+    /// `json`), so a stream of reports is a stream of lines.
+    #[cfg(feature = "json")]
+    Json,
 }
 
-/// Whether the instrumentation's own overhead is subtracted.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
-pub enum Data {
-    /// Samples as recorded. The C++ original's default.
+/// The layout of [`Report::to_json`]: the same JSON value either way.
+#[cfg(feature = "json")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum JsonStyle {
+    /// One line, no spaces: what the agent writes.
     #[default]
-    Raw,
-    /// Each sample minus the overhead of its (start mode, stop mode) pair, or of a
-    /// pulse, saturating at zero.
-    Calibrated,
+    Compact,
+    /// Indented, one field per line.
+    Pretty,
 }
 
 /// A full latency report: the header facts, the overhead matrix when calibrated, one
 /// section per thread and an all-threads section.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// What the report covers when it is not everything, e.g. `periodic #3, last 1.00 s`.
     pub label: Option<String>,
@@ -54,7 +57,7 @@ pub struct Report {
     /// Relative uncertainty of `ticks_per_ns` (e.g. `2e-6` = 2 ppm).
     pub frequency_accuracy: f64,
     /// The counter's granularity, in the report's unit: no value finer than this is
-    /// measurable (see [`Calibration::resolution`](crate::Calibration::resolution)).
+    /// measurable (calibration measures it: `latte::analyze::Calibration::resolution`).
     pub resolution: f64,
     /// The cleaning rule applied before the main statistics.
     pub cleaning: Cleaning,
@@ -68,14 +71,14 @@ pub struct Report {
     pub teardown_drops: u64,
     /// latte's own memory when the report was made (`None` for reports built from a
     /// stored capture).
-    pub footprint: Option<crate::Footprint>,
+    pub footprint: Option<Footprint>,
     /// The machine and clock the numbers rest on, with warnings (`None` for reports
     /// built from a stored capture).
-    pub environment: Option<crate::platform::Environment>,
+    pub environment: Option<Environment>,
 }
 
 /// The measured cost of the instrumentation itself, in the report's unit.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Overhead {
     /// `scope[start][stop]`: what an empty scope records, indexed by `Mode as usize`.
     pub scope: [[f64; 3]; 3],
@@ -84,7 +87,7 @@ pub struct Overhead {
 }
 
 /// One thread's section of a report.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ThreadReport {
     /// Thread name (`thread-<serial>` if it had none).
     pub name: String,
@@ -99,7 +102,7 @@ pub struct ThreadReport {
 }
 
 /// One component's statistics.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     /// The id's name.
     pub component: String,
@@ -112,7 +115,7 @@ pub struct Row {
 /// The main columns (`avg` .. `range`) describe the samples left after cleaning. The
 /// tail columns (`p90`, `p99`, `p999`) and `max_all` describe every retained sample,
 /// before cleaning, so the report never hides what cleaning removed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Samples the statistics are computed on (after cleaning).
     pub samples: u64,
@@ -150,21 +153,68 @@ pub struct Summary {
     pub migrated: u64,
 }
 
+/// The ENVIRONMENT block of a report: what the numbers rest on, and what to beware of.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    /// CPU model, if known.
+    pub cpu_model: Option<String>,
+    /// The clock latte reads (`TSC`, `OS monotonic clock`, ...).
+    pub clock: String,
+    /// Why that clock.
+    pub clock_reason: String,
+    /// CPUID's invariant-TSC bit (x86_64), if known.
+    pub invariant_tsc: Option<bool>,
+    /// Running under a hypervisor, if known.
+    pub hypervisor: Option<bool>,
+    /// The kernel clocksource when latte chose its clock.
+    pub clocksource_at_start: Option<String>,
+    /// The kernel clocksource when the report was made.
+    pub clocksource_now: Option<String>,
+    /// CPU 0's frequency governor, if known.
+    pub governor: Option<String>,
+    /// The kernel's isolated CPUs, if known.
+    pub isolated_cpus: Option<String>,
+    /// Things a performance engineer would want to know before trusting the numbers.
+    pub warnings: Vec<String>,
+}
+
 impl Report {
-    /// The report as pretty-printed JSON.
+    /// Writes the report to `out` as a table or as one line of JSON.
     ///
     /// ```
-    /// # let report = latte::Report::collect(&latte::ReportOptions::default());
-    /// let json = report.to_json();
-    /// assert!(json.contains("\"unit\": \"Cycles\""));
+    /// use latte::{Format, Report, ReportOptions};
+    /// let report = Report::collect(&ReportOptions::default());
+    /// let mut table = Vec::new();
+    /// report.write(&mut table, Format::Table)?;
+    /// assert!(String::from_utf8(table).unwrap().contains("LATTE TELEMETRY"));
+    /// # Ok::<(), std::io::Error>(())
     /// ```
-    #[cfg(feature = "json")]
-    pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("a Report always serialises")
+    pub fn write(&self, out: &mut dyn Write, format: Format) -> io::Result<()> {
+        match format {
+            Format::Table => table::write(self, out),
+            #[cfg(feature = "json")]
+            Format::Json => writeln!(out, "{}", self.to_json(JsonStyle::Compact)),
+        }
     }
 
-    /// Writes the table (the C++ original's layout, plus tail columns) to `out`.
-    pub fn write_table(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        table::write(self, out)
+    /// The report as JSON: every field, in the report's unit. The one serialisation:
+    /// the agent's JSON reports are `to_json(JsonStyle::Compact)`, one per line.
+    ///
+    /// ```
+    /// use latte::report::JsonStyle;
+    /// # let report = latte::Report::collect(&latte::ReportOptions::default());
+    /// let json = report.to_json(JsonStyle::Pretty);
+    /// assert!(json.contains("\"unit\": \"Cycles\""));
+    /// let back: latte::Report = serde_json::from_str(&json).unwrap();
+    /// assert_eq!(back.to_json(JsonStyle::Compact), report.to_json(JsonStyle::Compact));
+    /// ```
+    #[cfg(feature = "json")]
+    pub fn to_json(&self, style: JsonStyle) -> String {
+        let json = match style {
+            JsonStyle::Compact => serde_json::to_string(self),
+            JsonStyle::Pretty => serde_json::to_string_pretty(self),
+        };
+        // Every field is a string, a number, a bool, an option or a list of those.
+        json.expect("a Report always serialises")
     }
 }

@@ -1,7 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use latte::{Capture, ComponentCapture, Sample, ThreadCapture};
+use latte::Capture;
+use latte::collect::{ComponentCapture, Sample, ThreadCapture};
 
 /// The calling thread's part of a fresh capture.
 pub fn mine() -> ThreadCapture {
@@ -85,8 +86,9 @@ pub fn one_agent() -> std::sync::MutexGuard<'static, ()> {
 /// live threads' stacks, tables and a touched ring page each; per kept exited thread
 /// ~200 B plus 8 B per retained sample; 8 B x capacity for the fold of one id; at most
 /// 16 pooled rings.
-pub fn churn_bound(f: &latte::Footprint, max_exited: u64, samples_per_thread: u64) -> u64 {
-    let capacity = latte::ring_capacity() as u64;
+pub fn churn_bound(f: &latte::report::Footprint, max_exited: u64, samples_per_thread: u64) -> u64 {
+    // The churn tests run with the default ring capacity.
+    let capacity = latte::Builder::DEFAULT_RING_CAPACITY as u64;
     f.live_threads * (2048 + 4096 + 64)
         + max_exited * (128 + 16 + 48 + 8 * samples_per_thread)
         + (8 * capacity + 48)
@@ -96,7 +98,7 @@ pub fn churn_bound(f: &latte::Footprint, max_exited: u64, samples_per_thread: u6
 /// Asserts the footprint after `threads` churned threads: at most `max_exited` kept,
 /// the rest folded, and `bytes` under [`churn_bound`]. Returns the bound.
 pub fn assert_churn_footprint(
-    f: &latte::Footprint,
+    f: &latte::report::Footprint,
     threads: u64,
     max_exited: u64,
     samples_per_thread: u64,
@@ -125,7 +127,7 @@ pub fn sequenced(thread: &str, c: &ComponentCapture, k: u64, seq_bits: u32) -> V
                 k,
                 "{thread}: sample {:#x} of another thread in {}",
                 s.ticks(),
-                c.id
+                c.name
             );
             s.ticks() & ((1 << seq_bits) - 1)
         })
@@ -133,14 +135,14 @@ pub fn sequenced(thread: &str, c: &ComponentCapture, k: u64, seq_bits: u32) -> V
     assert!(
         seqs.windows(2).all(|w| w[1] == w[0] + 1),
         "{thread} {}: gap or reorder",
-        c.id
+        c.name
     );
     if let (Some(&first), Some(&last)) = (seqs.first(), seqs.last()) {
-        assert_eq!(first, c.first, "{thread} {}: first", c.id);
+        assert_eq!(first, c.first, "{thread} {}: first", c.name);
         assert!(
             last < c.seen,
             "{thread} {}: sample {last} beyond seen {}",
-            c.id,
+            c.name,
             c.seen
         );
     }
@@ -171,4 +173,24 @@ pub fn churn(
         handles.into_iter().for_each(|h| h.join().unwrap());
         after_wave(w);
     }
+}
+
+/// Applies recorder settings the one way latte offers, the agent's builder: starts a
+/// quiet agent (no final report, output discarded) once per test binary and keeps it
+/// for the rest of the process. Every test of a binary that calls this must pass the
+/// same settings (tests run concurrently).
+pub fn configure(settings: impl FnOnce(latte::Builder) -> latte::Builder) {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let quiet = latte::builder().final_report(false).sink(std::io::sink());
+        let guard = settings(quiet).start().expect("valid test settings");
+        std::mem::forget(guard); // the agent lives until the process exits
+    });
+}
+
+/// The capacity a ring created now gets: records once under a fresh `name` and reads
+/// the new ring back.
+pub fn new_ring_capacity(name: &'static str) -> usize {
+    latte::record(&latte::Id::new(name), 1);
+    my_component(name).expect("just recorded").capacity
 }

@@ -3,7 +3,8 @@
 #![forbid(unsafe_code)]
 #![deny(warnings)]
 
-use latte::{Mode, SampleKind};
+use latte::Mode;
+use latte::collect::SampleKind;
 
 #[latte::timed()]
 fn empty_parens() {}

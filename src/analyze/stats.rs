@@ -9,7 +9,7 @@ use serde::Serialize;
 /// Count, mean, spread, skewness and extremes of a sample set.
 ///
 /// ```
-/// let m = latte::stats::moments(&[2, 4, 4, 4, 5, 5, 7, 9]);
+/// let m = latte::analyze::moments(&[2, 4, 4, 4, 5, 5, 7, 9]);
 /// assert_eq!((m.count, m.mean, m.std_dev, m.min, m.max), (8, 5.0, 2.0, 2.0, 9.0));
 /// assert!(m.skew > 0.0);
 /// ```
@@ -67,7 +67,7 @@ pub fn moments(values: &[u64]) -> Moments {
 /// `q` is clamped to [0, 1] (a NaN `q` counts as 0); an empty slice gives 0.
 ///
 /// ```
-/// use latte::stats::quantile;
+/// use latte::analyze::quantile;
 /// let sorted = [10, 20, 30, 40];
 /// assert_eq!(quantile(&sorted, 0.5), 25.0);
 /// assert_eq!(quantile(&sorted, 0.0), 10.0);

@@ -16,80 +16,8 @@
 //! binary searches on a sorted slice.
 
 use super::stats::quantile;
-use serde::Serialize;
+use crate::config::Cleaning;
 use std::ops::Range;
-
-/// The cleaning applied before the main statistics. `Default` is both steps on with
-/// the documented constants; [`Cleaning::OFF`] keeps every sample.
-///
-/// ```
-/// use latte::Cleaning;
-/// let c = Cleaning::default();
-/// assert_eq!(c.bypass.unwrap().factor, 10.0);
-/// assert_eq!(c.fences.unwrap().k, 1.5);
-/// assert!(Cleaning::OFF.bypass.is_none() && Cleaning::OFF.fences.is_none());
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Cleaning {
-    /// The OS-preemption rule, or `None` to keep such samples.
-    pub bypass: Option<Bypass>,
-    /// The IQR outlier rule, or `None` to keep outliers.
-    pub fences: Option<Fences>,
-}
-
-/// BYPASS rule: remove samples above `max(factor x median, median + floor_ns)`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Bypass {
-    /// Multiple of the median a sample must exceed (default 10).
-    pub factor: f64,
-    /// Absolute excess over the median a sample must exceed, in nanoseconds
-    /// (default 2,000: an interrupt or context switch, not a cache miss).
-    pub floor_ns: f64,
-}
-
-/// Tukey fences: remove samples outside `[Q1 - k·IQR, Q3 + k·IQR]`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct Fences {
-    /// Fence distance in IQRs (default 1.5).
-    pub k: f64,
-    /// Spread used instead of a zero IQR, as a fraction of the median (default 0.25).
-    pub zero_iqr_fraction: f64,
-}
-
-impl Cleaning {
-    /// No cleaning: statistics over every retained sample.
-    pub const OFF: Cleaning = Cleaning {
-        bypass: None,
-        fences: None,
-    };
-}
-
-impl Default for Bypass {
-    fn default() -> Bypass {
-        Bypass {
-            factor: 10.0,
-            floor_ns: 2_000.0,
-        }
-    }
-}
-
-impl Default for Fences {
-    fn default() -> Fences {
-        Fences {
-            k: 1.5,
-            zero_iqr_fraction: 0.25,
-        }
-    }
-}
-
-impl Default for Cleaning {
-    fn default() -> Cleaning {
-        Cleaning {
-            bypass: Some(Bypass::default()),
-            fences: Some(Fences::default()),
-        }
-    }
-}
 
 /// What cleaning kept of a sorted slice.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -104,8 +32,14 @@ pub struct Cleaned {
 
 /// Cleans an ascending slice of ticks; `ticks_per_ns` converts the BYPASS floor.
 ///
+/// First BYPASS: samples above both `factor x median` and `median + floor_ns` are
+/// removed as OS preemption. Then Tukey's fences on what is left: samples outside
+/// `[Q1 - k·IQR, Q3 + k·IQR]` are removed as outliers; a zero IQR is replaced by
+/// `zero_iqr_fraction x median` (at least one tick). Both only trim the ends of the
+/// sorted slice.
+///
 /// ```
-/// use latte::{Cleaning, stats::clean};
+/// use latte::{Cleaning, analyze::clean};
 /// let mut ticks = vec![100; 50];
 /// ticks.extend([90, 110, 101, 400, 900_000]);
 /// ticks.sort();

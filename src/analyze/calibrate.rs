@@ -15,10 +15,10 @@
 //! discards a batch that was preempted throughout. Total time is dominated by the
 //! frequency window: about 50 ms, once per process.
 
-use crate::capture::own_samples;
+use super::stats::quantile;
 use crate::clock::{self, Mode};
-use crate::record::{Id, local};
-use crate::stats::quantile;
+use crate::collect::{mark_internal_thread, own_samples};
+use crate::record::{self, Id};
 use serde::Serialize;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -47,11 +47,12 @@ impl Calibration {
     }
 }
 
-/// The process's calibration, measured on first use (about 50 ms) and then reused.
+/// The process's calibration, measured on first use (about 50 ms, on an internal
+/// thread) and then reused; the agent measures it at start-up.
 ///
 /// ```
 /// use latte::Mode::*;
-/// let cal = latte::calibration();
+/// let cal = latte::analyze::calibration();
 /// assert!(cal.ticks_per_ns > 0.0 && cal.accuracy < 1e-3);
 /// assert!(cal.resolution >= 1);
 /// println!(
@@ -65,9 +66,8 @@ pub fn calibration() -> &'static Calibration {
     CALIBRATION.get_or_init(calibrate)
 }
 
-/// Measures a fresh calibration (about 50 ms). Prefer [`calibration`], which does this
-/// once per process.
-pub fn calibrate() -> Calibration {
+/// Measures a calibration (about 50 ms).
+fn calibrate() -> Calibration {
     let began = Instant::now();
     let (ticks_per_ns, accuracy) = frequency(Duration::from_millis(50));
     let resolution = resolution();
@@ -157,9 +157,7 @@ const PER_BATCH: usize = 1_000;
 
 /// Runs on latte's internal calibration thread.
 fn overheads() -> ([[u64; 3]; 3], u64) {
-    if let Some(me) = local::register_current() {
-        me.mark_internal();
-    }
+    mark_internal_thread();
     static PAIRS: [[Id; 3]; 3] = [
         [
             Id::new("latte/cal FF"),
@@ -184,15 +182,15 @@ fn overheads() -> ([[u64; 3]; 3], u64) {
             let id = &PAIRS[start as usize][stop as usize];
             scope[start as usize][stop as usize] = low_median(id, || {
                 for _ in 0..PER_BATCH {
-                    crate::start(id, start);
-                    crate::stop(id, stop);
+                    record::start(id, start);
+                    record::stop(id, stop);
                 }
             });
         }
     }
     let pulse = low_median(&PULSE, || {
         for _ in 0..=PER_BATCH {
-            crate::pulse(&PULSE);
+            record::pulse(&PULSE);
         }
     });
     (scope, pulse)
@@ -204,14 +202,11 @@ fn low_median(id: &Id, mut batch: impl FnMut()) -> u64 {
     (0..BATCHES)
         .map(|_| {
             batch();
-            let mut ticks: Vec<u64> = own_samples(id.index());
-            let recent = ticks.len().saturating_sub(PER_BATCH);
-            let ticks = &mut ticks[recent..];
-            ticks
-                .iter_mut()
-                .for_each(|w| *w = crate::Sample::from_bits(*w).ticks());
+            let samples = own_samples(id);
+            let recent = samples.len().saturating_sub(PER_BATCH);
+            let mut ticks: Vec<u64> = samples[recent..].iter().map(|s| s.ticks()).collect();
             ticks.sort_unstable();
-            quantile(ticks, 0.5).round() as u64
+            quantile(&ticks, 0.5).round() as u64
         })
         .min()
         .unwrap_or(0)

@@ -1,0 +1,301 @@
+//! Reading what the threads recorded, while they keep recording.
+//!
+//! This is the plain-data boundary between recording and analysis: a [`Capture`] is a
+//! copy of every ring's retained window plus every thread's counters, taken without
+//! stopping or slowing any writer. [`snapshot`] reads one component's windows,
+//! [`Cursor`] only what is new since its previous capture, and
+//! [`Capture::write_csv`] writes a capture's raw samples.
+
+#[cfg(feature = "csv")]
+mod csv;
+mod cursor;
+
+use crate::diagnostics::{Anomalies, Footprint};
+pub use crate::record::{Sample, SampleKind};
+pub use cursor::Cursor;
+
+use crate::record::local;
+use crate::record::registry::{self, CompactRing, FOLDED_NAME, TEARDOWN_DROPS, ThreadShared};
+use crate::record::ring::{Ring, RingRead};
+use crate::record::{Id, id};
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+
+/// Every ring's retained window, per thread: the newest samples of each (thread, id),
+/// up to the ring's capacity, plus counts of everything recorded.
+#[derive(Clone, Debug, Default)]
+pub struct Capture {
+    /// Every thread that has recorded, alive or exited, in order of first record.
+    pub threads: Vec<ThreadCapture>,
+    /// Records dropped because they were made after the calling thread's recorder had
+    /// been torn down (from another thread-local's destructor).
+    pub teardown_drops: u64,
+}
+
+/// One thread's share of a [`Capture`].
+#[derive(Clone, Debug)]
+pub struct ThreadCapture {
+    /// 1-based order in which the thread first recorded.
+    pub serial: u64,
+    /// The thread's name, or `thread-<serial>`.
+    pub name: String,
+    /// Whether the thread had exited when the capture was taken.
+    pub exited: bool,
+    /// Misuse and clock anomalies counted on this thread.
+    pub anomalies: Anomalies,
+    /// One entry per component the thread recorded, in order of first use.
+    pub components: Vec<ComponentCapture>,
+}
+
+/// One (thread, component) ring's retained samples.
+#[derive(Clone, Debug)]
+pub struct ComponentCapture {
+    /// The component's name (the text of its [`Id`]).
+    pub name: &'static str,
+    /// Samples ever recorded (kept + overwritten).
+    pub seen: u64,
+    /// How many samples the ring keeps.
+    pub capacity: usize,
+    /// Index, in the (thread, component)'s recording sequence, of `samples[0]`: the
+    /// samples are indices `first .. seen`.
+    pub first: u64,
+    /// Retained samples, oldest first.
+    pub samples: Vec<Sample>,
+}
+
+impl ComponentCapture {
+    /// Samples recorded but no longer retained (overwritten by newer ones, or given up
+    /// because the writer was overwriting them during the read).
+    pub fn overwritten(&self) -> u64 {
+        self.seen - self.samples.len() as u64
+    }
+}
+
+impl Capture {
+    /// The thread captured under `name` (the first, if several share it).
+    pub fn thread(&self, name: &str) -> Option<&ThreadCapture> {
+        self.threads.iter().find(|t| t.name == name)
+    }
+
+    /// The component `name` of the first thread that recorded it.
+    pub fn component(&self, name: &str) -> Option<&ComponentCapture> {
+        self.threads.iter().find_map(|t| t.component(name))
+    }
+}
+
+impl ThreadCapture {
+    /// This thread's component `name`, if it recorded one.
+    pub fn component(&self, name: &str) -> Option<&ComponentCapture> {
+        self.components.iter().find(|c| c.name == name)
+    }
+}
+
+/// Ring window: copies every thread's retained samples and counters, while they keep
+/// recording.
+///
+/// Each sample returned is whole and belongs to the (thread, component) it is listed
+/// under; see the ring protocol in `docs/design.md`.
+///
+/// ```
+/// use latte::Id;
+/// static WORK: Id = Id::new("doc_capture");
+/// latte::record(&WORK, 42);
+/// let capture = latte::capture();
+/// let me = capture.thread(std::thread::current().name().unwrap()).unwrap();
+/// let work = me.component("doc_capture").unwrap();
+/// assert_eq!((work.seen, work.samples[0].ticks()), (1, 42));
+/// ```
+pub fn capture() -> Capture {
+    read(None)
+}
+
+/// Ring window of one component: its raw tick samples across all threads (oldest first
+/// per thread, threads in order of first record). Safe to call while other threads
+/// record.
+///
+/// Unknown names give an empty vector.
+///
+/// ```
+/// use latte::Id;
+/// static STEP: Id = Id::new("doc_snapshot");
+/// latte::record(&STEP, 7);
+/// std::thread::spawn(|| latte::record(&STEP, 9)).join().unwrap();
+/// let mut samples = latte::snapshot("doc_snapshot");
+/// samples.sort();
+/// assert_eq!(samples, [7, 9]);
+/// assert!(latte::snapshot("no such id").is_empty());
+/// ```
+pub fn snapshot(name: &str) -> Vec<u64> {
+    let Some(index) = id::lookup(name) else {
+        return Vec::new();
+    };
+    read(Some(index))
+        .threads
+        .into_iter()
+        .flat_map(|t| t.components)
+        .flat_map(|c| c.samples)
+        .map(Sample::ticks)
+        .collect()
+}
+
+/// latte's current memory footprint (after compacting exited threads).
+pub fn footprint() -> Footprint {
+    registry::compact();
+    registry::global().footprint()
+}
+
+/// A thread's components before their names are looked up: (dense index, component
+/// with a placeholder name).
+type Indexed = Vec<(u32, ComponentCapture)>;
+
+/// Reads every thread (or only component `only`), live ones while they record.
+fn read(only: Option<u32>) -> Capture {
+    registry::compact();
+    let view = registry::global().view();
+    let wanted = |i: u32| only.is_none_or(|o| o == i);
+    let mut threads: Vec<(ThreadCapture, Indexed)> = Vec::new();
+    let me = local::current_shared();
+    for thread in view.live.iter().filter(|t| !t.internal()) {
+        threads.push(read_live(thread, me.as_ref(), &wanted));
+    }
+    for c in &view.exited {
+        threads.push(compacted(
+            c.serial,
+            &c.name,
+            c.anomalies,
+            &c.components,
+            &wanted,
+        ));
+    }
+    if let Some(f) = &view.folded {
+        threads.push(compacted(
+            0,
+            FOLDED_NAME,
+            f.anomalies,
+            &f.components,
+            &wanted,
+        ));
+    }
+    // Capture order: order of first record (the folded threads are the oldest).
+    threads.sort_by_key(|(t, _)| t.serial);
+    // Names are read after the rings, so every ring's id is already interned.
+    let names = id::names();
+    Capture {
+        threads: threads
+            .into_iter()
+            .map(|(mut t, indexed)| {
+                t.components = indexed
+                    .into_iter()
+                    .map(|(i, c)| ComponentCapture {
+                        name: names[i as usize],
+                        ..c
+                    })
+                    .collect();
+                t
+            })
+            .collect(),
+        teardown_drops: TEARDOWN_DROPS.load(Relaxed),
+    }
+}
+
+/// A live thread's rings, read while it may be recording.
+fn read_live(
+    thread: &ThreadShared,
+    me: Option<&Arc<ThreadShared>>,
+    wanted: &impl Fn(u32) -> bool,
+) -> (ThreadCapture, Indexed) {
+    // `exited` is read before the rings: once it is set, no push can follow, so the
+    // read can be exact. The reader's own rings cannot move under it either.
+    let exited = thread.exited();
+    let quiet = exited || me.is_some_and(|me| std::ptr::eq(&**me, thread));
+    let mut buf = Vec::new();
+    let components = thread
+        .rings()
+        .iter()
+        .filter(|(i, _)| wanted(*i))
+        .map(|(i, ring)| {
+            let RingRead { seen, first, .. } = read_ring(ring, quiet, &mut buf);
+            let samples = buf.iter().map(|&w| Sample::from_bits(w)).collect();
+            (*i, component(seen, ring.capacity(), first, samples))
+        })
+        .collect();
+    let t = thread_capture(thread.serial, &thread.name, exited, thread.counters.read());
+    (t, components)
+}
+
+/// A compacted (or folded) thread's retained samples.
+fn compacted(
+    serial: u64,
+    name: &str,
+    anomalies: Anomalies,
+    rings: &[CompactRing],
+    wanted: &impl Fn(u32) -> bool,
+) -> (ThreadCapture, Indexed) {
+    let components = rings
+        .iter()
+        .filter(|r| wanted(r.index))
+        .map(|r| {
+            let samples = r.samples.iter().map(|&w| Sample::from_bits(w)).collect();
+            (r.index, component(r.seen, r.capacity, r.first(), samples))
+        })
+        .collect();
+    (thread_capture(serial, name, true, anomalies), components)
+}
+
+fn thread_capture(serial: u64, name: &str, exited: bool, anomalies: Anomalies) -> ThreadCapture {
+    ThreadCapture {
+        serial,
+        name: name.to_owned(),
+        exited,
+        anomalies,
+        components: Vec::new(),
+    }
+}
+
+fn component(seen: u64, capacity: usize, first: u64, samples: Vec<Sample>) -> ComponentCapture {
+    ComponentCapture {
+        name: "",
+        seen,
+        capacity,
+        first,
+        samples,
+    }
+}
+
+/// Reads a ring into `buf`, again (up to 3 times) if a writer overwrote more than
+/// half of what the ring holds while it was being copied. That only happens when the
+/// reader is descheduled mid-copy; the protocol then rightly drops what it cannot
+/// vouch for, and a second copy usually gets it all.
+fn read_ring(ring: &Ring, quiet: bool, buf: &mut Vec<u64>) -> RingRead {
+    let mut attempt = 0;
+    loop {
+        buf.clear();
+        let read = ring.read(quiet, buf);
+        attempt += 1;
+        let full = read.seen.min(ring.capacity() as u64);
+        if quiet || read.kept * 2 >= full || attempt == 3 {
+            return read;
+        }
+    }
+}
+
+/// The calling thread's retained samples of `id` (exact: the reader is the writer),
+/// for latte's own measurements on its internal threads (calibration).
+pub(crate) fn own_samples(id: &Id) -> Vec<Sample> {
+    let index = id.index();
+    let mut out = Vec::new();
+    if let Some(me) = local::current_shared() {
+        for (_, ring) in me.rings().iter().filter(|(i, _)| *i == index) {
+            ring.read(true, &mut out);
+        }
+    }
+    out.into_iter().map(Sample::from_bits).collect()
+}
+
+/// Marks the calling thread as latte's own: its samples are hidden from captures and
+/// reports, and dropped when it exits.
+pub(crate) fn mark_internal_thread() {
+    if let Some(me) = local::register_current() {
+        me.mark_internal();
+    }
+}

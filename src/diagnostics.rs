@@ -1,0 +1,166 @@
+//! latte's diagnostics of itself: the anomaly counters and the memory footprint.
+//!
+//! Plain values that the recorder produces and every later stage carries to the report:
+//! a leaf of the module graph, so the recorder (which counts) and the renderers (which
+//! show) share one definition without the renderers importing the recorder.
+//!
+//! The anomaly counters are one list, below: each line names a counter (its field and
+//! JSON key), its singular and plural label in the table, and its doc. From it come
+//! [`Anomalies`] (the plain value), the per-thread atomic counters the recorder bumps,
+//! and the table's labels. Adding a counter is adding a line.
+
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Builds [`Anomalies`], [`Counters`] and the label table from the list below.
+macro_rules! anomaly_list {
+    ($($field:ident: $one:literal / $many:literal, $doc:literal;)+) => {
+        /// Counters of everything a thread did that could not be recorded as asked.
+        ///
+        /// ```
+        /// let a = latte::report::Anomalies { empty_stops: 2, ..Default::default() };
+        /// assert_eq!(a.total(), 2);
+        /// assert!(latte::report::Anomalies::NAMES.contains(&"empty_stops"));
+        /// assert_eq!(a.iter().find(|(name, _)| *name == "empty_stops"), Some(("empty_stops", 2)));
+        /// ```
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+        pub struct Anomalies {
+            $(#[doc = $doc] pub $field: u64,)+
+        }
+
+        /// One atomic per counter, written only by the thread it belongs to (a load and
+        /// a store, no locked instruction), read by anyone.
+        #[derive(Debug, Default)]
+        pub(crate) struct Counters {
+            $(pub(crate) $field: AtomicU64,)+
+        }
+
+        impl Counters {
+            /// The counters' current values.
+            pub(crate) fn read(&self) -> Anomalies {
+                Anomalies { $($field: self.$field.load(Relaxed),)+ }
+            }
+        }
+
+        impl Anomalies {
+            /// Every counter's name, as in the JSON report, in the table's order.
+            pub const NAMES: &'static [&'static str] = &[$(stringify!($field)),+];
+
+            /// Each counter's singular and plural label in the table, in the order of
+            /// [`NAMES`](Self::NAMES).
+            pub const LABELS: &'static [(&'static str, &'static str)] = &[$(($one, $many)),+];
+
+            fn values(&self) -> [u64; COUNT] {
+                [$(self.$field),+]
+            }
+
+            fn from_values(values: [u64; COUNT]) -> Anomalies {
+                let [$($field),+] = values;
+                Anomalies { $($field,)+ }
+            }
+        }
+
+        /// How many counters the list has.
+        const COUNT: usize = [$(stringify!($field)),+].len();
+    };
+}
+
+anomaly_list! {
+    overflowed_starts: "overflowed start" / "overflowed starts", "Starts ignored because the stack was full (their Stops are absorbed).";
+    empty_stops: "empty stop" / "empty stops", "Stops with no open scope at all.";
+    unmatched_stops: "unmatched stop" / "unmatched stops", "Stops whose id matched no open scope (the stack was left as it was).";
+    orphaned_frames: "orphaned frame" / "orphaned frames", "Open scopes discarded because a Stop for a scope below them arrived first.";
+    clock_anomalies: "clock anomaly" / "clock anomalies", "Deltas discarded because the counter went backwards or jumped past `Sample::MAX_TICKS`.";
+    unordered_stops: "out-of-order span exit" / "out-of-order span exits", "Scopes closed out of LIFO order by the `tracing` bridge: recorded correctly, the scopes opened after them kept open.";
+    open_at_exit: "scope open at exit" / "scopes open at exit", "Scopes still open when the thread exited.";
+    reentrant: "reentrant record" / "reentrant records", "Records made from inside latte's own first-use path (e.g. by an instrumented allocator), dropped to avoid recursion.";
+}
+
+impl Anomalies {
+    /// Every counter as (name, value), in the order of [`NAMES`](Self::NAMES).
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + use<> {
+        Anomalies::NAMES.iter().copied().zip(self.values())
+    }
+
+    /// The non-zero counters as table phrases (`1 overflowed start`, `2 orphaned
+    /// frames`), in the order of [`NAMES`](Self::NAMES).
+    pub(crate) fn phrases(&self) -> Vec<String> {
+        Anomalies::LABELS
+            .iter()
+            .zip(self.values())
+            .filter(|(_, n)| *n > 0)
+            .map(|((one, many), n)| format!("{n} {}", if n == 1 { one } else { many }))
+            .collect()
+    }
+
+    /// Field-wise sum (saturating).
+    pub fn plus(&self, other: &Anomalies) -> Anomalies {
+        self.zip(other, u64::saturating_add)
+    }
+
+    /// Field-wise difference since an earlier reading of the same counters (saturating).
+    pub fn since(&self, earlier: &Anomalies) -> Anomalies {
+        self.zip(earlier, u64::saturating_sub)
+    }
+
+    /// The sum of all counters (saturating).
+    pub fn total(&self) -> u64 {
+        self.values().into_iter().fold(0, u64::saturating_add)
+    }
+
+    fn zip(&self, other: &Anomalies, f: impl Fn(u64, u64) -> u64) -> Anomalies {
+        let (a, b) = (self.values(), other.values());
+        Anomalies::from_values(std::array::from_fn(|i| f(a[i], b[i])))
+    }
+}
+
+/// Adds `n` to a counter that only the calling thread writes (saturating; no locked
+/// instruction).
+pub(crate) fn bump(counter: &AtomicU64, n: u64) {
+    counter.store(counter.load(Relaxed).saturating_add(n), Relaxed);
+}
+
+/// Memory latte holds for its samples, and the threads behind it.
+///
+/// ```
+/// latte::latte_pulse!("doc_footprint");
+/// latte::latte_pulse!("doc_footprint");
+/// let f = latte::footprint();
+/// assert!(f.live_threads >= 1 && f.rings >= 1 && f.bytes > 0);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Footprint {
+    /// Estimated bytes in use: ring pages samples have reached, compacted samples of
+    /// exited threads, pooled rings, and ~2 KiB per live thread.
+    pub bytes: u64,
+    /// Address space reserved by live rings (backed by memory only where written).
+    pub ring_bytes_reserved: u64,
+    /// Live rings.
+    pub rings: u64,
+    /// Threads still running that have recorded.
+    pub live_threads: u64,
+    /// Exited threads kept individually (compacted to their retained samples).
+    pub exited_threads: u64,
+    /// Exited threads folded into the `<exited threads>` entry.
+    pub folded_threads: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_list_serves_value_counters_and_labels() {
+        assert_eq!(Anomalies::NAMES.len(), Anomalies::LABELS.len());
+        let distinct: [u64; COUNT] = std::array::from_fn(|i| i as u64 + 1);
+        let a = Anomalies::from_values(distinct);
+        assert_eq!(a.values(), distinct);
+        assert_eq!(a.iter().map(|(_, v)| v).collect::<Vec<_>>(), distinct);
+        assert_eq!(a.phrases()[0], "1 overflowed start");
+        assert_eq!(a.since(&a), Anomalies::default());
+        assert_eq!(a.plus(&a).total(), 2 * a.total());
+        let counters = Counters::default();
+        bump(&counters.reentrant, 3);
+        assert_eq!(counters.read().reentrant, 3);
+    }
+}

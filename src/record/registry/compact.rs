@@ -1,0 +1,188 @@
+//! Giving back the memory of exited threads: compaction and folding.
+//!
+//! An exited thread is replaced, in one step under the registry lock, by a
+//! [`Compacted`] copy of only its retained samples, under the same name, serial and
+//! ids. Its rings go back to the pool for new threads (only when nothing else holds
+//! them, after resetting their count, so a recycled ring never shows an old thread's
+//! samples). Beyond the configured number of exited threads, the oldest are folded into
+//! one `<exited threads>` entry per id keeping the newest `capacity` samples, with every
+//! count summed, so memory stays bounded under any amount of thread churn.
+
+use super::{Lists, Registry, ThreadShared};
+use crate::config;
+use crate::diagnostics::Anomalies;
+use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
+use std::sync::PoisonError;
+
+/// An exited thread reduced to its retained samples.
+pub(crate) struct Compacted {
+    pub(crate) serial: u64,
+    pub(crate) name: String,
+    pub(crate) anomalies: Anomalies,
+    pub(crate) components: Vec<CompactRing>,
+}
+
+/// One id's retained samples of an exited thread (or of the folded threads).
+#[derive(Clone)]
+pub(crate) struct CompactRing {
+    /// The id's dense index.
+    pub(crate) index: u32,
+    pub(crate) seen: u64,
+    pub(crate) capacity: usize,
+    pub(crate) samples: VecDeque<u64>,
+}
+
+impl CompactRing {
+    /// Index (in the recording sequence) of the first retained sample.
+    pub(crate) fn first(&self) -> u64 {
+        self.seen - self.samples.len() as u64
+    }
+}
+
+/// The oldest compacted threads, folded together once there are too many.
+#[derive(Clone, Default)]
+pub(crate) struct Folded {
+    pub(crate) threads: u64,
+    pub(crate) anomalies: Anomalies,
+    pub(crate) components: Vec<CompactRing>,
+}
+
+/// Name under which folded threads appear.
+pub(crate) const FOLDED_NAME: &str = "<exited threads>";
+
+impl Registry {
+    /// Replaces exited threads by compact copies of their retained samples and
+    /// recycles freed rings. Returns how many threads it compacted.
+    pub(crate) fn compact(&self) -> usize {
+        // 1. Which threads have exited.
+        let done: Vec<Arc<ThreadShared>> = self
+            .view()
+            .live
+            .iter()
+            .filter(|t| t.exited())
+            .cloned()
+            .collect();
+        if done.is_empty() {
+            return 0;
+        }
+        // 2. Copy their retained samples, without the lock. latte's own (internal)
+        //    threads are dropped, not kept.
+        let compacted: Vec<Arc<Compacted>> = done
+            .iter()
+            .filter(|t| !t.internal())
+            .map(|t| Arc::new(compact_copy(t)))
+            .collect();
+        // 3. Swap them in, in one step.
+        self.update(|lists| {
+            let mut next = lists.clone();
+            let gone: HashSet<*const ThreadShared> = done.iter().map(Arc::as_ptr).collect();
+            next.live.retain(|t| !gone.contains(&Arc::as_ptr(t)));
+            next.exited.extend(compacted.iter().cloned());
+            next.exited.sort_by_key(|c| c.serial);
+            next
+        });
+        let n = done.len();
+        // 4. Recycle rings nothing else holds.
+        for thread in done {
+            self.recycle_rings(thread);
+        }
+        n
+    }
+
+    /// Returns the rings of a compacted thread to the pool, if nothing else holds it.
+    fn recycle_rings(&self, thread: Arc<ThreadShared>) {
+        let rings = Arc::into_inner(thread)
+            .map(|t| t.rings.into_inner().unwrap_or_else(PoisonError::into_inner))
+            .and_then(Arc::into_inner)
+            .unwrap_or_default();
+        for (_, ring) in rings {
+            if let Some(ring) = Arc::into_inner(ring) {
+                self.recycle(ring);
+            }
+        }
+    }
+
+    /// Folds the oldest compacted threads beyond the configured limit into the
+    /// `<exited threads>` entry. Only the drain thread calls this, after its periodic
+    /// capture, so a periodic report never misses a folded thread's samples.
+    pub(crate) fn fold_excess(&self) {
+        let view = self.view();
+        let n = view
+            .exited
+            .len()
+            .saturating_sub(config::max_exited_threads());
+        let threads = view.exited[..n].to_vec();
+        if threads.is_empty() {
+            return;
+        }
+        let mut folded = view.folded.as_deref().cloned().unwrap_or_default();
+        for t in &threads {
+            fold_into(&mut folded, t);
+        }
+        // Remove the folded threads and install the new fold in one swap, so a reader
+        // sees each thread either compacted or folded, never neither. Only this
+        // function replaces the fold, one call at a time (`HOUSEKEEPING`), so the fold
+        // read above is still the one in place.
+        let folded = Arc::new(folded);
+        self.update(|lists: &Lists| {
+            let mut next = lists.clone();
+            let folded_now: HashSet<*const Compacted> = threads.iter().map(Arc::as_ptr).collect();
+            next.exited
+                .retain(|c| !folded_now.contains(&Arc::as_ptr(c)));
+            next.folded = Some(folded.clone());
+            next
+        });
+    }
+}
+
+/// An exact copy of an exited thread's retained samples: the owner has exited, so no
+/// push can run during the read.
+fn compact_copy(t: &ThreadShared) -> Compacted {
+    let components = t
+        .rings()
+        .iter()
+        .map(|(index, ring)| {
+            let mut samples = Vec::new();
+            let read = ring.read(true, &mut samples);
+            CompactRing {
+                index: *index,
+                seen: read.seen,
+                capacity: ring.capacity(),
+                samples: samples.into(),
+            }
+        })
+        .collect();
+    Compacted {
+        serial: t.serial,
+        name: t.name.clone(),
+        anomalies: t.counters.read(),
+        components,
+    }
+}
+
+/// Adds one compacted thread to the fold: counts summed, the newest `capacity`
+/// samples of each id kept.
+fn fold_into(folded: &mut Folded, t: &Compacted) {
+    folded.threads += 1;
+    folded.anomalies = folded.anomalies.plus(&t.anomalies);
+    for r in &t.components {
+        let slot = match folded.components.iter().position(|f| f.index == r.index) {
+            Some(i) => &mut folded.components[i],
+            None => {
+                folded.components.push(CompactRing {
+                    index: r.index,
+                    seen: 0,
+                    capacity: r.capacity,
+                    samples: VecDeque::new(),
+                });
+                folded.components.last_mut().expect("just pushed")
+            }
+        };
+        slot.seen += r.seen;
+        slot.capacity = slot.capacity.max(r.capacity);
+        slot.samples.extend(r.samples.iter().copied());
+        let excess = slot.samples.len().saturating_sub(slot.capacity);
+        slot.samples.drain(..excess);
+    }
+}

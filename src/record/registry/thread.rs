@@ -1,0 +1,123 @@
+//! What one recording thread shares with readers, and the lock discipline of the
+//! registry (in debug builds a marker says whether the calling thread holds a registry
+//! lock, so a test allocator can check nothing is allocated or freed under one).
+
+use crate::diagnostics::Counters;
+use crate::record::ring::Ring;
+use crate::record::sync::{AtomicBool, Mutex, MutexGuard, Ordering};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, PoisonError};
+
+/// A thread's rings with their id indices, in order of first use.
+pub(crate) type RingList = Arc<Vec<(u32, Arc<Ring>)>>;
+
+/// What one thread shares with readers.
+pub(crate) struct ThreadShared {
+    /// 1-based order in which threads first recorded.
+    pub(crate) serial: u64,
+    /// The thread's name, or `thread-<serial>` when it has none.
+    pub(crate) name: String,
+    /// Copy-on-write: readers clone the `Arc`, the owner swaps in a new list.
+    pub(super) rings: Mutex<RingList>,
+    exited: AtomicBool,
+    /// latte's own threads (calibration): hidden from captures and reports.
+    internal: AtomicBool,
+    pub(crate) counters: Counters,
+}
+
+/// Records dropped because the calling thread's recorder was already torn down (a
+/// record from another thread-local's destructor after latte's own ran).
+pub(crate) static TEARDOWN_DROPS: AtomicU64 = AtomicU64::new(0);
+
+pub(super) fn lock<T>(m: &Mutex<T>) -> Locked<'_, T> {
+    // Every critical section here is a push, a swap or a clone: a panic cannot leave
+    // the data half-updated, so a poisoned lock is safe to use.
+    let guard = m.lock().unwrap_or_else(PoisonError::into_inner);
+    #[cfg(debug_assertions)]
+    HELD.with(|h| h.set(h.get() + 1));
+    Locked(guard)
+}
+
+#[cfg(debug_assertions)]
+thread_local! {
+    /// Registry locks the thread holds (debug builds): lets a test's allocator check
+    /// that nothing is allocated or freed under one.
+    static HELD: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether the calling thread holds a registry lock (always `false` in release).
+#[cfg(feature = "test-hooks")]
+pub(crate) fn lock_held() -> bool {
+    #[cfg(debug_assertions)]
+    return HELD.try_with(|h| h.get() > 0).unwrap_or(false);
+    #[cfg(not(debug_assertions))]
+    return false;
+}
+
+/// A registry lock guard; in debug builds it keeps [`lock_held`] true while it lives.
+pub(super) struct Locked<'a, T>(MutexGuard<'a, T>);
+
+impl<T> std::ops::Deref for Locked<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> std::ops::DerefMut for Locked<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
+
+impl<T> Drop for Locked<'_, T> {
+    fn drop(&mut self) {
+        #[cfg(debug_assertions)]
+        let _ = HELD.try_with(|h| h.set(h.get() - 1));
+    }
+}
+
+impl ThreadShared {
+    pub(crate) fn new(serial: u64, name: String) -> ThreadShared {
+        ThreadShared {
+            serial,
+            name,
+            rings: Mutex::new(Arc::new(Vec::new())),
+            exited: AtomicBool::new(false),
+            internal: AtomicBool::new(false),
+            counters: Counters::default(),
+        }
+    }
+
+    /// Adds a ring (owning thread only): the new list is built outside the lock, and
+    /// the old one is freed outside it.
+    pub(crate) fn add_ring(&self, id: u32, ring: Arc<Ring>) {
+        let mut list = Vec::clone(&self.rings());
+        list.push((id, ring));
+        let list = Arc::new(list);
+        let old = std::mem::replace(&mut *lock(&self.rings), list);
+        drop(old);
+    }
+
+    /// The thread's rings, in order of first use (an `Arc` clone under the lock).
+    pub(crate) fn rings(&self) -> RingList {
+        lock(&self.rings).clone()
+    }
+
+    /// Marks the thread as gone: no push can follow.
+    pub(crate) fn retire(&self) {
+        self.exited.store(true, Ordering::Release);
+    }
+
+    pub(crate) fn exited(&self) -> bool {
+        self.exited.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn mark_internal(&self) {
+        self.internal.store(true, Ordering::Relaxed);
+    }
+
+    pub(crate) fn internal(&self) -> bool {
+        self.internal.load(Ordering::Relaxed)
+    }
+}
