@@ -14,7 +14,6 @@ use super::sample::{
 };
 use crate::clock::{self, Mode, Stamp};
 use crate::diagnostics::bump;
-use smallvec::SmallVec;
 use std::cell::{Cell, OnceCell, RefCell};
 use std::ptr::{self, NonNull};
 use std::sync::Arc;
@@ -67,8 +66,10 @@ pub(super) struct Entry {
 }
 
 /// Tables a thread has had: one per growth, and growth is geometric, so a handful
-/// (a 16-entry table grown to 2^20 ids has had 17); kept inline up to 8.
-pub(super) type Tables = SmallVec<[Box<[Entry]>; 8]>;
+/// (a 16-entry table grown to 2^20 ids has had 17). A `Vec`, not a `SmallVec`: inline
+/// storage here enlarges the thread-local recorder the hot path reads, and measured
+/// ~2% slower on Fast Start+Stop (see docs/design.md, "Dependencies").
+pub(super) type Tables = Vec<Box<[Entry]>>;
 
 pub(crate) struct Local {
     /// Open scopes, including ones ignored because the stack was full.
@@ -95,7 +96,7 @@ impl Local {
                 NonNull::<Entry>::dangling().as_ptr(),
                 0,
             )),
-            tables: RefCell::new(SmallVec::new_const()),
+            tables: RefCell::new(Vec::new()),
             shared: OnceCell::new(),
             in_cold: Cell::new(false),
         }
