@@ -1,7 +1,7 @@
 //! From a capture to a [`Report`]: calibration, cleaning, statistics.
 //!
 //! Pure functions of collected data and options, plus the one function that assembles
-//! every report ([`assemble`]): the agent's periodic, on-request and final reports,
+//! every report (`assemble`): the agent's periodic, on-request and final reports,
 //! [`Report::collect`] and [`Report::from_capture`] all go through it.
 //!
 //! Per (thread, id): convert each sample (raw, or minus its kind's overhead, saturating

@@ -49,7 +49,7 @@ pub struct Facts {
 /// Which clock to use: decided from the facts (`Auto`) or forced.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub enum ClockChoice {
-    /// Let [`decide`] pick.
+    /// Let latte decide from the platform facts (see `docs/reliability.md`).
     #[default]
     Auto,
     /// The hardware counter (TSC / `CNTVCT_EL0`), if the target has one.
