@@ -24,6 +24,12 @@ pub const MAX_STACK_DEPTH: usize = 4096;
 /// Exited threads kept individually unless configured; older ones are folded.
 pub const DEFAULT_MAX_EXITED_THREADS: usize = 256;
 
+/// Slowest samples kept per (thread, id) unless configured.
+pub const DEFAULT_SLOWEST: usize = 10;
+/// Largest accepted number of slowest samples kept per (thread, id).
+pub const MAX_SLOWEST: usize = 1_000;
+
+static SLOWEST: AtomicUsize = AtomicUsize::new(DEFAULT_SLOWEST);
 static RING_CAPACITY: AtomicUsize = AtomicUsize::new(DEFAULT_RING_CAPACITY);
 static STACK_DEPTH: AtomicUsize = AtomicUsize::new(DEFAULT_STACK_DEPTH);
 static MAX_EXITED_THREADS: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_EXITED_THREADS);
@@ -52,6 +58,17 @@ pub(crate) fn stack_depth() -> usize {
 /// Exited threads kept individually before the oldest are folded.
 pub(crate) fn max_exited_threads() -> usize {
     MAX_EXITED_THREADS.load(Relaxed)
+}
+
+/// How many of the slowest samples of each (thread, id) the whole run keeps.
+pub(crate) fn slowest() -> usize {
+    SLOWEST.load(Relaxed)
+}
+
+/// Sets [`slowest`] (validated by the caller: at most [`MAX_SLOWEST`]).
+pub(crate) fn set_slowest(n: usize) {
+    debug_assert!(n <= MAX_SLOWEST);
+    SLOWEST.store(n, Relaxed);
 }
 
 /// The recorder settings, applied together. Values must have been validated

@@ -143,6 +143,11 @@ pub struct Footprint {
     pub exited_threads: u64,
     /// Exited threads folded into the `<exited threads>` entry.
     pub folded_threads: u64,
+    /// Whole-run histograms (one per thread, id and sample kind, and as many again
+    /// for the open interval once interval reports are used).
+    pub histograms: u64,
+    /// Bytes those histograms hold (included in `bytes`).
+    pub histogram_bytes: u64,
 }
 
 #[cfg(test)]

@@ -31,6 +31,20 @@ pub enum Error {
         /// The value that was asked for.
         requested: Duration,
     },
+    /// A number of slowest samples to keep above
+    /// [`MAX_SLOWEST`](crate::Builder::MAX_SLOWEST).
+    Slowest {
+        /// The value that was asked for.
+        requested: usize,
+    },
+    /// Drain pacing bounds ([`Builder::drain_interval`](crate::Builder::drain_interval))
+    /// that are zero, reversed or longer than a minute.
+    DrainInterval {
+        /// The shortest wait asked for.
+        min: Duration,
+        /// The longest wait asked for.
+        max: Duration,
+    },
     /// [`init`](crate::init) or [`Builder::start`](crate::Builder::start) while an agent
     /// is already running: there is one agent per process.
     AlreadyRunning,
@@ -40,6 +54,9 @@ pub enum Error {
     Sink(Arc<std::io::Error>),
     /// The drain thread could not be started.
     Spawn(Arc<std::io::Error>),
+    /// The interval log ([`Builder::hlog`](crate::Builder::hlog)) could not be created
+    /// or written, or was asked for without periodic reports.
+    Hlog(Arc<std::io::Error>),
     /// A different clock was asked for after latte had started reading one.
     ClockAlreadySelected {
         /// Whether the clock in use is the hardware counter.
@@ -56,8 +73,12 @@ impl PartialEq for Error {
             (RingCapacity { requested: a }, RingCapacity { requested: b }) => a == b,
             (StackDepth { requested: a }, StackDepth { requested: b }) => a == b,
             (Interval { requested: a }, Interval { requested: b }) => a == b,
+            (Slowest { requested: a }, Slowest { requested: b }) => a == b,
+            (DrainInterval { min: a, max: b }, DrainInterval { min: c, max: d }) => {
+                (a, b) == (c, d)
+            }
             (AlreadyRunning, AlreadyRunning) | (AgentStopped, AgentStopped) => true,
-            (Sink(a), Sink(b)) | (Spawn(a), Spawn(b)) => a.kind() == b.kind(),
+            (Sink(a), Sink(b)) | (Spawn(a), Spawn(b)) | (Hlog(a), Hlog(b)) => a.kind() == b.kind(),
             (ClockAlreadySelected { hardware: a }, ClockAlreadySelected { hardware: b }) => a == b,
             _ => false,
         }
@@ -84,11 +105,22 @@ impl fmt::Display for Error {
             Error::Interval { requested } => {
                 write!(f, "periodic report interval {requested:?} is invalid: it must be longer than zero")
             }
+            Error::Slowest { requested } => write!(
+                f,
+                "{requested} slowest samples per thread and id is invalid: at most {} are kept",
+                crate::config::MAX_SLOWEST
+            ),
+            Error::DrainInterval { min, max } => write!(
+                f,
+                "drain interval {min:?}..={max:?} is invalid: the bounds must be above zero, \
+                 in order, and at most 60 s"
+            ),
             Error::AlreadyRunning => f.write_str(
                 "a latte agent is already running in this process; keep its guard, or drop it before starting another",
             ),
             Error::AgentStopped => f.write_str("the latte agent has stopped"),
             Error::Sink(e) => write!(f, "writing the latte report failed: {e}"),
+            Error::Hlog(e) => write!(f, "the latte interval log failed: {e}"),
             Error::Spawn(e) => write!(f, "starting the latte drain thread failed: {e}"),
             Error::ClockAlreadySelected { hardware } => write!(
                 f,
@@ -103,7 +135,7 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Sink(e) | Error::Spawn(e) => Some(&**e),
+            Error::Sink(e) | Error::Spawn(e) | Error::Hlog(e) => Some(&**e),
             _ => None,
         }
     }

@@ -7,6 +7,7 @@ fn row(component: &str, stats: Summary) -> Row {
     Row {
         component: component.to_owned(),
         stats,
+        ..Row::default()
     }
 }
 
@@ -23,7 +24,7 @@ fn time_rows() -> Vec<Row> {
             "DP_Build_Total",
             Summary {
                 samples: 1,
-                kept: 1,
+                folded: 1,
                 seen: 1,
                 avg: 38.07e9,
                 median: 38.07e9,
@@ -40,7 +41,7 @@ fn time_rows() -> Vec<Row> {
             "Sim_Tick_Total",
             Summary {
                 samples: 4_997,
-                kept: 5_000,
+                folded: 5_000,
                 seen: 120_000,
                 avg: 226.79,
                 median: 220.42,
@@ -56,13 +57,14 @@ fn time_rows() -> Vec<Row> {
                 p999: 5_310.0,
                 max_all: 31_150.0,
                 migrated: 2,
+                ..Summary::default()
             },
         ),
         row(
             "Sim_RiskPnL",
             Summary {
                 samples: 5_000,
-                kept: 5_000,
+                folded: 5_000,
                 seen: 5_000,
                 avg: 6.24,
                 median: 9.59,
@@ -82,7 +84,7 @@ fn time_rows() -> Vec<Row> {
             "Order_Book_Rebuild_After_Snapshot_Gap",
             Summary {
                 samples: 12,
-                kept: 14,
+                folded: 14,
                 seen: 14,
                 avg: 1.5e6,
                 median: 1.25e6,
@@ -151,7 +153,7 @@ fn calibrated_time() -> Report {
                 "Sim_RiskPnL",
                 Summary {
                     samples: 10_000,
-                    kept: 10_000,
+                    folded: 10_000,
                     seen: 10_000,
                     ..rows[2].stats
                 },
@@ -167,6 +169,8 @@ fn calibrated_time() -> Report {
             live_threads: 6,
             exited_threads: 12,
             folded_threads: 0,
+            histograms: 0,
+            histogram_bytes: 0,
         }),
         environment: Some(latte::report::Environment {
             cpu_model: Some("AMD EPYC".into()),
@@ -192,7 +196,7 @@ fn raw_cycles() -> Report {
             "Frame_Total",
             Summary {
                 samples: 1_000,
-                kept: 1_000,
+                folded: 1_000,
                 seen: 1_000,
                 avg: 588.6,
                 median: 571.0,
@@ -213,7 +217,7 @@ fn raw_cycles() -> Report {
             "Batch_Replay",
             Summary {
                 samples: 3,
-                kept: 3,
+                folded: 3,
                 seen: 3,
                 avg: 1.234e10,
                 median: 1.2e10,
@@ -278,7 +282,7 @@ fn empty() -> Report {
 fn extreme() -> Report {
     let huge = Summary {
         samples: u64::MAX,
-        kept: u64::MAX,
+        folded: u64::MAX,
         seen: u64::MAX,
         avg: f64::NAN,
         median: f64::INFINITY,
@@ -294,6 +298,12 @@ fn extreme() -> Report {
         p999: f64::NAN,
         max_all: f64::MAX,
         migrated: u64::MAX,
+        lost: u64::MAX,
+        p50: 1e19,
+        p9999: f64::INFINITY,
+        avg_all: f64::NAN,
+        std_dev_all: 1e300,
+        min_all: -1.0,
     };
     let all = Anomalies {
         overflowed_starts: u64::MAX,

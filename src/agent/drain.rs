@@ -1,20 +1,19 @@
 //! The drain thread's loop.
 
 use super::Command;
-use crate::analyze::{self, Context, calibration};
-use crate::collect::{self, Cursor};
+use crate::analyze::{self, Calibration, Context, calibration};
+use crate::collect::{self, FoldStats, Totals};
 use crate::config::ReportOptions;
 use crate::error::Error;
-use crate::record::registry;
 use crate::report::{Format, Report};
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
-/// How often exited threads are compacted.
-const HOUSEKEEPING: Duration = Duration::from_millis(100);
+/// Share of the busiest ring's capacity the drain lets fill between two folds.
+const TARGET_FILL: f64 = 0.25;
 
 pub(super) struct Drain {
     pub(super) rx: Receiver<Command>,
@@ -22,109 +21,162 @@ pub(super) struct Drain {
     pub(super) options: ReportOptions,
     pub(super) format: Format,
     pub(super) periodic: Option<Duration>,
+    /// Shortest and longest wait between folds.
+    pub(super) pace: (Duration, Duration),
+    /// The interval log, if asked for.
+    pub(super) hlog: Option<super::hlog::Hlog>,
     pub(super) final_report: bool,
     pub(super) sink_errors: Arc<AtomicU64>,
 }
 
+/// When the next periodic report and the next fold are due.
+struct Schedule {
+    periodic_count: u64,
+    last_periodic: Instant,
+    /// Wall-clock start of the current interval (for the interval log).
+    interval_began: SystemTime,
+    next_periodic: Option<Instant>,
+    last_fold: Instant,
+    next_fold: Instant,
+}
+
 impl Drain {
     pub(super) fn run(mut self) {
-        // Calibrate at start-up, off the user's threads, so reports need not wait.
-        calibration();
-        let mut cursor = Cursor::new();
-        let mut periodic_count = 0u64;
-        let mut last_periodic = Instant::now();
-        let mut next_periodic = self.periodic.map(|p| Instant::now() + p);
-        let mut next_housekeeping = Instant::now() + HOUSEKEEPING;
+        // Calibrate at start-up, off the user's threads and off this one, so reports
+        // need not wait and the first folds are not held up for its ~50 ms.
+        let _ = std::thread::Builder::new()
+            .name("latte-calibrate".into())
+            .spawn(|| {
+                calibration();
+            });
+        let now = Instant::now();
+        let mut at = Schedule {
+            periodic_count: 0,
+            last_periodic: now,
+            interval_began: SystemTime::now(),
+            next_periodic: self.periodic.map(|p| now + p),
+            last_fold: now,
+            next_fold: now + self.pace.0,
+        };
         loop {
-            let deadline = next_periodic.map_or(next_housekeeping, |p| p.min(next_housekeeping));
+            let deadline = at
+                .next_periodic
+                .map_or(at.next_fold, |p| p.min(at.next_fold));
             match self.rx.recv_deadline(deadline) {
                 Ok(Command::Report(reply)) => {
-                    self.housekeeping(false);
                     let _ = reply.send(self.whole_run(None));
                 }
                 Ok(Command::ReportInterval(reply)) => {
-                    let r = self.since(&mut cursor, &mut periodic_count, &mut last_periodic);
-                    let _ = reply.send(r);
+                    let _ = reply.send(self.interval(&mut at));
                 }
                 Ok(Command::Shutdown(reply)) => {
-                    let _ = reply.send(self.finish());
+                    let _ = reply.send(self.finish(&mut at));
                     return;
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     // The guard was leaked or forgotten: still leave the final report.
-                    let _ = self.finish();
+                    let _ = self.finish(&mut at);
                     return;
                 }
                 Err(RecvTimeoutError::Timeout) => {}
             }
             let now = Instant::now();
-            if let (Some(due), Some(interval)) = (next_periodic, self.periodic)
+            if let (Some(due), Some(interval)) = (at.next_periodic, self.periodic)
                 && now >= due
             {
-                if self
-                    .since(&mut cursor, &mut periodic_count, &mut last_periodic)
-                    .is_err()
-                {
+                if self.interval(&mut at).is_err() {
                     self.sink_errors.fetch_add(1, Ordering::Relaxed);
                 }
                 // Skip missed ticks rather than bursting to catch up.
-                next_periodic = Some(
+                at.next_periodic = Some(
                     due + interval * (1 + ((now - due).as_nanos() / interval.as_nanos()) as u32),
                 );
             }
-            if now >= next_housekeeping {
-                self.housekeeping(false);
-                next_housekeeping = now + HOUSEKEEPING;
+            if now >= at.next_fold {
+                let stats = collect::fold();
+                let wait = self.next_wait(&stats, now - at.last_fold);
+                at.last_fold = now;
+                at.next_fold = now + wait;
             }
         }
     }
 
-    /// Compacts exited threads; folds the oldest beyond the limit unless a periodic
-    /// capture still has to see them (`after_periodic` says one just did).
-    fn housekeeping(&self, after_periodic: bool) {
-        registry::compact();
-        if self.periodic.is_none() || after_periodic {
-            registry::fold_excess();
+    /// The wait until the next fold: the time the busiest ring takes, at the rate just
+    /// seen, to fill [`TARGET_FILL`] of its capacity, within the configured bounds.
+    fn next_wait(&self, stats: &FoldStats, elapsed: Duration) -> Duration {
+        let (min, max) = self.pace;
+        if stats.busiest <= 0.0 {
+            return max;
         }
+        let secs = elapsed.as_secs_f64() * TARGET_FILL / stats.busiest;
+        Duration::try_from_secs_f64(secs).map_or(max, |d| d.clamp(min, max))
     }
 
     /// A report of what was recorded since the previous one.
-    fn since(
-        &mut self,
-        cursor: &mut Cursor,
-        count: &mut u64,
-        last: &mut Instant,
-    ) -> Result<(), Error> {
-        let capture = cursor.capture();
-        self.housekeeping(true);
-        *count += 1;
+    fn interval(&mut self, at: &mut Schedule) -> Result<(), Error> {
+        let calibration = calibration();
+        let totals = collect::take_interval();
+        at.periodic_count += 1;
         let label = format!(
-            "periodic #{count}, last {:.2} s",
-            last.elapsed().as_secs_f64()
+            "periodic #{}, last {:.2} s",
+            at.periodic_count,
+            at.last_periodic.elapsed().as_secs_f64()
         );
-        let report = self.assemble(&capture, Some(label));
-        *last = Instant::now();
-        self.write(&report)
+        let report = self.assemble(&totals, calibration, Some(label));
+        let logged = self.log_interval(&totals, calibration, at);
+        at.last_periodic = Instant::now();
+        self.write(&report).and(logged)
     }
 
-    fn finish(&mut self) -> Result<(), Error> {
-        if !self.final_report {
+    /// Appends the interval's per-id histograms to the interval log, if there is one.
+    fn log_interval(
+        &mut self,
+        totals: &Totals,
+        calibration: &Calibration,
+        at: &mut Schedule,
+    ) -> Result<(), Error> {
+        let now = SystemTime::now();
+        let began = std::mem::replace(&mut at.interval_began, now);
+        let Some(log) = &mut self.hlog else {
             return Ok(());
-        }
-        self.housekeeping(false);
-        self.whole_run(Some("final".into()))
+        };
+        let histograms = analyze::per_id_histograms(totals, calibration, self.options.data);
+        let length = now.duration_since(began).unwrap_or_default();
+        log.write(&histograms, began, length)
+            .map_err(|e| Error::Hlog(Arc::new(e)))
+    }
+
+    /// The last interval (so the periodic reports add up to the whole run), then the
+    /// final report; the first error is returned, after both were tried.
+    fn finish(&mut self, at: &mut Schedule) -> Result<(), Error> {
+        let last = match self.periodic {
+            Some(_) => self.interval(at),
+            None => Ok(()),
+        };
+        let whole = match self.final_report {
+            true => self.whole_run(Some("final".into())),
+            false => Ok(()),
+        };
+        last.and(whole)
     }
 
     /// Writes a report of everything recorded so far.
     fn whole_run(&mut self, label: Option<String>) -> Result<(), Error> {
-        let report = self.assemble(&collect::capture(), label);
+        // Calibration first: it may still be running, and the ledger must not wait.
+        let calibration = calibration();
+        let report = collect::whole_run(|totals| self.assemble(totals, calibration, label));
         self.write(&report)
     }
 
-    /// The report of `capture`, describing this process now.
-    fn assemble(&self, capture: &collect::Capture, label: Option<String>) -> Report {
+    /// The report of `totals`, describing this process now.
+    fn assemble(
+        &self,
+        totals: &Totals,
+        calibration: &Calibration,
+        label: Option<String>,
+    ) -> Report {
         let context = Context { label, live: true };
-        analyze::assemble(capture, calibration(), &self.options, context)
+        analyze::assemble(totals, calibration, &self.options, context)
     }
 
     fn write(&mut self, report: &Report) -> Result<(), Error> {

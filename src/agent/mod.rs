@@ -2,7 +2,8 @@
 //!
 //! `let _latte = latte::init();` starts it with the C++ original's defaults (cycles,
 //! raw data, report on stdout); [`builder`] sets everything else. The drain thread
-//! calibrates at start-up, compacts the memory of exited threads every 100 ms, writes
+//! calibrates at start-up, folds what the threads record into the whole-run histograms
+//! (often enough that rings rarely lap, see [`Builder::drain_interval`]), writes
 //! periodic reports if asked, answers commands from the [`Guard`], and writes the final
 //! report when the guard drops — also while `main` unwinds from a panic.
 //!
@@ -12,16 +13,20 @@
 //! without forcing an agent on the application.
 
 mod drain;
+mod guard;
+mod hlog;
+
+pub(crate) use guard::Command;
+pub use guard::Guard;
 
 use crate::clock::{self, ClockChoice};
 use crate::config::{self, Cleaning, Data, ReportOptions, Unit};
 use crate::error::Error;
 use crate::report::Format;
-use crossbeam_channel::{Sender, bounded};
+use crossbeam_channel::bounded;
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// One agent per process.
@@ -67,6 +72,9 @@ pub struct Builder {
     format: Format,
     sink: Option<Box<dyn Write + Send>>,
     periodic: Option<Duration>,
+    drain_interval: (Duration, Duration),
+    slowest: usize,
+    hlog: Option<std::path::PathBuf>,
     max_exited_threads: usize,
     final_report: bool,
 }
@@ -81,6 +89,9 @@ impl Default for Builder {
             format: Format::Table,
             sink: None,
             periodic: None,
+            drain_interval: Builder::DEFAULT_DRAIN_INTERVAL,
+            slowest: Builder::DEFAULT_SLOWEST,
+            hlog: None,
             max_exited_threads: Builder::DEFAULT_MAX_EXITED_THREADS,
             final_report: true,
         }
@@ -97,6 +108,9 @@ impl core::fmt::Debug for Builder {
             .field("format", &self.format)
             .field("sink", &self.sink.as_ref().map_or("stdout", |_| "custom"))
             .field("periodic", &self.periodic)
+            .field("drain_interval", &self.drain_interval)
+            .field("slowest", &self.slowest)
+            .field("hlog", &self.hlog)
             .field("max_exited_threads", &self.max_exited_threads)
             .field("final_report", &self.final_report)
             .finish()
@@ -116,6 +130,16 @@ impl Builder {
     pub const MAX_STACK_DEPTH: usize = config::MAX_STACK_DEPTH;
     /// Exited threads kept individually unless configured.
     pub const DEFAULT_MAX_EXITED_THREADS: usize = config::DEFAULT_MAX_EXITED_THREADS;
+    /// Slowest samples kept per (thread, id) unless configured.
+    pub const DEFAULT_SLOWEST: usize = config::DEFAULT_SLOWEST;
+    /// Largest accepted number of slowest samples per (thread, id).
+    pub const MAX_SLOWEST: usize = config::MAX_SLOWEST;
+    /// The drain thread's shortest and longest wait between folds unless configured:
+    /// 1 ms and 10 ms. The longest wait is what an idle ring gets: a default ring
+    /// (2^16 samples) laps only if a thread starts recording more than 6.5 million
+    /// samples of one id per second after a quiet spell.
+    pub const DEFAULT_DRAIN_INTERVAL: (Duration, Duration) =
+        (Duration::from_millis(1), Duration::from_millis(10));
 
     /// Which clock to read: decided from the platform (`Auto`, the default) or forced.
     /// `LATTE_CLOCK=os|tsc|auto` in the environment does the same when this is not
@@ -179,10 +203,63 @@ impl Builder {
         self
     }
 
-    /// Writes a report every `interval`, showing only the samples recorded since the
-    /// previous one, so a live service can watch its latencies move.
+    /// Writes a report every `interval`, covering exactly the samples recorded since
+    /// the previous one (the intervals' histograms add up to the whole run), so a live
+    /// service can watch its latencies move.
     pub fn periodic(mut self, interval: Duration) -> Builder {
         self.periodic = Some(interval);
+        self
+    }
+
+    /// Bounds of the drain thread's wait between two folds of the rings into the
+    /// whole-run histograms (default
+    /// [`DEFAULT_DRAIN_INTERVAL`](Builder::DEFAULT_DRAIN_INTERVAL): 1 ms to 10 ms).
+    /// After each fold the drain picks its next wait from the fill rate it saw: the
+    /// time the busiest ring takes to fill a quarter of its capacity, within these
+    /// bounds, so rings rarely lap. A sample overwritten before a fold read it is
+    /// counted as lost, never silently dropped.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let err = latte::builder()
+    ///     .drain_interval(Duration::from_millis(5), Duration::from_millis(1))
+    ///     .start()
+    ///     .unwrap_err();
+    /// assert!(err.to_string().contains("drain interval"));
+    /// ```
+    pub fn drain_interval(mut self, min: Duration, max: Duration) -> Builder {
+        self.drain_interval = (min, max);
+        self
+    }
+
+    /// How many of the slowest samples of each (thread, id) the whole run keeps, with
+    /// their thread and when they were recorded (default
+    /// [`DEFAULT_SLOWEST`](Builder::DEFAULT_SLOWEST), at most
+    /// [`MAX_SLOWEST`](Builder::MAX_SLOWEST); 0 keeps none). Reports list them per
+    /// component, slowest first ([`Row::slowest`](crate::report::Row::slowest)).
+    /// Applies from [`start`](Builder::start) on, and stays after the agent stops.
+    ///
+    /// ```
+    /// let err = latte::builder().slowest(1_000_000).start().unwrap_err();
+    /// assert!(err.to_string().contains("slowest"));
+    /// ```
+    pub fn slowest(mut self, samples: usize) -> Builder {
+        self.slowest = samples;
+        self
+    }
+
+    /// Also writes an HdrHistogram interval log (`.hlog`) to `path`: at every
+    /// periodic report, one histogram per id of that interval (all threads, before
+    /// cleaning, in counter ticks of the report's data), tagged with the id's name and
+    /// flushed at once. Needs [`periodic`](Builder::periodic). Any HdrHistogram tool
+    /// reads it (`HistogramLogAnalyzer`, the `hdrhistogram` crate's log reader).
+    ///
+    /// ```
+    /// let err = latte::builder().hlog("/tmp/no-periodic.hlog").start().unwrap_err();
+    /// assert!(err.to_string().contains("periodic"));
+    /// ```
+    pub fn hlog(mut self, path: impl Into<std::path::PathBuf>) -> Builder {
+        self.hlog = Some(path.into());
         self
     }
 
@@ -207,17 +284,7 @@ impl Builder {
     /// agent is running; [`Error::Spawn`] if the thread cannot start. On error nothing
     /// has changed.
     pub fn start(self) -> Result<Guard, Error> {
-        if let Some(n) = self.ring_capacity.filter(|&n| !config::ring_capacity_ok(n)) {
-            return Err(Error::RingCapacity { requested: n });
-        }
-        if let Some(n) = self.stack_depth.filter(|&n| !config::stack_depth_ok(n)) {
-            return Err(Error::StackDepth { requested: n });
-        }
-        if let Some(interval) = self.periodic.filter(|i| i.is_zero()) {
-            return Err(Error::Interval {
-                requested: interval,
-            });
-        }
+        self.validate()?;
         if RUNNING
             .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
             .is_err()
@@ -235,6 +302,17 @@ impl Builder {
             self.stack_depth,
             self.max_exited_threads,
         );
+        config::set_slowest(self.slowest);
+        let hlog = match &self.hlog {
+            Some(path) => match hlog::Hlog::create(path, std::time::SystemTime::now()) {
+                Ok(log) => Some(log),
+                Err(e) => {
+                    RUNNING.store(false, Ordering::Release);
+                    return Err(Error::Hlog(Arc::new(e)));
+                }
+            },
+            None => None,
+        };
         let (tx, rx) = bounded(16);
         let sink_errors = Arc::new(AtomicU64::new(0));
         let drain = drain::Drain {
@@ -243,6 +321,8 @@ impl Builder {
             options: self.options,
             format: self.format,
             periodic: self.periodic,
+            pace: self.drain_interval,
+            hlog,
             final_report: self.final_report,
             sink_errors: sink_errors.clone(),
         };
@@ -262,97 +342,34 @@ impl Builder {
             }
         }
     }
-}
 
-/// Commands to the drain thread.
-pub(crate) enum Command {
-    /// Write a whole-run report now.
-    Report(Sender<Result<(), Error>>),
-    /// Write a report of the interval since the previous periodic report.
-    ReportInterval(Sender<Result<(), Error>>),
-    /// Final report (if enabled), then exit.
-    Shutdown(Sender<Result<(), Error>>),
-}
-
-/// The running agent. Dropping it writes the final report and stops the drain thread.
-#[must_use = "the agent stops, writing its final report, when the guard drops; bind it: `let _latte = ...`"]
-pub struct Guard {
-    tx: Sender<Command>,
-    handle: Option<JoinHandle<()>>,
-    sink_errors: Arc<AtomicU64>,
-    /// The process that started the agent: in a forked child the drain thread does
-    /// not exist (threads do not survive `fork`), so the guard does nothing there.
-    pid: u32,
-}
-
-impl core::fmt::Debug for Guard {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Guard")
-            .field("running", &self.handle.is_some())
-            .field("sink_errors", &self.sink_errors())
-            .finish()
-    }
-}
-
-impl Guard {
-    fn ask<T>(&self, command: impl FnOnce(Sender<T>) -> Command) -> Result<T, Error> {
-        if std::process::id() != self.pid {
-            return Err(Error::AgentStopped); // a forked child: no drain thread here
+    /// Every setting's error, before anything changes.
+    fn validate(&self) -> Result<(), Error> {
+        if let Some(n) = self.ring_capacity.filter(|&n| !config::ring_capacity_ok(n)) {
+            return Err(Error::RingCapacity { requested: n });
         }
-        let (reply, answer) = bounded(1);
-        self.tx
-            .send(command(reply))
-            .map_err(|_| Error::AgentStopped)?;
-        answer.recv().map_err(|_| Error::AgentStopped)
-    }
-
-    /// Whole run so far: writes a report of everything recorded to the sink; returns
-    /// once it is written, with the sink's error if writing failed (the agent keeps
-    /// running either way).
-    pub fn report(&self) -> Result<(), Error> {
-        self.ask(Command::Report)?
-    }
-
-    /// Interval: writes a report of only what was recorded since the previous periodic
-    /// report (or since start), as a periodic report would, and returns once it is
-    /// written.
-    pub fn report_interval(&self) -> Result<(), Error> {
-        self.ask(Command::ReportInterval)?
-    }
-
-    /// Periodic reports that could not be written so far.
-    pub fn sink_errors(&self) -> u64 {
-        self.sink_errors.load(Ordering::Relaxed)
-    }
-
-    /// Stops the agent: writes the final report (if enabled) and joins the thread,
-    /// returning the final report's sink error if any.
-    pub fn stop(mut self) -> Result<(), Error> {
-        self.shutdown()
-    }
-
-    fn shutdown(&mut self) -> Result<(), Error> {
-        let Some(handle) = self.handle.take() else {
-            return Ok(());
-        };
-        if std::process::id() != self.pid {
-            // A forked child: the thread is the parent's; leave it (and the flag) alone.
-            std::mem::forget(handle);
-            return Ok(());
+        if let Some(n) = self.stack_depth.filter(|&n| !config::stack_depth_ok(n)) {
+            return Err(Error::StackDepth { requested: n });
         }
-        let result = self.ask(Command::Shutdown).and_then(|r| r);
-        let _ = handle.join();
-        RUNNING.store(false, Ordering::Release);
-        result
-    }
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if let Err(e) = self.shutdown() {
-            // Drop cannot return the error; the final report is the one thing the user
-            // asked for, so say that it failed.
-            eprintln!("latte: {e}");
+        if let Some(interval) = self.periodic.filter(|i| i.is_zero()) {
+            return Err(Error::Interval {
+                requested: interval,
+            });
         }
+        if self.slowest > config::MAX_SLOWEST {
+            return Err(Error::Slowest {
+                requested: self.slowest,
+            });
+        }
+        if self.hlog.is_some() && self.periodic.is_none() {
+            return Err(Error::Hlog(Arc::new(std::io::Error::other(
+                "an interval log needs periodic reports: set Builder::periodic",
+            ))));
+        }
+        let (min, max) = self.drain_interval;
+        if min.is_zero() || min > max || max > Duration::from_secs(60) {
+            return Err(Error::DrainInterval { min, max });
+        }
+        Ok(())
     }
 }

@@ -206,7 +206,7 @@ fn low_median(id: &Id, mut batch: impl FnMut()) -> u64 {
             let recent = samples.len().saturating_sub(PER_BATCH);
             let mut ticks: Vec<u64> = samples[recent..].iter().map(|s| s.ticks()).collect();
             ticks.sort_unstable();
-            quantile(&ticks, 0.5).round() as u64
+            quantile(&ticks, 0.5)
         })
         .min()
         .unwrap_or(0)

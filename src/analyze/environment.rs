@@ -3,13 +3,13 @@
 
 use super::Calibration;
 use crate::clock::Mode;
-use crate::collect::{Capture, SampleKind};
+use crate::collect::{SampleKind, Totals};
 use crate::report::Environment;
 use std::collections::HashMap;
 
 /// The environment block: the machine's facts and warnings, then the warnings only the
 /// data can give.
-pub(crate) fn environment(capture: &Capture, calibration: &Calibration) -> Environment {
+pub(crate) fn environment(totals: &Totals, calibration: &Calibration) -> Environment {
     let mut warnings = Vec::new();
     if calibration.resolution > 1 {
         warnings.push(format!(
@@ -18,7 +18,7 @@ pub(crate) fn environment(capture: &Capture, calibration: &Calibration) -> Envir
             calibration.resolution as f64 / calibration.ticks_per_ns
         ));
     }
-    if let Some(pooled) = pooled_fast_mode(capture) {
+    if let Some(pooled) = pooled_fast_mode(totals) {
         warnings.push(pooled);
     }
     machine(warnings)
@@ -26,13 +26,13 @@ pub(crate) fn environment(capture: &Capture, calibration: &Calibration) -> Envir
 
 /// A warning naming the ids whose Fast-mode samples come from several threads (pooled
 /// in ALL THREADS), if any.
-fn pooled_fast_mode(capture: &Capture) -> Option<String> {
+fn pooled_fast_mode(totals: &Totals) -> Option<String> {
     // Ids whose Fast-mode samples come from several threads: pooled in ALL THREADS.
     let mut fast_threads: HashMap<&str, usize> = HashMap::new();
-    for t in &capture.threads {
+    for t in totals.threads.values() {
         for c in &t.components {
-            let fast = c.samples.iter().any(|s| {
-                matches!(s.kind(), SampleKind::Scope { start, stop } if start == Mode::Fast || stop == Mode::Fast)
+            let fast = c.kinds.iter().any(|(kind, _)| {
+                matches!(kind, SampleKind::Scope { start, stop } if *start == Mode::Fast || *stop == Mode::Fast)
             });
             if fast {
                 *fast_threads.entry(c.name).or_default() += 1;

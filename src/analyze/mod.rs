@@ -1,28 +1,33 @@
-//! From a capture to a [`Report`]: calibration, cleaning, statistics.
+//! From collected data to a [`Report`]: calibration, cleaning, statistics.
 //!
 //! Pure functions of collected data and options, plus the one function that assembles
 //! every report (`assemble`): the agent's periodic, on-request and final reports,
 //! [`Report::collect`] and [`Report::from_capture`] all go through it.
 //!
-//! Per (thread, id): convert each sample (raw, or minus its kind's overhead, saturating
-//! at 0), sort once, clean by trimming the sorted slice, then compute moments and
-//! quantiles exactly. The all-threads view of an id concatenates the threads' cleaned
-//! samples (cleaning stays per thread, where preemption happens) and computes the same
-//! statistics on the concatenation.
+//! Per (thread, id): each sample kind's whole-run histogram becomes ascending
+//! `(value, count)` runs (minus the kind's overhead when calibrated, saturating at 0),
+//! the kinds' runs are merged, cleaning trims the ends, and statistics are read from
+//! the runs; counts, the uncleaned mean and standard deviation and the extremes come
+//! from exact sums kept beside each histogram. The all-threads view of an id merges the
+//! threads' runs (cleaning stays per thread, where preemption happens).
 
 mod calibrate;
 mod clean;
+mod dist;
 mod environment;
+mod export;
 mod stats;
 
 pub use crate::config::{Bypass, Fences};
 pub use calibrate::{Calibration, calibration};
 pub use clean::{Cleaned, clean};
+pub(crate) use export::per_id as per_id_histograms;
 pub use stats::{Moments, moments, quantile};
 
-use crate::collect::{self, Capture, ComponentCapture, Sample, SampleKind};
+use crate::collect::{self, Capture, ComponentTotals, SampleKind, Totals};
 use crate::config::{Data, ReportOptions, Unit};
-use crate::report::{Overhead, Report, Row, Summary, ThreadReport};
+use crate::report::{Corrected, Overhead, Report, Row, Slowest, Summary, ThreadReport};
+use dist::{Exact, Runs};
 use std::collections::HashMap;
 
 /// What a report is, beyond its data: a label, and whether it describes this process
@@ -37,7 +42,7 @@ pub(crate) struct Context {
 }
 
 impl Report {
-    /// Whole run so far: captures everything recorded and analyses it.
+    /// Whole run so far: folds everything recorded until now and analyses it.
     ///
     /// ```
     /// latte::latte_pulse!("doc_collect");
@@ -51,23 +56,28 @@ impl Report {
             label: None,
             live: true,
         };
-        assemble(&collect::capture(), calibration(), options, live)
+        // Calibration before the ledger's lock: a first calibration takes ~50 ms,
+        // and the drain's folds must not wait for it.
+        let calibration = calibration();
+        collect::whole_run(|totals| assemble(totals, calibration, options, live))
     }
 
     /// Analyses a stored capture with a given calibration (for reproducible reports):
-    /// no label, footprint or environment.
+    /// its retained samples are the folded ones, its overwritten samples are lost. No
+    /// label, footprint or environment.
     pub fn from_capture(
         capture: &Capture,
         calibration: &Calibration,
         options: &ReportOptions,
     ) -> Report {
-        assemble(capture, calibration, options, Context::default())
+        let totals = Totals::from_capture(capture);
+        assemble(&totals, calibration, options, Context::default())
     }
 }
 
 /// Builds a report: the one place a [`Report`] is made.
 pub(crate) fn assemble(
-    capture: &Capture,
+    totals: &Totals,
     calibration: &Calibration,
     options: &ReportOptions,
     context: Context,
@@ -77,18 +87,22 @@ pub(crate) fn assemble(
         Unit::Time => 1.0 / calibration.ticks_per_ns,
     };
     let mut merged = Merged::default();
-    let threads = capture
+    let periods = crate::record::id::periods();
+    let threads = totals
         .threads
         .iter()
-        .map(|t| ThreadReport {
+        .map(|(serial, t)| ThreadReport {
             name: t.name.clone(),
-            serial: t.serial,
+            serial: *serial,
             exited: t.exited,
             anomalies: t.anomalies,
             rows: t
                 .components
                 .iter()
-                .map(|c| merged.add(c, Prepared::new(c, calibration, options), scale))
+                .map(|c| {
+                    let p = Prepared::new(c, &t.name, calibration, options, &periods);
+                    merged.add(c, p, scale)
+                })
                 .collect(),
         })
         .collect();
@@ -108,55 +122,132 @@ pub(crate) fn assemble(
         overhead,
         threads,
         all_threads: merged.rows(scale),
-        teardown_drops: capture.teardown_drops,
+        teardown_drops: totals.teardown_drops,
         footprint: context.live.then(collect::footprint),
         environment: context
             .live
-            .then(|| environment::environment(capture, calibration)),
+            .then(|| environment::environment(totals, calibration)),
     }
 }
 
-/// One component's values, sorted, with what cleaning kept.
+/// One component's distribution in the report's data, with what cleaning kept.
 #[derive(Default)]
 struct Prepared {
-    all: Vec<u64>,
-    cleaned: Vec<u64>,
-    kept: u64,
+    all: Runs,
+    exact: Exact,
+    cleaned: Runs,
+    /// Whether cleaning removed nothing (then the exact moments describe `cleaned`).
+    untouched: bool,
     seen: u64,
+    lost: u64,
     bypass: u64,
     outliers: u64,
     migrated: u64,
+    /// Slowest first, values in ticks of the report's data.
+    slowest: Vec<Slowest>,
+    /// The declared period in ticks, and the values corrected for coordinated
+    /// omission.
+    corrected: Option<(u64, Runs)>,
 }
 
 impl Prepared {
-    fn new(c: &ComponentCapture, calibration: &Calibration, options: &ReportOptions) -> Prepared {
-        let mut all: Vec<u64> = c
-            .samples
+    fn new(
+        c: &ComponentTotals,
+        thread: &str,
+        calibration: &Calibration,
+        options: &ReportOptions,
+        periods: &[u64],
+    ) -> Prepared {
+        let overhead = |kind| overhead(kind, calibration, options.data);
+        let (all, exact) = dist::kinds_together(&c.kinds, overhead);
+        let slowest = c
+            .slowest
             .iter()
-            .map(|&s| value(s, calibration, options.data))
+            .map(|s| Slowest {
+                value: s.ticks.saturating_sub(overhead(s.kind)) as f64,
+                thread: thread.to_owned(),
+                not_before_ms: s.not_before_ms,
+                not_after_ms: s.not_after_ms,
+            })
             .collect();
-        all.sort_unstable();
-        let cleaned = clean::clean(&all, &options.cleaning, calibration.ticks_per_ns);
+        let period_ns = periods.get(c.index as usize).copied().unwrap_or(0);
+        let corrected = (period_ns > 0 && c.index != 0).then(|| {
+            let period = ((period_ns as f64 * calibration.ticks_per_ns).round() as u64).max(1);
+            (period, corrected_runs(c, period, overhead))
+        });
+        let kept = clean::clean_runs(
+            &all,
+            &options.cleaning,
+            calibration.ticks_per_ns,
+            calibration.resolution,
+        );
         Prepared {
-            cleaned: all[cleaned.kept].to_vec(),
-            kept: all.len() as u64,
+            cleaned: all[kept.runs].to_vec(),
+            untouched: kept.bypass + kept.outliers == 0,
             all,
+            exact,
             seen: c.seen,
-            bypass: cleaned.bypass,
-            outliers: cleaned.outliers,
-            migrated: c.samples.iter().filter(|s| s.migrated()).count() as u64,
+            lost: c.lost,
+            bypass: kept.bypass,
+            outliers: kept.outliers,
+            migrated: c.migrated,
+            slowest,
+            corrected,
+        }
+    }
+
+    /// The row of these values, in the report's unit.
+    fn row(&self, component: &str, scale: f64) -> Row {
+        let corrected = self.corrected.as_ref().map(|(period, runs)| {
+            let q = |q: f64| dist::quantile(runs, q) as f64 * scale;
+            Corrected {
+                period: *period as f64 * scale,
+                count: dist::count(runs),
+                p50: q(0.5),
+                p90: q(0.9),
+                p99: q(0.99),
+                p999: q(0.999),
+                p9999: q(0.9999),
+                max: runs.last().map_or(0.0, |&(v, _)| v as f64 * scale),
+            }
+        });
+        let slowest = self
+            .slowest
+            .iter()
+            .map(|s| Slowest {
+                value: s.value * scale,
+                ..s.clone()
+            })
+            .collect();
+        Row {
+            component: component.to_owned(),
+            stats: scaled(self.summary(), scale),
+            slowest,
+            corrected,
+            histogram: export::encode(&self.all),
         }
     }
 
     /// Statistics in ticks.
     fn summary(&self) -> Summary {
-        let m = stats::moments(&self.cleaned);
+        let mut m = stats::run_moments(&self.cleaned);
+        let exact_sd = self.exact.std_dev();
+        if self.untouched {
+            // Nothing was removed: the exact figures hold for the cleaned set too.
+            m.mean = self.exact.mean();
+            m.std_dev = exact_sd.unwrap_or(m.std_dev);
+            (m.min, m.max) = extremes(&self.exact);
+        }
+        let all = stats::run_moments(&self.all);
+        let q = |q: f64| dist::quantile(&self.all, q) as f64;
+        let (min_all, max_all) = extremes(&self.exact);
         Summary {
             samples: m.count,
-            kept: self.kept,
             seen: self.seen,
+            folded: self.exact.count,
+            lost: self.lost,
             avg: m.mean,
-            median: stats::quantile(&self.cleaned, 0.5),
+            median: dist::quantile(&self.cleaned, 0.5) as f64,
             std_dev: m.std_dev,
             skew: m.skew,
             min: m.min,
@@ -164,24 +255,70 @@ impl Prepared {
             range: m.max - m.min,
             bypass: self.bypass,
             outliers: self.outliers,
-            p90: stats::quantile(&self.all, 0.90),
-            p99: stats::quantile(&self.all, 0.99),
-            p999: stats::quantile(&self.all, 0.999),
-            max_all: self.all.last().copied().unwrap_or(0) as f64,
+            p50: q(0.5),
+            p90: q(0.90),
+            p99: q(0.99),
+            p999: q(0.999),
+            p9999: q(0.9999),
+            avg_all: self.exact.mean(),
+            std_dev_all: exact_sd.unwrap_or(all.std_dev),
+            min_all,
+            max_all,
             migrated: self.migrated,
         }
     }
+
+    /// Adds another thread's prepared values of the same id.
+    fn add(&mut self, other: &Prepared) {
+        self.all = dist::merge(&self.all, &other.all);
+        self.cleaned = dist::merge(&self.cleaned, &other.cleaned);
+        self.untouched &= other.untouched;
+        self.exact = self.exact.plus(&other.exact);
+        self.seen += other.seen;
+        self.lost += other.lost;
+        self.bypass += other.bypass;
+        self.outliers += other.outliers;
+        self.migrated += other.migrated;
+        let keep = self.slowest.len().max(other.slowest.len());
+        self.slowest.extend(other.slowest.iter().cloned());
+        self.slowest.sort_by(|a, b| b.value.total_cmp(&a.value));
+        self.slowest.truncate(keep);
+        self.corrected = match (self.corrected.take(), &other.corrected) {
+            (Some((p, a)), Some((_, b))) => Some((p, dist::merge(&a, b))),
+            (mine, theirs) => mine.or_else(|| theirs.clone()),
+        };
+    }
 }
 
-/// A sample's value in ticks, minus its kind's overhead when calibrated.
-fn value(sample: Sample, calibration: &Calibration, data: Data) -> u64 {
-    let ticks = sample.ticks();
-    match (data, sample.kind()) {
-        (Data::Raw, _) | (_, SampleKind::Recorded) => ticks,
+/// Every kind's values corrected for coordinated omission with `period` ticks (raw
+/// ticks, as HdrHistogram's correction is defined), then minus the kind's overhead.
+fn corrected_runs(c: &ComponentTotals, period: u64, overhead: impl Fn(SampleKind) -> u64) -> Runs {
+    let mut runs = Runs::new();
+    for (kind, tally) in &c.kinds {
+        let hist = tally.hist.clone_correct(period);
+        let raw = dist::hist_runs(&hist, hist.min().min(tally.min), tally.max);
+        runs = dist::merge(&runs, &dist::shifted(raw, overhead(*kind)));
+    }
+    runs
+}
+
+/// Exact minimum and maximum (0 for no values).
+fn extremes(exact: &Exact) -> (f64, f64) {
+    match exact.count {
+        0 => (0.0, 0.0),
+        _ => (exact.min as f64, exact.max as f64),
+    }
+}
+
+/// Ticks to take off each value of `kind`: its calibrated overhead, or 0 for raw
+/// data and user-recorded values.
+pub(crate) fn overhead(kind: SampleKind, calibration: &Calibration, data: Data) -> u64 {
+    match (data, kind) {
+        (Data::Raw, _) | (_, SampleKind::Recorded) => 0,
         (Data::Calibrated, SampleKind::Scope { start, stop }) => {
-            ticks.saturating_sub(calibration.scope_overhead(start, stop))
+            calibration.scope_overhead(start, stop)
         }
-        (Data::Calibrated, SampleKind::Pulse) => ticks.saturating_sub(calibration.pulse),
+        (Data::Calibrated, SampleKind::Pulse) => calibration.pulse,
     }
 }
 
@@ -194,15 +331,20 @@ fn scaled(s: Summary, f: f64) -> Summary {
         min: s.min * f,
         max: s.max * f,
         range: s.range * f,
+        p50: s.p50 * f,
         p90: s.p90 * f,
         p99: s.p99 * f,
         p999: s.p999 * f,
+        p9999: s.p9999 * f,
+        avg_all: s.avg_all * f,
+        std_dev_all: s.std_dev_all * f,
+        min_all: s.min_all * f,
         max_all: s.max_all * f,
         ..s
     }
 }
 
-/// Per-id concatenation of every thread's prepared samples, in order of first appearance.
+/// Per-id union of every thread's prepared values, in order of first appearance.
 #[derive(Default)]
 struct Merged {
     order: Vec<&'static str>,
@@ -210,38 +352,23 @@ struct Merged {
 }
 
 impl Merged {
-    /// Adds one (thread, component)'s prepared samples; returns the thread's row.
-    fn add(&mut self, c: &ComponentCapture, p: Prepared, scale: f64) -> Row {
-        let row = Row {
-            component: c.name.to_owned(),
-            stats: scaled(p.summary(), scale),
-        };
-        let m = self.by_id.entry(c.name).or_insert_with(|| {
-            self.order.push(c.name);
-            Prepared::default()
-        });
-        m.all.extend_from_slice(&p.all);
-        m.cleaned.extend_from_slice(&p.cleaned);
-        m.kept += p.kept;
-        m.seen += p.seen;
-        m.bypass += p.bypass;
-        m.outliers += p.outliers;
-        m.migrated += p.migrated;
+    /// Adds one (thread, component)'s prepared values; returns the thread's row.
+    fn add(&mut self, c: &ComponentTotals, p: Prepared, scale: f64) -> Row {
+        let row = p.row(c.name, scale);
+        match self.by_id.get_mut(c.name) {
+            Some(m) => m.add(&p),
+            None => {
+                self.order.push(c.name);
+                self.by_id.insert(c.name, p);
+            }
+        }
         row
     }
 
-    fn rows(mut self, scale: f64) -> Vec<Row> {
+    fn rows(self, scale: f64) -> Vec<Row> {
         self.order
             .iter()
-            .map(|id| {
-                let m = self.by_id.get_mut(id).expect("every ordered id was added");
-                m.all.sort_unstable();
-                m.cleaned.sort_unstable();
-                Row {
-                    component: (*id).to_owned(),
-                    stats: scaled(m.summary(), scale),
-                }
-            })
+            .map(|id| self.by_id[id].row(id, scale))
             .collect()
     }
 }

@@ -1,9 +1,8 @@
-//! Exact statistics over a set of tick samples.
-//!
-//! Everything is computed from the retained samples themselves: no histogram, no
-//! approximation. Callers sort once; quantiles are then O(1) and cleaning is a
-//! trim of the sorted slice.
+//! Statistics over a set of tick values: exact ones over a slice (for a user's own
+//! samples, say from [`snapshot`](crate::snapshot)), and the same over a distribution's
+//! runs (for reports).
 
+use super::dist::{self, Runs};
 use serde::Serialize;
 
 /// Count, mean, spread, skewness and extremes of a sample set.
@@ -62,30 +61,55 @@ pub fn moments(values: &[u64]) -> Moments {
     }
 }
 
-/// The `q`-quantile (0 <= q <= 1) of an ascending slice, by linear interpolation
-/// between the closest ranks (Hyndman & Fan type 7, the default of R and NumPy).
-/// `q` is clamped to [0, 1] (a NaN `q` counts as 0); an empty slice gives 0.
+/// The `q`-quantile (0 <= q <= 1) of an ascending slice: the value of rank
+/// `ceil(q * n)`, the smallest value with at least `q * n` values at or below it (the
+/// definition reports use, and HdrHistogram's). `q` is clamped to [0, 1] (a NaN `q`
+/// counts as 0); an empty slice gives 0.
 ///
 /// ```
 /// use latte::analyze::quantile;
 /// let sorted = [10, 20, 30, 40];
-/// assert_eq!(quantile(&sorted, 0.5), 25.0);
-/// assert_eq!(quantile(&sorted, 0.0), 10.0);
-/// assert_eq!(quantile(&sorted, 1.0), 40.0);
-/// assert_eq!(quantile(&sorted, f64::NAN), 10.0);
-/// assert_eq!(quantile(&[], 0.5), 0.0);
+/// assert_eq!(quantile(&sorted, 0.5), 20);
+/// assert_eq!(quantile(&sorted, 0.51), 30);
+/// assert_eq!(quantile(&sorted, 0.0), 10);
+/// assert_eq!(quantile(&sorted, 1.0), 40);
+/// assert_eq!(quantile(&sorted, f64::NAN), 10);
+/// assert_eq!(quantile(&[], 0.5), 0);
 /// ```
-pub fn quantile(sorted: &[u64], q: f64) -> f64 {
+pub fn quantile(sorted: &[u64], q: f64) -> u64 {
     debug_assert!(sorted.is_sorted());
     match sorted.len() {
-        0 => 0.0,
-        n => {
-            let q = if q.is_nan() { 0.0 } else { q.clamp(0.0, 1.0) };
-            let h = (n - 1) as f64 * q;
-            let lo = h.floor() as usize;
-            let hi = (lo + 1).min(n - 1);
-            let (a, b) = (sorted[lo] as f64, sorted[hi] as f64);
-            a + (h - lo as f64) * (b - a)
-        }
+        0 => 0,
+        n => sorted[dist::rank(q, n as u64) as usize - 1],
+    }
+}
+
+/// Two-pass moments of ascending runs (each value taken `count` times), with
+/// deviations from the minimum as in [`moments`].
+pub(crate) fn run_moments(runs: &Runs) -> Moments {
+    let (Some(&(min, _)), Some(&(max, _))) = (runs.first(), runs.last()) else {
+        return Moments::default();
+    };
+    let n = dist::count(runs);
+    let total: u128 = runs
+        .iter()
+        .map(|&(v, k)| u128::from(v - min) * u128::from(k))
+        .sum();
+    let offset_mean = total as f64 / n as f64;
+    let (mut m2, mut m3) = (0.0f64, 0.0f64);
+    for &(v, k) in runs {
+        let d = (v - min) as f64 - offset_mean;
+        m2 += d * d * k as f64;
+        m3 += d * d * d * k as f64;
+    }
+    m2 /= n as f64;
+    m3 /= n as f64;
+    Moments {
+        count: n,
+        mean: (min as f64 + offset_mean).clamp(min as f64, max as f64),
+        std_dev: m2.sqrt(),
+        skew: if m2 > 0.0 { m3 / m2.powf(1.5) } else { 0.0 },
+        min: min as f64,
+        max: max as f64,
     }
 }

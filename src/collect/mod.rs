@@ -1,18 +1,25 @@
 //! Reading what the threads recorded, while they keep recording.
 //!
-//! This is the plain-data boundary between recording and analysis: a [`Capture`] is a
-//! copy of every ring's retained window plus every thread's counters, taken without
-//! stopping or slowing any writer. [`snapshot`] reads one component's windows,
-//! [`Cursor`] only what is new since its previous capture, and
-//! [`Capture::write_csv`] writes a capture's raw samples.
+//! Two kinds of read, both without stopping or slowing any writer:
+//!
+//! - **The whole run** (`ledger.rs`, crate-internal): every sample folded into
+//!   per-kind histograms with exact counts and sums, every overwritten one counted as
+//!   lost; what reports are made of.
+//! - **The ring window** ([`Capture`]): a copy of the newest samples each ring still
+//!   holds, raw, plus every thread's counters. [`snapshot`] reads one component's
+//!   windows and [`Capture::write_csv`] writes a capture's raw samples.
 
 #[cfg(feature = "csv")]
 mod csv;
-mod cursor;
+mod ledger;
+mod tally;
+mod totals;
 
 use crate::diagnostics::{Anomalies, Footprint};
 pub use crate::record::{Sample, SampleKind};
-pub use cursor::Cursor;
+pub(crate) use ledger::{FoldStats, fold, take_interval, whole_run};
+pub(crate) use tally::Tally;
+pub(crate) use totals::{ComponentTotals, Totals};
 
 use crate::record::local;
 use crate::record::registry::{self, CompactRing, FOLDED_NAME, TEARDOWN_DROPS, ThreadShared};
@@ -22,7 +29,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Every ring's retained window, per thread: the newest samples of each (thread, id),
-/// up to the ring's capacity, plus counts of everything recorded.
+/// up to the ring's capacity, plus counts of everything recorded. Reports cover the
+/// whole run instead; a capture is for looking at raw samples.
 #[derive(Clone, Debug, Default)]
 pub struct Capture {
     /// Every thread that has recorded, alive or exited, in order of first record.
@@ -138,10 +146,15 @@ pub fn snapshot(name: &str) -> Vec<u64> {
         .collect()
 }
 
-/// latte's current memory footprint (after compacting exited threads).
+/// latte's current memory footprint (after compacting exited threads; the histograms
+/// as of the last fold).
 pub fn footprint() -> Footprint {
     registry::compact();
-    registry::global().footprint()
+    let mut f = registry::global().footprint();
+    f.histograms = ledger::HISTOGRAMS.load(Relaxed);
+    f.histogram_bytes = ledger::HISTOGRAM_BYTES.load(Relaxed);
+    f.bytes += f.histogram_bytes;
+    f
 }
 
 /// A thread's components before their names are looked up: (dense index, component

@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::{LazyLock, Mutex, PoisonError};
+use std::time::Duration;
 
 /// A component name with its resolved index cached.
 ///
@@ -43,6 +44,34 @@ impl Id {
         self.name
     }
 
+    /// Declares that this id marks a loop meant to run every `period` (a pulse id, say,
+    /// or one iteration's scope). Its report rows then also carry tails corrected for
+    /// coordinated omission ([`Corrected`](crate::report::Corrected)): a value of
+    /// several periods also stands for the iterations it held up, which a loop that
+    /// stalled never recorded. Applies to every report made afterwards, for every
+    /// call site with this name; a zero period removes the declaration.
+    ///
+    /// ```
+    /// use latte::{Id, Report, ReportOptions};
+    /// use std::time::Duration;
+    /// static TICK: Id = Id::new("doc_expect_period");
+    /// TICK.expect_period(Duration::from_micros(100));
+    /// latte::record(&TICK, 1_000_000); // one stall of many periods
+    /// let report = Report::collect(&ReportOptions::default());
+    /// let row = report.all_threads.iter().find(|r| r.component == "doc_expect_period").unwrap();
+    /// let corrected = row.corrected.unwrap();
+    /// assert!(corrected.count > row.stats.folded);
+    /// ```
+    pub fn expect_period(&self, period: Duration) {
+        let index = self.index() as usize;
+        let ns = u64::try_from(period.as_nanos()).unwrap_or(u64::MAX);
+        let mut interner = interner();
+        if interner.periods.len() <= index {
+            interner.periods.resize(index + 1, 0);
+        }
+        interner.periods[index] = ns;
+    }
+
     /// The dense index of this id's name, resolving it on first use.
     #[inline(always)]
     pub(crate) fn index(&self) -> u32 {
@@ -72,12 +101,15 @@ impl core::fmt::Debug for Id {
 struct Interner {
     by_name: HashMap<&'static str, u32>,
     names: Vec<&'static str>,
+    /// Declared periods in ns by index (0 or missing: none).
+    periods: Vec<u64>,
 }
 
 static INTERNER: LazyLock<Mutex<Interner>> = LazyLock::new(|| {
     Mutex::new(Interner {
         by_name: HashMap::new(),
         names: vec![""],
+        periods: Vec::new(),
     })
 });
 
@@ -100,6 +132,11 @@ fn intern(name: &'static str) -> u32 {
 /// The index of `name` if any call site has used it.
 pub(crate) fn lookup(name: &str) -> Option<u32> {
     interner().by_name.get(name).copied()
+}
+
+/// Declared periods in ns, indexed by id index (0 or past the end: none).
+pub(crate) fn periods() -> Vec<u64> {
+    interner().periods.clone()
 }
 
 /// All names, indexed by id index (index 0 is a placeholder).

@@ -101,9 +101,16 @@ impl Ring {
     /// caller); the read is then exact. Otherwise at most one extra sample — the oldest
     /// — is given up to stay safe against a push in flight.
     pub(crate) fn read(&self, quiet: bool, out: &mut Vec<u64>) -> RingRead {
+        self.read_from(0, quiet, out)
+    }
+
+    /// Like [`read`](Self::read), but only samples of index `from` or later: what is
+    /// new since a previous read whose `seen` was `from`. Samples in `from .. first`
+    /// were overwritten before this read reached them.
+    pub(crate) fn read_from(&self, from: u64, quiet: bool, out: &mut Vec<u64>) -> RingRead {
         let n = self.slots.len() as u64;
         let h1 = self.head.load(Ordering::Acquire);
-        let lo = h1.saturating_sub(n);
+        let lo = h1.saturating_sub(n).max(from.min(h1));
         let start = out.len();
         out.extend((lo..h1).map(|i| self.slots[(i & self.mask) as usize].load(Ordering::Relaxed)));
         let first = if quiet {
@@ -187,6 +194,32 @@ mod tests {
             assert_eq!(out, [99, 0, 10, 20, 30, 40]);
             assert_eq!((r.seen, r.first, r.kept), (5, 0, 5));
         }
+    }
+
+    #[test]
+    fn read_from_returns_only_what_is_new() {
+        let ring = Ring::new(8);
+        for v in 0..5 {
+            ring.push(v);
+        }
+        let mut out = Vec::new();
+        let r = ring.read_from(3, false, &mut out);
+        assert_eq!(
+            (out.as_slice(), r.seen, r.first, r.kept),
+            (&[3, 4][..], 5, 3, 2)
+        );
+        // Lapped since index 3: the read starts at the oldest retained sample.
+        for v in 5..20 {
+            ring.push(v);
+        }
+        out.clear();
+        let r = ring.read_from(5, true, &mut out);
+        assert_eq!((r.seen, r.first, r.kept), (20, 12, 8));
+        assert_eq!(out, (12..20).collect::<Vec<_>>());
+        // Nothing new.
+        out.clear();
+        assert_eq!(ring.read_from(20, false, &mut out).kept, 0);
+        assert!(out.is_empty());
     }
 
     #[test]

@@ -65,7 +65,7 @@ pub struct Report {
     pub overhead: Option<Overhead>,
     /// One section per thread that recorded, in order of first record.
     pub threads: Vec<ThreadReport>,
-    /// Every component over all threads: each thread's cleaned samples, concatenated.
+    /// Every component over all threads: each thread's cleaned values together.
     pub all_threads: Vec<Row>,
     /// Records dropped during thread teardown (see [`Capture::teardown_drops`](crate::Capture::teardown_drops)).
     pub teardown_drops: u64,
@@ -102,30 +102,91 @@ pub struct ThreadReport {
 }
 
 /// One component's statistics.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     /// The id's name.
     pub component: String,
     /// Its statistics.
     pub stats: Summary,
+    /// The slowest samples of the report's window, slowest first (at most
+    /// [`Builder::slowest`](crate::Builder::slowest) per thread).
+    #[serde(default)]
+    pub slowest: Vec<Slowest>,
+    /// Tails corrected for coordinated omission, for an id with a declared period
+    /// ([`Id::expect_period`](crate::Id::expect_period)).
+    #[serde(default)]
+    pub corrected: Option<Corrected>,
+    /// Every folded value (before cleaning) as an HdrHistogram, V2 deflate format,
+    /// base64: any quantile can be recomputed from it. Values are counter ticks of
+    /// the report's data (raw, or minus the overhead when calibrated) whatever the
+    /// unit: divide by `ticks_per_ns` for nanoseconds.
+    #[serde(default)]
+    pub histogram: Option<String>,
 }
 
-/// Statistics of one component, in the report's unit.
+/// One of a component's slowest samples: its value, its thread, and when it was
+/// recorded (between two of the drain's folds, so to within milliseconds).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Slowest {
+    /// The value, in the report's unit and data.
+    pub value: f64,
+    /// The thread that recorded it.
+    pub thread: String,
+    /// Recorded at or after this time, milliseconds since the Unix epoch (0: before
+    /// latte first read the rings, time unknown).
+    pub not_before_ms: u64,
+    /// Recorded before this time, milliseconds since the Unix epoch (0: unknown, for a
+    /// report made from a stored capture).
+    pub not_after_ms: u64,
+}
+
+/// Tails of a loop with a declared period, corrected for coordinated omission: each
+/// value longer than the period also stands for the iterations it held up, as
+/// HdrHistogram's expected-interval correction adds them (`v - period`,
+/// `v - 2 x period`, ... while above the period).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Corrected {
+    /// The declared period, in the report's unit.
+    pub period: f64,
+    /// Values after correction (folded samples plus the ones added).
+    pub count: u64,
+    /// Median after correction.
+    pub p50: f64,
+    /// 90th percentile after correction.
+    pub p90: f64,
+    /// 99th percentile after correction.
+    pub p99: f64,
+    /// 99.9th percentile after correction.
+    pub p999: f64,
+    /// 99.99th percentile after correction.
+    pub p9999: f64,
+    /// Largest value (the correction adds none above it).
+    pub max: f64,
+}
+
+/// Statistics of one component, in the report's unit, over the report's window (the
+/// whole run, or one interval: see [`Report::label`]).
 ///
-/// The main columns (`avg` .. `range`) describe the samples left after cleaning. The
-/// tail columns (`p90`, `p99`, `p999`) and `max_all` describe every retained sample,
-/// before cleaning, so the report never hides what cleaning removed.
+/// The main columns (`avg` .. `range`) describe the values left after cleaning. The
+/// tail columns (`p50` .. `p9999`) and the `_all` fields describe every folded sample,
+/// before cleaning, so the report never hides what cleaning removed. Counts and the
+/// `_all` fields are exact; quantiles are order statistics (the value of rank
+/// `ceil(q * n)`) read from a histogram, within 1/2,048 of the exact value (see
+/// `docs/report-format.md`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
-    /// Samples the statistics are computed on (after cleaning).
+    /// Values the main statistics are computed on (after cleaning).
     pub samples: u64,
-    /// Samples retained by the rings (before cleaning).
-    pub kept: u64,
-    /// Samples ever recorded (kept + overwritten).
+    /// Samples recorded: `folded + lost`.
     pub seen: u64,
+    /// Samples the statistics cover (before cleaning).
+    pub folded: u64,
+    /// Samples overwritten in their ring before latte read them: recorded, but in no
+    /// statistic.
+    pub lost: u64,
     /// Mean.
     pub avg: f64,
-    /// Median (linear interpolation between closest ranks).
+    /// Median (an order statistic, see above).
     pub median: f64,
     /// Population standard deviation.
     pub std_dev: f64,
@@ -137,19 +198,29 @@ pub struct Summary {
     pub max: f64,
     /// `max - min`.
     pub range: f64,
-    /// Samples removed as OS preemption / interrupts (BYPASS).
+    /// Values removed as OS preemption / interrupts (BYPASS).
     pub bypass: u64,
-    /// Samples removed by the IQR fences.
+    /// Values removed by the IQR fences.
     pub outliers: u64,
-    /// 90th percentile of all retained samples.
+    /// Median of all folded samples.
+    pub p50: f64,
+    /// 90th percentile of all folded samples.
     pub p90: f64,
-    /// 99th percentile of all retained samples.
+    /// 99th percentile of all folded samples.
     pub p99: f64,
-    /// 99.9th percentile of all retained samples.
+    /// 99.9th percentile of all folded samples.
     pub p999: f64,
-    /// Largest retained sample, before cleaning.
+    /// 99.99th percentile of all folded samples.
+    pub p9999: f64,
+    /// Mean of all folded samples (exact).
+    pub avg_all: f64,
+    /// Standard deviation of all folded samples (exact).
+    pub std_dev_all: f64,
+    /// Smallest folded sample (exact).
+    pub min_all: f64,
+    /// Largest folded sample (exact).
     pub max_all: f64,
-    /// Retained samples whose Start and Stop ran on different CPUs.
+    /// Folded samples whose Start and Stop ran on different CPUs.
     pub migrated: u64,
 }
 

@@ -40,7 +40,7 @@ const NAME_WIDTH: usize = 20;
 const MAX_NAME_WIDTH: usize = 48;
 
 /// The numeric columns after COMPONENT: title and minimum width.
-const COLUMNS: [(&str, usize); 16] = [
+const COLUMNS: [(&str, usize); 17] = [
     ("SAMPLES", 8),
     ("AVG", 9),
     ("MEDIAN", 9),
@@ -56,6 +56,7 @@ const COLUMNS: [(&str, usize); 16] = [
     ("P99.9", 9),
     ("MAX ALL", 9),
     ("SEEN", 9),
+    ("LOST", 6),
     ("MIGR", 6),
 ];
 
@@ -142,7 +143,7 @@ fn plain(value: f64) -> String {
 }
 
 /// The cells after COMPONENT for one row. Statistics of an empty sample set are `-`.
-fn cells(s: &Summary, unit: Unit) -> [String; 16] {
+fn cells(s: &Summary, unit: Unit) -> [String; 17] {
     let main = |v: f64| {
         if s.samples == 0 {
             "-".to_owned()
@@ -151,7 +152,7 @@ fn cells(s: &Summary, unit: Unit) -> [String; 16] {
         }
     };
     let tail = |v: f64| {
-        if s.kept == 0 {
+        if s.folded == 0 {
             "-".to_owned()
         } else {
             format_value(v, unit)
@@ -177,6 +178,13 @@ fn cells(s: &Summary, unit: Unit) -> [String; 16] {
         tail(s.p999),
         tail(s.max_all),
         s.seen.to_string(),
+        // A `!` marks a component that lost samples: its statistics miss some of
+        // what was recorded.
+        if s.lost > 0 {
+            format!("{}!", s.lost)
+        } else {
+            "0".to_owned()
+        },
         s.migrated.to_string(),
     ]
 }
@@ -214,7 +222,7 @@ enum Line {
 /// Column widths shared by every section, so all tables of a report line up.
 struct Columns {
     name: usize,
-    widths: [usize; 16],
+    widths: [usize; 17],
     unit: Unit,
 }
 
@@ -299,10 +307,12 @@ fn header(report: &Report) -> Vec<Line> {
     let mut lines = vec![Line::Heavy, Line::Text(title), Line::Text(clock)];
     if let Some(f) = &report.footprint {
         lines.push(Line::Text(format!(
-            "memory: {} in {} rings ({} reserved); threads: {} live, {} exited, {} folded",
+            "memory: {} in {} rings ({} reserved) and {} histograms ({}); threads: {} live, {} exited, {} folded",
             bytes(f.bytes),
             f.rings,
             bytes(f.ring_bytes_reserved),
+            f.histograms,
+            bytes(f.histogram_bytes),
             f.live_threads,
             f.exited_threads,
             f.folded_threads
@@ -434,6 +444,67 @@ fn section(
     lines
 }
 
+/// Slowest samples the table shows per component (the JSON has all of them).
+const SLOWEST_SHOWN: usize = 5;
+
+/// Per component of ALL THREADS: its slowest samples with thread and time, and its
+/// tails corrected for coordinated omission when it has a declared period.
+fn slowest_and_corrected(report: &Report) -> Option<Vec<Line>> {
+    let mut lines = Vec::new();
+    for row in &report.all_threads {
+        if !row.slowest.is_empty() {
+            let listed: Vec<String> = row
+                .slowest
+                .iter()
+                .take(SLOWEST_SHOWN)
+                .map(|s| {
+                    let when = match s.not_after_ms {
+                        0 => String::new(),
+                        t => format!(", before {} UTC", clock_time(t)),
+                    };
+                    format!(
+                        "{} ({}{when})",
+                        format_value(s.value, report.unit),
+                        s.thread
+                    )
+                })
+                .collect();
+            lines.push(Line::Text(format!(
+                "slowest {}: {}",
+                row.component,
+                listed.join(", ")
+            )));
+        }
+        if let Some(c) = &row.corrected {
+            let v = |x: f64| format_value(x, report.unit);
+            lines.push(Line::Text(format!(
+                "corrected for a period of {} {}: {} values, p50 {}, p90 {}, p99 {}, p99.9 {}, max {}",
+                v(c.period),
+                row.component,
+                c.count,
+                v(c.p50),
+                v(c.p90),
+                v(c.p99),
+                v(c.p999),
+                v(c.max)
+            )));
+        }
+    }
+    (!lines.is_empty()).then_some(lines)
+}
+
+/// `hh:mm:ss.mmm` (UTC) of a time in milliseconds since the Unix epoch.
+fn clock_time(unix_ms: u64) -> String {
+    let day_ms = unix_ms % 86_400_000;
+    format!(
+        "{:02}:{:02}:{:02}.{:03}",
+        day_ms / 3_600_000,
+        day_ms / 60_000 % 60,
+        day_ms / 1_000 % 60,
+        day_ms % 1_000
+    )
+}
+
 /// Greedy word wrap to `width` chars; continuation lines are indented, and a word too
 /// long for a line is split.
 fn wrap(text: &str, width: usize) -> Vec<String> {
@@ -496,6 +567,10 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         ));
     }
 
+    if let Some(block) = slowest_and_corrected(report) {
+        blocks.push(block);
+    }
+
     let mut lines = header(report);
     for (i, block) in blocks.into_iter().enumerate() {
         if i > 0 {
@@ -523,6 +598,13 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clock_times_are_utc_time_of_day() {
+        assert_eq!(clock_time(0), "00:00:00.000");
+        // 2026-11-23 11:48:22.123 UTC
+        assert_eq!(clock_time(1_795_434_502_123), "11:48:22.123");
+    }
 
     #[test]
     fn documented_examples() {

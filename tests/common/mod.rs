@@ -85,11 +85,18 @@ pub fn one_agent() -> std::sync::MutexGuard<'static, ()> {
 /// latte's documented memory bound after thread churn (docs/design.md, "Memory"):
 /// live threads' stacks, tables and a touched ring page each; per kept exited thread
 /// ~200 B plus 8 B per retained sample; 8 B x capacity for the fold of one id; at most
-/// 16 pooled rings.
+/// 16 pooled rings; one whole-run histogram per kept thread (live, exited, and the
+/// fold) of one id, each 8 KiB x (2 + log2(largest value / 2,048)): 16 KiB for the
+/// churn tests' values, which stay below 4,096 ticks.
 pub fn churn_bound(f: &latte::report::Footprint, max_exited: u64, samples_per_thread: u64) -> u64 {
     // The churn tests run with the default ring capacity.
     let capacity = latte::Builder::DEFAULT_RING_CAPACITY as u64;
-    f.live_threads * (2048 + 4096 + 64)
+    assert!(
+        f.histograms <= f.live_threads + max_exited + 1,
+        "one histogram per kept thread: {f:?}"
+    );
+    f.histograms * 16 * 1024
+        + f.live_threads * (2048 + 4096 + 64)
         + max_exited * (128 + 16 + 48 + 8 * samples_per_thread)
         + (8 * capacity + 48)
         + 16 * (4096 + 64)

@@ -104,15 +104,20 @@ impl Registry {
     }
 
     /// Folds the oldest compacted threads beyond the configured limit into the
-    /// `<exited threads>` entry. Only the drain thread calls this, after its periodic
-    /// capture, so a periodic report never misses a folded thread's samples.
-    pub(crate) fn fold_excess(&self) {
+    /// `<exited threads>` entry, as long as `read(serial)` says the whole-run ledger
+    /// has read all of the thread (only the ledger's fold calls this, so no sample is
+    /// folded away before it was counted).
+    pub(crate) fn fold_excess(&self, read: impl Fn(u64) -> bool) {
         let view = self.view();
         let n = view
             .exited
             .len()
             .saturating_sub(config::max_exited_threads());
-        let threads = view.exited[..n].to_vec();
+        let threads: Vec<_> = view.exited[..n]
+            .iter()
+            .take_while(|c| read(c.serial))
+            .cloned()
+            .collect();
         if threads.is_empty() {
             return;
         }

@@ -188,9 +188,10 @@ pub(crate) fn compact() {
     });
 }
 
-/// Compacts, then folds beyond the limit: the drain thread's housekeeping.
-pub(crate) fn fold_excess() {
-    exclusive(|| global().fold_excess());
+/// Folds exited threads beyond the limit, those `read` allows (see
+/// [`Registry::fold_excess`]).
+pub(crate) fn fold_excess(read: impl Fn(u64) -> bool) {
+    exclusive(|| global().fold_excess(read));
 }
 
 /// `RUSTFLAGS="--cfg latte_loom" cargo test --lib --release loom`

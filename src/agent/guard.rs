@@ -1,0 +1,101 @@
+//! The running agent's handle, and the commands it sends the drain thread.
+
+use super::RUNNING;
+use crate::error::Error;
+use crossbeam_channel::{Sender, bounded};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::JoinHandle;
+
+/// Commands to the drain thread.
+pub(crate) enum Command {
+    /// Write a whole-run report now.
+    Report(Sender<Result<(), Error>>),
+    /// Write a report of the interval since the previous periodic report.
+    ReportInterval(Sender<Result<(), Error>>),
+    /// Final report (if enabled), then exit.
+    Shutdown(Sender<Result<(), Error>>),
+}
+
+/// The running agent. Dropping it writes the final report and stops the drain thread.
+#[must_use = "the agent stops, writing its final report, when the guard drops; bind it: `let _latte = ...`"]
+pub struct Guard {
+    pub(super) tx: Sender<Command>,
+    pub(super) handle: Option<JoinHandle<()>>,
+    pub(super) sink_errors: Arc<AtomicU64>,
+    /// The process that started the agent: in a forked child the drain thread does
+    /// not exist (threads do not survive `fork`), so the guard does nothing there.
+    pub(super) pid: u32,
+}
+
+impl core::fmt::Debug for Guard {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Guard")
+            .field("running", &self.handle.is_some())
+            .field("sink_errors", &self.sink_errors())
+            .finish()
+    }
+}
+
+impl Guard {
+    fn ask<T>(&self, command: impl FnOnce(Sender<T>) -> Command) -> Result<T, Error> {
+        if std::process::id() != self.pid {
+            return Err(Error::AgentStopped); // a forked child: no drain thread here
+        }
+        let (reply, answer) = bounded(1);
+        self.tx
+            .send(command(reply))
+            .map_err(|_| Error::AgentStopped)?;
+        answer.recv().map_err(|_| Error::AgentStopped)
+    }
+
+    /// Whole run so far: writes a report of everything recorded to the sink; returns
+    /// once it is written, with the sink's error if writing failed (the agent keeps
+    /// running either way).
+    pub fn report(&self) -> Result<(), Error> {
+        self.ask(Command::Report)?
+    }
+
+    /// Interval: writes a report of only what was recorded since the previous periodic
+    /// report (or since start), as a periodic report would, and returns once it is
+    /// written.
+    pub fn report_interval(&self) -> Result<(), Error> {
+        self.ask(Command::ReportInterval)?
+    }
+
+    /// Periodic reports that could not be written so far.
+    pub fn sink_errors(&self) -> u64 {
+        self.sink_errors.load(Ordering::Relaxed)
+    }
+
+    /// Stops the agent: writes the final report (if enabled) and joins the thread,
+    /// returning the final report's sink error if any.
+    pub fn stop(mut self) -> Result<(), Error> {
+        self.shutdown()
+    }
+
+    fn shutdown(&mut self) -> Result<(), Error> {
+        let Some(handle) = self.handle.take() else {
+            return Ok(());
+        };
+        if std::process::id() != self.pid {
+            // A forked child: the thread is the parent's; leave it (and the flag) alone.
+            std::mem::forget(handle);
+            return Ok(());
+        }
+        let result = self.ask(Command::Shutdown).and_then(|r| r);
+        let _ = handle.join();
+        RUNNING.store(false, Ordering::Release);
+        result
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Err(e) = self.shutdown() {
+            // Drop cannot return the error; the final report is the one thing the user
+            // asked for, so say that it failed.
+            eprintln!("latte: {e}");
+        }
+    }
+}

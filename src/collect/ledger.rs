@@ -1,0 +1,329 @@
+//! The whole run: every sample the rings hand over, folded into per-kind tallies, and
+//! every sample they lost, counted.
+//!
+//! One process-wide [`Ledger`] behind a mutex. [`fold`] reads, from every ring, only
+//! the samples recorded since the previous fold (`Ring::read_from`), so a fold costs
+//! what was recorded, not what the rings hold. A sample overwritten before any fold
+//! read it is *lost*: per (thread, id), `seen = folded + lost` exactly. The drain
+//! thread folds often enough that rings rarely lap; [`whole_run`] and
+//! [`take_interval`] fold once more before they answer, so a report includes
+//! everything recorded before it was asked for.
+//!
+//! Exited threads keep their tallies; beyond the exited-thread limit they are merged
+//! into one `<exited threads>` entry, in step with the registry's own folding of their
+//! raw windows (a thread is folded in the registry only once the ledger has read all
+//! of it).
+
+use super::Sample;
+use super::totals::{ComponentTotals, Slow, ThreadTotals, Totals};
+use crate::config;
+use crate::diagnostics::Anomalies;
+use crate::record::registry::{self, CompactRing, TEARDOWN_DROPS, ThreadShared, View};
+use crate::record::{id, local};
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Mutex, PoisonError};
+
+/// The fold state: the whole run, and the open interval once anyone asked for one.
+struct Ledger {
+    whole: Totals,
+    /// Same threads and components as `whole`, in the same order.
+    interval: Option<Totals>,
+    /// When the previous fold began (ms since the Unix epoch; 0 before the first):
+    /// what a fold reads was recorded between then and its own start.
+    last_fold_ms: u64,
+    /// When the running fold began.
+    now_ms: u64,
+}
+
+static LEDGER: Mutex<Ledger> = Mutex::new(Ledger {
+    whole: Totals {
+        threads: BTreeMap::new(),
+        teardown_drops: 0,
+    },
+    interval: None,
+    last_fold_ms: 0,
+    now_ms: 0,
+});
+
+fn ledger() -> std::sync::MutexGuard<'static, Ledger> {
+    // A fold that panicked midway leaves counts that are still each a true count of
+    // something read; carrying on is better than losing the run.
+    LEDGER.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Histograms the ledger held after its last fold, and their bytes.
+pub(crate) static HISTOGRAMS: AtomicU64 = AtomicU64::new(0);
+pub(crate) static HISTOGRAM_BYTES: AtomicU64 = AtomicU64::new(0);
+
+/// What one fold saw, for the drain's pacing.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct FoldStats {
+    /// Samples folded.
+    pub(crate) folded: u64,
+    /// Samples found lost.
+    pub(crate) lost: u64,
+    /// The largest share of a ring's capacity recorded since the previous fold.
+    pub(crate) busiest: f64,
+}
+
+/// Folds everything recorded since the previous fold.
+pub(crate) fn fold() -> FoldStats {
+    ledger().fold()
+}
+
+/// Folds, then runs `f` on the whole run's totals.
+pub(crate) fn whole_run<R>(f: impl FnOnce(&Totals) -> R) -> R {
+    let mut ledger = ledger();
+    ledger.fold();
+    f(&ledger.whole)
+}
+
+/// Folds, then hands out what was recorded since the previous call (the first call:
+/// since the start) and begins a new interval. Components with nothing new are left
+/// out; anomaly counters are the increments over the interval.
+pub(crate) fn take_interval() -> Totals {
+    let mut ledger = ledger();
+    ledger.fold();
+    let Ledger {
+        whole, interval, ..
+    } = &mut *ledger;
+    let Some(open) = interval else {
+        // The first interval is the whole run so far; the next starts empty, with
+        // today's counters as its base.
+        let mut next = whole.clone();
+        next.threads
+            .values_mut()
+            .flat_map(|t| &mut t.components)
+            .for_each(ComponentTotals::clear);
+        *interval = Some(next);
+        return whole.clone();
+    };
+    let mut out = Totals {
+        threads: BTreeMap::new(),
+        teardown_drops: whole.teardown_drops - open.teardown_drops,
+    };
+    open.teardown_drops = whole.teardown_drops;
+    for (serial, t) in &mut open.threads {
+        let now = whole.threads[serial].anomalies;
+        let since = now.since(&t.anomalies);
+        t.anomalies = now;
+        let components: Vec<ComponentTotals> = t
+            .components
+            .iter_mut()
+            .filter(|c| c.seen > 0)
+            .map(|c| {
+                let taken = c.clone();
+                c.clear();
+                taken
+            })
+            .collect();
+        if !components.is_empty() || since.total() > 0 {
+            let thread = ThreadTotals {
+                name: t.name.clone(),
+                exited: t.exited,
+                anomalies: since,
+                components,
+            };
+            out.threads.insert(*serial, thread);
+        }
+    }
+    out
+}
+
+/// Which samples of one ring are new, as the ring (or its compacted copy) reported.
+struct Batch<'a> {
+    seen: u64,
+    first: u64,
+    words: &'a [u64],
+}
+
+/// Milliseconds since the Unix epoch, now.
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Ledger {
+    fn fold(&mut self) -> FoldStats {
+        self.now_ms = unix_ms();
+        registry::compact();
+        let view = registry::global().view();
+        let me = local::current_shared();
+        let mut stats = FoldStats::default();
+        let mut names = Vec::new();
+        for thread in view.live.iter().filter(|t| !t.internal()) {
+            self.fold_live(thread, me.as_deref(), &mut names, &mut stats);
+        }
+        for c in &view.exited {
+            self.thread(c.serial, &c.name, true, c.anomalies);
+            for (k, ring) in c.components.iter().enumerate() {
+                let from = self.component(c.serial, k, ring.index, &mut names).seen;
+                if from < ring.seen {
+                    let words = new_words(ring, from);
+                    let batch = Batch {
+                        seen: ring.seen,
+                        first: ring.seen - words.len() as u64,
+                        words: &words,
+                    };
+                    self.absorb(c.serial, k, &batch, &mut stats);
+                }
+            }
+        }
+        self.whole.teardown_drops = TEARDOWN_DROPS.load(Relaxed);
+        self.fold_threads_away(&view);
+        self.publish_size();
+        self.last_fold_ms = self.now_ms;
+        stats
+    }
+
+    /// Folds what a live thread's rings hold beyond what was read before.
+    fn fold_live(
+        &mut self,
+        thread: &ThreadShared,
+        me: Option<&ThreadShared>,
+        names: &mut Vec<&'static str>,
+        stats: &mut FoldStats,
+    ) {
+        // `exited` before the rings: once set, no push can follow.
+        let exited = thread.exited();
+        let quiet = exited || me.is_some_and(|m| std::ptr::eq(m, thread));
+        self.thread(thread.serial, &thread.name, exited, thread.counters.read());
+        let mut buf = Vec::new();
+        for (k, (index, ring)) in thread.rings().iter().enumerate() {
+            let from = self.component(thread.serial, k, *index, names).seen;
+            buf.clear();
+            let read = ring.read_from(from, quiet, &mut buf);
+            let new = read.seen - from;
+            stats.busiest = stats.busiest.max(new as f64 / ring.capacity() as f64);
+            let batch = Batch {
+                seen: read.seen,
+                first: read.first,
+                words: &buf,
+            };
+            self.absorb(thread.serial, k, &batch, stats);
+        }
+    }
+
+    /// Lets the registry fold exited threads beyond its limit (only those `view`
+    /// listed as exited: they have now been read whole), then folds the ledger's
+    /// entries of every thread the registry no longer lists the same way.
+    fn fold_threads_away(&mut self, view: &View) {
+        let read: HashSet<u64> = view.exited.iter().map(|c| c.serial).collect();
+        registry::fold_excess(|serial| read.contains(&serial));
+        let after = registry::global().view();
+        let listed: HashSet<u64> = after
+            .live
+            .iter()
+            .map(|t| t.serial)
+            .chain(after.exited.iter().map(|c| c.serial))
+            .collect();
+        self.whole.fold_gone(&listed);
+        if let Some(interval) = &mut self.interval {
+            interval.fold_gone(&listed);
+        }
+    }
+
+    /// Publishes how many histograms the ledger holds and their bytes, for
+    /// [`footprint`](super::footprint) (which must not wait for the ledger's lock).
+    fn publish_size(&self) {
+        let tallies = std::iter::once(&self.whole)
+            .chain(self.interval.as_ref())
+            .flat_map(|t| t.threads.values())
+            .flat_map(|t| &t.components)
+            .flat_map(|c| &c.kinds);
+        let (mut count, mut bytes) = (0, 0);
+        for (_, tally) in tallies {
+            count += 1;
+            bytes += tally.heap_bytes();
+        }
+        HISTOGRAMS.store(count, Relaxed);
+        HISTOGRAM_BYTES.store(bytes, Relaxed);
+    }
+
+    /// Makes sure thread `serial` has an entry (in the interval too), and updates it.
+    fn thread(&mut self, serial: u64, name: &str, exited: bool, anomalies: Anomalies) {
+        for (k, totals) in std::iter::once(&mut self.whole)
+            .chain(self.interval.as_mut())
+            .enumerate()
+        {
+            let t = totals
+                .threads
+                .entry(serial)
+                .or_insert_with(|| ThreadTotals {
+                    name: name.to_owned(),
+                    exited,
+                    anomalies: Anomalies::default(),
+                    components: Vec::new(),
+                });
+            t.exited = exited;
+            if k == 0 {
+                t.anomalies = anomalies;
+            }
+        }
+    }
+
+    /// The `k`-th component of thread `serial` (its `k`-th ring, of id `index`),
+    /// created in the whole run and the interval if new.
+    fn component(
+        &mut self,
+        serial: u64,
+        k: usize,
+        index: u32,
+        names: &mut Vec<&'static str>,
+    ) -> &ComponentTotals {
+        for totals in std::iter::once(&mut self.whole).chain(self.interval.as_mut()) {
+            let components = &mut totals
+                .threads
+                .get_mut(&serial)
+                .expect("thread() ran")
+                .components;
+            if components.len() <= k {
+                if names.len() <= index as usize {
+                    *names = id::names();
+                }
+                components.push(ComponentTotals::new(index, names[index as usize]));
+            }
+            debug_assert_eq!(components[k].index, index);
+        }
+        &self.whole.threads[&serial].components[k]
+    }
+
+    /// Folds one batch into the `k`-th component of `serial`, in both windows.
+    fn absorb(&mut self, serial: u64, k: usize, batch: &Batch<'_>, stats: &mut FoldStats) {
+        let from = self.whole.threads[&serial].components[k].seen;
+        let lost = batch.first.saturating_sub(from);
+        stats.folded += batch.words.len() as u64;
+        stats.lost += lost;
+        let keep = config::slowest();
+        let (not_before_ms, not_after_ms) = (self.last_fold_ms, self.now_ms);
+        for totals in std::iter::once(&mut self.whole).chain(self.interval.as_mut()) {
+            let c = &mut totals
+                .threads
+                .get_mut(&serial)
+                .expect("thread() ran")
+                .components[k];
+            c.seen += batch.seen - from;
+            c.lost += lost;
+            for &w in batch.words {
+                let sample = Sample::from_bits(w);
+                c.record(sample);
+                let slow = Slow {
+                    ticks: sample.ticks(),
+                    kind: sample.kind(),
+                    not_before_ms,
+                    not_after_ms,
+                };
+                c.note_slow(slow, keep);
+            }
+        }
+    }
+}
+
+/// The samples of a compacted ring at index `from` or later.
+fn new_words(ring: &CompactRing, from: u64) -> Vec<u64> {
+    let skip = from.saturating_sub(ring.first()) as usize;
+    ring.samples.iter().skip(skip).copied().collect()
+}

@@ -1,0 +1,210 @@
+//! The whole run's data as the analysis reads it: per thread, per id, per sample kind,
+//! a [`Tally`]; plus how many samples were recorded and lost. Built by the ledger's
+//! folds, or from a stored [`Capture`].
+
+use super::tally::Tally;
+use super::{Capture, Sample, SampleKind};
+use crate::config;
+use crate::diagnostics::Anomalies;
+use crate::record::id;
+use crate::record::registry::FOLDED_NAME;
+use std::collections::{BTreeMap, HashSet};
+
+/// Every sample of one window (the whole run, or one interval), per thread and id.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Totals {
+    /// By serial (order of first record); serial 0 is `<exited threads>`.
+    pub(crate) threads: BTreeMap<u64, ThreadTotals>,
+    /// Records dropped during thread teardown.
+    pub(crate) teardown_drops: u64,
+}
+
+/// One thread's share of [`Totals`].
+#[derive(Clone, Debug)]
+pub(crate) struct ThreadTotals {
+    pub(crate) name: String,
+    pub(crate) exited: bool,
+    /// The thread's counters (in an interval being accumulated: their values when the
+    /// interval began).
+    pub(crate) anomalies: Anomalies,
+    /// In order of first record (the order of the thread's rings).
+    pub(crate) components: Vec<ComponentTotals>,
+}
+
+/// One (thread, id)'s samples.
+#[derive(Clone, Debug)]
+pub(crate) struct ComponentTotals {
+    /// The id's dense index.
+    pub(crate) index: u32,
+    pub(crate) name: &'static str,
+    /// Samples recorded: folded + lost.
+    pub(crate) seen: u64,
+    /// Samples overwritten before a fold read them.
+    pub(crate) lost: u64,
+    /// Folded samples whose Start and Stop ran on different CPUs.
+    pub(crate) migrated: u64,
+    /// One tally per sample kind, in order of first appearance.
+    pub(crate) kinds: Vec<(SampleKind, Tally)>,
+    /// The largest samples folded, largest first, at most `config::slowest()`.
+    pub(crate) slowest: Vec<Slow>,
+}
+
+/// One of the slowest samples of a (thread, id), and when it was recorded: between two
+/// folds, so within the drain's pacing (milliseconds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Slow {
+    pub(crate) ticks: u64,
+    pub(crate) kind: SampleKind,
+    /// Wall-clock bounds, milliseconds since the Unix epoch (`not_before` is 0 when
+    /// the sample was recorded before the first fold, at an unknown time).
+    pub(crate) not_before_ms: u64,
+    pub(crate) not_after_ms: u64,
+}
+
+impl ComponentTotals {
+    pub(super) fn new(index: u32, name: &'static str) -> ComponentTotals {
+        ComponentTotals {
+            index,
+            name,
+            seen: 0,
+            lost: 0,
+            migrated: 0,
+            kinds: Vec::new(),
+            slowest: Vec::new(),
+        }
+    }
+
+    /// Keeps `slow` if it is among the `keep` largest so far.
+    #[inline]
+    pub(crate) fn note_slow(&mut self, slow: Slow, keep: usize) {
+        if self.slowest.len() == keep && self.slowest.last().is_none_or(|s| slow.ticks <= s.ticks) {
+            return;
+        }
+        let at = self.slowest.partition_point(|s| s.ticks >= slow.ticks);
+        self.slowest.insert(at, slow);
+        self.slowest.truncate(keep);
+    }
+
+    /// Folds one sample.
+    #[inline]
+    pub(crate) fn record(&mut self, sample: Sample) {
+        let kind = sample.kind();
+        let tally = match self.kinds.iter().position(|(k, _)| *k == kind) {
+            Some(i) => &mut self.kinds[i].1,
+            None => {
+                self.kinds.push((kind, Tally::default()));
+                &mut self.kinds.last_mut().expect("just pushed").1
+            }
+        };
+        tally.record(sample.ticks());
+        self.migrated += u64::from(sample.migrated());
+    }
+
+    /// Adds everything of `other` (the same id).
+    fn add(&mut self, other: &ComponentTotals) {
+        self.seen += other.seen;
+        self.lost += other.lost;
+        self.migrated += other.migrated;
+        for (kind, tally) in &other.kinds {
+            match self.kinds.iter_mut().find(|(k, _)| k == kind) {
+                Some((_, mine)) => mine.add(tally),
+                None => self.kinds.push((*kind, tally.clone())),
+            }
+        }
+        let keep = self.slowest.len().max(other.slowest.len());
+        for &slow in &other.slowest {
+            self.note_slow(slow, keep);
+        }
+    }
+
+    /// Empties the tallies, keeping their memory (the start of a new interval).
+    pub(super) fn clear(&mut self) {
+        self.slowest.clear();
+        self.seen = 0;
+        self.lost = 0;
+        self.migrated = 0;
+        for (_, t) in &mut self.kinds {
+            let mut hist = std::mem::take(t).hist;
+            hist.reset();
+            t.hist = hist;
+        }
+    }
+}
+
+impl Totals {
+    /// Totals of a stored capture: every retained sample folded, every overwritten one
+    /// lost.
+    pub(crate) fn from_capture(capture: &Capture) -> Totals {
+        let mut totals = Totals {
+            teardown_drops: capture.teardown_drops,
+            ..Totals::default()
+        };
+        for t in &capture.threads {
+            let components = t
+                .components
+                .iter()
+                .map(|c| {
+                    // The id's index in this process, if it has one (a stored capture
+                    // may come from elsewhere): it finds the id's declared period.
+                    let index = id::lookup(c.name).unwrap_or(0);
+                    let mut totals = ComponentTotals::new(index, c.name);
+                    totals.seen = c.seen;
+                    totals.lost = c.overwritten();
+                    let keep = config::slowest();
+                    for &s in &c.samples {
+                        totals.record(s);
+                        let slow = Slow {
+                            ticks: s.ticks(),
+                            kind: s.kind(),
+                            not_before_ms: 0,
+                            not_after_ms: 0,
+                        };
+                        totals.note_slow(slow, keep);
+                    }
+                    totals
+                })
+                .collect();
+            let thread = ThreadTotals {
+                name: t.name.clone(),
+                exited: t.exited,
+                anomalies: t.anomalies,
+                components,
+            };
+            // Serials are unique in a capture taken by latte; a hand-made one may
+            // repeat them, so later duplicates get fresh keys past the largest.
+            let key = match totals.threads.contains_key(&t.serial) {
+                false => t.serial,
+                true => totals.threads.keys().last().map_or(0, |k| k + 1),
+            };
+            totals.threads.insert(key, thread);
+        }
+        totals
+    }
+
+    /// Merges the entries of exited threads the registry no longer lists into the
+    /// `<exited threads>` entry.
+    pub(super) fn fold_gone(&mut self, listed: &HashSet<u64>) {
+        let gone: Vec<u64> = self
+            .threads
+            .keys()
+            .copied()
+            .filter(|s| *s != 0 && !listed.contains(s))
+            .collect();
+        for serial in gone {
+            let t = self.threads.remove(&serial).expect("key just listed");
+            let folded = self.threads.entry(0).or_insert_with(|| ThreadTotals {
+                name: FOLDED_NAME.to_owned(),
+                exited: true,
+                anomalies: Anomalies::default(),
+                components: Vec::new(),
+            });
+            folded.anomalies = folded.anomalies.plus(&t.anomalies);
+            for c in &t.components {
+                match folded.components.iter_mut().find(|f| f.index == c.index) {
+                    Some(f) => f.add(c),
+                    None => folded.components.push(c.clone()),
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! Reports cover the whole run, not the ring's window: every sample counted, tails
+//! exact to the histogram's precision, periodic reports that add up to the final one.
+
+mod common;
+use base64::Engine;
+use common::{SharedSink, json_row, one_agent};
+use latte::{Cleaning, Format, Id};
+use std::time::{Duration, Instant};
+
+/// The ring is far smaller than the run: the window would hold 0.4% of it.
+const CAPACITY: usize = 4_096;
+
+fn me() -> String {
+    std::thread::current().name().unwrap().to_owned()
+}
+
+/// A small deterministic generator (xorshift64*), so failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+/// The order statistic of rank `ceil(num / den * n)`, computed in integers.
+fn exact_quantile(sorted: &[u64], num: u64, den: u64) -> u64 {
+    let n = sorted.len() as u64;
+    let rank = (num * n).div_ceil(den).max(1);
+    sorted[rank as usize - 1]
+}
+
+fn within(got: f64, exact: u64, rel: f64) -> bool {
+    (got - exact as f64).abs() <= rel * exact as f64
+}
+
+#[test]
+fn a_million_samples_through_a_small_ring_are_all_counted() {
+    let _one = one_agent();
+    static SLOW_THEN_FAST: Id = Id::new("whole_run_million");
+    let sink = SharedSink::default();
+    let guard = latte::builder()
+        .ring_capacity(CAPACITY)
+        .cleaning(Cleaning::OFF)
+        .format(Format::Json)
+        .sink(sink.clone())
+        .start()
+        .unwrap();
+    // The first half is slow (around 20,000 ticks), the second fast (around 200): the
+    // ring's window would see only the fast end, the whole run sees both.
+    const N: u64 = 1_000_000;
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let values: Vec<u64> = (0..N)
+        .map(|i| {
+            let base = if i < N / 2 { 19_000 } else { 190 };
+            base + rng.next() % (base / 10)
+                + if rng.next().is_multiple_of(10_000) {
+                    5 * base
+                } else {
+                    0
+                }
+        })
+        .collect();
+    // At most 100,000 samples per second: one every 10 us. A writer that was
+    // descheduled does not burst to catch up (a burst is another workload: faster
+    // than the drain reads, on any ring).
+    let began = Instant::now();
+    let mut due = began;
+    for &v in &values {
+        while Instant::now() < due {
+            std::hint::spin_loop();
+        }
+        latte::record(&SLOW_THEN_FAST, v);
+        due = (due + Duration::from_micros(10)).max(Instant::now());
+    }
+    guard.stop().unwrap();
+    let report = sink.json_reports().pop().expect("a final report");
+    let s = json_row(&report, &me(), "whole_run_million").expect("the row");
+    let count = |k: &str| s[k].as_u64().unwrap();
+    assert_eq!(
+        (
+            count("seen"),
+            count("folded"),
+            count("lost"),
+            count("samples")
+        ),
+        (N, N, 0, N),
+        "{s}"
+    );
+    let mut sorted = values;
+    sorted.sort_unstable();
+    for (key, num, den) in [("p50", 1, 2), ("p99", 99, 100), ("p999", 999, 1000)] {
+        let exact = exact_quantile(&sorted, num, den);
+        let got = s[key].as_f64().unwrap();
+        assert!(within(got, exact, 1e-3), "{key}: {got} vs exact {exact}");
+    }
+    assert_eq!(
+        s["max_all"].as_f64().unwrap(),
+        *sorted.last().unwrap() as f64
+    );
+    assert_eq!(s["min_all"].as_f64().unwrap(), sorted[0] as f64);
+    let mean = sorted.iter().sum::<u64>() as f64 / N as f64;
+    assert!(
+        (s["avg_all"].as_f64().unwrap() - mean).abs() <= 1e-9 * mean,
+        "{s}"
+    );
+    println!(
+        "recorded {N} in {:.1} s: p99 {} (exact {})",
+        began.elapsed().as_secs_f64(),
+        s["p99"],
+        exact_quantile(&sorted, 99, 100)
+    );
+}
+
+#[test]
+fn periodic_reports_add_up_to_the_final_one() {
+    let _one = one_agent();
+    static A: Id = Id::new("whole_run_periodic_a");
+    static B: Id = Id::new("whole_run_periodic_b");
+    let sink = SharedSink::default();
+    let hlog = std::env::temp_dir().join(format!("latte-whole-run-{}.hlog", std::process::id()));
+    let guard = latte::builder()
+        .ring_capacity(CAPACITY)
+        .cleaning(Cleaning::OFF)
+        .format(Format::Json)
+        .periodic(Duration::from_millis(10))
+        .hlog(&hlog)
+        .sink(sink.clone())
+        .start()
+        .unwrap();
+    let writer = std::thread::Builder::new()
+        .name("whole-run-writer".into())
+        .spawn(|| {
+            let began = Instant::now();
+            let mut n = 0u64;
+            // Bursts faster than the drain may read: some samples may be lost, and
+            // the counts must add up all the same.
+            while began.elapsed() < Duration::from_millis(300) {
+                latte::record(&A, n % 1_000);
+                n += 1;
+            }
+            n
+        })
+        .unwrap();
+    let mut m = 0u64;
+    let began = Instant::now();
+    while began.elapsed() < Duration::from_millis(300) {
+        latte::record(&B, m % 777);
+        m += 1;
+    }
+    let n = writer.join().unwrap();
+    guard.stop().unwrap();
+    let reports = sink.json_reports();
+    let (finals, periodic): (Vec<_>, Vec<_>) = reports
+        .iter()
+        .partition(|r| r["label"].as_str() == Some("final"));
+    assert_eq!(finals.len(), 1);
+    assert!(periodic.len() >= 2, "{} periodic reports", periodic.len());
+    for (thread, id, recorded) in [
+        ("whole-run-writer", "whole_run_periodic_a", n),
+        (me().as_str(), "whole_run_periodic_b", m),
+    ] {
+        let sum = |key: &str| -> u64 {
+            periodic
+                .iter()
+                .filter_map(|r| json_row(r, thread, id))
+                .map(|s| s[key].as_u64().unwrap())
+                .sum()
+        };
+        let last = json_row(finals[0], thread, id).expect("final row");
+        for key in ["seen", "folded", "lost", "samples"] {
+            assert_eq!(sum(key), last[key].as_u64().unwrap(), "{id} {key}");
+        }
+        assert_eq!(last["seen"].as_u64().unwrap(), recorded, "{id}");
+        // The interval log, read back with the hdrhistogram crate, holds every
+        // folded sample once.
+        assert_eq!(logged(&hlog, id), last["folded"].as_u64().unwrap(), "{id}");
+        println!("{id}: {recorded} recorded, {} lost", last["lost"]);
+    }
+    std::fs::remove_file(&hlog).unwrap();
+}
+
+/// Total count of the histograms tagged `tag` in an interval log.
+fn logged(path: &std::path::Path, tag: &str) -> u64 {
+    use hdrhistogram::serialization::Deserializer;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    let bytes = std::fs::read(path).unwrap();
+    let mut total = 0;
+    let mut intervals = 0;
+    for entry in IntervalLogIterator::new(&bytes) {
+        if let LogEntry::Interval(h) = entry.expect("a well-formed log") {
+            if h.tag().map(|t| t.as_str()) != Some(tag) {
+                continue;
+            }
+            let decoded = base64::engine::general_purpose::STANDARD
+                .decode(h.encoded_histogram())
+                .unwrap();
+            let hist: hdrhistogram::Histogram<u64> = Deserializer::new()
+                .deserialize(&mut decoded.as_slice())
+                .unwrap();
+            total += hist.len();
+            intervals += 1;
+        }
+    }
+    assert!(intervals >= 2, "{intervals} intervals of {tag} logged");
+    total
+}
