@@ -61,11 +61,13 @@
 //!   use a fence-based protocol, model-checked with `loom`, that never returns a torn
 //!   or mislabelled sample and never slows the writer: on x86_64 a push is two plain
 //!   stores.
-//! * **Misuse is counted, never fatal.** A Start past the stack limit, a Stop with
-//!   nothing open, a Stop whose id is not on top (the frames above are discarded as
-//!   orphans, and the right component is recorded), a delta from a counter that went
-//!   backwards, a record during thread teardown: each has a counter in
-//!   [`report::Anomalies`].
+//! * **Misuse is counted, never fatal.** A Start on a full stack (the oldest open scope
+//!   is given up, so a missed Stop never stops the newest scopes from recording), a
+//!   Stop with nothing open, a Stop whose id is not on top (the frames above are
+//!   discarded as orphans, and the right component is recorded), a delta from a
+//!   counter that went backwards, a record during thread teardown: each has a counter
+//!   in [`report::Anomalies`], and the frames that ended without their Stop are also
+//!   counted per id ([`collect::ThreadCapture::frames`]).
 //! * **Threads.** Samples of an exited thread stay readable under its name; its memory
 //!   is compacted to the retained samples, and beyond [`Builder::max_exited_threads`]
 //!   the oldest exited threads are folded together, so thread churn cannot grow memory

@@ -107,7 +107,7 @@ fn time_rows() -> Vec<Row> {
 fn calibrated_time() -> Report {
     let rows = time_rows();
     let main_anomalies = Anomalies {
-        overflowed_starts: 1,
+        abandoned_frames: 1,
         orphaned_frames: 2,
         ..Anomalies::default()
     };
@@ -296,7 +296,7 @@ fn extreme() -> Report {
         migrated: u64::MAX,
     };
     let all = Anomalies {
-        overflowed_starts: u64::MAX,
+        abandoned_frames: u64::MAX,
         empty_stops: u64::MAX,
         unmatched_stops: u64::MAX,
         unordered_stops: u64::MAX,
@@ -414,7 +414,7 @@ fn sections_and_rows() {
     assert!(text.contains("| THREAD main (#1) "));
     assert!(text.contains("| THREAD feed-handler (#2) exited "));
     assert!(text.contains("| ALL THREADS "));
-    assert!(text.contains("| anomalies: 1 overflowed start, 2 orphaned frames "));
+    assert!(text.contains("| anomalies: 1 abandoned frame, 2 orphaned frames "));
     assert_eq!(
         text.matches("anomalies:").count(),
         1,

@@ -1,12 +1,11 @@
-//! The recorder's cold paths: first use of a thread and of an id on it, and every
-//! misuse (a full stack, a Stop with nothing to close, a missed Stop, an implausible
-//! delta). Each is `#[cold]` and `#[inline(never)]`, so the hot functions in
-//! `local.rs` stay a few instructions long.
+//! The recorder's cold paths: first use of a thread and of an id on it, and an
+//! implausible delta. Each is `#[cold]` and `#[inline(never)]`, so the hot functions
+//! in `local.rs` stay a few instructions long. The stack's own cold paths (a full
+//! stack, a missed Stop) are in `stack.rs`.
 
-use super::local::{Entry, Local, Stack, push_frame, torn_down};
+use super::local::{Entry, Local, torn_down};
 use super::registry::{self, ThreadShared};
 use super::ring::Ring;
-use crate::clock::{Mode, Stamp};
 use crate::config;
 use crate::diagnostics::bump;
 use std::cell::Cell;
@@ -27,98 +26,6 @@ impl Local {
         let r = f(self, shared);
         self.in_cold.set(false);
         Some(r)
-    }
-
-    #[cold]
-    #[inline(never)]
-    pub(super) fn start_slow(&self, idx: u32, mode: Mode) {
-        self.cold(|l, shared| {
-            let d = l.depth.get() as usize;
-            let stack = l.stack.get_or_init(|| {
-                let n = config::stack_depth();
-                Stack {
-                    ticks: (0..n).map(|_| Cell::new(0)).collect(),
-                    tags: (0..n).map(|_| Cell::new(0)).collect(),
-                }
-            });
-            if d < stack.ticks.len() {
-                push_frame(stack, d, idx, mode);
-            } else {
-                // Full: ignore this Start but keep its place, so its Stop is absorbed
-                // and the frames below keep pairing.
-                bump(&shared.counters.overflowed_starts, 1);
-            }
-            l.depth.set(l.depth.get().saturating_add(1));
-        });
-    }
-
-    #[cold]
-    #[inline(never)]
-    pub(super) fn stop_slow(&self, idx: u32, mode: Mode, now: Stamp) {
-        let found = self.cold(|l, shared| {
-            let d = l.depth.get() as usize;
-            let Some(stack) = l.stack.get().filter(|_| d > 0) else {
-                bump(&shared.counters.empty_stops, 1);
-                return None;
-            };
-            if d > stack.tags.len() {
-                // The matching Start was ignored on a full stack (and counted there).
-                l.depth.set(d as u32 - 1);
-                return None;
-            }
-            // The top is another id: a Stop was missed. Search down for ours; the
-            // frames above it will never be closed correctly, so they are dropped and
-            // counted rather than mispaired with later Stops.
-            match (0..d - 1)
-                .rev()
-                .find(|&k| stack.tags[k].get() as u32 == idx)
-            {
-                Some(k) => {
-                    bump(&shared.counters.orphaned_frames, (d - 1 - k) as u64);
-                    l.depth.set(k as u32);
-                    Some((stack.tags[k].get(), stack.ticks[k].get()))
-                }
-                None => {
-                    bump(&shared.counters.unmatched_stops, 1);
-                    None
-                }
-            }
-        });
-        if let Some(Some((tag, start_ticks))) = found {
-            self.finish(idx, tag, start_ticks, mode, now);
-        }
-    }
-
-    #[cfg(feature = "tracing")]
-    #[cold]
-    #[inline(never)]
-    pub(super) fn stop_unordered_slow(&self, idx: u32, mode: Mode, now: Stamp) {
-        let found = self.cold(|l, shared| {
-            let d = (l.depth.get() as usize).min(l.stack.get().map_or(0, |s| s.tags.len()));
-            let stack = l.stack.get()?;
-            let Some(k) = (0..d).rev().find(|&k| stack.tags[k].get() as u32 == idx) else {
-                bump(&shared.counters.unmatched_stops, 1);
-                return None;
-            };
-            let frame = (stack.tags[k].get(), stack.ticks[k].get());
-            // Close frame k; the frames above it move down one place and stay open.
-            for j in k..d - 1 {
-                stack.tags[j].set(stack.tags[j + 1].get());
-                stack.ticks[j].set(stack.ticks[j + 1].get());
-            }
-            if l.depth.get() as usize > d {
-                // Starts ignored on a full stack sit above: the top real slot now stands
-                // for one of them, which has no data. Id index 0 is never handed out,
-                // so this tombstone never matches a Stop.
-                stack.tags[d - 1].set(0);
-            }
-            l.depth.set(l.depth.get() - 1);
-            bump(&shared.counters.unordered_stops, 1);
-            Some(frame)
-        });
-        if let Some(Some((tag, start_ticks))) = found {
-            self.finish(idx, tag, start_ticks, mode, now);
-        }
     }
 
     #[cold]

@@ -9,7 +9,8 @@
 //! |---|---|
 //! | `mod.rs` | the public recording functions, [`Scope`], [`Timer`] |
 //! | `id.rs` | [`Id`]: a name and its dense index, the interner |
-//! | `local.rs`, `cold.rs` | the per-thread recorder: stack and id table (hot), first use and misuse (cold) |
+//! | `local.rs`, `cold.rs` | the per-thread recorder: stack and id table (hot), first use (cold) |
+//! | `stack.rs` | the stack of open scopes: positions, the floor, a full stack and missed Stops (cold) |
 //! | `sample.rs` | the sample word's private layout, [`Sample`] |
 //! | `ring.rs` | the single-writer ring and its read protocol |
 //! | `registry/` | every thread that recorded, alive or exited; compaction and folding |
@@ -21,6 +22,7 @@ pub(crate) mod local;
 pub(crate) mod registry;
 pub(crate) mod ring;
 pub(crate) mod sample;
+mod stack;
 pub(crate) mod sync;
 
 // Without `record` the bodies that read the clock compile away.
@@ -32,10 +34,16 @@ pub use sample::{Sample, SampleKind};
 
 /// Opens a scope of `id` on this thread, reading the timer in `mode`.
 ///
-/// Scopes nest (up to [`Builder::stack_depth`](crate::Builder::stack_depth), 64 by
-/// default) and are closed by
-/// [`stop`] with the same id. The [`latte_start!`](crate::latte_start) macro makes the
-/// `static Id` for you.
+/// Scopes nest and are closed by [`stop`] with the same id. The
+/// [`latte_start!`](crate::latte_start) macro makes the `static Id` for you.
+///
+/// The thread's stack holds the innermost [`Builder::stack_depth`](crate::Builder::stack_depth)
+/// open scopes (64 by default). A Start on a full stack gives up the *oldest* open
+/// scope, counted as abandoned under its id (`abandoned_frames`, and per id in
+/// [`ThreadCapture::frames`](crate::collect::ThreadCapture::frames)), so the newest
+/// scopes keep recording: a Stop missed on every call of some function fills the stack
+/// with its frames, and they are the ones given up. The Stop of an abandoned scope
+/// records nothing and counts nothing more.
 ///
 /// ```
 /// use latte::{Id, Mode};
@@ -62,8 +70,9 @@ pub fn start(id: &Id, mode: Mode) {
 ///
 /// The timer is read first, before any bookkeeping. If the innermost open scope has a
 /// different id (a Stop was missed), the stack is searched down for `id`; the frames
-/// above it are discarded and counted as orphans. A Stop with no open scope of `id` is
-/// counted and changes nothing. Nothing here panics.
+/// above it are discarded and counted as orphans under their ids. A Stop with no open
+/// scope of `id` is counted and changes nothing; the Stop of a scope abandoned on a
+/// full stack (see [`start`]) is absorbed. Nothing here panics.
 #[inline(always)]
 pub fn stop(id: &Id, mode: Mode) {
     #[cfg(feature = "record")]
