@@ -4,7 +4,8 @@
 //! copy of every ring's retained window plus every thread's counters, taken without
 //! stopping or slowing any writer. [`snapshot`] reads one component's windows,
 //! [`Cursor`] only what is new since its previous capture, and
-//! [`Capture::write_csv`] writes a capture's raw samples.
+//! [`Capture::write_csv`] writes a capture's raw samples. [`prepare`] readies a
+//! thread's rings before it records.
 
 #[cfg(feature = "csv")]
 mod csv;
@@ -12,7 +13,7 @@ mod cursor;
 
 pub use crate::diagnostics::FrameCounts;
 use crate::diagnostics::{Anomalies, Footprint};
-pub use crate::record::{Sample, SampleKind};
+pub use crate::record::{Sample, SampleKind, prepare};
 pub use cursor::Cursor;
 
 use crate::record::local;

@@ -99,6 +99,14 @@ impl Stack {
             self.set(p - 1, frame);
         }
     }
+
+    /// Writes every slot (with its own value), so the OS backs the stack's pages now.
+    pub(super) fn touch(&self) {
+        for cell in self.ticks.iter().chain(self.tags.iter()) {
+            // `black_box`: the optimiser may not drop the store as a no-op.
+            cell.set(std::hint::black_box(cell.get()));
+        }
+    }
 }
 
 impl Local {

@@ -245,7 +245,7 @@ mod loom_model {
                 thread::spawn(move || {
                     let shared = registry.register(Some("writer"));
                     let ring = Arc::new(registry.ring(2));
-                    shared.add_ring(1, ring.clone());
+                    shared.add_rings(&[(1, ring.clone())]);
                     for v in 0..3 {
                         ring.push(v);
                     }

@@ -96,11 +96,11 @@ impl ThreadShared {
         }
     }
 
-    /// Adds a ring (owning thread only): the new list is built outside the lock, and
+    /// Adds rings (owning thread only): the new list is built outside the lock, and
     /// the old one is freed outside it.
-    pub(crate) fn add_ring(&self, id: u32, ring: Arc<Ring>) {
+    pub(crate) fn add_rings(&self, rings: &[(u32, Arc<Ring>)]) {
         let mut list = Vec::clone(&self.rings());
-        list.push((id, ring));
+        list.extend_from_slice(rings);
         let list = Arc::new(list);
         let old = std::mem::replace(&mut *lock(&self.rings), list);
         drop(old);
@@ -113,7 +113,7 @@ impl ThreadShared {
 
     /// Counts one frame that ended `end`'s way under each id index of `ids` (owning
     /// thread, cold paths only), per id and in the thread total. Like
-    /// [`add_ring`](Self::add_ring), the new list is built and the old one freed outside
+    /// [`add_rings`](Self::add_rings), the new list is built and the old one freed outside
     /// the lock.
     pub(crate) fn count_frames(&self, end: FrameEnd, ids: impl IntoIterator<Item = u32>) {
         let mut ids = ids.into_iter().peekable();
