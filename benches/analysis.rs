@@ -105,6 +105,7 @@ fn synthetic_capture() -> Capture {
                     }
                 })
                 .collect(),
+            frames: Vec::new(),
         })
         .collect();
     Capture {

@@ -66,13 +66,13 @@ macro_rules! anomaly_list {
 }
 
 anomaly_list! {
-    overflowed_starts: "overflowed start" / "overflowed starts", "Starts ignored because the stack was full (their Stops are absorbed).";
+    abandoned_frames: "abandoned frame" / "abandoned frames", "Open scopes given up because the stack was full: a Start on a full stack takes the oldest frame's place (its Stop is absorbed later). Per id in `ThreadCapture::frames`.";
     empty_stops: "empty stop" / "empty stops", "Stops with no open scope at all.";
     unmatched_stops: "unmatched stop" / "unmatched stops", "Stops whose id matched no open scope (the stack was left as it was).";
-    orphaned_frames: "orphaned frame" / "orphaned frames", "Open scopes discarded because a Stop for a scope below them arrived first.";
+    orphaned_frames: "orphaned frame" / "orphaned frames", "Open scopes discarded because a Stop for a scope below them arrived first. Per id in `ThreadCapture::frames`.";
     clock_anomalies: "clock anomaly" / "clock anomalies", "Deltas discarded because the counter went backwards or jumped past `Sample::MAX_TICKS`.";
     unordered_stops: "out-of-order span exit" / "out-of-order span exits", "Scopes closed out of LIFO order by the `tracing` bridge: recorded correctly, the scopes opened after them kept open.";
-    open_at_exit: "scope open at exit" / "scopes open at exit", "Scopes still open when the thread exited.";
+    open_at_exit: "scope open at exit" / "scopes open at exit", "Scopes still open (and not abandoned) when the thread exited. Per id in `ThreadCapture::frames`.";
     reentrant: "reentrant record" / "reentrant records", "Records made from inside latte's own first-use path (e.g. by an instrumented allocator), dropped to avoid recursion.";
 }
 
@@ -82,7 +82,7 @@ impl Anomalies {
         Anomalies::NAMES.iter().copied().zip(self.values())
     }
 
-    /// The non-zero counters as table phrases (`1 overflowed start`, `2 orphaned
+    /// The non-zero counters as table phrases (`1 abandoned frame`, `2 orphaned
     /// frames`), in the order of [`NAMES`](Self::NAMES).
     pub(crate) fn phrases(&self) -> Vec<String> {
         Anomalies::LABELS
@@ -118,6 +118,74 @@ impl Anomalies {
 /// instruction).
 pub(crate) fn bump(counter: &AtomicU64, n: u64) {
     counter.store(counter.load(Relaxed).saturating_add(n), Relaxed);
+}
+
+/// How the scopes of one id on one thread ended without their Stop: the per-id split
+/// of the thread's `abandoned_frames`, `orphaned_frames` and `open_at_exit`
+/// [anomalies](Anomalies) (each thread total is the sum over its ids).
+///
+/// ```
+/// use latte::collect::FrameCounts;
+/// let leak = FrameCounts { abandoned: 936, open_at_exit: 64, ..Default::default() };
+/// assert_eq!(leak.total(), 1_000);
+/// assert_eq!(leak.plus(&leak).abandoned, 1_872);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FrameCounts {
+    /// Frames given up because the stack was full: a newer Start took their place.
+    pub abandoned: u64,
+    /// Frames discarded because a Stop for a scope below them arrived first.
+    pub orphaned: u64,
+    /// Frames still open (and not abandoned) when the thread exited.
+    pub open_at_exit: u64,
+}
+
+/// Which way a frame ended without its Stop: selects a field of [`FrameCounts`] and
+/// the thread counter it adds to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FrameEnd {
+    Abandoned,
+    Orphaned,
+    OpenAtExit,
+}
+
+impl FrameCounts {
+    /// Field-wise sum (saturating).
+    pub fn plus(&self, other: &FrameCounts) -> FrameCounts {
+        FrameCounts {
+            abandoned: self.abandoned.saturating_add(other.abandoned),
+            orphaned: self.orphaned.saturating_add(other.orphaned),
+            open_at_exit: self.open_at_exit.saturating_add(other.open_at_exit),
+        }
+    }
+
+    /// Frames that ended without their Stop, all ways together (saturating).
+    pub fn total(&self) -> u64 {
+        self.abandoned
+            .saturating_add(self.orphaned)
+            .saturating_add(self.open_at_exit)
+    }
+
+    /// Adds `n` frames that ended `end`'s way (saturating).
+    pub(crate) fn add(&mut self, end: FrameEnd, n: u64) {
+        let field = match end {
+            FrameEnd::Abandoned => &mut self.abandoned,
+            FrameEnd::Orphaned => &mut self.orphaned,
+            FrameEnd::OpenAtExit => &mut self.open_at_exit,
+        };
+        *field = field.saturating_add(n);
+    }
+}
+
+impl Counters {
+    /// The thread counter that sums [`FrameCounts`] of `end`'s field over ids.
+    pub(crate) fn frames(&self, end: FrameEnd) -> &AtomicU64 {
+        match end {
+            FrameEnd::Abandoned => &self.abandoned_frames,
+            FrameEnd::Orphaned => &self.orphaned_frames,
+            FrameEnd::OpenAtExit => &self.open_at_exit,
+        }
+    }
 }
 
 /// Memory latte holds for its samples, and the threads behind it.
@@ -161,7 +229,7 @@ mod tests {
         let a = Anomalies::from_values(distinct);
         assert_eq!(a.values(), distinct);
         assert_eq!(a.iter().map(|(_, v)| v).collect::<Vec<_>>(), distinct);
-        assert_eq!(a.phrases()[0], "1 overflowed start");
+        assert_eq!(a.phrases()[0], "1 abandoned frame");
         assert_eq!(a.since(&a), Anomalies::default());
         assert_eq!(a.plus(&a).total(), 2 * a.total());
         let counters = Counters::default();

@@ -34,7 +34,7 @@
 //! |---|---|
 //! | **Record** (the hot path) | [`latte_start!`], [`latte_stop!`], [`latte_pulse!`], [`latte_scope!`], [`#[timed]`](timed), [`start`], [`stop`], [`pulse`], [`record`], [`scope`], [`Scope`], [`Timer`], [`Id`], [`Mode`] |
 //! | **Run the agent** | [`init`], [`builder`], [`Builder`], [`Guard`], [`Format`] |
-//! | **Read the rings** (raw samples, the newest window) | [`capture`], [`snapshot`], [`footprint`], [`Capture`]; the parts in [`collect`] |
+//! | **Read the rings** (raw samples, the newest window) | [`capture`], [`snapshot`], [`footprint`], [`Capture`]; the parts in [`collect`], and [`collect::prepare`] to make a thread's rings ahead of its hot loop |
 //! | **Report** (statistics) | [`Report`], [`ReportOptions`], [`Unit`], [`Data`], [`Cleaning`]; the parts in [`report`]; the statistics and calibration in [`analyze`] |
 //! | **Clocks** | [`clock`]: reads, the clock in use and why |
 //! | **Integrations** | [`tracing`] (feature `tracing`): spans as scopes |
@@ -56,16 +56,19 @@
 //! * **Rings.** 65,536 samples per (thread, id) by default
 //!   ([`Builder::ring_capacity`]), overwrite-oldest, with a count of every sample ever
 //!   recorded. A ring is created on an id's first sample on a thread; its pages are
-//!   backed by the OS only as samples reach them.
+//!   backed by the OS only as samples reach them ([`collect::prepare`] does both ahead
+//!   of a hot loop).
 //! * **Concurrency.** Each ring has one writer. Readers ([`capture`], [`snapshot`])
 //!   use a fence-based protocol, model-checked with `loom`, that never returns a torn
 //!   or mislabelled sample and never slows the writer: on x86_64 a push is two plain
 //!   stores.
-//! * **Misuse is counted, never fatal.** A Start past the stack limit, a Stop with
-//!   nothing open, a Stop whose id is not on top (the frames above are discarded as
-//!   orphans, and the right component is recorded), a delta from a counter that went
-//!   backwards, a record during thread teardown: each has a counter in
-//!   [`report::Anomalies`].
+//! * **Misuse is counted, never fatal.** A Start on a full stack (the oldest open scope
+//!   is given up, so a missed Stop never stops the newest scopes from recording), a
+//!   Stop with nothing open, a Stop whose id is not on top (the frames above are
+//!   discarded as orphans, and the right component is recorded), a delta from a
+//!   counter that went backwards, a record during thread teardown: each has a counter
+//!   in [`report::Anomalies`], and the frames that ended without their Stop are also
+//!   counted per id ([`collect::ThreadCapture::frames`]).
 //! * **Threads.** Samples of an exited thread stay readable under its name; its memory
 //!   is compacted to the retained samples, and beyond [`Builder::max_exited_threads`]
 //!   the oldest exited threads are folded together, so thread churn cannot grow memory

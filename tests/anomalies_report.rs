@@ -31,6 +31,7 @@ fn report(anomalies: Anomalies) -> Report {
             exited: true,
             anomalies,
             components: Vec::new(),
+            frames: Vec::new(),
         }],
         teardown_drops: 0,
     };

@@ -16,6 +16,7 @@ fn nothing_is_recorded_without_the_record_feature() {
         let _timer = latte::Timer::start(&ID, Mode::Fast, Mode::Fast);
     }
     latte::record(&ID, 5);
+    latte::collect::prepare(&[&ID]);
     assert!(latte::snapshot("disabled").is_empty());
     assert!(latte::capture().threads.is_empty());
     // Reports still work, and say nothing was recorded.

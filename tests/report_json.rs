@@ -44,6 +44,7 @@ fn capture() -> Capture {
                 first: 100,
                 samples,
             }],
+            frames: Vec::new(),
         }],
         teardown_drops: 2,
     }

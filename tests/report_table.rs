@@ -1,6 +1,6 @@
 //! The report table: snapshots of hand-built reports, and layout invariants.
 
-use latte::report::{Anomalies, Overhead, Row, Summary, ThreadReport};
+use latte::report::{Anomalies, EndedFrames, FrameCounts, Overhead, Row, Summary, ThreadReport};
 use latte::{Cleaning, Data, Report, Unit};
 
 fn row(component: &str, stats: Summary) -> Row {
@@ -109,7 +109,7 @@ fn time_rows() -> Vec<Row> {
 fn calibrated_time() -> Report {
     let rows = time_rows();
     let main_anomalies = Anomalies {
-        overflowed_starts: 1,
+        abandoned_frames: 1,
         orphaned_frames: 2,
         ..Anomalies::default()
     };
@@ -136,6 +136,14 @@ fn calibrated_time() -> Report {
                 serial: 1,
                 exited: false,
                 anomalies: main_anomalies,
+                frames: vec![EndedFrames {
+                    component: "Sim_Leaky".to_owned(),
+                    counts: FrameCounts {
+                        abandoned: 1,
+                        orphaned: 2,
+                        open_at_exit: 0,
+                    },
+                }],
                 rows: rows.clone(),
             },
             ThreadReport {
@@ -143,6 +151,7 @@ fn calibrated_time() -> Report {
                 serial: 2,
                 exited: true,
                 anomalies: Anomalies::default(),
+                frames: Vec::new(),
                 rows: vec![row("Idle_Component", Summary::default()), rows[2].clone()],
             },
         ],
@@ -249,6 +258,7 @@ fn raw_cycles() -> Report {
             serial: 1,
             exited: false,
             anomalies: Anomalies::default(),
+            frames: Vec::new(),
             rows: rows.clone(),
         }],
         all_threads: rows,
@@ -306,7 +316,7 @@ fn extreme() -> Report {
         min_all: -1.0,
     };
     let all = Anomalies {
-        overflowed_starts: u64::MAX,
+        abandoned_frames: u64::MAX,
         empty_stops: u64::MAX,
         unmatched_stops: u64::MAX,
         unordered_stops: u64::MAX,
@@ -333,6 +343,7 @@ fn extreme() -> Report {
             serial: u64::MAX,
             exited: true,
             anomalies: all,
+            frames: Vec::new(),
             rows: vec![row(&"é\t".repeat(40), huge)],
         }],
         all_threads: vec![row("x", huge)],
@@ -424,7 +435,7 @@ fn sections_and_rows() {
     assert!(text.contains("| THREAD main (#1) "));
     assert!(text.contains("| THREAD feed-handler (#2) exited "));
     assert!(text.contains("| ALL THREADS "));
-    assert!(text.contains("| anomalies: 1 overflowed start, 2 orphaned frames "));
+    assert!(text.contains("| anomalies: 1 abandoned frame, 2 orphaned frames "));
     assert_eq!(
         text.matches("anomalies:").count(),
         1,

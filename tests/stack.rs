@@ -45,7 +45,7 @@ fn nested_scopes_pair_lifo() {
 }
 
 #[test]
-fn sixty_fifth_start_is_ignored_and_counted_while_the_rest_pair() {
+fn sixty_fifth_start_gives_up_the_oldest_frame_while_the_rest_pair() {
     // Default depth is 64: open 65 distinct scopes, then close them in LIFO order.
     let ids: Vec<&'static Id> = (0..65)
         .map(|i| {
@@ -61,12 +61,15 @@ fn sixty_fifth_start_is_ignored_and_counted_while_the_rest_pair() {
         latte::stop(id, Mode::Fast);
     }
     let me = mine();
+    // The 65th Start took the place of the oldest frame, deep_0; its Stop was absorbed.
     for (i, id) in ids.iter().enumerate() {
         let n = me.component(id.name()).map_or(0, |c| c.samples.len());
-        assert_eq!(n, usize::from(i < 64), "{}", id.name());
+        assert_eq!(n, usize::from(i > 0), "{}", id.name());
     }
-    assert_eq!(me.anomalies.overflowed_starts, 1);
+    assert_eq!(me.anomalies.abandoned_frames, 1);
     assert_eq!(me.anomalies.total(), 1, "{:?}", me.anomalies);
+    assert_eq!(me.frame_counts("deep_0").abandoned, 1);
+    assert_eq!(me.frames.len(), 1, "{:?}", me.frames);
 
     // The stack is empty again: a new pair works and nothing else was counted.
     latte_start!("deep_after");
@@ -110,6 +113,9 @@ fn missed_stop_recovers_the_right_component_and_counts_orphans() {
     let me = mine();
     assert_eq!(me.anomalies.orphaned_frames, 2);
     assert_eq!(me.anomalies.total(), 2, "{:?}", me.anomalies);
+    for orphan in ["mm_b", "mm_c"] {
+        assert_eq!(me.frame_counts(orphan).orphaned, 1, "{orphan}");
+    }
     assert!(me.component("mm_b").is_none() && me.component("mm_c").is_none());
     let t = |id| {
         let c = me.component(id).unwrap();
@@ -174,6 +180,10 @@ fn scopes_left_open_at_thread_exit_are_counted() {
     let t = capture.thread("open_at_exit").unwrap();
     assert!(t.exited);
     assert_eq!(t.anomalies.open_at_exit, 2);
+    for open in ["oae_outer", "oae_inner"] {
+        assert_eq!(t.frame_counts(open).open_at_exit, 1, "{open}");
+    }
+    assert_eq!(t.frames.len(), 2);
     assert_eq!(t.component("oae_done").unwrap().samples.len(), 1);
 }
 

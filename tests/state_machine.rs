@@ -2,16 +2,21 @@
 //!
 //! Random sequences of Start / Stop / Pulse / Record, nested (child) threads and
 //! thread exits are run against latte and against a plain reference model of its
-//! documented semantics; after each sequence every anomaly counter and every (thread,
-//! id) sample sequence latte reports must equal the model's prediction, and nothing
-//! may panic.
+//! documented semantics; after each sequence every anomaly counter, every (thread, id)
+//! count of frames that ended without their Stop, and every (thread, id) sample
+//! sequence latte reports must equal the model's prediction, and nothing may panic.
+//!
+//! The model keeps the stack as the policy states it, not as latte stores it: a list
+//! of at most `DEPTH` held frames over a count of frames given up below them. latte
+//! keeps a circular array, a floor and tombstones (`src/record/stack.rs`); the two
+//! must agree.
 //!
 //! Each segment of a sequence runs on a fresh, uniquely named thread that exits at the
 //! end of it, so every segment starts from a clean recorder and is found in
 //! `latte::capture()` by name.
 
 mod common;
-use latte::collect::{Sample, SampleKind};
+use latte::collect::{FrameCounts, Sample, SampleKind};
 use latte::report::Anomalies;
 use latte::{Capture, Id, Mode};
 use proptest::prelude::*;
@@ -66,10 +71,14 @@ enum Expected {
 /// The reference model of one thread's recorder.
 #[derive(Debug, Default)]
 struct Model {
-    /// Open scopes, phantoms (Starts ignored on a full stack) included.
+    /// Open scopes whose Stop has not come yet, abandoned ones included.
     depth: usize,
-    /// The real frames: (component, start mode), bottom first.
+    /// Abandoned scopes below the held ones (given up on a full stack, Stop to come).
+    abandoned: usize,
+    /// The held frames: (component, start mode), bottom first; at most `DEPTH`.
     frames: Vec<(usize, Mode)>,
+    /// Frames that ended without their Stop, per component.
+    ends: [FrameCounts; COMPONENTS],
     /// Whether the component has had its baseline pulse.
     pulsed: [bool; COMPONENTS],
     /// Samples recorded per component, in order.
@@ -84,26 +93,33 @@ impl Model {
         self.registered = true;
         match op {
             Op::Start(id, mode) => {
-                if self.depth < DEPTH {
-                    self.frames.push((component(id), mode));
-                } else {
-                    self.anomalies.overflowed_starts += 1;
+                if self.frames.len() == DEPTH {
+                    // Full: the oldest held frame is given up, under its own id.
+                    let (oldest, _) = self.frames.remove(0);
+                    self.ends[oldest].abandoned += 1;
+                    self.anomalies.abandoned_frames += 1;
+                    self.abandoned += 1;
                 }
+                self.frames.push((component(id), mode));
                 self.depth += 1;
             }
             Op::Stop(id, mode) => {
                 let c = component(id);
                 if self.depth == 0 {
                     self.anomalies.empty_stops += 1;
-                } else if self.depth > DEPTH {
-                    // The top is a phantom: absorbed, whatever the id.
+                } else if self.frames.is_empty() {
+                    // Only abandoned scopes are open: this closes one, whatever the id.
+                    self.abandoned -= 1;
                     self.depth -= 1;
                 } else if let Some(k) = self.frames.iter().rposition(|&(f, _)| f == c) {
-                    // Innermost open scope of this id; the frames above it are orphans.
-                    self.anomalies.orphaned_frames += (self.depth - 1 - k) as u64;
+                    // Innermost held scope of this id; the frames above it are orphans.
+                    for &(orphan, _) in &self.frames[k + 1..] {
+                        self.ends[orphan].orphaned += 1;
+                        self.anomalies.orphaned_frames += 1;
+                    }
                     let (_, start) = self.frames[k];
                     self.frames.truncate(k);
-                    self.depth = k;
+                    self.depth = self.abandoned + k;
                     self.samples[c].push(Expected::Scope(start, mode));
                 } else {
                     self.anomalies.unmatched_stops += 1;
@@ -123,12 +139,17 @@ impl Model {
                 }
             }
         }
-        debug_assert_eq!(self.frames.len(), self.depth.min(DEPTH));
+        debug_assert!(self.frames.len() <= DEPTH);
+        debug_assert_eq!(self.abandoned + self.frames.len(), self.depth);
     }
 
-    /// The thread exits.
+    /// The thread exits: the held frames are open at exit (the abandoned ones were
+    /// counted when they were given up).
     fn exit(&mut self) {
-        self.anomalies.open_at_exit += self.depth as u64;
+        for &(open, _) in &self.frames {
+            self.ends[open].open_at_exit += 1;
+            self.anomalies.open_at_exit += 1;
+        }
     }
 
     fn run(ops: impl IntoIterator<Item = Op>) -> Model {
@@ -215,6 +236,18 @@ fn check(capture: &Capture, name: &str, model: &Model) -> Result<(), TestCaseErr
     let thread = threads[0];
     prop_assert!(thread.exited, "{name} has exited");
     prop_assert_eq!(thread.anomalies, model.anomalies, "anomalies of {}", name);
+    let with_ends = model.ends.iter().filter(|e| e.total() > 0).count();
+    prop_assert_eq!(
+        thread.frames.len(),
+        with_ends,
+        "{}: {:?}",
+        name,
+        thread.frames
+    );
+    for (c, ends) in model.ends.iter().enumerate() {
+        let id = IDS[c].name();
+        prop_assert_eq!(thread.frame_counts(id), *ends, "{}: frames of {}", name, id);
+    }
 
     let expected_components = model.samples.iter().filter(|s| !s.is_empty()).count();
     prop_assert_eq!(
@@ -291,20 +324,24 @@ fn op(start: u32, stop: u32) -> impl Strategy<Value = Op> {
     ]
 }
 
-fn steps(start: u32, stop: u32) -> impl Strategy<Value = Vec<Step>> {
+fn steps(start: u32, stop: u32, len: usize) -> impl Strategy<Value = Vec<Step>> {
     prop::collection::vec(
         prop_oneof![
             24 => op(start, stop).prop_map(Step::Op),
             1 => prop::collection::vec(op(start, stop), 0..12).prop_map(Step::Child),
         ],
-        0..30,
+        0..len,
     )
 }
 
-/// Balanced segments (mismatches, orphans, empty stops) and Start-heavy ones (overflow,
-/// phantoms, scopes open at exit).
+/// Balanced segments (mismatches, orphans, empty stops), Start-heavy ones (a full
+/// stack, abandoned frames, scopes open at exit) and long ones that climb past a full
+/// stack and back down several times (the slots reused, the Stops of abandoned frames).
 fn segments() -> impl Strategy<Value = Vec<Vec<Step>>> {
-    prop::collection::vec(prop_oneof![steps(4, 4), steps(8, 3)], 1..=3)
+    prop::collection::vec(
+        prop_oneof![steps(4, 4, 30), steps(8, 3, 30), steps(6, 4, 120)],
+        1..=3,
+    )
 }
 
 static CASE: AtomicU64 = AtomicU64::new(0);
@@ -348,68 +385,78 @@ fn fixed(name: &str, ops: &[Op]) -> Model {
 }
 
 #[test]
-fn overflow_then_mismatched_stop() {
+fn full_stack_gives_up_the_oldest_then_mismatched_stops() {
     let mut ops: Vec<Op> = [A, B, C, D, A, B, C, D]
         .into_iter()
         .map(|i| Start(i, Fast))
         .collect();
     ops.extend([
-        Start(A, Mid),  // phantom 1
-        Start(B, Hard), // phantom 2
-        Stop(C, Fast),  // absorbs phantom 2, although the id differs
-        Stop(D, Mid),   // absorbs phantom 1
-        Stop(B, Hard),  // top is D (real): B at index 5, orphans C and D above it
-        Stop(A, Fast),  // top is A (index 4): plain pop
-        Stop(B, Fast),  // top is D (index 3): B at index 1, orphans C, D
-        Stop(C, Fast),  // only A left: unmatched, stack unchanged
-        Stop(A, Hard),  // pops A
+        Start(A, Mid),  // position 8: gives up position 0 (A)
+        Start(B, Hard), // position 9: gives up position 1 (B); held: 2..=9
+        Stop(C, Fast),  // top is B: C at position 6, orphans D, A, B above it
+        Stop(B, Hard),  // plain pop of position 5
+        Stop(A, Fast),  // plain pop of position 4
+        Stop(B, Fast),  // held are D, C: unmatched, stack unchanged
+        Stop(D, Mid),   // plain pop of position 3
+        Stop(C, Fast),  // plain pop of position 2: only abandoned scopes are left
+        Stop(B, Fast),  // closes abandoned position 1 (its slot was reused: tombstone)
+        Stop(D, Fast),  // closes abandoned position 0, whatever the id
         Stop(A, Fast),  // empty
     ]);
     let m = fixed("overflow-mismatch", &ops);
     assert_eq!(
         m.anomalies,
         Anomalies {
-            overflowed_starts: 2,
-            orphaned_frames: 4,
+            abandoned_frames: 2,
+            orphaned_frames: 3,
             unmatched_stops: 1,
             empty_stops: 1,
             ..Anomalies::default()
         }
     );
-    assert_eq!(
-        m.samples[A],
-        [Expected::Scope(Fast, Fast), Expected::Scope(Fast, Hard)]
-    );
-    assert_eq!(
-        m.samples[B],
-        [Expected::Scope(Fast, Hard), Expected::Scope(Fast, Fast)]
-    );
-    assert!(m.samples[C].is_empty() && m.samples[D].is_empty());
+    let ends = |abandoned, orphaned| FrameCounts {
+        abandoned,
+        orphaned,
+        open_at_exit: 0,
+    };
+    assert_eq!(m.ends, [ends(1, 1), ends(1, 1), ends(0, 0), ends(0, 1)]);
+    assert_eq!(m.samples[A], [Expected::Scope(Fast, Fast)]);
+    assert_eq!(m.samples[B], [Expected::Scope(Fast, Hard)]);
+    assert_eq!(m.samples[C], [Expected::Scope(Fast, Fast); 2]);
+    assert_eq!(m.samples[D], [Expected::Scope(Fast, Mid)]);
 }
 
 #[test]
-fn stop_of_an_id_open_only_as_a_phantom() {
+fn newest_scope_records_on_a_full_stack_and_abandoned_stops_are_absorbed() {
     let mut ops: Vec<Op> = (0..DEPTH).map(|_| Start(A, Fast)).collect();
     ops.extend([
-        Start(B, Mid), // phantom: the only "open" B
-        Stop(B, Mid),  // absorbed, nothing recorded, nothing counted
-        Start(B, Mid), // phantom again
-        Stop(A, Fast), // absorbs the phantom B, although the id differs
-        Stop(B, Hard), // no B on the (full, real) stack: unmatched
-        Stop(A, Hard), // pops the top A
+        Start(A2, Mid), // gives up the bottom A, takes its slot
+        Stop(A2, Mid),  // recorded: the newest scope keeps recording
     ]);
-    let m = fixed("phantom-stop", &ops);
+    ops.extend((1..DEPTH).map(|_| Stop(A, Hard))); // the held As
+    ops.extend([
+        // The abandoned A: absorbed, nothing recorded or counted. Its slot last held
+        // the A2 frame: a stale frame of the same id, which must not pair.
+        Stop(A, Hard),
+        Stop(B, Hard), // empty
+        Start(C, Fast),
+        Stop(C, Fast), // a fresh pair in the slot the abandoned A had
+    ]);
+    let m = fixed("abandoned-stop", &ops);
     assert_eq!(
         m.anomalies,
         Anomalies {
-            overflowed_starts: 2,
-            unmatched_stops: 1,
-            open_at_exit: DEPTH as u64 - 1,
+            abandoned_frames: 1,
+            empty_stops: 1,
             ..Anomalies::default()
         }
     );
-    assert_eq!(m.samples[A], [Expected::Scope(Fast, Hard)]);
-    assert!(m.samples[B].is_empty(), "a phantom never records");
+    assert_eq!(m.ends[A].abandoned, 1);
+    let mut a = vec![Expected::Scope(Mid, Mid)];
+    a.extend([Expected::Scope(Fast, Hard); DEPTH - 1]);
+    assert_eq!(m.samples[A], a);
+    assert!(m.samples[B].is_empty());
+    assert_eq!(m.samples[C], [Expected::Scope(Fast, Fast)]);
 }
 
 #[test]

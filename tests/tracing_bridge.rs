@@ -105,6 +105,57 @@ fn exits_out_of_lifo_order_record_both_spans_and_are_counted() {
 }
 
 #[test]
+fn spans_deeper_than_the_stack_keep_the_innermost_and_pair_afterwards() {
+    with_layer(LatteLayer::new(), || {
+        let spans: Vec<tracing::Span> = (0..100)
+            .map(|_| tracing::info_span!("bridge_deep"))
+            .collect();
+        let mut entered: Vec<_> = spans.iter().map(|s| s.enter()).collect();
+        while let Some(innermost) = entered.pop() {
+            drop(innermost);
+        }
+        for _ in 0..10 {
+            let _e = spans[0].enter();
+        }
+    });
+    // Default depth 64: the 36 outermost were given up, their exits absorbed.
+    let deep = my_component("bridge_deep").unwrap();
+    assert_eq!(deep.seen, 64 + 10);
+    let ticks: Vec<u64> = deep.samples[..64].iter().map(|s| s.ticks()).collect();
+    assert!(ticks.windows(2).all(|w| w[0] <= w[1]), "{ticks:?}");
+    let me = mine();
+    assert_eq!(me.frame_counts("bridge_deep").abandoned, 36);
+    assert_eq!(me.anomalies.total(), 36, "{:?}", me.anomalies);
+}
+
+#[test]
+fn an_abandoned_span_exiting_first_leaves_the_held_ones_paired() {
+    with_layer(LatteLayer::new(), || {
+        let old = tracing::info_span!("bridge_abandoned");
+        let spans: Vec<tracing::Span> = (0..64)
+            .map(|_| tracing::info_span!("bridge_held"))
+            .collect();
+        let old_entered = old.enter();
+        // The 64th gives up bridge_abandoned, the oldest frame.
+        let mut held: Vec<_> = spans.iter().map(|s| s.enter()).collect();
+        drop(old_entered); // out of order, and its frame is gone: forgotten
+        while let Some(innermost) = held.pop() {
+            drop(innermost);
+        }
+    });
+    let held = my_component("bridge_held").unwrap();
+    assert_eq!(held.seen, 64);
+    // Each exit closed its own frame (innermost first, so durations grow): the held
+    // frames moved down intact when the abandoned one was forgotten.
+    let ticks: Vec<u64> = held.samples.iter().map(|s| s.ticks()).collect();
+    assert!(ticks.windows(2).all(|w| w[0] <= w[1]), "{ticks:?}");
+    assert!(my_component("bridge_abandoned").is_none());
+    let me = mine();
+    assert_eq!(me.frame_counts("bridge_abandoned").abandoned, 1);
+    assert_eq!(me.anomalies.total(), 1, "{:?}", me.anomalies);
+}
+
+#[test]
 fn a_span_entered_on_several_threads_at_once() {
     let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(LatteLayer::new()));
     let span =

@@ -164,10 +164,11 @@ impl Builder {
     }
 
     /// Open scopes per thread, 1..=[`MAX_STACK_DEPTH`](Builder::MAX_STACK_DEPTH)
-    /// (default [`DEFAULT_STACK_DEPTH`](Builder::DEFAULT_STACK_DEPTH)). A Start beyond
-    /// the limit is ignored and counted; its Stop is absorbed, so the scopes below
-    /// still pair. Applies to threads that start recording after
-    /// [`start`](Builder::start), and stays after the agent stops.
+    /// (default [`DEFAULT_STACK_DEPTH`](Builder::DEFAULT_STACK_DEPTH)). A Start on a
+    /// full stack gives up the oldest open scope, counted as abandoned under its id, so
+    /// the newest scopes keep recording; the abandoned scope's Stop is absorbed. Applies
+    /// to threads that start recording after [`start`](Builder::start), and stays after
+    /// the agent stops.
     pub fn stack_depth(mut self, depth: usize) -> Builder {
         self.stack_depth = Some(depth);
         self

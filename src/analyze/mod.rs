@@ -26,7 +26,10 @@ pub use stats::{Moments, moments, quantile};
 
 use crate::collect::{self, Capture, ComponentTotals, SampleKind, Totals};
 use crate::config::{Data, ReportOptions, Unit};
-use crate::report::{Corrected, Overhead, Report, Row, Slowest, Summary, ThreadReport};
+use crate::diagnostics::FrameCounts;
+use crate::report::{
+    Corrected, EndedFrames, Overhead, Report, Row, Slowest, Summary, ThreadReport,
+};
 use dist::{Exact, Runs};
 use std::collections::HashMap;
 
@@ -96,6 +99,7 @@ pub(crate) fn assemble(
             serial: *serial,
             exited: t.exited,
             anomalies: t.anomalies,
+            frames: ended_frames(&t.frames),
             rows: t
                 .components
                 .iter()
@@ -128,6 +132,18 @@ pub(crate) fn assemble(
             .live
             .then(|| environment::environment(totals, calibration)),
     }
+}
+
+/// The ids with frames that ended without their Stop.
+fn ended_frames(frames: &[(&'static str, FrameCounts)]) -> Vec<EndedFrames> {
+    frames
+        .iter()
+        .filter(|(_, counts)| counts.total() > 0)
+        .map(|(name, counts)| EndedFrames {
+            component: (*name).to_owned(),
+            counts: *counts,
+        })
+        .collect()
 }
 
 /// One component's distribution in the report's data, with what cleaning kept.

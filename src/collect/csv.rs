@@ -106,6 +106,7 @@ mod tests {
             exited: false,
             anomalies: Anomalies::default(),
             components,
+            frames: Vec::new(),
         }
     }
 

@@ -17,7 +17,7 @@
 use super::Sample;
 use super::totals::{ComponentTotals, Slow, ThreadTotals, Totals};
 use crate::config;
-use crate::diagnostics::Anomalies;
+use crate::diagnostics::{Anomalies, FrameCounts};
 use crate::record::registry::{self, CompactRing, TEARDOWN_DROPS, ThreadShared, View};
 use crate::record::{id, local};
 use std::collections::{BTreeMap, HashSet};
@@ -106,9 +106,11 @@ pub(crate) fn take_interval() -> Totals {
     };
     open.teardown_drops = whole.teardown_drops;
     for (serial, t) in &mut open.threads {
-        let now = whole.threads[serial].anomalies;
-        let since = now.since(&t.anomalies);
-        t.anomalies = now;
+        let now = &whole.threads[serial];
+        let since = now.anomalies.since(&t.anomalies);
+        t.anomalies = now.anomalies;
+        let frames = frames_since(&now.frames, &t.frames);
+        t.frames.clone_from(&now.frames);
         let components: Vec<ComponentTotals> = t
             .components
             .iter_mut()
@@ -119,11 +121,12 @@ pub(crate) fn take_interval() -> Totals {
                 taken
             })
             .collect();
-        if !components.is_empty() || since.total() > 0 {
+        if !components.is_empty() || since.total() > 0 || !frames.is_empty() {
             let thread = ThreadTotals {
                 name: t.name.clone(),
                 exited: t.exited,
                 anomalies: since,
+                frames,
                 components,
             };
             out.threads.insert(*serial, thread);
@@ -131,6 +134,33 @@ pub(crate) fn take_interval() -> Totals {
     }
     out
 }
+
+/// Per id, the frame counts gained since `base` (ids with none left out).
+fn frames_since(
+    now: &[(&'static str, FrameCounts)],
+    base: &[(&'static str, FrameCounts)],
+) -> Vec<(&'static str, FrameCounts)> {
+    now.iter()
+        .map(|(name, c)| {
+            let before = base
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, b)| *b)
+                .unwrap_or_default();
+            let since = FrameCounts {
+                abandoned: c.abandoned.saturating_sub(before.abandoned),
+                orphaned: c.orphaned.saturating_sub(before.orphaned),
+                open_at_exit: c.open_at_exit.saturating_sub(before.open_at_exit),
+            };
+            (*name, since)
+        })
+        .filter(|(_, c)| c.total() > 0)
+        .collect()
+}
+
+/// A thread's counters as the registry holds them: anomalies, and frames that ended
+/// without their Stop per id index.
+type Counts<'a> = (Anomalies, &'a [(u32, FrameCounts)]);
 
 /// Which samples of one ring are new, as the ring (or its compacted copy) reported.
 struct Batch<'a> {
@@ -158,7 +188,7 @@ impl Ledger {
             self.fold_live(thread, me.as_deref(), &mut names, &mut stats);
         }
         for c in &view.exited {
-            self.thread(c.serial, &c.name, true, c.anomalies);
+            self.thread(c.serial, &c.name, true, (c.anomalies, &c.frames));
             for (k, ring) in c.components.iter().enumerate() {
                 let from = self.component(c.serial, k, ring.index, &mut names).seen;
                 if from < ring.seen {
@@ -190,7 +220,9 @@ impl Ledger {
         // `exited` before the rings: once set, no push can follow.
         let exited = thread.exited();
         let quiet = exited || me.is_some_and(|m| std::ptr::eq(m, thread));
-        self.thread(thread.serial, &thread.name, exited, thread.counters.read());
+        let frames = thread.frames();
+        let counts = (thread.counters.read(), frames.as_slice());
+        self.thread(thread.serial, &thread.name, exited, counts);
         let mut buf = Vec::new();
         for (k, (index, ring)) in thread.rings().iter().enumerate() {
             let from = self.component(thread.serial, k, *index, names).seen;
@@ -244,7 +276,8 @@ impl Ledger {
     }
 
     /// Makes sure thread `serial` has an entry (in the interval too), and updates it.
-    fn thread(&mut self, serial: u64, name: &str, exited: bool, anomalies: Anomalies) {
+    fn thread(&mut self, serial: u64, name: &str, exited: bool, counts: Counts<'_>) {
+        let (anomalies, frames) = counts;
         for (k, totals) in std::iter::once(&mut self.whole)
             .chain(self.interval.as_mut())
             .enumerate()
@@ -256,11 +289,25 @@ impl Ledger {
                     name: name.to_owned(),
                     exited,
                     anomalies: Anomalies::default(),
+                    frames: Vec::new(),
                     components: Vec::new(),
                 });
             t.exited = exited;
             if k == 0 {
                 t.anomalies = anomalies;
+                if t.frames.len() != frames.len() || frames.is_empty() {
+                    // Frame counts are rare (misuse): names are looked up again only
+                    // when an id joins the list.
+                    let names = id::names();
+                    t.frames = frames
+                        .iter()
+                        .map(|(i, c)| (names.get(*i as usize).copied().unwrap_or(""), *c))
+                        .collect();
+                } else {
+                    for (mine, (_, c)) in t.frames.iter_mut().zip(frames) {
+                        mine.1 = *c;
+                    }
+                }
             }
         }
     }

@@ -8,6 +8,8 @@
 //! - **The ring window** ([`Capture`]): a copy of the newest samples each ring still
 //!   holds, raw, plus every thread's counters. [`snapshot`] reads one component's
 //!   windows and [`Capture::write_csv`] writes a capture's raw samples.
+//!
+//! [`prepare`] readies a thread's rings before it records.
 
 #[cfg(feature = "csv")]
 mod csv;
@@ -15,8 +17,9 @@ mod ledger;
 mod tally;
 mod totals;
 
+pub use crate::diagnostics::FrameCounts;
 use crate::diagnostics::{Anomalies, Footprint};
-pub use crate::record::{Sample, SampleKind};
+pub use crate::record::{Sample, SampleKind, prepare};
 pub(crate) use ledger::{FoldStats, fold, take_interval, whole_run};
 pub(crate) use tally::Tally;
 pub(crate) use totals::{ComponentTotals, Totals};
@@ -53,6 +56,19 @@ pub struct ThreadCapture {
     pub anomalies: Anomalies,
     /// One entry per component the thread recorded, in order of first use.
     pub components: Vec<ComponentCapture>,
+    /// One entry per id with scopes that ended without their Stop (abandoned,
+    /// orphaned, open at exit), in order of the first such scope: the per-id split of
+    /// those three `anomalies`.
+    pub frames: Vec<IdFrames>,
+}
+
+/// One (thread, id)'s scopes that ended without their Stop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IdFrames {
+    /// The id's name.
+    pub name: &'static str,
+    /// How many ended which way.
+    pub counts: FrameCounts,
 }
 
 /// One (thread, component) ring's retained samples.
@@ -95,6 +111,28 @@ impl ThreadCapture {
     /// This thread's component `name`, if it recorded one.
     pub fn component(&self, name: &str) -> Option<&ComponentCapture> {
         self.components.iter().find(|c| c.name == name)
+    }
+
+    /// The scopes of id `name` on this thread that ended without their Stop (all zero
+    /// if none did).
+    ///
+    /// ```
+    /// use latte::{Id, Mode};
+    /// static OUTER: Id = Id::new("doc_frames_outer");
+    /// static LEAKED: Id = Id::new("doc_frames_leaked");
+    /// latte::start(&OUTER, Mode::Fast);
+    /// latte::start(&LEAKED, Mode::Fast); // its Stop is missed
+    /// latte::stop(&OUTER, Mode::Fast); // closes OUTER, drops LEAKED as an orphan
+    /// let capture = latte::capture();
+    /// let me = capture.thread(std::thread::current().name().unwrap()).unwrap();
+    /// assert_eq!(me.frame_counts("doc_frames_leaked").orphaned, 1);
+    /// assert_eq!(me.frame_counts("doc_frames_outer").total(), 0);
+    /// ```
+    pub fn frame_counts(&self, name: &str) -> FrameCounts {
+        self.frames
+            .iter()
+            .find(|f| f.name == name)
+            .map_or_else(FrameCounts::default, |f| f.counts)
     }
 }
 
@@ -161,47 +199,47 @@ pub fn footprint() -> Footprint {
 /// with a placeholder name).
 type Indexed = Vec<(u32, ComponentCapture)>;
 
+/// A thread before names are looked up: the capture, its components, its frame counts.
+type Unnamed = (ThreadCapture, Indexed, Vec<(u32, FrameCounts)>);
+
 /// Reads every thread (or only component `only`), live ones while they record.
 fn read(only: Option<u32>) -> Capture {
     registry::compact();
     let view = registry::global().view();
     let wanted = |i: u32| only.is_none_or(|o| o == i);
-    let mut threads: Vec<(ThreadCapture, Indexed)> = Vec::new();
+    let mut threads: Vec<Unnamed> = Vec::new();
     let me = local::current_shared();
     for thread in view.live.iter().filter(|t| !t.internal()) {
         threads.push(read_live(thread, me.as_ref(), &wanted));
     }
     for c in &view.exited {
-        threads.push(compacted(
-            c.serial,
-            &c.name,
-            c.anomalies,
-            &c.components,
-            &wanted,
-        ));
+        let t = compacted(c.serial, &c.name, c.anomalies, &c.components, &wanted);
+        threads.push((t.0, t.1, c.frames.clone()));
     }
     if let Some(f) = &view.folded {
-        threads.push(compacted(
-            0,
-            FOLDED_NAME,
-            f.anomalies,
-            &f.components,
-            &wanted,
-        ));
+        let t = compacted(0, FOLDED_NAME, f.anomalies, &f.components, &wanted);
+        threads.push((t.0, t.1, f.frames.clone()));
     }
     // Capture order: order of first record (the folded threads are the oldest).
-    threads.sort_by_key(|(t, _)| t.serial);
+    threads.sort_by_key(|(t, _, _)| t.serial);
     // Names are read after the rings, so every ring's id is already interned.
     let names = id::names();
     Capture {
         threads: threads
             .into_iter()
-            .map(|(mut t, indexed)| {
+            .map(|(mut t, indexed, frames)| {
                 t.components = indexed
                     .into_iter()
                     .map(|(i, c)| ComponentCapture {
                         name: names[i as usize],
                         ..c
+                    })
+                    .collect();
+                t.frames = frames
+                    .into_iter()
+                    .map(|(i, counts)| IdFrames {
+                        name: names[i as usize],
+                        counts,
                     })
                     .collect();
                 t
@@ -216,7 +254,7 @@ fn read_live(
     thread: &ThreadShared,
     me: Option<&Arc<ThreadShared>>,
     wanted: &impl Fn(u32) -> bool,
-) -> (ThreadCapture, Indexed) {
+) -> Unnamed {
     // `exited` is read before the rings: once it is set, no push can follow, so the
     // read can be exact. The reader's own rings cannot move under it either.
     let exited = thread.exited();
@@ -233,7 +271,7 @@ fn read_live(
         })
         .collect();
     let t = thread_capture(thread.serial, &thread.name, exited, thread.counters.read());
-    (t, components)
+    (t, components, Vec::clone(&thread.frames()))
 }
 
 /// A compacted (or folded) thread's retained samples.
@@ -262,6 +300,7 @@ fn thread_capture(serial: u64, name: &str, exited: bool, anomalies: Anomalies) -
         exited,
         anomalies,
         components: Vec::new(),
+        frames: Vec::new(),
     }
 }
 

@@ -5,7 +5,7 @@
 use super::tally::Tally;
 use super::{Capture, Sample, SampleKind};
 use crate::config;
-use crate::diagnostics::Anomalies;
+use crate::diagnostics::{Anomalies, FrameCounts};
 use crate::record::id;
 use crate::record::registry::FOLDED_NAME;
 use std::collections::{BTreeMap, HashSet};
@@ -27,6 +27,9 @@ pub(crate) struct ThreadTotals {
     /// The thread's counters (in an interval being accumulated: their values when the
     /// interval began).
     pub(crate) anomalies: Anomalies,
+    /// Per id, the frames that ended without their Stop (in an interval being
+    /// accumulated: their values when the interval began).
+    pub(crate) frames: Vec<(&'static str, FrameCounts)>,
     /// In order of first record (the order of the thread's rings).
     pub(crate) components: Vec<ComponentTotals>,
 }
@@ -168,6 +171,7 @@ impl Totals {
                 name: t.name.clone(),
                 exited: t.exited,
                 anomalies: t.anomalies,
+                frames: t.frames.iter().map(|f| (f.name, f.counts)).collect(),
                 components,
             };
             // Serials are unique in a capture taken by latte; a hand-made one may
@@ -196,9 +200,16 @@ impl Totals {
                 name: FOLDED_NAME.to_owned(),
                 exited: true,
                 anomalies: Anomalies::default(),
+                frames: Vec::new(),
                 components: Vec::new(),
             });
             folded.anomalies = folded.anomalies.plus(&t.anomalies);
+            for (name, counts) in &t.frames {
+                match folded.frames.iter_mut().find(|(n, _)| n == name) {
+                    Some((_, mine)) => *mine = mine.plus(counts),
+                    None => folded.frames.push((name, *counts)),
+                }
+            }
             for c in &t.components {
                 match folded.components.iter_mut().find(|f| f.index == c.index) {
                     Some(f) => f.add(c),

@@ -12,8 +12,8 @@ use super::ring::Ring;
 use super::sample::{
     CPU_MASK, CPU_SHIFT, DELTA_MASK, MIGRATED, PULSE, RECORD, START_MASK, START_SHIFT, STOP_SHIFT,
 };
+use super::stack::Stack;
 use crate::clock::{self, Mode, Stamp};
-use crate::diagnostics::bump;
 use std::cell::{Cell, OnceCell, RefCell};
 use std::ptr::{self, NonNull};
 use std::sync::Arc;
@@ -48,16 +48,6 @@ pub(crate) fn current_shared() -> Option<Arc<ThreadShared>> {
     LOCAL.try_with(|l| l.shared.get().cloned()).ok().flatten()
 }
 
-/// Open scopes, structure-of-arrays: start ticks and tags in separate arrays.
-///
-/// Boxed slices rather than `arrayvec`: the depth is chosen at run time
-/// ([`Builder::stack_depth`](crate::Builder::stack_depth)), and the frames are `Cell`s
-/// written in place, never pushed or popped as a collection.
-pub(super) struct Stack {
-    pub(super) ticks: Box<[Cell<u64>]>,
-    pub(super) tags: Box<[Cell<u64>]>,
-}
-
 /// One id's slot in the thread's table.
 pub(super) struct Entry {
     pub(super) ring: Option<Arc<Ring>>,
@@ -72,8 +62,13 @@ pub(super) struct Entry {
 pub(super) type Tables = Vec<Box<[Entry]>>;
 
 pub(crate) struct Local {
-    /// Open scopes, including ones ignored because the stack was full.
+    /// Open scopes, including ones given up because the stack was full (their Stops
+    /// are still to come). The scope opened at depth `p` is at *position* `p`, in slot
+    /// `p % len` (see `stack.rs`).
     pub(super) depth: Cell<u32>,
+    /// The lowest position whose frame the stack still holds: the ones below were
+    /// given up on a full stack. Changed on cold paths only.
+    pub(super) floor: Cell<u32>,
     pub(super) stack: OnceCell<Stack>,
     /// The current table (the last of `tables`), indexed by id index.
     pub(super) table: Cell<*const [Entry]>,
@@ -91,6 +86,7 @@ impl Local {
     const fn new() -> Local {
         Local {
             depth: Cell::new(0),
+            floor: Cell::new(0),
             stack: OnceCell::new(),
             table: Cell::new(ptr::slice_from_raw_parts(
                 NonNull::<Entry>::dangling().as_ptr(),
@@ -142,7 +138,9 @@ impl Local {
             return false;
         };
         // One unsigned compare sends both the empty stack (depth 0 wraps) and the
-        // ignored frames above a full stack (depth > len) to the caller's cold path.
+        // positions past a full stack (depth > len) to the caller's cold path. So does
+        // the id compare for a frame given up on a full stack: its slot holds another
+        // frame or the tombstone (see `stack.rs`).
         let top = self.depth.get().wrapping_sub(1) as usize;
         if top >= stack.tags.len() {
             return false;
@@ -230,8 +228,8 @@ pub(super) fn push_frame(stack: &Stack, d: usize, idx: u32, mode: Mode) {
 
 impl Drop for Local {
     fn drop(&mut self) {
+        self.count_open_at_exit();
         if let Some(shared) = self.shared.get() {
-            bump(&shared.counters.open_at_exit, u64::from(self.depth.get()));
             shared.retire();
         }
     }

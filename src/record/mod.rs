@@ -9,7 +9,8 @@
 //! |---|---|
 //! | `mod.rs` | the public recording functions, [`Scope`], [`Timer`] |
 //! | `id.rs` | [`Id`]: a name and its dense index, the interner |
-//! | `local.rs`, `cold.rs` | the per-thread recorder: stack and id table (hot), first use and misuse (cold) |
+//! | `local.rs`, `cold.rs` | the per-thread recorder: stack and id table (hot), first use and [`prepare`] (cold) |
+//! | `stack.rs` | the stack of open scopes: positions, the floor, a full stack and missed Stops (cold) |
 //! | `sample.rs` | the sample word's private layout, [`Sample`] |
 //! | `ring.rs` | the single-writer ring and its read protocol |
 //! | `registry/` | every thread that recorded, alive or exited; compaction and folding |
@@ -21,6 +22,7 @@ pub(crate) mod local;
 pub(crate) mod registry;
 pub(crate) mod ring;
 pub(crate) mod sample;
+mod stack;
 pub(crate) mod sync;
 
 // Without `record` the bodies that read the clock compile away.
@@ -32,10 +34,16 @@ pub use sample::{Sample, SampleKind};
 
 /// Opens a scope of `id` on this thread, reading the timer in `mode`.
 ///
-/// Scopes nest (up to [`Builder::stack_depth`](crate::Builder::stack_depth), 64 by
-/// default) and are closed by
-/// [`stop`] with the same id. The [`latte_start!`](crate::latte_start) macro makes the
-/// `static Id` for you.
+/// Scopes nest and are closed by [`stop`] with the same id. The
+/// [`latte_start!`](crate::latte_start) macro makes the `static Id` for you.
+///
+/// The thread's stack holds the innermost [`Builder::stack_depth`](crate::Builder::stack_depth)
+/// open scopes (64 by default). A Start on a full stack gives up the *oldest* open
+/// scope, counted as abandoned under its id (`abandoned_frames`, and per id in
+/// [`ThreadCapture::frames`](crate::collect::ThreadCapture::frames)), so the newest
+/// scopes keep recording: a Stop missed on every call of some function fills the stack
+/// with its frames, and they are the ones given up. The Stop of an abandoned scope
+/// records nothing and counts nothing more.
 ///
 /// ```
 /// use latte::{Id, Mode};
@@ -58,12 +66,49 @@ pub fn start(id: &Id, mode: Mode) {
     let _ = (id, mode);
 }
 
+/// Makes the calling thread ready to record `ids` without a page fault or an
+/// allocation: registers the thread, makes its stack, its table entries and one ring
+/// per id, and writes every page of them. Call it before a hot loop whose first
+/// iterations matter; it records nothing (a prepared ring reports 0 samples).
+///
+/// Without it, all of this happens on first use instead: the thread's first Start
+/// makes its stack, an id's first sample on the thread makes its ring (a cold path
+/// that allocates and takes a lock), and the OS backs each 4 KiB page of a ring (512
+/// samples) when the first sample reaches it, a minor page fault inside the loop.
+/// Memory: a ring of the default 2^16 samples is 512 KiB resident per (thread, id)
+/// once touched, which `prepare` does at once; a smaller
+/// [`Builder::ring_capacity`](crate::Builder::ring_capacity) costs less.
+///
+/// ```
+/// use latte::{Id, Mode};
+/// static PARSE: Id = Id::new("doc_prepare_parse");
+/// static SEND: Id = Id::new("doc_prepare_send");
+/// latte::collect::prepare(&[&PARSE, &SEND]);
+/// assert_eq!(latte::capture().component("doc_prepare_parse").unwrap().seen, 0);
+/// for _ in 0..3 {
+///     latte::start(&PARSE, Mode::Fast); // no allocation, lock or page fault
+///     latte::stop(&PARSE, Mode::Fast);
+/// }
+/// assert_eq!(latte::snapshot("doc_prepare_parse").len(), 3);
+/// ```
+pub fn prepare(ids: &[&Id]) {
+    #[cfg(feature = "record")]
+    {
+        // Resolved first: a first use interns the name, outside the recorder.
+        let indices: Vec<u32> = ids.iter().map(|id| id.index()).collect();
+        local::with(|l| l.prepare(&indices));
+    }
+    #[cfg(not(feature = "record"))]
+    let _ = ids;
+}
+
 /// Closes the innermost open scope of `id` on this thread and records its duration.
 ///
 /// The timer is read first, before any bookkeeping. If the innermost open scope has a
 /// different id (a Stop was missed), the stack is searched down for `id`; the frames
-/// above it are discarded and counted as orphans. A Stop with no open scope of `id` is
-/// counted and changes nothing. Nothing here panics.
+/// above it are discarded and counted as orphans under their ids. A Stop with no open
+/// scope of `id` is counted and changes nothing; the Stop of a scope abandoned on a
+/// full stack (see [`start`]) is absorbed. Nothing here panics.
 #[inline(always)]
 pub fn stop(id: &Id, mode: Mode) {
     #[cfg(feature = "record")]

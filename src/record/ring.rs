@@ -30,13 +30,16 @@
 //! is exact and the `+ 1` margin is not needed: [`Ring::read`] takes that as `quiet`.
 #![allow(unsafe_code)]
 
-use super::sync::{AtomicU64, Ordering, fence, load_own};
+use super::sync::{AtomicBool, AtomicU64, Ordering, fence, load_own};
 
 /// A power-of-two ring of `u64` samples with a total-pushed counter.
 pub(crate) struct Ring {
     head: AtomicU64,
     mask: u64,
     slots: Box<[AtomicU64]>,
+    /// Every page of `slots` has been written ([`Ring::prefault`]); only the footprint
+    /// estimate reads it.
+    prefaulted: AtomicBool,
 }
 
 /// What one read of a ring returned.
@@ -59,6 +62,7 @@ impl Ring {
             head: AtomicU64::new(0),
             mask: capacity as u64 - 1,
             slots: zeroed_slots(capacity),
+            prefaulted: AtomicBool::new(false),
         }
     }
 
@@ -83,10 +87,30 @@ impl Ring {
         self.head.store(0, Ordering::Relaxed);
     }
 
-    /// Memory the OS backs for this ring: the pages samples have reached.
+    /// Writes every slot no sample has reached yet (with 0, which no reader sees: they
+    /// read only indices below the head), so the OS backs all of the ring's pages now
+    /// rather than on the pushes that first reach them. Only the owning thread may call
+    /// this; the head and the retained samples are unchanged.
+    pub(crate) fn prefault(&self) {
+        let first_unwritten = load_own(&self.head).min(self.slots.len() as u64) as usize;
+        for slot in &self.slots[first_unwritten..] {
+            // `black_box`: a store of a known 0 into memory from `alloc_zeroed` could
+            // be dropped by the optimiser, and then the page would not be written.
+            slot.store(std::hint::black_box(0), Ordering::Relaxed);
+        }
+        self.prefaulted.store(true, Ordering::Relaxed);
+    }
+
+    /// Memory the OS backs for this ring: the pages samples (or [`Ring::prefault`])
+    /// have reached.
     pub(crate) fn resident_bytes(&self) -> u64 {
         const PAGE: u64 = 4096;
-        let touched = self.seen().min(self.slots.len() as u64) * 8;
+        let written = if self.prefaulted.load(Ordering::Relaxed) {
+            self.slots.len() as u64
+        } else {
+            self.seen()
+        };
+        let touched = written.min(self.slots.len() as u64) * 8;
         touched.div_ceil(PAGE) * PAGE + 64
     }
 
@@ -220,6 +244,21 @@ mod tests {
         out.clear();
         assert_eq!(ring.read_from(20, false, &mut out).kept, 0);
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn prefault_keeps_the_samples_and_counts_every_page() {
+        let ring = Ring::new(1024);
+        ring.prefault();
+        assert_eq!(ring.resident_bytes(), 1024 * 8 + 64);
+        for v in 1..=3 {
+            ring.push(v);
+        }
+        ring.prefault();
+        let mut out = Vec::new();
+        assert_eq!(ring.read(true, &mut out).seen, 3);
+        assert_eq!(out, [1, 2, 3]);
+        assert_eq!(Ring::new(1024).resident_bytes(), 64);
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 mod table;
 
-pub use crate::diagnostics::{Anomalies, Footprint};
+pub use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
 
 use crate::config::{Cleaning, Data, Unit};
 use serde::{Deserialize, Serialize};
@@ -97,8 +97,22 @@ pub struct ThreadReport {
     pub exited: bool,
     /// Misuse and clock anomalies counted on the thread.
     pub anomalies: Anomalies,
+    /// Per id, the scopes that ended without their own Stop (abandoned on a full
+    /// stack, orphaned by a missed Stop, open at exit); ids with none are left out.
+    #[serde(default)]
+    pub frames: Vec<EndedFrames>,
     /// One row per component, in order of first record.
     pub rows: Vec<Row>,
+}
+
+/// One id's scopes that ended without their own Stop, on one thread.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EndedFrames {
+    /// The id's name.
+    pub component: String,
+    /// How many ended which way.
+    #[serde(flatten)]
+    pub counts: FrameCounts,
 }
 
 /// One component's statistics.

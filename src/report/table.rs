@@ -30,7 +30,7 @@
 //! [`MAX_NAME_WIDTH`] chars, and longer names are cut; free text (header, anomalies)
 //! wraps.
 
-use super::{Anomalies, Environment, Overhead, Report, Row, Summary};
+use super::{Anomalies, EndedFrames, Environment, Overhead, Report, Row, Summary};
 use crate::config::{Cleaning, Data, Unit};
 use std::io::{self, Write};
 
@@ -414,7 +414,7 @@ fn overhead(overhead: &Overhead, unit: Unit) -> Vec<Line> {
     lines
 }
 
-/// The non-zero anomaly counters, e.g. `anomalies: 1 overflowed start, 2 orphaned frames`,
+/// The non-zero anomaly counters, e.g. `anomalies: 1 abandoned frame, 2 orphaned frames`,
 /// or `None` when every counter is zero.
 ///
 fn anomalies(a: &Anomalies) -> Option<String> {
@@ -427,7 +427,7 @@ fn anomalies(a: &Anomalies) -> Option<String> {
 fn section(
     title: String,
     rows: &[Row],
-    anomalies_: Option<&Anomalies>,
+    (anomalies_, frames): (Option<&Anomalies>, &[EndedFrames]),
     cols: &Columns,
 ) -> Vec<Line> {
     let mut lines = vec![Line::Text(title)];
@@ -441,7 +441,32 @@ fn section(
     if let Some(line) = anomalies_.and_then(anomalies) {
         lines.push(Line::Text(line));
     }
+    if let Some(line) = ended_frames(frames) {
+        lines.push(Line::Text(line));
+    }
     lines
+}
+
+/// The ids whose scopes ended without their Stop, e.g. `scopes without their Stop:
+/// parse 937 abandoned + 63 open at exit`.
+fn ended_frames(frames: &[EndedFrames]) -> Option<String> {
+    let listed: Vec<String> = frames
+        .iter()
+        .map(|f| {
+            let c = &f.counts;
+            let parts: Vec<String> = [
+                (c.abandoned, "abandoned"),
+                (c.orphaned, "orphaned"),
+                (c.open_at_exit, "open at exit"),
+            ]
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{n} {what}"))
+            .collect();
+            format!("{} {}", f.component, parts.join(" + "))
+        })
+        .collect();
+    (!listed.is_empty()).then(|| format!("scopes without their Stop: {}", listed.join(", ")))
 }
 
 /// Slowest samples the table shows per component (the JSON has all of them).
@@ -554,7 +579,8 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     for t in &report.threads {
         let exited = if t.exited { " exited" } else { "" };
         let title = format!("THREAD {} (#{}){exited}", t.name, t.serial);
-        blocks.push(section(title, &t.rows, Some(&t.anomalies), &cols));
+        let counts = (Some(&t.anomalies), t.frames.as_slice());
+        blocks.push(section(title, &t.rows, counts, &cols));
     }
     if report.threads.is_empty() && report.all_threads.is_empty() {
         blocks.push(vec![Line::Text("no samples were recorded".to_owned())]);
@@ -562,7 +588,7 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         blocks.push(section(
             "ALL THREADS".to_owned(),
             &report.all_threads,
-            None,
+            (None, &[]),
             &cols,
         ));
     }
@@ -703,7 +729,7 @@ mod tests {
     #[test]
     fn wrap_keeps_every_line_within_width() {
         let text =
-            "anomalies: 1 overflowed start, 22 orphaned frames, a_very_long_word_that_cannot_fit";
+            "anomalies: 1 abandoned frame, 22 orphaned frames, a_very_long_word_that_cannot_fit";
         for width in [10, 17, 30, 200] {
             let lines = wrap(text, width);
             assert!(

@@ -10,7 +10,7 @@
 
 use super::{Lists, Registry, ThreadShared};
 use crate::config;
-use crate::diagnostics::Anomalies;
+use crate::diagnostics::{Anomalies, FrameCounts};
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::sync::PoisonError;
@@ -20,6 +20,8 @@ pub(crate) struct Compacted {
     pub(crate) serial: u64,
     pub(crate) name: String,
     pub(crate) anomalies: Anomalies,
+    /// Frames that ended without their Stop, per id index.
+    pub(crate) frames: Vec<(u32, FrameCounts)>,
     pub(crate) components: Vec<CompactRing>,
 }
 
@@ -45,6 +47,8 @@ impl CompactRing {
 pub(crate) struct Folded {
     pub(crate) threads: u64,
     pub(crate) anomalies: Anomalies,
+    /// Frames that ended without their Stop, per id index, summed over the threads.
+    pub(crate) frames: Vec<(u32, FrameCounts)>,
     pub(crate) components: Vec<CompactRing>,
 }
 
@@ -162,6 +166,7 @@ fn compact_copy(t: &ThreadShared) -> Compacted {
         serial: t.serial,
         name: t.name.clone(),
         anomalies: t.counters.read(),
+        frames: Vec::clone(&t.frames()),
         components,
     }
 }
@@ -171,6 +176,12 @@ fn compact_copy(t: &ThreadShared) -> Compacted {
 fn fold_into(folded: &mut Folded, t: &Compacted) {
     folded.threads += 1;
     folded.anomalies = folded.anomalies.plus(&t.anomalies);
+    for (index, counts) in &t.frames {
+        match folded.frames.iter_mut().find(|(i, _)| i == index) {
+            Some((_, sum)) => *sum = sum.plus(counts),
+            None => folded.frames.push((*index, *counts)),
+        }
+    }
     for r in &t.components {
         let slot = match folded.components.iter().position(|f| f.index == r.index) {
             Some(i) => &mut folded.components[i],
@@ -189,5 +200,45 @@ fn fold_into(folded: &mut Folded, t: &Compacted) {
         slot.samples.extend(r.samples.iter().copied());
         let excess = slot.samples.len().saturating_sub(slot.capacity);
         slot.samples.drain(..excess);
+    }
+}
+
+#[cfg(all(test, not(latte_loom)))]
+mod tests {
+    use super::*;
+    use crate::diagnostics::FrameEnd;
+
+    #[test]
+    fn frame_counts_survive_compaction_and_sum_per_id_when_folded() {
+        let (a, b) = (
+            ThreadShared::new(1, "a".into()),
+            ThreadShared::new(2, "b".into()),
+        );
+        a.count_frames(FrameEnd::Abandoned, [7, 7, 9]);
+        a.count_frames(FrameEnd::OpenAtExit, [9]);
+        b.count_frames(FrameEnd::Orphaned, [9, 11]);
+        let (a, b) = (compact_copy(&a), compact_copy(&b));
+        let counts = |abandoned, orphaned, open_at_exit| FrameCounts {
+            abandoned,
+            orphaned,
+            open_at_exit,
+        };
+        assert_eq!(a.frames, [(7, counts(2, 0, 0)), (9, counts(1, 0, 1))]);
+        assert_eq!(
+            (a.anomalies.abandoned_frames, a.anomalies.open_at_exit),
+            (3, 1)
+        );
+        let mut folded = Folded::default();
+        fold_into(&mut folded, &a);
+        fold_into(&mut folded, &b);
+        assert_eq!(
+            folded.frames,
+            [
+                (7, counts(2, 0, 0)),
+                (9, counts(1, 1, 1)),
+                (11, counts(0, 1, 0))
+            ]
+        );
+        assert_eq!(folded.anomalies.orphaned_frames, 2);
     }
 }

@@ -144,9 +144,11 @@ impl Registry {
         };
         for c in &view.exited {
             f.bytes += 128 + c.name.len() as u64 + compact_bytes(&c.components);
+            f.bytes += FRAME_COUNT_BYTES * c.frames.len() as u64;
         }
         if let Some(folded) = &view.folded {
             f.bytes += compact_bytes(&folded.components);
+            f.bytes += FRAME_COUNT_BYTES * folded.frames.len() as u64;
         }
         for ring in lock(&self.pool).iter() {
             f.bytes += ring.resident_bytes();
@@ -158,6 +160,9 @@ impl Registry {
 /// Estimated per-thread cost besides rings: the stack (64 frames x 16 bytes), the table,
 /// the shared record.
 const PER_THREAD_BYTES: u64 = 2048;
+
+/// One id's frame counts, `(u32, FrameCounts)`.
+const FRAME_COUNT_BYTES: u64 = 32;
 
 /// The process's registry.
 pub(crate) fn global() -> &'static Registry {
@@ -241,7 +246,7 @@ mod loom_model {
                 thread::spawn(move || {
                     let shared = registry.register(Some("writer"));
                     let ring = Arc::new(registry.ring(2));
-                    shared.add_ring(1, ring.clone());
+                    shared.add_rings(&[(1, ring.clone())]);
                     for v in 0..3 {
                         ring.push(v);
                     }

@@ -2,7 +2,7 @@
 //! registry (in debug builds a marker says whether the calling thread holds a registry
 //! lock, so a test allocator can check nothing is allocated or freed under one).
 
-use crate::diagnostics::Counters;
+use crate::diagnostics::{Counters, FrameCounts, FrameEnd, bump};
 use crate::record::ring::Ring;
 use crate::record::sync::{AtomicBool, Mutex, MutexGuard, Ordering};
 use std::sync::atomic::AtomicU64;
@@ -10,6 +10,10 @@ use std::sync::{Arc, PoisonError};
 
 /// A thread's rings with their id indices, in order of first use.
 pub(crate) type RingList = Arc<Vec<(u32, Arc<Ring>)>>;
+
+/// A thread's frames that ended without their Stop, per id index, in order of first
+/// such frame.
+pub(crate) type FrameList = Arc<Vec<(u32, FrameCounts)>>;
 
 /// What one thread shares with readers.
 pub(crate) struct ThreadShared {
@@ -23,6 +27,8 @@ pub(crate) struct ThreadShared {
     /// latte's own threads (calibration): hidden from captures and reports.
     internal: AtomicBool,
     pub(crate) counters: Counters,
+    /// Copy-on-write like `rings`: the per-id split of three of the `counters`.
+    frames: Mutex<FrameList>,
 }
 
 /// Records dropped because the calling thread's recorder was already torn down (a
@@ -86,14 +92,15 @@ impl ThreadShared {
             exited: AtomicBool::new(false),
             internal: AtomicBool::new(false),
             counters: Counters::default(),
+            frames: Mutex::new(Arc::new(Vec::new())),
         }
     }
 
-    /// Adds a ring (owning thread only): the new list is built outside the lock, and
+    /// Adds rings (owning thread only): the new list is built outside the lock, and
     /// the old one is freed outside it.
-    pub(crate) fn add_ring(&self, id: u32, ring: Arc<Ring>) {
+    pub(crate) fn add_rings(&self, rings: &[(u32, Arc<Ring>)]) {
         let mut list = Vec::clone(&self.rings());
-        list.push((id, ring));
+        list.extend_from_slice(rings);
         let list = Arc::new(list);
         let old = std::mem::replace(&mut *lock(&self.rings), list);
         drop(old);
@@ -102,6 +109,39 @@ impl ThreadShared {
     /// The thread's rings, in order of first use (an `Arc` clone under the lock).
     pub(crate) fn rings(&self) -> RingList {
         lock(&self.rings).clone()
+    }
+
+    /// Counts one frame that ended `end`'s way under each id index of `ids` (owning
+    /// thread, cold paths only), per id and in the thread total. Like
+    /// [`add_rings`](Self::add_rings), the new list is built and the old one freed outside
+    /// the lock.
+    pub(crate) fn count_frames(&self, end: FrameEnd, ids: impl IntoIterator<Item = u32>) {
+        let mut ids = ids.into_iter().peekable();
+        if ids.peek().is_none() {
+            return;
+        }
+        let mut list = Vec::clone(&self.frames());
+        let mut n = 0;
+        for idx in ids {
+            let at = match list.iter().position(|(i, _)| *i == idx) {
+                Some(at) => at,
+                None => {
+                    list.push((idx, FrameCounts::default()));
+                    list.len() - 1
+                }
+            };
+            list[at].1.add(end, 1);
+            n += 1;
+        }
+        bump(self.counters.frames(end), n);
+        let list = Arc::new(list);
+        let old = std::mem::replace(&mut *lock(&self.frames), list);
+        drop(old);
+    }
+
+    /// The per-id frame counts (an `Arc` clone under the lock).
+    pub(crate) fn frames(&self) -> FrameList {
+        lock(&self.frames).clone()
     }
 
     /// Marks the thread as gone: no push can follow.
