@@ -113,13 +113,26 @@ fn tick(book: &mut Book, rng: &mut Rng) {
 }
 
 fn main() {
+    // The agent: folds what the threads record into whole-run histograms every few
+    // milliseconds, and writes the seed's sample report (time units,
+    // overhead-corrected) when it drops at the end of `main`.
+    let _latte = latte::builder()
+        .unit(Unit::Time)
+        .data(Data::Calibrated)
+        .start()
+        .expect("start the latte agent");
     let feed = std::thread::Builder::new()
         .name("market_data".into())
         .spawn(|| {
             let mut rng = Rng(7);
             let mut checksum = 0u64;
             for _ in 0..200_000 {
-                // Decode a quote, then mark the gap since the previous one.
+                // Wait for the next quote (about half a microsecond apart), decode it,
+                // then mark the gap since the previous one.
+                let arrival = std::time::Instant::now() + std::time::Duration::from_nanos(500);
+                while std::time::Instant::now() < arrival {
+                    std::hint::spin_loop();
+                }
                 checksum = checksum.wrapping_add(rng.next() >> 3);
                 latte_pulse!("MD_Quote_Gap");
             }
@@ -144,14 +157,4 @@ fn main() {
         latte_pulse!("Sim_Tick_Gap");
     }
     feed.join().expect("market-data thread");
-
-    // The seed's sample report: time units, overhead-corrected.
-    let options = latte::ReportOptions {
-        unit: Unit::Time,
-        data: Data::Calibrated,
-        ..Default::default()
-    };
-    latte::Report::collect(&options)
-        .write(&mut std::io::stdout().lock(), latte::Format::Table)
-        .expect("write report");
 }
