@@ -16,6 +16,8 @@ struct CsvRow {
     ns: f64,
     kind: String,
     migrated: bool,
+    index: u64,
+    seen: u64,
 }
 
 fn parse(bytes: &[u8]) -> Vec<CsvRow> {
@@ -29,7 +31,9 @@ fn parse(bytes: &[u8]) -> Vec<CsvRow> {
             "ticks",
             "ns",
             "kind",
-            "migrated"
+            "migrated",
+            "index",
+            "seen"
         ]
     );
     reader.deserialize().map(Result::unwrap).collect()
@@ -104,6 +108,9 @@ fn rows_match_the_capture() {
     let recorded = of("csv_export/recorded");
     let ticks: Vec<u64> = recorded.iter().map(|r| r.ticks).collect();
     assert_eq!(ticks, [17, 1_000_003, 0]);
+    // Indices in the recording sequence, and what the (thread, id) recorded.
+    let indices: Vec<(u64, u64)> = recorded.iter().map(|r| (r.index, r.seen)).collect();
+    assert_eq!(indices, [(0, 3), (1, 3), (2, 3)]);
     assert!(recorded.iter().all(|r| r.kind == "recorded" && !r.migrated));
     assert_eq!(recorded[1].ns, 1_000_003.0 / calibration.ticks_per_ns);
 
@@ -150,6 +157,6 @@ fn empty_capture_still_has_a_header() {
     assert!(parse(&buf).is_empty());
     assert_eq!(
         buf,
-        b"thread,thread_serial,component,ticks,ns,kind,migrated\n"
+        b"thread,thread_serial,component,ticks,ns,kind,migrated,index,seen\n"
     );
 }

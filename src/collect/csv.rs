@@ -4,7 +4,7 @@ use super::{Capture, SampleKind};
 use serde::Serialize;
 
 /// The header row, also written when there are no samples.
-const HEADER: [&str; 7] = [
+const HEADER: [&str; 9] = [
     "thread",
     "thread_serial",
     "component",
@@ -12,6 +12,8 @@ const HEADER: [&str; 7] = [
     "ns",
     "kind",
     "migrated",
+    "index",
+    "seen",
 ];
 
 /// Scope kinds by `[start][stop]` (`Mode as usize`): start letter, then stop letter.
@@ -26,12 +28,16 @@ struct CsvRow<'a> {
     ns: f64,
     kind: &'static str,
     migrated: bool,
+    index: u64,
+    seen: u64,
 }
 
 impl Capture {
     /// Ring window, raw: writes every retained sample as one CSV row.
     ///
-    /// Columns: `thread,thread_serial,component,ticks,ns,kind,migrated`, where
+    /// The ring window only: the newest samples each ring still holds, not the whole
+    /// run (reports cover that). Columns:
+    /// `thread,thread_serial,component,ticks,ns,kind,migrated,index,seen`, where
     ///
     /// * `ticks` is the raw delta, with no overhead subtracted, and
     ///   `ns = ticks / ticks_per_ns` (use the calibrated frequency,
@@ -40,7 +46,11 @@ impl Capture {
     ///   `HH`; see [`Mode::letter`](crate::Mode::letter)), or `pulse`, or `recorded` for a
     ///   value given to [`record`](fn@crate::record);
     /// * `migrated` (`true`/`false`) says whether the scope started and stopped on different
-    ///   CPUs (known in Mid and Hard modes only).
+    ///   CPUs (known in Mid and Hard modes only);
+    /// * `index` is the sample's place in its (thread, component)'s recording sequence
+    ///   (0 for the first ever), and `seen` how many that (thread, component) recorded:
+    ///   the samples not in the file (`seen` minus its rows, indices below the first
+    ///   row's) were overwritten before the capture.
     ///
     /// Threads come in capture order (order of first record), components in order of first
     /// use, samples oldest first. The header row is written even when there are no samples.
@@ -54,10 +64,10 @@ impl Capture {
     /// let ticks_per_ns = latte::analyze::calibration().ticks_per_ns;
     /// latte::capture().write_csv(ticks_per_ns, &mut out)?;
     /// let text = String::from_utf8(out).unwrap();
-    /// assert!(text.starts_with("thread,thread_serial,component,ticks,ns,kind,migrated\n"));
+    /// assert!(text.starts_with("thread,thread_serial,component,ticks,ns,kind,migrated,index,seen\n"));
     /// let row = text.lines().find(|l| l.contains(",doc_csv_parse,")).unwrap();
     /// assert!(row.starts_with("main,") && row.contains(",120,"));
-    /// assert!(row.ends_with(",recorded,false"));
+    /// assert!(row.ends_with(",recorded,false,0,1"));
     /// # Ok::<(), csv::Error>(())
     /// ```
     pub fn write_csv(&self, ticks_per_ns: f64, out: impl std::io::Write) -> Result<(), csv::Error> {
@@ -67,7 +77,7 @@ impl Capture {
         writer.write_record(HEADER)?;
         for thread in &self.threads {
             for component in &thread.components {
-                for sample in &component.samples {
+                for (k, sample) in component.samples.iter().enumerate() {
                     let ticks = sample.ticks();
                     writer.serialize(CsvRow {
                         thread: &thread.name,
@@ -83,6 +93,8 @@ impl Capture {
                             SampleKind::Recorded => "recorded",
                         },
                         migrated: sample.migrated(),
+                        index: component.first + k as u64,
+                        seen: component.seen,
                     })?;
                 }
             }
@@ -131,7 +143,7 @@ mod tests {
         let text = csv(&Capture::default(), 2.0);
         assert_eq!(
             text,
-            "thread,thread_serial,component,ticks,ns,kind,migrated\n"
+            "thread,thread_serial,component,ticks,ns,kind,migrated,index,seen\n"
         );
     }
 
@@ -159,20 +171,20 @@ mod tests {
         };
         let text = csv(&capture, 2.0);
         let expected = "\
-thread,thread_serial,component,ticks,ns,kind,migrated
-main,1,scopes,10,5.0,FF,false
-main,1,scopes,10,5.0,FM,false
-main,1,scopes,10,5.0,FH,false
-main,1,scopes,10,5.0,MF,false
-main,1,scopes,10,5.0,MM,false
-main,1,scopes,10,5.0,MH,false
-main,1,scopes,10,5.0,HF,false
-main,1,scopes,10,5.0,HM,false
-main,1,scopes,10,5.0,HH,false
-\"worker, \"\"2\"\"\",2,tick,5,2.5,pulse,false
-\"worker, \"\"2\"\"\",2,tick,3,1.5,pulse,false
-\"worker, \"\"2\"\"\",2,user,9,4.5,recorded,false
-\"worker, \"\"2\"\"\",2,user,7,3.5,FF,true
+thread,thread_serial,component,ticks,ns,kind,migrated,index,seen
+main,1,scopes,10,5.0,FF,false,0,9
+main,1,scopes,10,5.0,FM,false,1,9
+main,1,scopes,10,5.0,FH,false,2,9
+main,1,scopes,10,5.0,MF,false,3,9
+main,1,scopes,10,5.0,MM,false,4,9
+main,1,scopes,10,5.0,MH,false,5,9
+main,1,scopes,10,5.0,HF,false,6,9
+main,1,scopes,10,5.0,HM,false,7,9
+main,1,scopes,10,5.0,HH,false,8,9
+\"worker, \"\"2\"\"\",2,tick,5,2.5,pulse,false,0,2
+\"worker, \"\"2\"\"\",2,tick,3,1.5,pulse,false,1,2
+\"worker, \"\"2\"\"\",2,user,9,4.5,recorded,false,0,2
+\"worker, \"\"2\"\"\",2,user,7,3.5,FF,true,1,2
 ";
         assert_eq!(text, expected);
     }
