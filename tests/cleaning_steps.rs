@@ -20,6 +20,7 @@
 //! same capture with a resolution of 1 tick.
 
 mod common;
+use common::Rng;
 use latte::analyze::Calibration;
 use latte::report::Summary;
 use latte::{Cleaning, Data, Id, Mode, Report, ReportOptions, Unit};
@@ -43,23 +44,6 @@ const SCOPES: usize = 50_000;
 
 /// Preemption spikes injected per case.
 const SPIKES: usize = 50;
-
-/// xorshift64*: small, seeded, good enough for test data.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// Uniform in `0..n`.
-    fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
-    }
-}
 
 /// True latencies in ns, without outliers. Tukey's fences flag about 0.7% of a normal
 /// distribution, so "no outliers" means bounded tails: a triangular distribution (the

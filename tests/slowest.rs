@@ -22,17 +22,10 @@ fn now_ms() -> u64 {
         .as_millis() as u64
 }
 
-/// A deterministic stream of values (xorshift64*).
+/// A deterministic stream of values.
 fn values(seed: u64, n: usize) -> Vec<u64> {
-    let mut x = seed;
-    (0..n)
-        .map(|_| {
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            100 + x.wrapping_mul(0x2545_f491_4f6c_dd1d) % 10_000
-        })
-        .collect()
+    let mut rng = common::Rng(seed);
+    (0..n).map(|_| 100 + rng.below(10_000)).collect()
 }
 
 #[test]

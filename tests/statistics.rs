@@ -12,6 +12,8 @@
 //! ([`half_bucket`]). Cleaning decides per bucket, and the cleaned statistics come from
 //! the bucket representatives unless cleaning removed nothing.
 
+mod common;
+use common::Rng;
 use latte::analyze::{Bypass, Calibration, Fences};
 use latte::analyze::{clean, moments, quantile};
 use latte::collect::{ComponentCapture, Sample, SampleKind, ThreadCapture};
@@ -1568,28 +1570,6 @@ fn cleaning_examples() {
 
 /// Samples per distribution.
 const N: usize = 1_000_000;
-
-/// xorshift64*: small, seeded, good enough for test data.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// Uniform in `0..n`.
-    fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
-    }
-
-    /// Uniform in (0, 1].
-    fn unit(&mut self) -> f64 {
-        ((self.next() >> 11) + 1) as f64 / (1u64 << 53) as f64
-    }
-}
 
 /// A calibration with the given frequency and resolution; the Fast/Fast scope overhead
 /// (the kind the acceptance samples have) is 37 ticks.

@@ -3,7 +3,7 @@
 
 mod common;
 use base64::Engine;
-use common::{SharedSink, json_row, one_agent};
+use common::{Rng, SharedSink, json_row, one_agent};
 use latte::{Cleaning, Format, Id};
 use std::time::{Duration, Instant};
 
@@ -12,18 +12,6 @@ const CAPACITY: usize = 4_096;
 
 fn me() -> String {
     std::thread::current().name().unwrap().to_owned()
-}
-
-/// A small deterministic generator (xorshift64*), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
 }
 
 /// The order statistic of rank `ceil(num / den * n)`, computed in integers.
