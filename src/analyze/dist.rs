@@ -8,86 +8,15 @@
 //! below it — HdrHistogram's definition. From a histogram it is within half a bucket
 //! of the exact one: exact below 2,048 ticks, within 1/2,048 relative above.
 
-use crate::collect::{SampleKind, Tally};
+use crate::collect::{Exact, SampleKind, Tally};
 use hdrhistogram::Histogram;
 
 /// Ascending `(value, count)` runs.
 pub(crate) type Runs = Vec<(u64, u64)>;
 
-/// Exact count, sums and extremes of a set of values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Exact {
-    pub(crate) count: u64,
-    pub(crate) sum: u128,
-    /// `None` when the squares no longer fit: the spread then comes from the runs.
-    pub(crate) sum_sq: Option<u128>,
-    pub(crate) min: u64,
-    pub(crate) max: u64,
-}
-
-impl Default for Exact {
-    fn default() -> Exact {
-        Exact {
-            count: 0,
-            sum: 0,
-            sum_sq: Some(0),
-            min: u64::MAX,
-            max: 0,
-        }
-    }
-}
-
-impl Exact {
-    /// Both sets together.
-    pub(crate) fn plus(&self, other: &Exact) -> Exact {
-        Exact {
-            count: self.count + other.count,
-            sum: self.sum + other.sum,
-            sum_sq: self
-                .sum_sq
-                .zip(other.sum_sq)
-                .and_then(|(a, b)| a.checked_add(b)),
-            min: self.min.min(other.min),
-            max: self.max.max(other.max),
-        }
-    }
-
-    /// The mean (0 for no values): the whole part of `sum / n` exactly, then the
-    /// remainder's fraction, so equal values average to themselves and the mean stays
-    /// within `[min, max]` (dividing the rounded sum does neither near 2^52).
-    pub(crate) fn mean(&self) -> f64 {
-        match u128::from(self.count) {
-            0 => 0.0,
-            n => {
-                let (q, r) = (self.sum / n, self.sum % n);
-                (q as f64 + r as f64 / n as f64).clamp(self.min as f64, self.max as f64)
-            }
-        }
-    }
-
-    /// The population standard deviation, exact up to the final rounding: with
-    /// `sum = n*q + r`, `n * variance = sum_sq - n*q^2 - 2*q*r - r^2/n`, where
-    /// everything but the last term is an integer.
-    pub(crate) fn std_dev(&self) -> Option<f64> {
-        let n = u128::from(self.count);
-        let sum_sq = self.sum_sq?;
-        if n == 0 {
-            return Some(0.0);
-        }
-        let (q, r) = (self.sum / n, self.sum % n);
-        let whole = q
-            .checked_mul(q)
-            .and_then(|qq| qq.checked_mul(n))
-            .and_then(|nqq| nqq.checked_add(2 * q * r))
-            .and_then(|t| sum_sq.checked_sub(t))?;
-        let m2 = whole as f64 - (r as f64 * r as f64) / n as f64;
-        Some((m2.max(0.0) / n as f64).sqrt())
-    }
-}
-
 /// One kind's values with `overhead` ticks taken off each (saturating at 0).
 pub(crate) fn from_tally(tally: &Tally, overhead: u64) -> (Runs, Exact) {
-    let raw = hist_runs(&tally.hist, tally.min, tally.max);
+    let raw = hist_runs(&tally.hist, tally.exact.min, tally.exact.max);
     let exact = shifted_exact(tally, &raw, overhead);
     (shifted(raw, overhead), exact)
 }
@@ -128,21 +57,22 @@ fn shifted_exact(tally: &Tally, raw: &[(u64, u64)], c: u64) -> Exact {
         s1_lo += u128::from(v) * u128::from(k);
         s2_lo += u128::from(v) * u128::from(v) * u128::from(k);
     }
-    let (c, n_hi) = (u128::from(c), u128::from(tally.count - n_lo));
-    let s1_hi = tally.sum - s1_lo;
+    let all = &tally.exact;
+    let (c, n_hi) = (u128::from(c), u128::from(all.count - n_lo));
+    let s1_hi = all.sum - s1_lo;
     let sum = s1_hi - c * n_hi;
     // sum over x >= c of (x - c)^2 = s2_hi - 2c*s1_hi + c^2*n_hi, and it is >= 0.
-    let sum_sq = tally.sum_sq.and_then(|s2| {
+    let sum_sq = all.sum_sq.and_then(|s2| {
         (s2 - s2_lo)
             .checked_add(c.checked_mul(c)?.checked_mul(n_hi)?)?
             .checked_sub(c.checked_mul(2)?.checked_mul(s1_hi)?)
     });
     Exact {
-        count: tally.count,
+        count: all.count,
         sum,
         sum_sq,
-        min: tally.min.saturating_sub(c as u64),
-        max: tally.max.saturating_sub(c as u64),
+        min: all.min.saturating_sub(c as u64),
+        max: all.max.saturating_sub(c as u64),
     }
 }
 

@@ -24,13 +24,14 @@ pub use clean::{Cleaned, clean};
 pub(crate) use export::per_id as per_id_histograms;
 pub use stats::{Moments, moments, quantile};
 
+use crate::collect::Exact;
 use crate::collect::{self, Capture, ComponentTotals, SampleKind, Totals};
 use crate::config::{Data, ReportOptions, Unit};
 use crate::diagnostics::FrameCounts;
 use crate::report::{
     Corrected, EndedFrames, Overhead, Report, Row, Slowest, Summary, ThreadReport,
 };
-use dist::{Exact, Runs};
+use dist::Runs;
 use std::collections::HashMap;
 
 /// What a report is, beyond its data: a label, and whether it describes this process
@@ -312,7 +313,7 @@ fn corrected_runs(c: &ComponentTotals, period: u64, overhead: impl Fn(SampleKind
     let mut runs = Runs::new();
     for (kind, tally) in &c.kinds {
         let hist = tally.hist.clone_correct(period);
-        let raw = dist::hist_runs(&hist, hist.min().min(tally.min), tally.max);
+        let raw = dist::hist_runs(&hist, hist.min().min(tally.exact.min), tally.exact.max);
         runs = dist::merge(&runs, &dist::shifted(raw, overhead(*kind)));
     }
     runs

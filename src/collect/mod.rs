@@ -21,7 +21,7 @@ pub use crate::diagnostics::FrameCounts;
 use crate::diagnostics::{Anomalies, Footprint};
 pub use crate::record::{Sample, SampleKind, prepare};
 pub(crate) use ledger::{FoldStats, fold, take_interval, whole_run};
-pub(crate) use tally::Tally;
+pub(crate) use tally::{Exact, Tally};
 pub(crate) use totals::{ComponentTotals, Totals};
 
 use crate::record::local;

@@ -16,27 +16,14 @@ pub(crate) const SIGNIFICANT_DIGITS: u8 = 3;
 #[derive(Clone, Debug)]
 pub(crate) struct Tally {
     pub(crate) hist: Histogram<u64>,
-    pub(crate) count: u64,
-    /// Sum of the values.
-    pub(crate) sum: u128,
-    /// Sum of the squared values; `None` once it no longer fits (values near 2^52
-    /// ticks in their millions), after which the spread comes from the histogram.
-    pub(crate) sum_sq: Option<u128>,
-    /// Smallest value (`u64::MAX` while empty).
-    pub(crate) min: u64,
-    /// Largest value (0 while empty).
-    pub(crate) max: u64,
+    pub(crate) exact: Exact,
 }
 
 impl Default for Tally {
     fn default() -> Tally {
         Tally {
             hist: Histogram::new(SIGNIFICANT_DIGITS).expect("3 significant digits are valid"),
-            count: 0,
-            sum: 0,
-            sum_sq: Some(0),
-            min: u64::MAX,
-            max: 0,
+            exact: Exact::default(),
         }
     }
 }
@@ -52,6 +39,53 @@ impl Tally {
         if self.hist.record(value).is_err() {
             self.hist.saturating_record(value);
         }
+        self.exact.record(value);
+    }
+
+    /// Adds every value of `other`.
+    pub(crate) fn add(&mut self, other: &Tally) {
+        if other.exact.count == 0 {
+            return;
+        }
+        self.hist
+            .add(&other.hist)
+            .expect("auto-resizing histograms of one precision always add");
+        self.exact = self.exact.plus(&other.exact);
+    }
+
+    /// Bytes this tally holds on the heap (its histogram's counts).
+    pub(crate) fn heap_bytes(&self) -> u64 {
+        self.hist.distinct_values() as u64 * 8
+    }
+}
+
+/// Exact count, sums and extremes of a set of values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Exact {
+    pub(crate) count: u64,
+    pub(crate) sum: u128,
+    /// `None` when the squares no longer fit: the spread then comes from the runs.
+    pub(crate) sum_sq: Option<u128>,
+    pub(crate) min: u64,
+    pub(crate) max: u64,
+}
+
+impl Default for Exact {
+    fn default() -> Exact {
+        Exact {
+            count: 0,
+            sum: 0,
+            sum_sq: Some(0),
+            min: u64::MAX,
+            max: 0,
+        }
+    }
+}
+
+impl Exact {
+    /// Adds one value.
+    #[inline]
+    pub(crate) fn record(&mut self, value: u64) {
         self.count += 1;
         self.sum += u128::from(value);
         let square = u128::from(value) * u128::from(value);
@@ -60,27 +94,50 @@ impl Tally {
         self.max = self.max.max(value);
     }
 
-    /// Adds every value of `other`.
-    pub(crate) fn add(&mut self, other: &Tally) {
-        if other.count == 0 {
-            return;
+    /// Both sets together.
+    pub(crate) fn plus(&self, other: &Exact) -> Exact {
+        Exact {
+            count: self.count + other.count,
+            sum: self.sum + other.sum,
+            sum_sq: self
+                .sum_sq
+                .zip(other.sum_sq)
+                .and_then(|(a, b)| a.checked_add(b)),
+            min: self.min.min(other.min),
+            max: self.max.max(other.max),
         }
-        self.hist
-            .add(&other.hist)
-            .expect("auto-resizing histograms of one precision always add");
-        self.count += other.count;
-        self.sum += other.sum;
-        self.sum_sq = self
-            .sum_sq
-            .zip(other.sum_sq)
-            .and_then(|(a, b)| a.checked_add(b));
-        self.min = self.min.min(other.min);
-        self.max = self.max.max(other.max);
     }
 
-    /// Bytes this tally holds on the heap (its histogram's counts).
-    pub(crate) fn heap_bytes(&self) -> u64 {
-        self.hist.distinct_values() as u64 * 8
+    /// The mean (0 for no values): the whole part of `sum / n` exactly, then the
+    /// remainder's fraction, so equal values average to themselves and the mean stays
+    /// within `[min, max]` (dividing the rounded sum does neither near 2^52).
+    pub(crate) fn mean(&self) -> f64 {
+        match u128::from(self.count) {
+            0 => 0.0,
+            n => {
+                let (q, r) = (self.sum / n, self.sum % n);
+                (q as f64 + r as f64 / n as f64).clamp(self.min as f64, self.max as f64)
+            }
+        }
+    }
+
+    /// The population standard deviation, exact up to the final rounding: with
+    /// `sum = n*q + r`, `n * variance = sum_sq - n*q^2 - 2*q*r - r^2/n`, where
+    /// everything but the last term is an integer.
+    pub(crate) fn std_dev(&self) -> Option<f64> {
+        let n = u128::from(self.count);
+        let sum_sq = self.sum_sq?;
+        if n == 0 {
+            return Some(0.0);
+        }
+        let (q, r) = (self.sum / n, self.sum % n);
+        let whole = q
+            .checked_mul(q)
+            .and_then(|qq| qq.checked_mul(n))
+            .and_then(|nqq| nqq.checked_add(2 * q * r))
+            .and_then(|t| sum_sq.checked_sub(t))?;
+        let m2 = whole as f64 - (r as f64 * r as f64) / n as f64;
+        Some((m2.max(0.0) / n as f64).sqrt())
     }
 }
 
@@ -94,9 +151,10 @@ mod tests {
         for v in [5, 1, 3_000_000, 2_047] {
             t.record(v);
         }
-        assert_eq!((t.count, t.min, t.max), (4, 1, 3_000_000));
-        assert_eq!(t.sum, 3_002_053);
-        assert_eq!(t.sum_sq, Some(25 + 1 + 9_000_000_000_000 + 2_047 * 2_047));
+        let e = t.exact;
+        assert_eq!((e.count, e.min, e.max), (4, 1, 3_000_000));
+        assert_eq!(e.sum, 3_002_053);
+        assert_eq!(e.sum_sq, Some(25 + 1 + 9_000_000_000_000 + 2_047 * 2_047));
         assert_eq!(t.hist.len(), 4);
         // The histogram grew to hold the largest value in a bucket of its own.
         assert_eq!(t.hist.count_at(3_000_000), 1);
@@ -107,18 +165,20 @@ mod tests {
         let mut u = Tally::default();
         u.add(&t);
         u.add(&Tally::default());
-        assert_eq!((u.count, u.sum, u.min, u.max), (4, t.sum, 1, 3_000_000));
+        let (a, b) = (u.exact, t.exact);
+        assert_eq!((a.count, a.sum, a.min, a.max), (4, b.sum, 1, 3_000_000));
     }
 
     #[test]
     fn squares_that_overflow_are_given_up_not_wrapped() {
-        let mut t = Tally {
+        let mut t = Exact {
             sum_sq: Some(u128::MAX - 1),
-            ..Tally::default()
+            ..Exact::default()
         };
         t.record(1 << 30);
         assert_eq!(t.sum_sq, None);
         t.record(1);
         assert_eq!(t.sum_sq, None);
+        assert_eq!(t.std_dev(), None);
     }
 }
