@@ -140,3 +140,33 @@ fn without_prepare_the_same_loop_faults() {
     // Each ring is 2 pages of 4 KiB, first touched inside the loop.
     assert!(faults >= IDS as i64, "{faults} faults");
 }
+
+#[test]
+fn a_prepared_id_never_recorded_has_no_report_row() {
+    setup();
+    static UNUSED: Id = Id::new("prepare_unused");
+    static USED: Id = Id::new("prepare_used");
+    std::thread::Builder::new()
+        .name("prepare-rows".into())
+        .spawn(|| {
+            latte::collect::prepare(&[&UNUSED, &USED]);
+            latte::record(&USED, 5);
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    let report = latte::Report::collect(&latte::ReportOptions::default());
+    let t = report
+        .threads
+        .iter()
+        .find(|t| t.name == "prepare-rows")
+        .unwrap();
+    let rows: Vec<&str> = t.rows.iter().map(|r| r.component.as_str()).collect();
+    assert_eq!(rows, ["prepare_used"]);
+    assert!(
+        report
+            .all_threads
+            .iter()
+            .all(|r| r.component != "prepare_unused")
+    );
+}

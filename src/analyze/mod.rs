@@ -104,6 +104,8 @@ pub(crate) fn assemble(
             rows: t
                 .components
                 .iter()
+                // A ring made ahead by `prepare` and never written has no row.
+                .filter(|c| c.seen > 0)
                 .map(|c| {
                     let p = Prepared::new(c, &t.name, calibration, options, &periods);
                     merged.add(c, p, scale)
