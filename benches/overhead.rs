@@ -5,6 +5,7 @@
 //! Each record path is also compared with its *limit model* (module [`model`]): the
 //! least code that does the same job, written by hand here. A model's reads are the bare
 //! instructions; its targets are printed as `mode / model` (ratios of medians).
+//! Measurements, the machine and the method: docs/performance.md.
 //!
 //! `cargo bench --bench overhead`. 100 trials of 100,000 calls each after one warm-up
 //! trial, thread pinned to one core. Trials of all rows are interleaved (trial 1 of
