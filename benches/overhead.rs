@@ -2,6 +2,11 @@
 //! reads, latte's Start+Stop in each mode, pulse and `Instant::now`, plus Fast
 //! Start+Stop with 1, 64 and 1,000 ids live on the thread.
 //!
+//! Each record path is also compared with its *limit model* (module [`model`]): the
+//! least code that does the same job, written by hand here. A model's reads are the bare
+//! instructions; its targets are printed as `mode / model` (ratios of medians).
+//! Measurements, the machine and the method: docs/performance.md.
+//!
 //! `cargo bench --bench overhead`. 100 trials of 100,000 calls each after one warm-up
 //! trial, thread pinned to one core. Trials of all rows are interleaved (trial 1 of
 //! every row, then trial 2, ...) so that noise on a shared machine lands on every row
@@ -34,6 +39,21 @@ mod raw {
         unsafe { _mm_lfence() };
         rdtscp()
     }
+    /// RDTSCP with its `IA32_TSC_AUX` word (the CPU id), as Mid uses it.
+    #[inline(always)]
+    pub fn rdtscp_cpu() -> (u64, u32) {
+        let mut aux = 0;
+        // SAFETY: as in `rdtscp`.
+        let ticks = unsafe { __rdtscp(&mut aux) };
+        (ticks, aux)
+    }
+    /// LFENCE; RDTSCP with the CPU id, as Hard uses it.
+    #[inline(always)]
+    pub fn lfence_rdtscp_cpu() -> (u64, u32) {
+        // SAFETY: as in `lfence_rdtscp`.
+        unsafe { _mm_lfence() };
+        rdtscp_cpu()
+    }
 }
 
 /// Elsewhere the baselines are latte's own reads.
@@ -49,12 +69,174 @@ mod raw {
     pub fn lfence_rdtscp() -> u64 {
         clock::read(Mode::Hard).ticks
     }
+    pub fn rdtscp_cpu() -> (u64, u32) {
+        let s = clock::read(Mode::Mid);
+        (s.ticks, s.cpu)
+    }
+    pub fn lfence_rdtscp_cpu() -> (u64, u32) {
+        let s = clock::read(Mode::Hard);
+        (s.ticks, s.cpu)
+    }
+}
+
+/// Limit models: for each record path, the least code that does the same job, to say
+/// how far latte is from the limit rather than only from the bare reads.
+///
+/// - a scope (`start` + `stop`): read the counter, push one frame (tag + ticks) onto a
+///   `const`-initialised `thread_local!` stack with a depth cell; read the counter again,
+///   pop the frame, build the same sample word latte stores (delta, both modes, the
+///   migrated bit when both reads gave a CPU id) and store it in a ring;
+/// - `pulse`: one read, swap a thread-local "last" value, store the delta.
+///
+/// The ring is a static buffer with a head index, of latte's default capacity (2^16
+/// slots), so it touches as much memory per trial as latte's ring does. What the models
+/// leave out is what latte needs beyond the job itself: the call-site id lookup, the
+/// clock selection, a thread-local destructor (and its "registered" check), the id check
+/// on Stop and the misuse and first-use paths, the per-id table, the implausible-delta
+/// check. The id is a constant here.
+mod model {
+    use std::cell::Cell;
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+    const DEPTH: usize = 64;
+    const SLOTS: usize = 1 << 16;
+    // The sample word's layout (latte's `record/sample.rs`, private there).
+    const START_SHIFT: u32 = 52;
+    const STOP_SHIFT: u32 = 54;
+    const START_MASK: u64 = 3 << START_SHIFT;
+    const MIGRATED: u64 = 1 << 56;
+    const PULSE: u64 = 3 << START_SHIFT;
+    const CPU_SHIFT: u32 = 32;
+    const CPU_MASK: u64 = (1 << 20) - 1;
+
+    struct Frame {
+        tag: Cell<u64>,
+        ticks: Cell<u64>,
+    }
+
+    struct Frames {
+        depth: Cell<usize>,
+        frames: [Frame; DEPTH],
+        last: Cell<u64>,
+    }
+
+    thread_local! {
+        static FRAMES: Frames = const {
+            Frames {
+                depth: Cell::new(0),
+                frames: [const {
+                    Frame {
+                        tag: Cell::new(0),
+                        ticks: Cell::new(0),
+                    }
+                }; DEPTH],
+                last: Cell::new(0),
+            }
+        };
+    }
+
+    // One writer (the bench thread); relaxed loads and stores are plain `mov`s, as
+    // latte's ring push is on x86_64.
+    static HEAD: AtomicU64 = AtomicU64::new(0);
+    static RING: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
+
+    #[inline(always)]
+    fn store(sample: u64) {
+        let h = HEAD.load(Relaxed);
+        RING[h as usize & (SLOTS - 1)].store(sample, Relaxed);
+        HEAD.store(h.wrapping_add(1), Relaxed);
+    }
+
+    /// A timer read of one mode: ticks and, where the mode gives one, the CPU id.
+    pub trait Read {
+        const MODE: u64;
+        /// Whether the read returns a CPU id (Mid, Hard).
+        const CPU: bool;
+        fn read() -> (u64, u32);
+    }
+    pub struct Fast;
+    pub struct Mid;
+    pub struct Hard;
+    impl Read for Fast {
+        const MODE: u64 = 0;
+        const CPU: bool = false;
+        #[inline(always)]
+        fn read() -> (u64, u32) {
+            (super::raw::rdtsc(), u32::MAX)
+        }
+    }
+    impl Read for Mid {
+        const MODE: u64 = 1;
+        const CPU: bool = true;
+        #[inline(always)]
+        fn read() -> (u64, u32) {
+            super::raw::rdtscp_cpu()
+        }
+    }
+    impl Read for Hard {
+        const MODE: u64 = 2;
+        const CPU: bool = true;
+        #[inline(always)]
+        fn read() -> (u64, u32) {
+            super::raw::lfence_rdtscp_cpu()
+        }
+    }
+
+    /// Opens a scope of `id`: bookkeeping first, the timer read last.
+    #[inline(always)]
+    pub fn start<R: Read>(id: u32) {
+        FRAMES.with(|f| {
+            let d = f.depth.get();
+            if let Some(frame) = f.frames.get(d) {
+                let (ticks, cpu) = R::read();
+                let tag = u64::from(id)
+                    | (u64::from(cpu) & CPU_MASK) << CPU_SHIFT
+                    | R::MODE << START_SHIFT;
+                frame.tag.set(tag);
+                frame.ticks.set(ticks);
+            }
+            f.depth.set(d + 1);
+        });
+    }
+
+    /// Closes the innermost scope: the timer read first, then the bookkeeping.
+    #[inline(always)]
+    pub fn stop<R: Read>() {
+        let (now, cpu) = R::read();
+        FRAMES.with(|f| {
+            let top = f.depth.get().wrapping_sub(1);
+            if let Some(frame) = f.frames.get(top) {
+                f.depth.set(top);
+                let tag = frame.tag.get();
+                let migrated = R::CPU
+                    && tag & START_MASK != 0
+                    && (tag >> CPU_SHIFT) & CPU_MASK != u64::from(cpu) & CPU_MASK;
+                let meta =
+                    tag & START_MASK | R::MODE << STOP_SHIFT | if migrated { MIGRATED } else { 0 };
+                store(now.wrapping_sub(frame.ticks.get()) | meta);
+            }
+        });
+    }
+
+    /// The ticks since the previous pulse (none on the first).
+    #[inline(always)]
+    pub fn pulse() {
+        let now = super::raw::rdtsc();
+        FRAMES.with(|f| {
+            let last = f.last.replace(now);
+            if last != 0 {
+                store(now.wrapping_sub(last) | PULSE);
+            }
+        });
+    }
 }
 use std::hint::black_box;
 use std::time::Instant;
 
 const CALLS: u64 = 100_000;
 const TRIALS: usize = 100;
+/// The id the models push (a constant: the least code).
+const MODEL_ID: u32 = 7;
 
 #[latte::timed]
 fn timed_identity(x: u64) -> u64 {
@@ -158,6 +340,24 @@ fn main() {
                 black_box(raw::lfence_rdtscp());
             }
         }),
+        row("ASM", "2 x RDTSC", || {
+            for _ in 0..CALLS {
+                black_box(raw::rdtsc());
+                black_box(raw::rdtsc());
+            }
+        }),
+        row("ASM", "2 x RDTSCP", || {
+            for _ in 0..CALLS {
+                black_box(raw::rdtscp());
+                black_box(raw::rdtscp());
+            }
+        }),
+        row("ASM", "2 x LFENCE+RDTSCP", || {
+            for _ in 0..CALLS {
+                black_box(raw::lfence_rdtscp());
+                black_box(raw::lfence_rdtscp());
+            }
+        }),
         row("ASM", "latte::clock::read(Fast)", || {
             for _ in 0..CALLS {
                 black_box(clock::read(Mode::Fast));
@@ -184,6 +384,29 @@ fn main() {
         row("Latte", "pulse", || {
             for _ in 0..CALLS {
                 latte_pulse!("bench_pulse");
+            }
+        }),
+        row("Model", "model Fast Start+Stop", || {
+            for _ in 0..CALLS {
+                model::start::<model::Fast>(MODEL_ID);
+                model::stop::<model::Fast>();
+            }
+        }),
+        row("Model", "model Mid Start+Stop", || {
+            for _ in 0..CALLS {
+                model::start::<model::Mid>(MODEL_ID);
+                model::stop::<model::Mid>();
+            }
+        }),
+        row("Model", "model Hard Start+Stop", || {
+            for _ in 0..CALLS {
+                model::start::<model::Hard>(MODEL_ID);
+                model::stop::<model::Hard>();
+            }
+        }),
+        row("Model", "model pulse", || {
+            for _ in 0..CALLS {
+                model::pulse();
             }
         }),
         row("Std", "Instant::now", || {
@@ -321,11 +544,54 @@ fn main() {
         1.2,
     );
     target("pulse / RDTSC", median("pulse") / rdtsc, 1.2);
+    for (latte_row, model_row, label) in [
+        (
+            "Fast Start+Stop",
+            "model Fast Start+Stop",
+            "Fast Start+Stop / model",
+        ),
+        (
+            "Mid Start+Stop",
+            "model Mid Start+Stop",
+            "Mid Start+Stop / model",
+        ),
+        (
+            "Hard Start+Stop",
+            "model Hard Start+Stop",
+            "Hard Start+Stop / model",
+        ),
+        ("pulse", "model pulse", "pulse / model"),
+    ] {
+        target(label, median(latte_row) / median(model_row), 1.05);
+    }
     target(
         "Fast S+S 1,000 ids / 1 id",
         median("Fast S+S, 1000 ids live") / median("Fast S+S, 1 ids live"),
         1.1,
     );
+    for (model_row, reads, label) in [
+        (
+            "model Fast Start+Stop",
+            "2 x RDTSC",
+            "model Fast S+S / 2 x RDTSC",
+        ),
+        (
+            "model Mid Start+Stop",
+            "2 x RDTSCP",
+            "model Mid S+S / 2 x RDTSCP",
+        ),
+        (
+            "model Hard Start+Stop",
+            "2 x LFENCE+RDTSCP",
+            "model Hard S+S / 2 x LFENCE+RDTSCP",
+        ),
+        ("model pulse", "RDTSC", "model pulse / RDTSC"),
+    ] {
+        println!(
+            "info   {label:<46} {:>6.3}",
+            median(model_row) / median(reads)
+        );
+    }
     println!(
         "info   clock::read(Fast) / RDTSC (clock selection)    {:>6.3}",
         median("latte::clock::read(Fast)") / rdtsc

@@ -23,10 +23,22 @@ thread_local! {
 }
 
 /// Runs `f` on this thread's recorder, or counts a record dropped during teardown.
+///
+/// `f` runs here, in the caller, not inside `LocalKey::try_with`: a `try_with` whose
+/// closure holds a whole Stop is too large for the compiler to inline, so it became one
+/// out-of-line function shared by every Stop, with the mode and the stamp passed through
+/// memory. `try_with` only fetches the address, and stays a few instructions long. For
+/// the same reason the callers mark their closures `#[inline(always)]`.
 #[inline(always)]
 pub(crate) fn with(f: impl FnOnce(&Local)) {
-    if LOCAL.try_with(f).is_err() {
-        torn_down();
+    match LOCAL.try_with(ptr::from_ref) {
+        // SAFETY: `try_with` returned the address of this thread's live `Local`. A
+        // thread-local value is never moved, and is dropped only by this thread's
+        // thread-local destructors, at thread exit: nothing `f` runs can end the thread,
+        // so the value outlives this call. Only shared references are ever made to it
+        // (all its mutability is in `Cell`s), so this one aliases nothing mutable.
+        Ok(local) => f(unsafe { &*local }),
+        Err(_) => torn_down(),
     }
 }
 
@@ -187,8 +199,8 @@ impl Local {
     #[inline(always)]
     pub(crate) fn finish(&self, idx: u32, tag: u64, start_ticks: u64, mode: Mode, now: Stamp) {
         let start_mode = tag & START_MASK;
-        // Known only when both reads came from RDTSCP. (Stop reaches this through one
-        // shared `LocalKey::try_with`, so `mode` is a run-time value here: a `cmov`.)
+        // Known only when both reads came from RDTSCP. Inlined at a `latte_stop!`, `mode`
+        // is a constant: a Fast Stop compiles no migration check at all.
         let migrated = mode != Mode::Fast
             && start_mode != (Mode::Fast as u64) << START_SHIFT
             && (tag >> CPU_SHIFT) & CPU_MASK != u64::from(now.cpu) & CPU_MASK;

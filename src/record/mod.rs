@@ -60,7 +60,10 @@ pub fn start(id: &Id, mode: Mode) {
     #[cfg(feature = "record")]
     {
         let idx = id.index();
-        local::with(|l| l.start(idx, mode));
+        local::with(
+            #[inline(always)]
+            |l| l.start(idx, mode),
+        );
     }
     #[cfg(not(feature = "record"))]
     let _ = (id, mode);
@@ -115,7 +118,10 @@ pub fn stop(id: &Id, mode: Mode) {
     {
         let now = clock::read(mode);
         let idx = id.index();
-        local::with(|l| l.stop(idx, mode, now));
+        local::with(
+            #[inline(always)]
+            |l| l.stop(idx, mode, now),
+        );
     }
     #[cfg(not(feature = "record"))]
     let _ = (id, mode);
@@ -131,7 +137,10 @@ pub(crate) fn stop_unordered(id: &Id, mode: Mode, now: clock::Stamp) {
     #[cfg(feature = "record")]
     {
         let idx = id.index();
-        local::with(|l| l.stop_unordered(idx, mode, now));
+        local::with(
+            #[inline(always)]
+            |l| l.stop_unordered(idx, mode, now),
+        );
     }
     #[cfg(not(feature = "record"))]
     let _ = (id, mode, now);
@@ -156,7 +165,10 @@ pub fn pulse(id: &Id) {
     {
         let now = clock::ticks();
         let idx = id.index();
-        local::with(|l| l.pulse(idx, now));
+        local::with(
+            #[inline(always)]
+            |l| l.pulse(idx, now),
+        );
     }
     #[cfg(not(feature = "record"))]
     let _ = id;
@@ -178,7 +190,10 @@ pub fn record(id: &Id, ticks: u64) {
     #[cfg(feature = "record")]
     {
         let idx = id.index();
-        local::with(|l| l.record(idx, ticks));
+        local::with(
+            #[inline(always)]
+            |l| l.record(idx, ticks),
+        );
     }
     #[cfg(not(feature = "record"))]
     let _ = (id, ticks);
@@ -286,7 +301,10 @@ impl Drop for Timer<'_> {
             let now = clock::read(self.stop_mode);
             let idx = self.id.index();
             let (tag, start, mode) = (self.tag, self.start, self.stop_mode);
-            local::with(|l| l.finish(idx, tag, start, mode, now));
+            local::with(
+                #[inline(always)]
+                |l| l.finish(idx, tag, start, mode, now),
+            );
         }
     }
 }
