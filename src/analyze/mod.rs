@@ -227,7 +227,9 @@ impl Prepared {
                 p99: q(0.99),
                 p999: q(0.999),
                 p9999: q(0.9999),
-                max: runs.last().map_or(0.0, |&(v, _)| v as f64 * scale),
+                // The correction adds values below the largest only: the exact
+                // maximum stands.
+                max: extremes(&self.exact).1 * scale,
             }
         });
         let slowest = self
