@@ -86,8 +86,8 @@ pub fn one_agent() -> std::sync::MutexGuard<'static, ()> {
 /// live threads' stacks, tables and a touched ring page each; per kept exited thread
 /// ~200 B plus 8 B per retained sample; 8 B x capacity for the fold of one id; at most
 /// 16 pooled rings; one whole-run histogram per kept thread (live, exited, and the
-/// fold) of one id, each 8 KiB x (2 + log2(largest value / 2,048)): 16 KiB for the
-/// churn tests' values, which stay below 4,096 ticks.
+/// fold) of one id, each 16 KiB for values below 2,048 ticks (8 KiB more per doubling
+/// above): the churn tests' values stay below 2,048.
 pub fn churn_bound(f: &latte::report::Footprint, max_exited: u64, samples_per_thread: u64) -> u64 {
     // The churn tests run with the default ring capacity.
     let capacity = latte::Builder::DEFAULT_RING_CAPACITY as u64;
