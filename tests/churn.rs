@@ -46,6 +46,39 @@ fn ten_thousand_short_lived_threads() {
     assert_eq!(c.samples.len(), c.capacity.min(c.seen as usize));
     assert!(folded.exited);
 
+    // The whole-run report counts every sample too, folded threads included, and its
+    // histograms hold every value: 0..PER_THREAD from each thread.
+    let options = latte::ReportOptions {
+        cleaning: latte::Cleaning::OFF,
+        ..latte::ReportOptions::default()
+    };
+    let report = latte::Report::collect(&options);
+    let rows: Vec<_> = report
+        .threads
+        .iter()
+        .filter(|t| t.name.starts_with("churn-") || t.name == "<exited threads>")
+        .filter_map(|t| t.rows.iter().find(|r| r.component == "churn"))
+        .collect();
+    let total: u64 = rows.iter().map(|r| r.stats.seen).sum();
+    let folded: u64 = rows.iter().map(|r| r.stats.folded + r.stats.lost).sum();
+    assert_eq!((total, folded), (THREADS as u64 * PER_THREAD, total));
+    let all = report
+        .all_threads
+        .iter()
+        .find(|r| r.component == "churn")
+        .unwrap();
+    assert_eq!(all.stats.folded, THREADS as u64 * PER_THREAD);
+    assert_eq!(
+        (all.stats.min_all, all.stats.max_all),
+        (0.0, (PER_THREAD - 1) as f64)
+    );
+    assert!(
+        report
+            .threads
+            .iter()
+            .any(|t| t.name == "<exited threads>" && t.rows.iter().any(|r| r.stats.seen > 0))
+    );
+
     let f = latte::footprint();
     let bound = common::assert_churn_footprint(&f, THREADS as u64, MAX_EXITED as u64, PER_THREAD);
     println!(
