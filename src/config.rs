@@ -24,6 +24,9 @@ pub const MAX_STACK_DEPTH: usize = 4096;
 /// Exited threads kept individually unless configured; older ones are folded.
 pub const DEFAULT_MAX_EXITED_THREADS: usize = 256;
 
+/// Shortest accepted periodic report interval.
+pub const MIN_PERIODIC: std::time::Duration = std::time::Duration::from_millis(1);
+
 /// Slowest samples kept per (thread, id) unless configured.
 pub const DEFAULT_SLOWEST: usize = 10;
 /// Largest accepted number of slowest samples kept per (thread, id).

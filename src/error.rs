@@ -26,7 +26,8 @@ pub enum Error {
         /// The value that was asked for.
         requested: usize,
     },
-    /// A periodic report interval of zero.
+    /// A periodic report interval shorter than
+    /// [`MIN_PERIODIC`](crate::Builder::MIN_PERIODIC).
     Interval {
         /// The value that was asked for.
         requested: Duration,
@@ -103,7 +104,11 @@ impl fmt::Display for Error {
                 MAX_STACK_DEPTH
             ),
             Error::Interval { requested } => {
-                write!(f, "periodic report interval {requested:?} is invalid: it must be longer than zero")
+                write!(
+                    f,
+                    "periodic report interval {requested:?} is too short: it must be at least {:?}",
+                    crate::config::MIN_PERIODIC
+                )
             }
             Error::Slowest { requested } => write!(
                 f,

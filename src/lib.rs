@@ -172,6 +172,17 @@ pub mod test_hooks {
         crate::clock::set_mock(ticks)
     }
 
+    /// Makes the agent's drain thread panic after the command it is working on, as a
+    /// bug would: every command still queued must then be answered `AgentStopped`.
+    pub fn kill_drain(guard: &crate::Guard) {
+        guard.kill_drain()
+    }
+
+    /// Commands queued for the agent's drain thread.
+    pub fn queued_commands(guard: &crate::Guard) -> usize {
+        guard.queued()
+    }
+
     /// Whether the calling thread holds one of latte's registry locks (debug builds;
     /// always `false` in release).
     pub fn registry_lock_held() -> bool {

@@ -2,21 +2,11 @@
 //! invalid options, failing sinks. One agent at a time, so these tests take a lock.
 
 mod common;
-use common::{SharedSink, one_agent as serial};
+use common::{SharedSink, assert_a_new_agent_can_start, one_agent as serial};
 use latte::{Error, Id};
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Starts and stops an agent: fails if one is still running.
-fn assert_a_new_agent_can_start() {
-    latte::builder()
-        .sink(std::io::sink())
-        .start()
-        .unwrap()
-        .stop()
-        .unwrap();
-}
 
 #[test]
 fn final_report_when_the_guard_drops() {

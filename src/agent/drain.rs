@@ -12,6 +12,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
+/// Set by a test hook: the drain thread panics after its current command.
+#[cfg(feature = "test-hooks")]
+pub(super) static KILL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Share of the busiest ring's capacity the drain lets fill between two folds.
 const TARGET_FILL: f64 = 0.25;
 
@@ -40,6 +44,14 @@ struct Schedule {
     next_fold: Instant,
 }
 
+/// The first tick of the series `due + k * interval` after `now` (`None` if it is
+/// past what `Instant` can represent).
+fn next_tick(due: Instant, interval: Duration, now: Instant) -> Option<Instant> {
+    let missed = (now - due).as_nanos() / interval.as_nanos();
+    let ahead = u32::try_from(missed + 1).ok()?;
+    due.checked_add(interval.checked_mul(ahead)?)
+}
+
 impl Drain {
     pub(super) fn run(mut self) {
         // Calibrate at start-up, off the user's threads and off this one, so reports
@@ -54,7 +66,8 @@ impl Drain {
             periodic_count: 0,
             last_periodic: now,
             interval_began: SystemTime::now(),
-            next_periodic: self.periodic.map(|p| now + p),
+            // A period past what `Instant` can add is "never".
+            next_periodic: self.periodic.and_then(|p| now.checked_add(p)),
             last_fold: now,
             next_fold: now + self.pace.0,
         };
@@ -80,24 +93,31 @@ impl Drain {
                 }
                 Err(RecvTimeoutError::Timeout) => {}
             }
-            let now = Instant::now();
-            if let (Some(due), Some(interval)) = (at.next_periodic, self.periodic)
-                && now >= due
-            {
-                if self.interval(&mut at).is_err() {
-                    self.sink_errors.fetch_add(1, Ordering::Relaxed);
-                }
-                // Skip missed ticks rather than bursting to catch up.
-                at.next_periodic = Some(
-                    due + interval * (1 + ((now - due).as_nanos() / interval.as_nanos()) as u32),
-                );
+            #[cfg(feature = "test-hooks")]
+            if KILL.swap(false, Ordering::Relaxed) {
+                panic!("latte-drain killed through the test hooks");
             }
-            if now >= at.next_fold {
-                let stats = collect::fold();
-                let wait = self.next_wait(&stats, now - at.last_fold);
-                at.last_fold = now;
-                at.next_fold = now + wait;
+            self.due_work(&mut at);
+        }
+    }
+
+    /// The periodic report and the fold, when they are due.
+    fn due_work(&mut self, at: &mut Schedule) {
+        let now = Instant::now();
+        if let (Some(due), Some(interval)) = (at.next_periodic, self.periodic)
+            && now >= due
+        {
+            if self.interval(at).is_err() {
+                self.sink_errors.fetch_add(1, Ordering::Relaxed);
             }
+            // Skip missed ticks rather than bursting to catch up.
+            at.next_periodic = next_tick(due, interval, now);
+        }
+        if now >= at.next_fold {
+            let stats = collect::fold();
+            let wait = self.next_wait(&stats, now - at.last_fold);
+            at.last_fold = now;
+            at.next_fold = now + wait;
         }
     }
 
@@ -179,10 +199,21 @@ impl Drain {
         analyze::assemble(totals, calibration, &self.options, context)
     }
 
+    /// Writes a report to the sink. A sink that panics is an error like a sink that
+    /// fails: returned (or counted, for periodic reports), and the agent goes on.
     fn write(&mut self, report: &Report) -> Result<(), Error> {
-        report
-            .write(&mut self.sink, self.format)
-            .and_then(|()| self.sink.flush())
-            .map_err(|e| Error::Sink(Arc::new(e)))
+        let (sink, format) = (&mut self.sink, self.format);
+        let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            report.write(sink, format).and_then(|()| sink.flush())
+        }));
+        let written = written.unwrap_or_else(|panic| {
+            let why = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".to_owned());
+            Err(std::io::Error::other(format!("the sink panicked: {why}")))
+        });
+        written.map_err(|e| Error::Sink(Arc::new(e)))
     }
 }

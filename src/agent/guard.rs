@@ -2,7 +2,7 @@
 
 use super::RUNNING;
 use crate::error::Error;
-use crossbeam_channel::{Sender, bounded};
+use crossbeam_channel::{Receiver, Sender, bounded, select};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
@@ -21,6 +21,10 @@ pub(crate) enum Command {
 #[must_use = "the agent stops, writing its final report, when the guard drops; bind it: `let _latte = ...`"]
 pub struct Guard {
     pub(super) tx: Sender<Command>,
+    /// Never receives a message: disconnects when the drain thread ends, for any
+    /// reason (its sender lives on that thread's stack), which releases every caller
+    /// still waiting for an answer.
+    pub(super) alive: Receiver<()>,
     pub(super) handle: Option<JoinHandle<()>>,
     pub(super) sink_errors: Arc<AtomicU64>,
     /// The process that started the agent: in a forked child the drain thread does
@@ -46,7 +50,25 @@ impl Guard {
         self.tx
             .send(command(reply))
             .map_err(|_| Error::AgentStopped)?;
-        answer.recv().map_err(|_| Error::AgentStopped)
+        // The answer, or the drain thread's end, whichever comes first: a command
+        // queued when the thread died is answered `AgentStopped`, and a slow report
+        // is waited for as long as it takes.
+        select! {
+            recv(answer) -> r => r.map_err(|_| Error::AgentStopped),
+            recv(self.alive) -> _ => answer.try_recv().map_err(|_| Error::AgentStopped),
+        }
+    }
+
+    /// Makes the drain thread panic after its current command (test hook).
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fn kill_drain(&self) {
+        super::drain::KILL.store(true, Ordering::Relaxed);
+    }
+
+    /// Commands waiting for the drain thread (test hook).
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fn queued(&self) -> usize {
+        self.tx.len()
     }
 
     /// Whole run so far: writes a report of everything recorded to the sink; returns

@@ -130,6 +130,9 @@ impl Builder {
     pub const MAX_STACK_DEPTH: usize = config::MAX_STACK_DEPTH;
     /// Exited threads kept individually unless configured.
     pub const DEFAULT_MAX_EXITED_THREADS: usize = config::DEFAULT_MAX_EXITED_THREADS;
+    /// Shortest accepted periodic report interval: 1 ms (a report is a full analysis;
+    /// a shorter period would keep the drain thread busy writing).
+    pub const MIN_PERIODIC: Duration = config::MIN_PERIODIC;
     /// Slowest samples kept per (thread, id) unless configured.
     pub const DEFAULT_SLOWEST: usize = config::DEFAULT_SLOWEST;
     /// Largest accepted number of slowest samples per (thread, id).
@@ -206,7 +209,16 @@ impl Builder {
 
     /// Writes a report every `interval`, covering exactly the samples recorded since
     /// the previous one (the intervals' histograms add up to the whole run), so a live
-    /// service can watch its latencies move.
+    /// service can watch its latencies move. At least
+    /// [`MIN_PERIODIC`](Builder::MIN_PERIODIC); an interval too long to fall due within
+    /// the life of the process (`Duration::MAX`, say) means "never": only the last
+    /// interval, at shutdown, is written.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let err = latte::builder().periodic(Duration::from_nanos(1)).start().unwrap_err();
+    /// assert!(err.to_string().contains("at least 1ms"));
+    /// ```
     pub fn periodic(mut self, interval: Duration) -> Builder {
         self.periodic = Some(interval);
         self
@@ -292,11 +304,14 @@ impl Builder {
         {
             return Err(Error::AlreadyRunning);
         }
-        if let Some(choice) = self.clock
-            && let Err(e) = clock::select_clock(choice)
-        {
-            RUNNING.store(false, Ordering::Release);
-            return Err(e);
+        self.launch()
+            .inspect_err(|_| RUNNING.store(false, Ordering::Release))
+    }
+
+    /// Applies the settings and spawns the drain thread (the caller holds `RUNNING`).
+    fn launch(self) -> Result<Guard, Error> {
+        if let Some(choice) = self.clock {
+            clock::select_clock(choice)?;
         }
         config::apply(
             self.ring_capacity,
@@ -305,16 +320,14 @@ impl Builder {
         );
         config::set_slowest(self.slowest);
         let hlog = match &self.hlog {
-            Some(path) => match hlog::Hlog::create(path, std::time::SystemTime::now()) {
-                Ok(log) => Some(log),
-                Err(e) => {
-                    RUNNING.store(false, Ordering::Release);
-                    return Err(Error::Hlog(Arc::new(e)));
-                }
-            },
+            Some(path) => Some(
+                hlog::Hlog::create(path, std::time::SystemTime::now())
+                    .map_err(|e| Error::Hlog(Arc::new(e)))?,
+            ),
             None => None,
         };
         let (tx, rx) = bounded(16);
+        let (alive_tx, alive) = bounded::<()>(0);
         let sink_errors = Arc::new(AtomicU64::new(0));
         let drain = drain::Drain {
             rx,
@@ -327,21 +340,21 @@ impl Builder {
             final_report: self.final_report,
             sink_errors: sink_errors.clone(),
         };
-        match std::thread::Builder::new()
+        let handle = std::thread::Builder::new()
             .name("latte-drain".into())
-            .spawn(move || drain.run())
-        {
-            Ok(handle) => Ok(Guard {
-                tx,
-                handle: Some(handle),
-                sink_errors,
-                pid: std::process::id(),
-            }),
-            Err(e) => {
-                RUNNING.store(false, Ordering::Release);
-                Err(Error::Spawn(Arc::new(e)))
-            }
-        }
+            .spawn(move || {
+                // Dropped when this thread ends, by return or by panic.
+                let _alive = alive_tx;
+                drain.run();
+            })
+            .map_err(|e| Error::Spawn(Arc::new(e)))?;
+        Ok(Guard {
+            tx,
+            alive,
+            handle: Some(handle),
+            sink_errors,
+            pid: std::process::id(),
+        })
     }
 
     /// Every setting's error, before anything changes.
@@ -352,7 +365,7 @@ impl Builder {
         if let Some(n) = self.stack_depth.filter(|&n| !config::stack_depth_ok(n)) {
             return Err(Error::StackDepth { requested: n });
         }
-        if let Some(interval) = self.periodic.filter(|i| i.is_zero()) {
+        if let Some(interval) = self.periodic.filter(|i| *i < Builder::MIN_PERIODIC) {
             return Err(Error::Interval {
                 requested: interval,
             });

@@ -224,3 +224,14 @@ impl Rng {
         ((self.next() >> 11) + 1) as f64 / (1u64 << 53) as f64
     }
 }
+
+/// Starts and stops an agent: fails if one is still running.
+pub fn assert_a_new_agent_can_start() {
+    latte::builder()
+        .sink(std::io::sink())
+        .final_report(false)
+        .start()
+        .unwrap()
+        .stop()
+        .unwrap();
+}
