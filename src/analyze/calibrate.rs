@@ -18,9 +18,9 @@
 use super::stats::quantile;
 use crate::clock::{self, Mode};
 use crate::collect::{mark_internal_thread, own_samples};
+use crate::record::fork::PerProcess;
 use crate::record::{self, Id};
 use serde::Serialize;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// The result of calibration. All overheads are in counter ticks.
@@ -62,8 +62,10 @@ impl Calibration {
 /// );
 /// ```
 pub fn calibration() -> &'static Calibration {
-    static CALIBRATION: OnceLock<Calibration> = OnceLock::new();
-    CALIBRATION.get_or_init(calibrate)
+    // Per process: a child forked while the parent calibrates calibrates afresh
+    // instead of waiting for a thread it does not have.
+    static CALIBRATION: PerProcess<Calibration> = PerProcess::new(calibrate);
+    CALIBRATION.get()
 }
 
 /// Measures a calibration (about 50 ms).

@@ -18,6 +18,7 @@ use super::Sample;
 use super::totals::{ComponentTotals, Slow, ThreadTotals, Totals};
 use crate::config;
 use crate::diagnostics::{Anomalies, FrameCounts};
+use crate::record::fork::PerProcess;
 use crate::record::registry::{self, CompactRing, TEARDOWN_DROPS, ThreadShared, View};
 use crate::record::{id, local};
 use std::collections::{BTreeMap, HashSet};
@@ -37,20 +38,21 @@ struct Ledger {
     now_ms: u64,
 }
 
-static LEDGER: Mutex<Ledger> = Mutex::new(Ledger {
-    whole: Totals {
-        threads: BTreeMap::new(),
-        teardown_drops: 0,
-    },
-    interval: None,
-    last_fold_ms: 0,
-    now_ms: 0,
+/// Per process: a child forked while the parent's drain held the ledger starts its
+/// own (and reads the rings it inherited from their start).
+static LEDGER: PerProcess<Mutex<Ledger>> = PerProcess::new(|| {
+    Mutex::new(Ledger {
+        whole: Totals::default(),
+        interval: None,
+        last_fold_ms: 0,
+        now_ms: 0,
+    })
 });
 
 fn ledger() -> std::sync::MutexGuard<'static, Ledger> {
     // A fold that panicked midway leaves counts that are still each a true count of
     // something read; carrying on is better than losing the run.
-    LEDGER.lock().unwrap_or_else(PoisonError::into_inner)
+    LEDGER.get().lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Histograms the ledger held after its last fold, and their bytes.

@@ -15,8 +15,10 @@
 //! | `ring.rs` | the single-writer ring and its read protocol |
 //! | `registry/` | every thread that recorded, alive or exited; compaction and folding |
 //! | `sync.rs` | the atomics, swapped for `loom`'s in model tests |
+//! | `fork.rs` | process-wide state made afresh in a forked child |
 
 mod cold;
+pub(crate) mod fork;
 pub(crate) mod id;
 pub(crate) mod local;
 pub(crate) mod registry;
