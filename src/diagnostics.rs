@@ -216,7 +216,15 @@ pub struct Footprint {
     pub histograms: u64,
     /// Bytes those histograms hold (included in `bytes`).
     pub histogram_bytes: u64,
+    /// CPU time the agent's drain thread has used, in nanoseconds (0 without an agent,
+    /// or off Linux).
+    #[serde(default)]
+    pub drain_cpu_ns: u64,
 }
+
+/// CPU time of the latest agent's drain thread, in nanoseconds, as of its last fold
+/// (written by the agent, read into [`Footprint::drain_cpu_ns`]).
+pub(crate) static DRAIN_CPU_NS: AtomicU64 = AtomicU64::new(0);
 
 #[cfg(test)]
 mod tests {

@@ -55,6 +55,10 @@ pub enum Error {
     Sink(Arc<std::io::Error>),
     /// The drain thread could not be started.
     Spawn(Arc<std::io::Error>),
+    /// The drain thread could not be placed as asked
+    /// ([`Builder::drain_cpus`](crate::Builder::drain_cpus),
+    /// [`Builder::drain_nice`](crate::Builder::drain_nice)).
+    DrainPlacement(Arc<std::io::Error>),
     /// The interval log ([`Builder::hlog`](crate::Builder::hlog)) could not be created
     /// or written, or was asked for without periodic reports.
     Hlog(Arc<std::io::Error>),
@@ -126,6 +130,10 @@ impl fmt::Display for Error {
             Error::AgentStopped => f.write_str("the latte agent has stopped"),
             Error::Sink(e) => write!(f, "writing the latte report failed: {e}"),
             Error::Hlog(e) => write!(f, "the latte interval log failed: {e}"),
+            Error::DrainPlacement(e) => write!(
+                f,
+                "the latte drain thread could not be placed as asked (drain_cpus, drain_nice): {e}"
+            ),
             Error::Spawn(e) => write!(f, "starting the latte drain thread failed: {e}"),
             Error::ClockAlreadySelected { hardware } => write!(
                 f,
@@ -140,7 +148,9 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Sink(e) | Error::Spawn(e) | Error::Hlog(e) => Some(&**e),
+            Error::Sink(e) | Error::Spawn(e) | Error::Hlog(e) | Error::DrainPlacement(e) => {
+                Some(&**e)
+            }
             _ => None,
         }
     }

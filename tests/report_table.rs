@@ -180,6 +180,7 @@ fn calibrated_time() -> Report {
             folded_threads: 0,
             histograms: 0,
             histogram_bytes: 0,
+            drain_cpu_ns: 12_345_678,
         }),
         environment: Some(latte::report::Environment {
             cpu_model: Some("AMD EPYC".into()),

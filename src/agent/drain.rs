@@ -1,15 +1,17 @@
 //! The drain thread's loop.
 
 use super::Command;
+use super::placement::Placement;
 use crate::analyze::{self, Calibration, Context, calibration};
 use crate::collect::{self, FoldStats, Totals};
 use crate::config::ReportOptions;
 use crate::error::Error;
 use crate::report::{Format, Report};
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use crossbeam_channel::{Receiver, RecvTimeoutError, bounded};
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 /// Set by a test hook: the drain thread panics after its current command.
@@ -53,6 +55,37 @@ fn next_tick(due: Instant, interval: Duration, now: Instant) -> Option<Instant> 
 }
 
 impl Drain {
+    /// Starts the drain thread, which places itself first: a placement the OS refuses is
+    /// `start`'s error. Returns the thread and the channel that disconnects when it ends.
+    pub(super) fn spawn(
+        self,
+        placement: Placement,
+    ) -> Result<(JoinHandle<()>, Receiver<()>), Error> {
+        let (alive_tx, alive) = bounded::<()>(0);
+        let (placed_tx, placed) = bounded(1);
+        let handle = std::thread::Builder::new()
+            .name("latte-drain".into())
+            .spawn(move || {
+                // Dropped when this thread ends, by return or by panic.
+                let _alive = alive_tx;
+                let applied = placement.apply();
+                let ok = applied.is_ok();
+                let _ = placed_tx.send(applied);
+                if ok {
+                    self.run();
+                }
+            })
+            .map_err(|e| Error::Spawn(Arc::new(e)))?;
+        match placed.recv() {
+            Ok(Ok(())) => Ok((handle, alive)),
+            Ok(Err(e)) => {
+                let _ = handle.join();
+                Err(Error::DrainPlacement(Arc::new(e)))
+            }
+            Err(_) => Err(Error::AgentStopped),
+        }
+    }
+
     pub(super) fn run(mut self) {
         // Calibrate at start-up, off the user's threads and off this one, so reports
         // need not wait and the first folds are not held up for its ~50 ms.
@@ -115,6 +148,7 @@ impl Drain {
         }
         if now >= at.next_fold {
             let stats = collect::fold();
+            super::placement::publish_cpu_time();
             let wait = self.next_wait(&stats, now - at.last_fold);
             at.last_fold = now;
             at.next_fold = now + wait;

@@ -191,6 +191,7 @@ pub fn footprint() -> Footprint {
     let mut f = registry::global().footprint();
     f.histograms = ledger::HISTOGRAMS.load(Relaxed);
     f.histogram_bytes = ledger::HISTOGRAM_BYTES.load(Relaxed);
+    f.drain_cpu_ns = crate::diagnostics::DRAIN_CPU_NS.load(Relaxed);
     f.bytes += f.histogram_bytes;
     f
 }

@@ -307,7 +307,7 @@ fn header(report: &Report) -> Vec<Line> {
     let mut lines = vec![Line::Heavy, Line::Text(title), Line::Text(clock)];
     if let Some(f) = &report.footprint {
         lines.push(Line::Text(format!(
-            "memory: {} in {} rings ({} reserved) and {} histograms ({}); threads: {} live, {} exited, {} folded",
+            "memory: {} in {} rings ({} reserved) and {} histograms ({}); threads: {} live, {} exited, {} folded; drain CPU {}",
             bytes(f.bytes),
             f.rings,
             bytes(f.ring_bytes_reserved),
@@ -315,7 +315,8 @@ fn header(report: &Report) -> Vec<Line> {
             bytes(f.histogram_bytes),
             f.live_threads,
             f.exited_threads,
-            f.folded_threads
+            f.folded_threads,
+            format_value(f.drain_cpu_ns as f64, Unit::Time)
         )));
     }
     lines.extend([Line::Text(cleaning(&report.cleaning)), Line::Heavy]);

@@ -1,0 +1,369 @@
+//! The agent's settings: [`Builder`], validated and applied by [`Builder::start`].
+
+use super::guard::Guard;
+use super::{RUNNING, drain, hlog, placement};
+use crate::clock::{self, ClockChoice};
+use crate::config::{self, Cleaning, Data, ReportOptions, Unit};
+use crate::error::Error;
+use crate::report::Format;
+use crossbeam_channel::bounded;
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Settings for the agent. Invalid values are reported by [`start`](Builder::start).
+pub struct Builder {
+    clock: Option<ClockChoice>,
+    ring_capacity: Option<usize>,
+    stack_depth: Option<usize>,
+    options: ReportOptions,
+    format: Format,
+    sink: Option<Box<dyn Write + Send>>,
+    periodic: Option<Duration>,
+    drain_interval: (Duration, Duration),
+    slowest: usize,
+    hlog: Option<std::path::PathBuf>,
+    placement: placement::Placement,
+    max_exited_threads: usize,
+    final_report: bool,
+}
+
+impl Default for Builder {
+    fn default() -> Builder {
+        Builder {
+            clock: None,
+            ring_capacity: None,
+            stack_depth: None,
+            options: ReportOptions::default(),
+            format: Format::Table,
+            sink: None,
+            periodic: None,
+            drain_interval: Builder::DEFAULT_DRAIN_INTERVAL,
+            slowest: Builder::DEFAULT_SLOWEST,
+            hlog: None,
+            placement: placement::Placement::default(),
+            max_exited_threads: Builder::DEFAULT_MAX_EXITED_THREADS,
+            final_report: true,
+        }
+    }
+}
+
+impl core::fmt::Debug for Builder {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Builder")
+            .field("clock", &self.clock)
+            .field("ring_capacity", &self.ring_capacity)
+            .field("stack_depth", &self.stack_depth)
+            .field("options", &self.options)
+            .field("format", &self.format)
+            .field("sink", &self.sink.as_ref().map_or("stdout", |_| "custom"))
+            .field("periodic", &self.periodic)
+            .field("drain_interval", &self.drain_interval)
+            .field("slowest", &self.slowest)
+            .field("hlog", &self.hlog)
+            .field("placement", &self.placement)
+            .field("max_exited_threads", &self.max_exited_threads)
+            .field("final_report", &self.final_report)
+            .finish()
+    }
+}
+
+impl Builder {
+    /// Samples kept per (thread, id) unless configured: 2^16, as in the C++ original.
+    pub const DEFAULT_RING_CAPACITY: usize = config::DEFAULT_RING_CAPACITY;
+    /// Smallest accepted ring capacity.
+    pub const MIN_RING_CAPACITY: usize = config::MIN_RING_CAPACITY;
+    /// Largest accepted ring capacity (2^28 samples, 2 GiB of address space per ring).
+    pub const MAX_RING_CAPACITY: usize = config::MAX_RING_CAPACITY;
+    /// Open scopes per thread unless configured: 64, as in the C++ original.
+    pub const DEFAULT_STACK_DEPTH: usize = config::DEFAULT_STACK_DEPTH;
+    /// Largest accepted stack depth.
+    pub const MAX_STACK_DEPTH: usize = config::MAX_STACK_DEPTH;
+    /// Exited threads kept individually unless configured.
+    pub const DEFAULT_MAX_EXITED_THREADS: usize = config::DEFAULT_MAX_EXITED_THREADS;
+    /// Shortest accepted periodic report interval: 1 ms (a report is a full analysis;
+    /// a shorter period would keep the drain thread busy writing).
+    pub const MIN_PERIODIC: Duration = config::MIN_PERIODIC;
+    /// Slowest samples kept per (thread, id) unless configured.
+    pub const DEFAULT_SLOWEST: usize = config::DEFAULT_SLOWEST;
+    /// Largest accepted number of slowest samples per (thread, id).
+    pub const MAX_SLOWEST: usize = config::MAX_SLOWEST;
+    /// The drain thread's shortest and longest wait between folds unless configured:
+    /// 1 ms and 10 ms. The longest wait is what an idle ring gets: a default ring
+    /// (2^16 samples) laps only if a thread starts recording more than 6.5 million
+    /// samples of one id per second after a quiet spell.
+    pub const DEFAULT_DRAIN_INTERVAL: (Duration, Duration) =
+        (Duration::from_millis(1), Duration::from_millis(10));
+
+    /// Which clock to read: decided from the platform (`Auto`, the default) or forced.
+    /// `LATTE_CLOCK=os|tsc|auto` in the environment does the same when this is not
+    /// set. Every sample must come from one clock, so the choice is made before
+    /// anything records and cannot change afterwards: asking for a different clock
+    /// once one is in use makes [`start`](Builder::start) return
+    /// [`Error::ClockAlreadySelected`].
+    pub fn clock(mut self, choice: ClockChoice) -> Builder {
+        self.clock = Some(choice);
+        self
+    }
+
+    /// Samples kept per (thread, id), overwrite-oldest: a power of two within
+    /// [`MIN_RING_CAPACITY`](Builder::MIN_RING_CAPACITY)..=[`MAX_RING_CAPACITY`](Builder::MAX_RING_CAPACITY)
+    /// (default [`DEFAULT_RING_CAPACITY`](Builder::DEFAULT_RING_CAPACITY)). Applies to
+    /// rings created after [`start`](Builder::start), and stays after the agent stops.
+    /// Memory is reserved lazily: the OS backs a ring's pages only as samples reach
+    /// them.
+    pub fn ring_capacity(mut self, samples: usize) -> Builder {
+        self.ring_capacity = Some(samples);
+        self
+    }
+
+    /// Open scopes per thread, 1..=[`MAX_STACK_DEPTH`](Builder::MAX_STACK_DEPTH)
+    /// (default [`DEFAULT_STACK_DEPTH`](Builder::DEFAULT_STACK_DEPTH)). A Start on a
+    /// full stack gives up the oldest open scope, counted as abandoned under its id, so
+    /// the newest scopes keep recording; the abandoned scope's Stop is absorbed. Applies
+    /// to threads that start recording after [`start`](Builder::start), and stays after
+    /// the agent stops.
+    pub fn stack_depth(mut self, depth: usize) -> Builder {
+        self.stack_depth = Some(depth);
+        self
+    }
+
+    /// Cycles or time in reports.
+    pub fn unit(mut self, unit: Unit) -> Builder {
+        self.options.unit = unit;
+        self
+    }
+
+    /// Raw or overhead-corrected data in reports.
+    pub fn data(mut self, data: Data) -> Builder {
+        self.options.data = data;
+        self
+    }
+
+    /// The cleaning applied before the main statistics.
+    pub fn cleaning(mut self, cleaning: Cleaning) -> Builder {
+        self.options.cleaning = cleaning;
+        self
+    }
+
+    /// Table or JSON.
+    pub fn format(mut self, format: Format) -> Builder {
+        self.format = format;
+        self
+    }
+
+    /// Where reports are written (stdout unless set).
+    pub fn sink(mut self, sink: impl Write + Send + 'static) -> Builder {
+        self.sink = Some(Box::new(sink));
+        self
+    }
+
+    /// Writes a report every `interval`, covering exactly the samples recorded since
+    /// the previous one (the intervals' histograms add up to the whole run), so a live
+    /// service can watch its latencies move. At least
+    /// [`MIN_PERIODIC`](Builder::MIN_PERIODIC); an interval too long to fall due within
+    /// the life of the process (`Duration::MAX`, say) means "never": only the last
+    /// interval, at shutdown, is written.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let err = latte::builder().periodic(Duration::from_nanos(1)).start().unwrap_err();
+    /// assert!(err.to_string().contains("at least 1ms"));
+    /// ```
+    pub fn periodic(mut self, interval: Duration) -> Builder {
+        self.periodic = Some(interval);
+        self
+    }
+
+    /// Bounds of the drain thread's wait between two folds of the rings into the
+    /// whole-run histograms (default
+    /// [`DEFAULT_DRAIN_INTERVAL`](Builder::DEFAULT_DRAIN_INTERVAL): 1 ms to 10 ms).
+    /// After each fold the drain picks its next wait from the fill rate it saw: the
+    /// time the busiest ring takes to fill a quarter of its capacity, within these
+    /// bounds, so rings rarely lap. A sample overwritten before a fold read it is
+    /// counted as lost, never silently dropped.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let err = latte::builder()
+    ///     .drain_interval(Duration::from_millis(5), Duration::from_millis(1))
+    ///     .start()
+    ///     .unwrap_err();
+    /// assert!(err.to_string().contains("drain interval"));
+    /// ```
+    pub fn drain_interval(mut self, min: Duration, max: Duration) -> Builder {
+        self.drain_interval = (min, max);
+        self
+    }
+
+    /// How many of the slowest samples of each (thread, id) the whole run keeps, with
+    /// their thread and when they were recorded (default
+    /// [`DEFAULT_SLOWEST`](Builder::DEFAULT_SLOWEST), at most
+    /// [`MAX_SLOWEST`](Builder::MAX_SLOWEST); 0 keeps none). Reports list them per
+    /// component, slowest first ([`Row::slowest`](crate::report::Row::slowest)).
+    /// Applies from [`start`](Builder::start) on, and stays after the agent stops.
+    ///
+    /// ```
+    /// let err = latte::builder().slowest(1_000_000).start().unwrap_err();
+    /// assert!(err.to_string().contains("slowest"));
+    /// ```
+    pub fn slowest(mut self, samples: usize) -> Builder {
+        self.slowest = samples;
+        self
+    }
+
+    /// Also writes an HdrHistogram interval log (`.hlog`) to `path`: at every
+    /// periodic report, one histogram per id of that interval (all threads, before
+    /// cleaning, in counter ticks of the report's data), tagged with the id's name and
+    /// flushed at once. Needs [`periodic`](Builder::periodic). Any HdrHistogram tool
+    /// reads it (`HistogramLogAnalyzer`, the `hdrhistogram` crate's log reader).
+    ///
+    /// ```
+    /// let err = latte::builder().hlog("/tmp/no-periodic.hlog").start().unwrap_err();
+    /// assert!(err.to_string().contains("periodic"));
+    /// ```
+    pub fn hlog(mut self, path: impl Into<std::path::PathBuf>) -> Builder {
+        self.hlog = Some(path.into());
+        self
+    }
+
+    /// Runs the drain thread only on these CPUs (numbered as the OS does, from 0), to
+    /// keep it off the cores the recording threads own. Linux only. A CPU the process
+    /// may not use, or a number past the OS's limit, makes [`start`](Builder::start)
+    /// return [`Error::DrainPlacement`].
+    ///
+    /// ```no_run
+    /// // The hot loop owns CPUs 2 and 3; the drain stays on 0 and 1.
+    /// let _latte = latte::builder().drain_cpus([0, 1]).start()?;
+    /// # Ok::<(), latte::Error>(())
+    /// ```
+    pub fn drain_cpus(mut self, cpus: impl IntoIterator<Item = usize>) -> Builder {
+        self.placement.cpus = cpus.into_iter().collect();
+        self
+    }
+
+    /// Lowers the drain thread's priority to this nice value, 0 (unchanged, the
+    /// default) to 19 (the lowest), so it yields to the recording threads. Linux only;
+    /// out of range is [`Error::DrainPlacement`].
+    ///
+    /// ```
+    /// let err = latte::builder().drain_nice(20).start().unwrap_err();
+    /// assert!(err.to_string().contains("nice"));
+    /// ```
+    pub fn drain_nice(mut self, nice: i32) -> Builder {
+        self.placement.nice = nice;
+        self
+    }
+
+    /// Exited threads kept individually in reports (default
+    /// [`DEFAULT_MAX_EXITED_THREADS`](Builder::DEFAULT_MAX_EXITED_THREADS)); older ones are folded
+    /// into one `<exited threads>` entry per id, which keeps memory bounded under
+    /// thread churn.
+    pub fn max_exited_threads(mut self, threads: usize) -> Builder {
+        self.max_exited_threads = threads;
+        self
+    }
+
+    /// Whether dropping the guard writes a final report (default `true`).
+    pub fn final_report(mut self, enabled: bool) -> Builder {
+        self.final_report = enabled;
+        self
+    }
+
+    /// Validates the settings, applies them and starts the drain thread.
+    ///
+    /// Errors: an invalid capacity, depth or interval; [`Error::AlreadyRunning`] if an
+    /// agent is running; [`Error::Spawn`] if the thread cannot start. On error nothing
+    /// has changed.
+    pub fn start(self) -> Result<Guard, Error> {
+        self.validate()?;
+        if RUNNING
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return Err(Error::AlreadyRunning);
+        }
+        self.launch()
+            .inspect_err(|_| RUNNING.store(false, Ordering::Release))
+    }
+
+    /// Applies the settings and spawns the drain thread (the caller holds `RUNNING`).
+    fn launch(self) -> Result<Guard, Error> {
+        if let Some(choice) = self.clock {
+            clock::select_clock(choice)?;
+        }
+        config::apply(
+            self.ring_capacity,
+            self.stack_depth,
+            self.max_exited_threads,
+        );
+        config::set_slowest(self.slowest);
+        let hlog = match &self.hlog {
+            Some(path) => Some(
+                hlog::Hlog::create(path, std::time::SystemTime::now())
+                    .map_err(|e| Error::Hlog(Arc::new(e)))?,
+            ),
+            None => None,
+        };
+        let (tx, rx) = bounded(16);
+        let sink_errors = Arc::new(AtomicU64::new(0));
+        let drain = drain::Drain {
+            rx,
+            sink: self.sink.unwrap_or_else(|| Box::new(std::io::stdout())),
+            options: self.options,
+            format: self.format,
+            periodic: self.periodic,
+            pace: self.drain_interval,
+            hlog,
+            final_report: self.final_report,
+            sink_errors: sink_errors.clone(),
+        };
+        let (handle, alive) = drain.spawn(self.placement)?;
+        Ok(Guard {
+            tx,
+            alive,
+            handle: Some(handle),
+            sink_errors,
+            pid: std::process::id(),
+        })
+    }
+
+    /// Every setting's error, before anything changes.
+    fn validate(&self) -> Result<(), Error> {
+        if let Some(n) = self.ring_capacity.filter(|&n| !config::ring_capacity_ok(n)) {
+            return Err(Error::RingCapacity { requested: n });
+        }
+        if let Some(n) = self.stack_depth.filter(|&n| !config::stack_depth_ok(n)) {
+            return Err(Error::StackDepth { requested: n });
+        }
+        if let Some(interval) = self.periodic.filter(|i| *i < Builder::MIN_PERIODIC) {
+            return Err(Error::Interval {
+                requested: interval,
+            });
+        }
+        if self.slowest > config::MAX_SLOWEST {
+            return Err(Error::Slowest {
+                requested: self.slowest,
+            });
+        }
+        if self.hlog.is_some() && self.periodic.is_none() {
+            return Err(Error::Hlog(Arc::new(std::io::Error::other(
+                "an interval log needs periodic reports: set Builder::periodic",
+            ))));
+        }
+        if !(0..=19).contains(&self.placement.nice) {
+            return Err(Error::DrainPlacement(Arc::new(std::io::Error::other(
+                format!(
+                    "drain nice value {} is invalid: it must be 0 (unchanged) to 19 (lowest)",
+                    self.placement.nice
+                ),
+            ))));
+        }
+        let (min, max) = self.drain_interval;
+        if min.is_zero() || min > max || max > Duration::from_secs(60) {
+            return Err(Error::DrainInterval { min, max });
+        }
+        Ok(())
+    }
+}
