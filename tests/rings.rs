@@ -66,13 +66,14 @@ fn invalid_capacities_are_clear_errors() {
 }
 
 #[test]
-fn no_ring_until_a_sample_is_stored() {
-    // A start that never stops and a first pulse store nothing, so no ring exists.
+fn no_ring_until_a_sample_is_stored_or_a_pulse_needs_a_baseline() {
+    // A start that never stops stores nothing, so no ring exists. A first pulse
+    // stores nothing either, but makes the ring that keeps its baseline.
     latte::start(&Id::new("lazy_open"), Mode::Fast);
     latte::latte_pulse!("lazy_pulse");
     let me = mine();
     assert!(me.component("lazy_open").is_none());
-    assert!(me.component("lazy_pulse").is_none());
+    assert_eq!(me.component("lazy_pulse").map(|c| c.seen), Some(0));
 }
 
 #[test]

@@ -4,39 +4,58 @@
 //! few instructions long. The stack's own cold paths (a full stack, a missed Stop) are
 //! in `stack.rs`.
 
-use super::local::{Entry, Local, torn_down};
+use super::local::{Entry, Local, signal_fence, torn_down};
 use super::registry::{self, ThreadShared};
 use super::ring::Ring;
 use super::stack::Stack;
 use crate::config;
 use crate::diagnostics::bump;
-use std::cell::Cell;
 use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
 
 impl Local {
     /// Runs `f` as a cold path, unless one is already running on this thread (then
     /// the record is counted as re-entrant and dropped).
     pub(super) fn cold<R>(&self, f: impl FnOnce(&Local, &ThreadShared) -> R) -> Option<R> {
-        if self.in_cold.replace(true) {
-            match self.shared.get() {
-                Some(shared) => bump(&shared.counters.reentrant, 1),
-                None => torn_down(),
-            }
+        // A load and a store, not a swap: a signal handler that runs between them
+        // finishes its own cold path before this one starts, so it cannot overlap it.
+        if self.in_cold.load(Relaxed) {
+            self.reentrant();
             return None;
         }
+        self.in_cold.store(true, Relaxed);
+        signal_fence();
         let shared = self.shared.get_or_init(registry::register);
         let r = f(self, shared);
-        self.in_cold.set(false);
+        signal_fence();
+        self.in_cold.store(false, Relaxed);
         Some(r)
     }
 
+    /// Counts a record dropped because it was made inside another record on this
+    /// thread: a signal handler that interrupted a push into the same ring or a cold
+    /// path, or an instrumented allocator called from a cold path.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn reentrant(&self) {
+        match self.shared.get() {
+            Some(shared) => bump(&shared.counters.reentrant, 1),
+            None => torn_down(),
+        }
+    }
+
+    /// First pulse of `idx` on this thread: makes its ring and sets the baseline.
     #[cold]
     #[inline(never)]
     pub(super) fn pulse_slow(&self, idx: u32, now: u64) {
-        self.cold(|l, _| {
-            l.grow_table(idx);
-            if let Some(entry) = l.entry(idx) {
-                entry.pulse_last.set(now); // first pulse: baseline only
+        self.cold(|l, shared| {
+            let ring = l.make_ring(shared, idx);
+            match ring.claim() {
+                Some(h) => {
+                    ring.swap_pulse(now); // first pulse: baseline only
+                    ring.cancel(h);
+                }
+                None => l.reentrant(),
             }
         });
     }
@@ -45,12 +64,19 @@ impl Local {
     #[inline(never)]
     pub(super) fn store_slow(&self, idx: u32, sample: u64) {
         self.cold(|l, shared| {
-            let ring = Arc::new(registry::global().ring(config::ring_capacity()));
-            let fresh = [(idx, ring.clone())];
-            shared.add_rings(&fresh);
-            l.install_table(l.table_len_for(idx), &fresh);
-            ring.push(sample);
+            if !l.make_ring(shared, idx).push(sample) {
+                l.reentrant();
+            }
         });
+    }
+
+    /// Makes `idx`'s ring on this thread (cold paths only) and returns it.
+    fn make_ring(&self, shared: &ThreadShared, idx: u32) -> Arc<Ring> {
+        let ring = Arc::new(registry::global().ring(config::ring_capacity()));
+        let fresh = [(idx, ring.clone())];
+        shared.add_rings(&fresh);
+        self.install_table(self.table_len_for(idx), &fresh);
+        ring
     }
 
     /// Makes everything the hot path touches for `indices` exist and backed by memory:
@@ -59,6 +85,9 @@ impl Local {
     #[cold]
     #[inline(never)]
     pub(super) fn prepare(&self, indices: &[u32]) {
+        // The clock is chosen on its first read (which measures and reads files): do it
+        // now, not in a signal handler's first record.
+        crate::clock::ticks();
         self.cold(|l, shared| {
             Stack::of(l).touch();
             let mut wanted = indices.to_vec();
@@ -67,7 +96,7 @@ impl Local {
             let Some(&highest) = wanted.last() else {
                 return;
             };
-            let has_ring = |i: u32| l.entry(i).is_some_and(|e| e.ring.is_some());
+            let has_ring = |i: u32| l.ring(i).is_some();
             let fresh: Vec<(u32, Arc<Ring>)> = wanted
                 .iter()
                 .filter(|&&i| !has_ring(i))
@@ -83,7 +112,7 @@ impl Local {
                 l.install_table(l.table_len_for(highest), &fresh);
             }
             for &i in &wanted {
-                if let Some(ring) = l.entry(i).and_then(|e| e.ring.as_deref()) {
+                if let Some(ring) = l.ring(i) {
                     ring.prefault();
                 }
             }
@@ -93,13 +122,6 @@ impl Local {
     #[cold]
     pub(super) fn clock_anomaly(&self) {
         self.cold(|_, shared| bump(&shared.counters.clock_anomalies, 1));
-    }
-
-    /// Makes sure the table has an entry for `idx`.
-    fn grow_table(&self, idx: u32) {
-        if (idx as usize) >= self.entry_count() {
-            self.install_table(self.table_len_for(idx), &[]);
-        }
     }
 
     /// The length the table needs for an entry at `idx`: the current one, or grown
@@ -118,23 +140,29 @@ impl Local {
     fn install_table(&self, len: usize, rings: &[(u32, Arc<Ring>)]) {
         let mut tables = self.tables.borrow_mut();
         let mut new: Vec<Entry> = (0..len)
-            .map(|i| {
-                let old = tables.last().and_then(|t| t.get(i));
-                Entry {
-                    ring: old.and_then(|e| e.ring.clone()),
-                    pulse_last: Cell::new(old.map_or(0, |e| e.pulse_last.get())),
-                }
+            .map(|i| Entry {
+                ring: tables
+                    .last()
+                    .and_then(|t| t.get(i))
+                    .and_then(|e| e.ring.clone()),
             })
             .collect();
         for (at, ring) in rings {
             new[*at as usize].ring = Some(ring.clone());
         }
-        let new = new.into_boxed_slice();
-        self.table.set(&*new as *const [Entry]);
-        tables.push(new);
+        tables.push(new.into_boxed_slice());
+        let current = tables.last().map_or(&[][..], |t| &t[..]);
+        // Only ever read through shared references (`Local::entry`).
+        let (base, len) = (current.as_ptr().cast_mut(), current.len());
+        // The entries, then the base, then the (larger) length, each visible in that
+        // order to a signal handler: see `Local::entry`.
+        signal_fence();
+        self.table_base.store(base, Relaxed);
+        signal_fence();
+        self.table_len.store(len, Relaxed);
     }
 
     fn entry_count(&self) -> usize {
-        self.table.get().len()
+        self.table_len.load(Relaxed)
     }
 }

@@ -1,22 +1,25 @@
 //! The per-thread recorder: the SoA stack of open scopes and the id -> ring table.
 //!
-//! Everything here is touched by its own thread only, through `Cell`s; what readers
+//! Everything here is touched by its own thread only (and by signal handlers that
+//! interrupt it, hence relaxed atomics rather than `Cell`s, see [`Word`]); what readers
 //! need (rings, counters) lives in the thread's [`ThreadShared`]. The hot functions are
 //! `#[inline(always)]` and do no allocation, locking or syscall; first use of the
 //! thread, of an id on the thread, and every misuse go through the `#[cold]` functions
 //! in `cold.rs`.
 #![allow(unsafe_code)]
 
-use super::registry::{self, TEARDOWN_DROPS, ThreadShared};
+use super::registry::{TEARDOWN_DROPS, ThreadShared};
 use super::ring::Ring;
 use super::sample::{
     CPU_MASK, CPU_SHIFT, DELTA_MASK, MIGRATED, PULSE, RECORD, START_MASK, START_SHIFT, STOP_SHIFT,
 };
 use super::stack::Stack;
 use crate::clock::{self, Mode, Stamp};
-use std::cell::{Cell, OnceCell, RefCell};
-use std::ptr::{self, NonNull};
+use std::cell::{OnceCell, RefCell};
+use std::ptr;
 use std::sync::Arc;
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, compiler_fence};
 
 thread_local! {
     static LOCAL: Local = const { Local::new() };
@@ -36,7 +39,8 @@ pub(crate) fn with(f: impl FnOnce(&Local)) {
         // thread-local value is never moved, and is dropped only by this thread's
         // thread-local destructors, at thread exit: nothing `f` runs can end the thread,
         // so the value outlives this call. Only shared references are ever made to it
-        // (all its mutability is in `Cell`s), so this one aliases nothing mutable.
+        // (all its mutability is in atomics and cold-path cells), so this one aliases
+        // nothing mutable.
         Ok(local) => f(unsafe { &*local }),
         Err(_) => torn_down(),
     }
@@ -48,11 +52,13 @@ pub(super) fn torn_down() {
     TEARDOWN_DROPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// Registers the calling thread (if needed) and returns its shared half.
+/// Registers the calling thread (if needed) and returns its shared half. As a cold
+/// path, so a signal handler's record can never re-enter the registration.
 pub(crate) fn register_current() -> Option<Arc<ThreadShared>> {
     LOCAL
-        .try_with(|l| l.shared.get_or_init(registry::register).clone())
+        .try_with(|l| l.cold(|l, _| l.shared.get().cloned()).flatten())
         .ok()
+        .flatten()
 }
 
 /// The calling thread's shared half, if it has registered and is still alive.
@@ -60,11 +66,9 @@ pub(crate) fn current_shared() -> Option<Arc<ThreadShared>> {
     LOCAL.try_with(|l| l.shared.get().cloned()).ok().flatten()
 }
 
-/// One id's slot in the thread's table.
+/// One id's slot in the thread's table: its ring, once the thread has used the id.
 pub(super) struct Entry {
     pub(super) ring: Option<Arc<Ring>>,
-    /// Ticks of the previous pulse of this id; 0 = no baseline yet.
-    pub(super) pulse_last: Cell<u64>,
 }
 
 /// Tables a thread has had: one per growth, and growth is geometric, so a handful
@@ -73,51 +77,141 @@ pub(super) struct Entry {
 /// ~2% slower on Fast Start+Stop (see docs/design.md, "Dependencies").
 pub(super) type Tables = Vec<Box<[Entry]>>;
 
+/// A word of the thread's recorder that a signal handler on the same thread may read
+/// or write between any two instructions of the code it interrupts: a relaxed atomic,
+/// so the access is never a data race, and a plain `mov` on x86_64 and aarch64. Its
+/// order against the thread's other words is kept by `compiler_fence` where it
+/// matters (see `docs/signal-safety.md`).
+#[repr(transparent)]
+pub(crate) struct Word(AtomicU64);
+
+impl Word {
+    pub(super) const fn new(v: u64) -> Word {
+        Word(AtomicU64::new(v))
+    }
+
+    #[inline(always)]
+    pub(super) fn get(&self) -> u64 {
+        self.0.load(Relaxed)
+    }
+
+    #[inline(always)]
+    pub(super) fn set(&self, v: u64) {
+        self.0.store(v, Relaxed);
+    }
+}
+
+/// A 32-bit [`Word`]: the stack's depth and floor.
+#[repr(transparent)]
+pub(crate) struct Word32(AtomicU32);
+
+impl Word32 {
+    const fn new(v: u32) -> Word32 {
+        Word32(AtomicU32::new(v))
+    }
+
+    #[inline(always)]
+    pub(super) fn get(&self) -> u32 {
+        self.0.load(Relaxed)
+    }
+
+    #[inline(always)]
+    pub(super) fn set(&self, v: u32) {
+        self.0.store(v, Relaxed);
+    }
+}
+
+/// Keeps the compiler from moving the thread's loads and stores across this point, so
+/// a signal handler sees them in program order. Emits no instruction.
+#[inline(always)]
+pub(super) fn signal_fence() {
+    compiler_fence(SeqCst);
+}
+
 pub(crate) struct Local {
     /// Open scopes, including ones given up because the stack was full (their Stops
     /// are still to come). The scope opened at depth `p` is at *position* `p`, in slot
     /// `p % len` (see `stack.rs`).
-    pub(super) depth: Cell<u32>,
+    pub(super) depth: Word32,
     /// The lowest position whose frame the stack still holds: the ones below were
     /// given up on a full stack. Changed on cold paths only.
-    pub(super) floor: Cell<u32>,
-    pub(super) stack: OnceCell<Stack>,
-    /// The current table (the last of `tables`), indexed by id index.
-    pub(super) table: Cell<*const [Entry]>,
+    pub(super) floor: Word32,
+    /// The stack's slots: 0 until the stack exists; set after `stack_base`.
+    pub(super) stack_len: AtomicUsize,
+    /// The stack's words (tags, then start ticks; see [`Stack`]).
+    pub(super) stack_base: AtomicPtr<Word>,
+    /// Owns the words `stack_base` points at (cold paths only).
+    pub(super) stack_words: OnceCell<Box<[Word]>>,
+    /// Entries of the current table (the last of `tables`); set after `table_base`
+    /// and only ever raised.
+    pub(super) table_len: AtomicUsize,
+    /// The current table's first entry.
+    pub(super) table_base: AtomicPtr<Entry>,
     /// Every table this thread has had. Old ones are kept until the thread exits so a
     /// reference into one can never dangle, even if a signal handler records while the
     /// interrupted code holds one; tables grow geometrically, so this costs < 2x.
+    /// Cold paths only.
     pub(super) tables: RefCell<Tables>,
     pub(super) shared: OnceCell<Arc<ThreadShared>>,
-    /// Set while a cold path runs, so a record made from inside it (say, by an
-    /// instrumented global allocator) is counted instead of re-entering.
-    pub(super) in_cold: Cell<bool>,
+    /// Set while a cold path runs, so a record made from inside it (by a signal
+    /// handler, or an instrumented global allocator) is counted instead of re-entering.
+    pub(super) in_cold: AtomicBool,
 }
 
 impl Local {
     const fn new() -> Local {
         Local {
-            depth: Cell::new(0),
-            floor: Cell::new(0),
-            stack: OnceCell::new(),
-            table: Cell::new(ptr::slice_from_raw_parts(
-                NonNull::<Entry>::dangling().as_ptr(),
-                0,
-            )),
+            depth: Word32::new(0),
+            floor: Word32::new(0),
+            stack_len: AtomicUsize::new(0),
+            stack_base: AtomicPtr::new(ptr::null_mut()),
+            stack_words: OnceCell::new(),
+            table_len: AtomicUsize::new(0),
+            table_base: AtomicPtr::new(ptr::null_mut()),
             tables: RefCell::new(Vec::new()),
             shared: OnceCell::new(),
-            in_cold: Cell::new(false),
+            in_cold: AtomicBool::new(false),
         }
     }
 
+    /// The table entry of `idx`, if the table reaches it.
     #[inline(always)]
     pub(super) fn entry(&self, idx: u32) -> Option<&Entry> {
-        // SAFETY: `table` is either the initial empty slice (dangling but aligned, length
-        // 0) or points at a boxed slice owned by `self.tables`. Boxes are only ever added
-        // to `tables`, never removed or mutated, until `self` is dropped, so the slice is
-        // valid for the lifetime of `&self`.
-        let table = unsafe { &*self.table.get() };
-        table.get(idx as usize)
+        // Length first: the writer raises it only after the base points at a table at
+        // least that long, and the base only ever moves to a longer table.
+        let len = self.table_len.load(Relaxed);
+        if idx as usize >= len {
+            return None;
+        }
+        let base = self.table_base.load(Relaxed);
+        // SAFETY: `idx < len`, and `base` points at a table of at least `len` entries:
+        // every table is a boxed slice owned by `self.tables`, where boxes are only
+        // added, never removed or mutated, until `self` is dropped (so the entry lives
+        // as long as `&self`), and `install_table` stores the new base before the new,
+        // larger length (with a signal fence between), so even a signal handler that
+        // interrupted it reads a base whose table is at least `len` long.
+        Some(unsafe { &*base.add(idx as usize) })
+    }
+
+    /// The ring of `idx`, if this thread has one.
+    #[inline(always)]
+    pub(super) fn ring(&self, idx: u32) -> Option<&Ring> {
+        self.entry(idx).and_then(|e| e.ring.as_deref())
+    }
+
+    /// The stack, if this thread has made it.
+    #[inline(always)]
+    pub(super) fn stack(&self) -> Option<Stack<'_>> {
+        let len = self.stack_len.load(Relaxed);
+        if len == 0 {
+            return None;
+        }
+        let base = self.stack_base.load(Relaxed);
+        // SAFETY: a non-zero `stack_len` is stored only after `stack_base` points at
+        // the `2 * len` words owned by `self.stack_words`, which are never freed or
+        // replaced while `self` lives (see `Stack::of`).
+        let words = unsafe { std::slice::from_raw_parts(base, 2 * len) };
+        Some(Stack::over(words))
     }
 
     // ----------------------------------------------------------------- hot path
@@ -125,11 +219,14 @@ impl Local {
     #[inline(always)]
     pub(crate) fn start(&self, idx: u32, mode: Mode) {
         let d = self.depth.get() as usize;
-        if let Some(stack) = self.stack.get()
-            && d < stack.ticks.len()
+        if let Some(stack) = self.stack()
+            && d < stack.len()
         {
-            push_frame(stack, d, idx, mode);
+            // Depth first: a signal handler that runs before the frame is written
+            // opens its scopes above this one, never in its slot.
             self.depth.set(d as u32 + 1);
+            signal_fence();
+            push_frame(stack, d, idx, mode);
             return;
         }
         self.start_slow(idx, mode);
@@ -146,7 +243,7 @@ impl Local {
     /// records it; `false` (nothing changed) otherwise.
     #[inline(always)]
     fn pop_top(&self, idx: u32, mode: Mode, now: Stamp) -> bool {
-        let Some(stack) = self.stack.get() else {
+        let Some(stack) = self.stack() else {
             return false;
         };
         // One unsigned compare sends both the empty stack (depth 0 wraps) and the
@@ -154,28 +251,42 @@ impl Local {
         // the id compare for a frame given up on a full stack: its slot holds another
         // frame or the tombstone (see `stack.rs`).
         let top = self.depth.get().wrapping_sub(1) as usize;
-        if top >= stack.tags.len() {
+        if top >= stack.len() {
             return false;
         }
         let tag = stack.tags[top].get();
         if tag as u32 != idx {
             return false;
         }
+        let start_ticks = stack.ticks[top].get();
+        // The frame is read before the depth goes down: a signal handler that runs
+        // after may reuse the slot.
+        signal_fence();
         self.depth.set(top as u32);
-        self.finish(idx, tag, stack.ticks[top].get(), mode, now);
+        self.finish(idx, tag, start_ticks, mode, now);
         true
     }
 
     #[inline(always)]
     pub(crate) fn pulse(&self, idx: u32, now: u64) {
-        if let Some(entry) = self.entry(idx) {
-            let last = entry.pulse_last.replace(now);
-            if last != 0 {
-                self.store(idx, now.wrapping_sub(last), PULSE);
-            }
+        let Some(ring) = self.ring(idx) else {
+            return self.pulse_slow(idx, now);
+        };
+        // The baseline is read and replaced under the ring's claim, so a signal
+        // handler pulsing the same id in between is refused, not interleaved.
+        let Some(h) = ring.claim() else {
+            return self.reentrant();
+        };
+        let last = ring.swap_pulse(now);
+        let delta = now.wrapping_sub(last);
+        if last != 0 && delta <= DELTA_MASK {
+            ring.commit(h, delta | PULSE);
             return;
         }
-        self.pulse_slow(idx, now);
+        ring.cancel(h);
+        if last != 0 {
+            self.clock_anomaly();
+        }
     }
 
     /// Stores a user-supplied tick count.
@@ -214,8 +325,12 @@ impl Local {
         if delta > DELTA_MASK {
             return self.clock_anomaly();
         }
-        match self.entry(idx).and_then(|e| e.ring.as_deref()) {
-            Some(ring) => ring.push(delta | meta),
+        match self.ring(idx) {
+            Some(ring) => {
+                if !ring.push(delta | meta) {
+                    self.reentrant();
+                }
+            }
             None => self.store_slow(idx, delta | meta),
         }
     }
@@ -229,7 +344,7 @@ pub(crate) fn tag(idx: u32, mode: Mode, now: Stamp) -> u64 {
 
 /// Writes frame `d`; the timer is read last, after all bookkeeping.
 #[inline(always)]
-pub(super) fn push_frame(stack: &Stack, d: usize, idx: u32, mode: Mode) {
+pub(super) fn push_frame(stack: Stack<'_>, d: usize, idx: u32, mode: Mode) {
     let now = clock::read(mode);
     let tag = u64::from(idx)
         | (u64::from(now.cpu) & CPU_MASK) << CPU_SHIFT

@@ -23,20 +23,22 @@
 //! slot, and a slot of a position below `len` and below the floor was last written by
 //! a position `>= len`, whose removal was a cold path.
 
-use super::local::{Local, push_frame};
+use super::local::{Local, Word, push_frame, signal_fence};
 use crate::clock::{Mode, Stamp};
 use crate::config;
 use crate::diagnostics::{FrameEnd, bump};
-use std::cell::Cell;
+use std::sync::atomic::Ordering::Relaxed;
 
-/// Open scopes, structure-of-arrays: start ticks and tags in separate arrays.
+/// Open scopes, structure-of-arrays: a view of the thread's stack words, the tags in
+/// the first half and the start ticks in the second.
 ///
-/// Boxed slices rather than `arrayvec`: the depth is chosen at run time
-/// ([`Builder::stack_depth`](crate::Builder::stack_depth)), and the frames are `Cell`s
-/// written in place, never pushed or popped as a collection.
-pub(super) struct Stack {
-    pub(super) ticks: Box<[Cell<u64>]>,
-    pub(super) tags: Box<[Cell<u64>]>,
+/// One boxed slice rather than `arrayvec`: the depth is chosen at run time
+/// ([`Builder::stack_depth`](crate::Builder::stack_depth)), and the frames are
+/// [`Word`]s written in place, never pushed or popped as a collection.
+#[derive(Clone, Copy)]
+pub(super) struct Stack<'a> {
+    pub(super) tags: &'a [Word],
+    pub(super) ticks: &'a [Word],
 }
 
 /// The tag of a slot whose frame was removed on a cold path. Id index 0 is never
@@ -46,21 +48,37 @@ const TOMBSTONE: u64 = 0;
 /// A frame: (tag, start ticks).
 type Frame = (u64, u64);
 
-impl Stack {
-    /// A stack of `len` slots.
-    pub(super) fn new(len: usize) -> Stack {
-        Stack {
-            ticks: (0..len).map(|_| Cell::new(0)).collect(),
-            tags: (0..len).map(|_| Cell::new(TOMBSTONE)).collect(),
-        }
+/// The words of a stack of `len` slots: every tag the tombstone, every tick 0.
+pub(super) fn words(len: usize) -> Box<[Word]> {
+    const { assert!(TOMBSTONE == 0) };
+    (0..2 * len).map(|_| Word::new(0)).collect()
+}
+
+impl<'a> Stack<'a> {
+    /// The stack over `words` (see [`words`]).
+    #[inline(always)]
+    pub(super) fn over(words: &'a [Word]) -> Stack<'a> {
+        let (tags, ticks) = words.split_at(words.len() / 2);
+        Stack { tags, ticks }
     }
 
-    /// The stack of the calling thread's recorder, made on first use.
-    pub(super) fn of(l: &Local) -> &Stack {
-        l.stack.get_or_init(|| Stack::new(config::stack_depth()))
+    /// The stack of the calling thread's recorder, made on first use (cold paths only,
+    /// so never twice at once).
+    pub(super) fn of(l: &'a Local) -> Stack<'a> {
+        let words = l.stack_words.get_or_init(|| {
+            let words = words(config::stack_depth());
+            // Published for the hot path: the base, then the length that says it is
+            // there (see `Local::stack`).
+            l.stack_base.store(words.as_ptr().cast_mut(), Relaxed);
+            signal_fence();
+            l.stack_len.store(words.len() / 2, Relaxed);
+            words
+        });
+        Stack::over(words)
     }
 
-    fn len(&self) -> usize {
+    #[inline(always)]
+    pub(super) fn len(&self) -> usize {
         self.tags.len()
     }
 
@@ -131,8 +149,10 @@ impl Local {
                     l.floor.set(oldest as u32 + 1);
                 }
             }
-            push_frame(stack, d % len, idx, mode);
+            // Depth first, as in the hot path (`Local::start`).
             l.depth.set(d as u32 + 1);
+            signal_fence();
+            push_frame(stack, d % len, idx, mode);
         });
     }
 
@@ -141,7 +161,7 @@ impl Local {
     pub(super) fn stop_slow(&self, idx: u32, mode: Mode, now: Stamp) {
         let found = self.cold(|l, shared| {
             let d = l.depth.get() as usize;
-            let Some(stack) = l.stack.get().filter(|_| d > 0) else {
+            let Some(stack) = l.stack().filter(|_| d > 0) else {
                 bump(&shared.counters.empty_stops, 1);
                 return None;
             };
@@ -176,7 +196,7 @@ impl Local {
     #[inline(never)]
     pub(super) fn stop_unordered_slow(&self, idx: u32, mode: Mode, now: Stamp) {
         let found = self.cold(|l, shared| {
-            let stack = l.stack.get()?;
+            let stack = l.stack()?;
             let (d, floor) = (l.depth.get() as usize, l.floor.get() as usize);
             let Some(k) = (floor..d).rev().find(|&p| stack.id(p) == idx) else {
                 if floor == 0 {
@@ -207,7 +227,7 @@ impl Local {
 
     /// Counts the frames still held as open at exit, under their ids (thread exit).
     pub(super) fn count_open_at_exit(&self) {
-        if let (Some(shared), Some(stack)) = (self.shared.get(), self.stack.get()) {
+        if let (Some(shared), Some(stack)) = (self.shared.get(), self.stack()) {
             let (floor, d) = (self.floor.get() as usize, self.depth.get() as usize);
             shared.count_frames(FrameEnd::OpenAtExit, (floor..d).map(|p| stack.id(p)));
         }
@@ -218,8 +238,8 @@ impl Local {
 mod tests {
     use super::*;
 
-    fn stack_of(frames: &[u64]) -> Stack {
-        let s = Stack::new(frames.len());
+    fn stack_of<'a>(words: &'a [Word], frames: &[u64]) -> Stack<'a> {
+        let s = Stack::over(words);
         for (p, &f) in frames.iter().enumerate() {
             s.set(p, (f, f * 10));
         }
@@ -228,7 +248,8 @@ mod tests {
 
     #[test]
     fn positions_wrap_onto_slots() {
-        let s = stack_of(&[1, 2, 3, 4]);
+        let w = words(4);
+        let s = stack_of(&w, &[1, 2, 3, 4]);
         s.set(5, (6, 60)); // position 5 is slot 1
         assert_eq!((s.id(1), s.id(5), s.frame(9)), (6, 6, (6, 60)));
         s.clear(9);
@@ -237,7 +258,8 @@ mod tests {
 
     #[test]
     fn remove_shifts_the_frames_above_down() {
-        let s = stack_of(&[1, 2, 3, 4]);
+        let w = words(4);
+        let s = stack_of(&w, &[1, 2, 3, 4]);
         s.remove(1, 4); // close position 1 of 0..4
         assert_eq!((0..4).map(|p| s.id(p)).collect::<Vec<_>>(), [1, 3, 4, 0]);
     }
@@ -245,7 +267,8 @@ mod tests {
     #[test]
     fn remove_below_a_full_window_keeps_every_held_frame() {
         // len 4, positions 4..8 held (floor 4), position 3 given up: forget it.
-        let s = Stack::new(4);
+        let w = words(4);
+        let s = Stack::over(&w);
         for p in 4..8 {
             s.set(p, (p as u64, 0));
         }

@@ -1,0 +1,291 @@
+//! The single-writer sample ring, readable while its owner records.
+//!
+//! # Protocol
+//!
+//! The owning thread is the only writer. `head` holds twice the number of samples ever
+//! pushed, plus one while a push is in flight, so index `i` lives in slot `i & mask`
+//! until index `i + capacity` overwrites it.
+//!
+//! ```text
+//! writer (push v at index h):     reader (count = head / 2):
+//!   head = 2h + 1  (claim)          h1 = head.load(Acquire) / 2
+//!   fence(Release)                  copy slots of indices max(0, h1 - N) .. h1
+//!   slot[h & mask].store(v)         fence(Acquire)
+//!   head.store(2h + 2, Release)     h2 = head.load(Relaxed) / 2
+//!                                   keep indices >= h2 + 1 - N
+//! ```
+//!
+//! Why it holds: `head / 2 >= i + 1` (read with Acquire) means the store of index `i`
+//! happened before the copy (the claim is a read-modify-write, so it continues the
+//! release sequence of the publishing store before it), so the copy sees index `i`'s
+//! value or a later one. A later value came from the push of some `k >= i + N`; the
+//! writer's release fence before that slot store pairs with the reader's acquire fence
+//! after the copy, so everything the writer did before it — including its claim,
+//! `head = 2k + 1` — is visible to the second head load: `h2 >= k >= i + N`, and `i` is
+//! dropped. The `+ 1` covers the push of index `h2` itself, whose slot store may land
+//! before its head store. On x86_64 both fences compile to nothing.
+//!
+//! The "obvious" protocol — no fences, keep indices `>= h2 - N` — hands back samples
+//! with the wrong index when the copy races the writer; the loom model below shows both.
+//!
+//! When no writer can run (the owner has exited, or the owner is the reader) the copy
+//! is exact and the `+ 1` margin is not needed: [`Ring::read`] takes that as `quiet`.
+//!
+//! # Signal handlers
+//!
+//! A signal handler runs on the owning thread between two of its instructions, so it
+//! can push into a ring whose push it interrupted. The claim makes that visible: it is
+//! one instruction on x86_64 (a `xadd` without `lock`, which a signal cannot split,
+//! and which costs no more than the load it replaces) and a relaxed read-modify-write
+//! elsewhere. A claim that finds a push in flight (`head` odd) takes nothing back from
+//! it: it is undone and refused, and the caller counts the sample as re-entrant. So
+//! an interrupted push always completes with its own value, and no sample is lost
+//! without a count. See `docs/signal-safety.md`.
+#![allow(unsafe_code)]
+
+use super::sync::{AtomicBool, AtomicU64, Ordering, fence, load_own};
+
+/// A power-of-two ring of `u64` samples with a total-pushed counter.
+pub(crate) struct Ring {
+    /// Twice the samples ever pushed, plus one while a push is in flight.
+    head: AtomicU64,
+    /// Ticks of the owner's previous pulse of this ring's id; 0 = no baseline yet.
+    /// Read and written by the owning thread only, inside a claim.
+    pulse_last: AtomicU64,
+    mask: u64,
+    slots: Box<[AtomicU64]>,
+    /// Every page of `slots` has been written ([`Ring::prefault`]); only the footprint
+    /// estimate reads it.
+    prefaulted: AtomicBool,
+}
+
+/// What one read of a ring returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RingRead {
+    /// Samples ever pushed (the head at the start of the read).
+    pub(crate) seen: u64,
+    /// Index of the first sample appended to the output.
+    pub(crate) first: u64,
+    /// Samples appended to the output.
+    pub(crate) kept: u64,
+}
+
+impl Ring {
+    /// A ring of `capacity` samples. `capacity` must be a power of two (checked by
+    /// configuration before any ring is made).
+    pub(crate) fn new(capacity: usize) -> Ring {
+        debug_assert!(capacity.is_power_of_two());
+        Ring {
+            head: AtomicU64::new(0),
+            pulse_last: AtomicU64::new(0),
+            mask: capacity as u64 - 1,
+            slots: zeroed_slots(capacity),
+            prefaulted: AtomicBool::new(false),
+        }
+    }
+
+    /// Capacity in samples.
+    pub(crate) fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Appends a sample; `false` (nothing stored) if it interrupted a push into this
+    /// ring on the same thread. Only the owning thread may call this.
+    #[inline(always)]
+    pub(crate) fn push(&self, value: u64) -> bool {
+        match self.claim() {
+            Some(h) => {
+                self.commit(h, value);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Claims the next index for a push (owning thread only): `None` if a push into
+    /// this ring is already in flight on this thread, that is, if the caller is a
+    /// signal handler that interrupted it. A claim must end in [`commit`](Self::commit)
+    /// or [`cancel`](Self::cancel) before the thread records into this ring again.
+    #[inline(always)]
+    pub(crate) fn claim(&self) -> Option<u64> {
+        let old = claim_head(&self.head);
+        if old & 1 != 0 {
+            // Undo this claim: the interrupted one resumes exactly where it was.
+            self.head.store(old, Ordering::Relaxed);
+            return None;
+        }
+        Some(old >> 1)
+    }
+
+    /// Stores `value` at the claimed index `h` and publishes it.
+    #[inline(always)]
+    pub(crate) fn commit(&self, h: u64, value: u64) {
+        fence(Ordering::Release);
+        self.slots[(h & self.mask) as usize].store(value, Ordering::Relaxed);
+        self.head.store(h.wrapping_add(1) << 1, Ordering::Release);
+    }
+
+    /// Gives back the claim of index `h` without storing anything.
+    #[inline(always)]
+    pub(crate) fn cancel(&self, h: u64) {
+        self.head.store(h << 1, Ordering::Relaxed);
+    }
+
+    /// Replaces the previous pulse's ticks by `now` and returns them (0: none). Only
+    /// the owning thread may call this, holding a claim, so a handler that pulses the
+    /// same id is refused instead of reading the baseline mid-update.
+    #[inline(always)]
+    pub(crate) fn swap_pulse(&self, now: u64) -> u64 {
+        let last = load_own(&self.pulse_last);
+        self.pulse_last.store(now, Ordering::Relaxed);
+        last
+    }
+
+    /// Forgets every sample, for reuse by another thread. The caller owns the ring
+    /// outright (it came out of an `Arc` with no other reference), so nothing can
+    /// read or write it concurrently.
+    pub(crate) fn reset(&self) {
+        self.head.store(0, Ordering::Relaxed);
+        self.pulse_last.store(0, Ordering::Relaxed);
+    }
+
+    /// Writes every slot no sample has reached yet (with 0, which no reader sees: they
+    /// read only indices below the head), so the OS backs all of the ring's pages now
+    /// rather than on the pushes that first reach them. Only the owning thread may call
+    /// this; the head and the retained samples are unchanged.
+    pub(crate) fn prefault(&self) {
+        let first_unwritten = (load_own(&self.head) >> 1).min(self.slots.len() as u64) as usize;
+        for slot in &self.slots[first_unwritten..] {
+            // `black_box`: a store of a known 0 into memory from `alloc_zeroed` could
+            // be dropped by the optimiser, and then the page would not be written.
+            slot.store(std::hint::black_box(0), Ordering::Relaxed);
+        }
+        self.prefaulted.store(true, Ordering::Relaxed);
+    }
+
+    /// Memory the OS backs for this ring: the pages samples (or [`Ring::prefault`])
+    /// have reached.
+    pub(crate) fn resident_bytes(&self) -> u64 {
+        const PAGE: u64 = 4096;
+        let written = if self.prefaulted.load(Ordering::Relaxed) {
+            self.slots.len() as u64
+        } else {
+            self.seen()
+        };
+        let touched = written.min(self.slots.len() as u64) * 8;
+        touched.div_ceil(PAGE) * PAGE + 64
+    }
+
+    /// Samples ever pushed.
+    pub(crate) fn seen(&self) -> u64 {
+        self.head.load(Ordering::Acquire) >> 1
+    }
+
+    /// Appends the retained samples, oldest first, to `out`.
+    ///
+    /// `quiet` promises that no push can run concurrently (the owner exited, or is the
+    /// caller); the read is then exact. Otherwise at most one extra sample — the oldest
+    /// — is given up to stay safe against a push in flight.
+    pub(crate) fn read(&self, quiet: bool, out: &mut Vec<u64>) -> RingRead {
+        self.read_from(0, quiet, out)
+    }
+
+    /// Like [`read`](Self::read), but only samples of index `from` or later: what is
+    /// new since a previous read whose `seen` was `from`. Samples in `from .. first`
+    /// were overwritten before this read reached them.
+    pub(crate) fn read_from(&self, from: u64, quiet: bool, out: &mut Vec<u64>) -> RingRead {
+        let n = self.slots.len() as u64;
+        let h1 = self.head.load(Ordering::Acquire) >> 1;
+        let lo = h1.saturating_sub(n).max(from.min(h1));
+        let start = out.len();
+        out.extend((lo..h1).map(|i| self.slots[(i & self.mask) as usize].load(Ordering::Relaxed)));
+        let first = if quiet {
+            lo
+        } else {
+            fence(Ordering::Acquire);
+            let h2 = self.head.load(Ordering::Relaxed) >> 1;
+            (h2 + 1).saturating_sub(n).clamp(lo, h1)
+        };
+        out.drain(start..start + (first - lo) as usize);
+        RingRead {
+            seen: h1,
+            first,
+            kept: h1 - first,
+        }
+    }
+}
+
+impl core::fmt::Debug for Ring {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Ring")
+            .field("capacity", &self.slots.len())
+            .field("seen", &self.seen())
+            .finish()
+    }
+}
+
+/// Adds 1 to `head` and returns its previous value, as one instruction that a signal
+/// handler on this thread cannot split. Only the owning thread writes `head`, so no
+/// `lock` prefix is needed (nor wanted: it would cost ~20 cycles per sample).
+#[cfg(all(target_arch = "x86_64", not(latte_loom)))]
+#[inline(always)]
+fn claim_head(head: &AtomicU64) -> u64 {
+    let mut value: u64 = 1;
+    // SAFETY: `head.as_ptr()` is a valid, aligned pointer to the `AtomicU64` for the
+    // duration of the instruction. Only the owning thread (this one) writes `head`; an
+    // aligned 8-byte store is atomic for other cores' loads, so readers see the old or
+    // the new value, as with a relaxed atomic store. A signal is taken between
+    // instructions, so the read-add-write is indivisible for a handler on this thread.
+    unsafe {
+        core::arch::asm!(
+            "xadd qword ptr [{head}], {value}",
+            head = in(reg) head.as_ptr(),
+            value = inout(reg) value,
+            options(nostack),
+        );
+    }
+    value
+}
+
+/// Elsewhere, a relaxed read-modify-write: indivisible for a signal handler too.
+#[cfg(all(not(target_arch = "x86_64"), not(latte_loom)))]
+#[inline(always)]
+fn claim_head(head: &AtomicU64) -> u64 {
+    head.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Under loom: the relaxed read-modify-write that the other targets ship. (The owner's
+/// load and a relaxed store would not do: only a read-modify-write continues the
+/// release sequence of the head's previous store, and loom finds the mislabelled
+/// sample without it. On x86_64 the `xadd` is that read-modify-write, and its store,
+/// like every x86 store, is not reordered before the thread's earlier stores.)
+#[cfg(latte_loom)]
+fn claim_head(head: &AtomicU64) -> u64 {
+    head.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Zero-filled slots from the allocator's zeroed path, so the OS backs pages only when
+/// samples reach them: an unwritten ring costs address space, not memory.
+#[cfg(not(latte_loom))]
+fn zeroed_slots(n: usize) -> Box<[AtomicU64]> {
+    use std::alloc::{Layout, alloc_zeroed, handle_alloc_error};
+    let layout = Layout::array::<AtomicU64>(n).expect("ring capacity is bounded by configuration");
+    assert!(layout.size() > 0);
+    // SAFETY: the layout has non-zero size (n >= 2, checked above).
+    let ptr = unsafe { alloc_zeroed(layout) }.cast::<AtomicU64>();
+    if ptr.is_null() {
+        handle_alloc_error(layout);
+    }
+    // SAFETY: `ptr` is a fresh allocation of exactly `n` AtomicU64 with the global
+    // allocator and `Layout::array::<AtomicU64>(n)`, which is how `Box<[AtomicU64]>`
+    // allocates and frees; an all-zero AtomicU64 is a valid `AtomicU64::new(0)`.
+    unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(ptr, n)) }
+}
+
+#[cfg(latte_loom)]
+fn zeroed_slots(n: usize) -> Box<[AtomicU64]> {
+    (0..n).map(|_| AtomicU64::new(0)).collect()
+}
+
+#[cfg(test)]
+mod tests;
