@@ -4,7 +4,7 @@
 //! `lfence; rdtscp`), and the whole record path is inlined at the call site.
 //!
 //! The test builds `examples/asm_probe.rs` with `cargo build --release` into
-//! `target/asm-probe` (its own target directory, so it never waits on the lock of the
+//! `target/asm_probe-release` (its own target directory, so it never waits on the lock of the
 //! build running this test), disassembles it with `objdump -d --no-show-raw-insn -C`
 //! and checks each `asm_probe::probe_*` function: one record path, inlined into it.
 //!
@@ -22,9 +22,8 @@
 //! `CI` environment variable is set, where a missing `objdump` fails the test. Set
 //! `OBJDUMP` to use another binary.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod objdump;
+use objdump::{Insn, build_example, by_name, disassemble, functions, objdump_or_skip};
 
 /// Callees that are cold paths by design, allowed as direct calls from a probe
 /// (prefixes of demangled names). Today they are all called through the GOT; the list
@@ -40,6 +39,7 @@ const COLD: &[&str] = &[
     "latte::record::local::Local::pulse_slow",
     "latte::record::local::Local::store_slow",
     "latte::record::local::Local::clock_anomaly",
+    "latte::record::local::Local::reentrant",
     "latte::registry::",
     "core::panicking::",
     "core::option::expect_failed",
@@ -77,180 +77,6 @@ const PROBES: &[Probe] = &[
     },
 ];
 
-/// Instruction prefixes objdump prints before the mnemonic.
-const PREFIXES: &[&str] = &[
-    "lock", "rep", "repz", "repe", "repnz", "repne", "data16", "addr32", "notrack", "bnd",
-    "xacquire", "xrelease", "cs", "ds", "es", "fs", "gs", "ss", "rex", "rex.w",
-];
-
-/// One decoded line of a function body.
-#[derive(Debug)]
-struct Insn {
-    /// The whole line as objdump printed it, for messages.
-    line: String,
-    /// Prefixes, lower case (`lock`, `rep`, ...).
-    prefixes: Vec<String>,
-    /// The mnemonic, lower case.
-    mnemonic: String,
-    /// The operand text, without objdump's `# ...` comment.
-    operands: String,
-}
-
-impl Insn {
-    fn parse(line: &str) -> Option<Insn> {
-        // "   1f68d:\tlfence" / "   1f0f1:\tmov    %rax,(%r12,%r14,8)"
-        let (addr, text) = line.split_once(":\t")?;
-        if !addr.trim().chars().all(|c| c.is_ascii_hexdigit()) {
-            return None;
-        }
-        let text = text.split('#').next().unwrap_or("").trim();
-        let mut words = text.split_whitespace().peekable();
-        let mut prefixes = Vec::new();
-        while let Some(w) = words.peek() {
-            let lw = w.to_ascii_lowercase();
-            if PREFIXES.contains(&lw.as_str()) {
-                prefixes.push(lw);
-                words.next();
-            } else {
-                break;
-            }
-        }
-        let mnemonic = words.next().unwrap_or("").to_ascii_lowercase();
-        let operands = words.collect::<Vec<_>>().join(" ");
-        Some(Insn {
-            line: line.trim().to_owned(),
-            prefixes,
-            mnemonic,
-            operands,
-        })
-    }
-
-    /// Locked by a prefix, or implicitly (`xchg` with a memory operand).
-    fn is_locked(&self) -> bool {
-        self.prefixes.iter().any(|p| p == "lock")
-            || (self.mnemonic.starts_with("xchg") && self.operands.contains('('))
-    }
-
-    /// The target of a direct `call`, as (address, name):
-    /// `call   1e990 <std::thread::local::LocalKey<T>::try_with>`.
-    fn direct_call(&self) -> Option<(u64, String)> {
-        if !self.mnemonic.starts_with("call") || self.operands.starts_with('*') {
-            return None;
-        }
-        let (addr, rest) = self.operands.split_once(" <")?;
-        let name = rest.rsplit_once('>')?.0;
-        // `<f+0x12>` is a call into the middle of a function: not a function entry.
-        if name.contains('+') {
-            return None;
-        }
-        Some((u64::from_str_radix(addr.trim(), 16).ok()?, name.to_owned()))
-    }
-}
-
-/// One function of the disassembly.
-#[derive(Debug)]
-struct Function {
-    /// Demangled name (without the hash, so generic instances share it).
-    name: String,
-    insns: Vec<Insn>,
-}
-
-/// Every function in the disassembly, by start address.
-fn functions(disassembly: &str) -> BTreeMap<u64, Function> {
-    let mut map = BTreeMap::new();
-    let mut current = None;
-    for line in disassembly.lines() {
-        if line.trim().is_empty() {
-            current = None;
-        } else if let Some(label) = line.strip_suffix(">:") {
-            // "000000000001f3f0 <asm_probe::probe_fast_pair>:"
-            current = label.split_once(" <").and_then(|(addr, name)| {
-                let addr = u64::from_str_radix(addr.trim(), 16).ok()?;
-                let name = name.to_owned();
-                map.insert(
-                    addr,
-                    Function {
-                        name,
-                        insns: Vec::new(),
-                    },
-                );
-                Some(addr)
-            });
-        } else if let (Some(addr), Some(insn)) = (current, Insn::parse(line)) {
-            map.get_mut(&addr)
-                .expect("made at the label")
-                .insns
-                .push(insn);
-        }
-    }
-    map
-}
-
-/// The one function called `name`.
-fn by_name<'a>(functions: &'a BTreeMap<u64, Function>, name: &str) -> Option<&'a Function> {
-    let mut found = functions.values().filter(|f| f.name == name);
-    let f = found.next()?;
-    assert!(found.next().is_none(), "more than one <{name}>");
-    Some(f)
-}
-
-fn objdump() -> Option<String> {
-    let bin = std::env::var("OBJDUMP").unwrap_or_else(|_| "objdump".to_owned());
-    match Command::new(&bin).arg("--version").output() {
-        Ok(out) if out.status.success() => Some(bin),
-        _ => None,
-    }
-}
-
-/// Builds the probe example in release into its own target directory; returns the
-/// binary.
-fn build_probe() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let target = root.join("target").join("asm-probe");
-    let started = std::time::Instant::now();
-    let status = Command::new(env!("CARGO"))
-        .current_dir(root)
-        .env("CARGO_TARGET_DIR", &target)
-        .args([
-            "build",
-            "--release",
-            "--package",
-            env!("CARGO_PKG_NAME"),
-            "--example",
-            "asm_probe",
-        ])
-        .status()
-        .expect("run cargo");
-    assert!(
-        status.success(),
-        "cargo build --example asm_probe: {status}"
-    );
-    println!(
-        "built asm_probe (release) in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-    let exe = target
-        .join("release")
-        .join("examples")
-        .join(format!("asm_probe{}", std::env::consts::EXE_SUFFIX));
-    assert!(exe.is_file(), "{} missing after the build", exe.display());
-    exe
-}
-
-fn disassemble(objdump: &str, exe: &Path) -> String {
-    let out = Command::new(objdump)
-        .args(["-d", "--no-show-raw-insn", "-C"])
-        .arg(exe)
-        .output()
-        .expect("run objdump");
-    assert!(
-        out.status.success(),
-        "objdump failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("objdump prints UTF-8")
-}
-
 fn listing(insns: &[Insn]) -> String {
     insns
         .iter()
@@ -265,15 +91,10 @@ fn record_path_has_no_locks_or_mfence_and_the_right_timer_instructions() {
         println!("SKIPPED: the disassembly checks are for x86_64 only");
         return;
     }
-    let Some(objdump) = objdump() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "objdump is required in CI (apt-get install -y binutils)"
-        );
-        println!("SKIPPED: objdump not found (install binutils, or set OBJDUMP)");
+    let Some(objdump) = objdump_or_skip("disassembly") else {
         return;
     };
-    let exe = build_probe();
+    let exe = build_example("asm_probe");
     let functions = functions(&disassemble(&objdump, &exe));
 
     let mut failures = Vec::new();

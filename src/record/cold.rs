@@ -47,12 +47,12 @@ impl Local {
     /// First pulse of `idx` on this thread: makes its ring and sets the baseline.
     #[cold]
     #[inline(never)]
-    pub(super) fn pulse_slow(&self, idx: u32, now: u64) {
+    pub(super) fn pulse_slow(&self, idx: u32) {
         self.cold(|l, shared| {
             let ring = l.make_ring(shared, idx);
             match ring.claim() {
                 Some(h) => {
-                    ring.swap_pulse(now); // first pulse: baseline only
+                    ring.swap_pulse(crate::clock::ticks()); // first pulse: baseline only
                     ring.cancel(h);
                 }
                 None => l.reentrant(),

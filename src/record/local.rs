@@ -208,10 +208,15 @@ impl Local {
         }
         let base = self.stack_base.load(Relaxed);
         // SAFETY: a non-zero `stack_len` is stored only after `stack_base` points at
-        // the `2 * len` words owned by `self.stack_words`, which are never freed or
-        // replaced while `self` lives (see `Stack::of`).
-        let words = unsafe { std::slice::from_raw_parts(base, 2 * len) };
-        Some(Stack::over(words))
+        // the `2 * len` words owned by `self.stack_words` (tags, then ticks), which are
+        // never freed or replaced while `self` lives (see `Stack::of`).
+        let (tags, ticks) = unsafe {
+            (
+                std::slice::from_raw_parts(base, len),
+                std::slice::from_raw_parts(base.add(len), len),
+            )
+        };
+        Some(Stack { tags, ticks })
     }
 
     // ----------------------------------------------------------------- hot path
@@ -268,15 +273,17 @@ impl Local {
     }
 
     #[inline(always)]
-    pub(crate) fn pulse(&self, idx: u32, now: u64) {
+    pub(crate) fn pulse(&self, idx: u32) {
         let Some(ring) = self.ring(idx) else {
-            return self.pulse_slow(idx, now);
+            return self.pulse_slow(idx);
         };
-        // The baseline is read and replaced under the ring's claim, so a signal
-        // handler pulsing the same id in between is refused, not interleaved.
+        // The timer is read, and the baseline read and replaced, under the ring's
+        // claim: a signal handler pulsing the same id before the claim comes before
+        // this pulse in time too, and one that interrupts the claim is refused.
         let Some(h) = ring.claim() else {
             return self.reentrant();
         };
+        let now = clock::ticks();
         let last = ring.swap_pulse(now);
         let delta = now.wrapping_sub(last);
         if last != 0 && delta <= DELTA_MASK {

@@ -165,11 +165,12 @@ pub(crate) fn stop_unordered(id: &Id, mode: Mode, now: clock::Stamp) {
 pub fn pulse(id: &Id) {
     #[cfg(feature = "record")]
     {
-        let now = clock::ticks();
+        // The timer is read inside, once this thread's ring for `id` is claimed (see
+        // `docs/signal-safety.md`).
         let idx = id.index();
         local::with(
             #[inline(always)]
-            |l| l.pulse(idx, now),
+            |l| l.pulse(idx),
         );
     }
     #[cfg(not(feature = "record"))]
