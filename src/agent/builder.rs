@@ -1,7 +1,8 @@
 //! The agent's settings: [`Builder`], validated and applied by [`Builder::start`].
 
 use super::guard::Guard;
-use super::{RUNNING, drain, hlog, placement};
+use super::running::{self, Line};
+use super::{drain, hlog, placement};
 use crate::clock::{self, ClockChoice};
 use crate::config::{self, Cleaning, Data, ReportOptions, Unit};
 use crate::error::Error;
@@ -9,7 +10,7 @@ use crate::report::Format;
 use crossbeam_channel::bounded;
 use std::io::Write;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 /// Settings for the agent. Invalid values are reported by [`start`](Builder::start).
@@ -278,18 +279,12 @@ impl Builder {
     /// has changed.
     pub fn start(self) -> Result<Guard, Error> {
         self.validate()?;
-        if RUNNING
-            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            return Err(Error::AlreadyRunning);
-        }
-        self.launch()
-            .inspect_err(|_| RUNNING.store(false, Ordering::Release))
+        running::claim(|| self.launch())
     }
 
-    /// Applies the settings and spawns the drain thread (the caller holds `RUNNING`).
-    fn launch(self) -> Result<Guard, Error> {
+    /// Applies the settings and spawns the drain thread (the caller holds the process's
+    /// agent slot).
+    fn launch(self) -> Result<(Guard, Line), Error> {
         if let Some(choice) = self.clock {
             clock::select_clock(choice)?;
         }
@@ -320,13 +315,14 @@ impl Builder {
             sink_errors: sink_errors.clone(),
         };
         let (handle, alive) = drain.spawn(self.placement)?;
-        Ok(Guard {
-            tx,
-            alive,
+        let line = Line { tx, alive };
+        let guard = Guard {
+            line: line.clone(),
             handle: Some(handle),
             sink_errors,
             pid: std::process::id(),
-        })
+        };
+        Ok((guard, line))
     }
 
     /// Every setting's error, before anything changes.

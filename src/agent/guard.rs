@@ -1,8 +1,8 @@
 //! The running agent's handle, and the commands it sends the drain thread.
 
-use super::RUNNING;
+use super::running::{self, Line};
 use crate::error::Error;
-use crossbeam_channel::{Receiver, Sender, bounded, select};
+use crossbeam_channel::Sender;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
@@ -20,11 +20,7 @@ pub(crate) enum Command {
 /// The running agent. Dropping it writes the final report and stops the drain thread.
 #[must_use = "the agent stops, writing its final report, when the guard drops; bind it: `let _latte = ...`"]
 pub struct Guard {
-    pub(super) tx: Sender<Command>,
-    /// Never receives a message: disconnects when the drain thread ends, for any
-    /// reason (its sender lives on that thread's stack), which releases every caller
-    /// still waiting for an answer.
-    pub(super) alive: Receiver<()>,
+    pub(super) line: Line,
     pub(super) handle: Option<JoinHandle<()>>,
     pub(super) sink_errors: Arc<AtomicU64>,
     /// The process that started the agent: in a forked child the drain thread does
@@ -46,17 +42,7 @@ impl Guard {
         if std::process::id() != self.pid {
             return Err(Error::AgentStopped); // a forked child: no drain thread here
         }
-        let (reply, answer) = bounded(1);
-        self.tx
-            .send(command(reply))
-            .map_err(|_| Error::AgentStopped)?;
-        // The answer, or the drain thread's end, whichever comes first: a command
-        // queued when the thread died is answered `AgentStopped`, and a slow report
-        // is waited for as long as it takes.
-        select! {
-            recv(answer) -> r => r.map_err(|_| Error::AgentStopped),
-            recv(self.alive) -> _ => answer.try_recv().map_err(|_| Error::AgentStopped),
-        }
+        self.line.ask(command)
     }
 
     /// Makes the drain thread panic after its current command (test hook).
@@ -68,7 +54,7 @@ impl Guard {
     /// Commands waiting for the drain thread (test hook).
     #[cfg(feature = "test-hooks")]
     pub(crate) fn queued(&self) -> usize {
-        self.tx.len()
+        self.line.tx.len()
     }
 
     /// Whole run so far: writes a report of everything recorded to the sink; returns
@@ -107,7 +93,7 @@ impl Guard {
         }
         let result = self.ask(Command::Shutdown).and_then(|r| r);
         let _ = handle.join();
-        RUNNING.store(false, Ordering::Release);
+        running::release();
         result
     }
 }

@@ -17,19 +17,18 @@ mod drain;
 mod guard;
 mod hlog;
 mod placement;
+mod running;
 
 pub use builder::Builder;
 pub(crate) use guard::Command;
 pub use guard::Guard;
 
 use crate::error::Error;
-use std::sync::atomic::AtomicBool;
-
-/// One agent per process.
-static RUNNING: AtomicBool = AtomicBool::new(false);
 
 /// Starts the agent with the defaults: cycles, raw data, default cleaning, final report
 /// on stdout, no periodic reports.
+///
+/// One agent runs per process; a forked child starts with none and may start its own.
 ///
 /// ```no_run
 /// let _latte = latte::init(); // final report on stdout when this drops
