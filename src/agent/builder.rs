@@ -1,5 +1,6 @@
 //! The agent's settings: [`Builder`], validated and applied by [`Builder::start`].
 
+use super::failures::{Failures, Shared};
 use super::guard::Guard;
 use super::running::{self, Line};
 use super::{drain, hlog, placement};
@@ -10,7 +11,6 @@ use crate::report::Format;
 use crossbeam_channel::bounded;
 use std::io::Write;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 /// Settings for the agent. Invalid values are reported by [`start`](Builder::start).
@@ -302,7 +302,7 @@ impl Builder {
             None => None,
         };
         let (tx, rx) = bounded(16);
-        let sink_errors = Arc::new(AtomicU64::new(0));
+        let shared = Arc::new(Shared::default());
         let drain = drain::Drain {
             rx,
             sink: self.sink.unwrap_or_else(|| Box::new(std::io::stdout())),
@@ -312,14 +312,14 @@ impl Builder {
             pace: self.drain_interval,
             hlog,
             final_report: self.final_report,
-            sink_errors: sink_errors.clone(),
+            failures: Failures::new(shared.clone()),
         };
         let (handle, alive) = drain.spawn(self.placement)?;
         let line = Line { tx, alive };
         let guard = Guard {
             line: line.clone(),
             handle: Some(handle),
-            sink_errors,
+            shared,
             pid: std::process::id(),
         };
         Ok((guard, line))

@@ -1,10 +1,11 @@
 //! The running agent's handle, and the commands it sends the drain thread.
 
+use super::failures::Shared;
 use super::running::{self, Line};
 use crate::error::Error;
 use crossbeam_channel::Sender;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
 
 /// Commands to the drain thread.
@@ -22,7 +23,7 @@ pub(crate) enum Command {
 pub struct Guard {
     pub(super) line: Line,
     pub(super) handle: Option<JoinHandle<()>>,
-    pub(super) sink_errors: Arc<AtomicU64>,
+    pub(super) shared: Arc<Shared>,
     /// The process that started the agent: in a forked child the drain thread does
     /// not exist (threads do not survive `fork`), so the guard does nothing there.
     pub(super) pid: u32,
@@ -71,13 +72,23 @@ impl Guard {
         self.ask(Command::ReportInterval)?
     }
 
-    /// Periodic reports that could not be written so far.
+    /// Periodic reports that could not be written so far (each is also shown in the
+    /// next report that is written, and returned by [`stop`](Guard::stop)).
     pub fn sink_errors(&self) -> u64 {
-        self.sink_errors.load(Ordering::Relaxed)
+        self.shared.sink_errors.load(Ordering::Relaxed)
     }
 
-    /// Stops the agent: writes the final report (if enabled) and joins the thread,
-    /// returning the final report's sink error if any.
+    /// Stops the agent: writes the last interval (with periodic reports) and the final
+    /// report (if enabled), and joins the thread. Returns the final report's error if
+    /// it could not be written; else [`Error::PeriodicReports`] if periodic reports
+    /// failed during the run (the final report shows them too); else `Ok`.
+    ///
+    /// ```
+    /// let guard = latte::builder().sink(std::io::sink()).start()?;
+    /// latte::latte_pulse!("work");
+    /// guard.stop()?; // the final report is written
+    /// # Ok::<(), latte::Error>(())
+    /// ```
     pub fn stop(mut self) -> Result<(), Error> {
         self.shutdown()
     }

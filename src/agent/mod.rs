@@ -14,6 +14,7 @@
 
 mod builder;
 mod drain;
+mod failures;
 mod guard;
 mod hlog;
 mod placement;
