@@ -72,6 +72,9 @@ pub enum Error {
         /// The last one's error.
         last: Box<Error>,
     },
+    /// The handlers of [`Builder::final_report_on_signals`](crate::Builder::final_report_on_signals)
+    /// could not be installed (or the platform has no POSIX signals).
+    Signals(Arc<std::io::Error>),
     /// A different clock was asked for after latte had started reading one.
     ClockAlreadySelected {
         /// Whether the clock in use is the hardware counter.
@@ -93,7 +96,10 @@ impl PartialEq for Error {
                 (a, b) == (c, d)
             }
             (AlreadyRunning, AlreadyRunning) | (AgentStopped, AgentStopped) => true,
-            (Sink(a), Sink(b)) | (Spawn(a), Spawn(b)) | (Hlog(a), Hlog(b)) => a.kind() == b.kind(),
+            (Sink(a), Sink(b))
+            | (Spawn(a), Spawn(b))
+            | (Hlog(a), Hlog(b))
+            | (Signals(a), Signals(b)) => a.kind() == b.kind(),
             (PeriodicReports { failed: a, last: b }, PeriodicReports { failed: c, last: d }) => {
                 a == c && b == d
             }
@@ -153,6 +159,10 @@ impl fmt::Display for Error {
                 "{failed} periodic latte report{} could not be written; the last error: {last}",
                 if *failed == 1 { "" } else { "s" }
             ),
+            Error::Signals(e) => write!(
+                f,
+                "latte could not handle SIGTERM and SIGINT (final_report_on_signals): {e}"
+            ),
             Error::ClockAlreadySelected { hardware } => write!(
                 f,
                 "latte already reads the {}; every sample must come from one clock, so it cannot change now \
@@ -166,9 +176,11 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Sink(e) | Error::Spawn(e) | Error::Hlog(e) | Error::DrainPlacement(e) => {
-                Some(&**e)
-            }
+            Error::Sink(e)
+            | Error::Spawn(e)
+            | Error::Hlog(e)
+            | Error::DrainPlacement(e)
+            | Error::Signals(e) => Some(&**e),
             Error::PeriodicReports { last, .. } => Some(&**last),
             _ => None,
         }

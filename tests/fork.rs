@@ -1,8 +1,8 @@
 //! A forked child of a multi-threaded, recording parent can still record and report,
-//! and start its own agent; the parent is unaffected. (Threads do not
+//! start its own agent, and die of a signal; the parent is unaffected. (Threads do not
 //! survive `fork`: in the child only the forking thread exists.) Every child leaves
 //! with `_exit`, on every path, never returning into the test harness.
-#![allow(unsafe_code)] // fork, waitpid, _exit
+#![allow(unsafe_code)] // fork, waitpid, _exit, raise
 
 mod common;
 use common::{SharedSink, one_agent};
@@ -218,4 +218,31 @@ fn a_forked_child_runs_its_own_agent_and_the_parent_is_unaffected() {
         Some(PARENT_SCOPES + PARENT_LATER)
     );
     assert_eq!(folded(last, "fork_own_child"), None);
+}
+
+#[test]
+fn a_forked_child_of_a_process_reporting_on_signals_still_dies_of_sigterm() {
+    let _one = one_agent();
+    let sink = SharedSink::default();
+    let guard = latte::builder()
+        .final_report_on_signals(true)
+        .format(Format::Json)
+        .sink(sink.clone())
+        .start()
+        .unwrap();
+    // The child inherits the signal handler, not the thread that writes the report.
+    let pid = fork(|| {
+        // SAFETY: raise(3) with a signal number; no memory is involved.
+        unsafe { libc::raise(libc::SIGTERM) };
+    });
+    let status = wait(pid);
+    assert!(
+        libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGTERM,
+        "the child should have died of SIGTERM: {status}"
+    );
+    // The parent's agent neither reported nor stopped.
+    assert!(sink.text().is_empty());
+    guard.report().unwrap();
+    guard.stop().unwrap();
+    assert_eq!(sink.json_reports().len(), 2);
 }

@@ -3,7 +3,7 @@
 use super::failures::{Failures, Shared};
 use super::guard::Guard;
 use super::running::{self, Line};
-use super::{drain, hlog, placement};
+use super::{drain, hlog, placement, signals};
 use crate::clock::{self, ClockChoice};
 use crate::config::{self, Cleaning, Data, ReportOptions, Unit};
 use crate::error::Error;
@@ -14,6 +14,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Settings for the agent. Invalid values are reported by [`start`](Builder::start).
+///
+/// How the run's final report survives exits: the guard's drop writes it (also while a
+/// panic unwinds); [`Guard::stop`] or [`Guard::stop_running`] writes it before
+/// [`std::process::exit`]; [`final_report_on_signals`](Builder::final_report_on_signals)
+/// writes it on SIGTERM and SIGINT; on an abort or `kill -9`, the [`hlog`](Builder::hlog)
+/// interval log keeps every interval but the last.
 pub struct Builder {
     clock: Option<ClockChoice>,
     ring_capacity: Option<usize>,
@@ -28,6 +34,8 @@ pub struct Builder {
     placement: placement::Placement,
     max_exited_threads: usize,
     final_report: bool,
+    /// See `Builder::final_report_on_signals` (in `signals.rs`).
+    pub(super) on_signals: bool,
 }
 
 impl Default for Builder {
@@ -46,6 +54,7 @@ impl Default for Builder {
             placement: placement::Placement::default(),
             max_exited_threads: Builder::DEFAULT_MAX_EXITED_THREADS,
             final_report: true,
+            on_signals: false,
         }
     }
 }
@@ -66,6 +75,7 @@ impl core::fmt::Debug for Builder {
             .field("placement", &self.placement)
             .field("max_exited_threads", &self.max_exited_threads)
             .field("final_report", &self.final_report)
+            .field("on_signals", &self.on_signals)
             .finish()
     }
 }
@@ -279,7 +289,15 @@ impl Builder {
     /// has changed.
     pub fn start(self) -> Result<Guard, Error> {
         self.validate()?;
-        running::claim(|| self.launch())
+        let on_signals = self.on_signals;
+        if on_signals {
+            signals::listen()?; // once per process: a thread that waits for signals
+        }
+        let guard = running::claim(|| self.launch())?;
+        if on_signals {
+            signals::arm();
+        }
+        Ok(guard)
     }
 
     /// Applies the settings and spawns the drain thread (the caller holds the process's

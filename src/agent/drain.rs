@@ -117,7 +117,10 @@ impl Drain {
                     let _ = reply.send(self.interval(&mut at));
                 }
                 Ok(Command::Shutdown(reply)) => {
-                    let _ = reply.send(self.finish(&mut at));
+                    let result = self.finish(&mut at);
+                    // Kept for the guard, should another caller have asked for the end.
+                    let _ = self.failures.shared().finished.set(result.clone());
+                    let _ = reply.send(result);
                     return;
                 }
                 Err(RecvTimeoutError::Disconnected) => {

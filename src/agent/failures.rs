@@ -3,14 +3,17 @@
 
 use crate::error::Error;
 use crate::report::{PeriodicFailures, Report};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// What the drain thread shares with the guard.
 #[derive(Default)]
 pub(super) struct Shared {
     /// Periodic reports that failed over the whole run.
     pub(super) sink_errors: AtomicU64,
+    /// The result of the shutdown, whoever asked for it (the guard, `stop_running`,
+    /// the signal listener), so the guard can still return it afterwards.
+    pub(super) finished: OnceLock<Result<(), Error>>,
 }
 
 /// The drain's record of periodic failures.
@@ -29,6 +32,11 @@ impl Failures {
             unshown: 0,
             last: None,
         }
+    }
+
+    /// What the drain thread shares with the guard.
+    pub(super) fn shared(&self) -> &Shared {
+        &self.shared
     }
 
     /// A periodic report (or its interval-log entry) could not be written.

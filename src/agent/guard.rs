@@ -2,6 +2,7 @@
 
 use super::failures::Shared;
 use super::running::{self, Line};
+use super::signals;
 use crate::error::Error;
 use crossbeam_channel::Sender;
 use std::sync::Arc;
@@ -83,14 +84,44 @@ impl Guard {
     /// it could not be written; else [`Error::PeriodicReports`] if periodic reports
     /// failed during the run (the final report shows them too); else `Ok`.
     ///
+    /// Call it before [`std::process::exit`], which runs no destructor: the guard's
+    /// drop would not happen. Without the guard at hand, [`Guard::stop_running`] does
+    /// the same.
+    ///
     /// ```
     /// let guard = latte::builder().sink(std::io::sink()).start()?;
     /// latte::latte_pulse!("work");
     /// guard.stop()?; // the final report is written
+    /// // std::process::exit(0);
     /// # Ok::<(), latte::Error>(())
     /// ```
     pub fn stop(mut self) -> Result<(), Error> {
         self.shutdown()
+    }
+
+    /// Stops the running agent without its guard at hand, as [`stop`](Guard::stop)
+    /// does: the last interval, the final report, the drain thread's end. For code far
+    /// from `main` that is about to call [`std::process::exit`] (which runs no
+    /// destructor, so the guard would never drop). Returns what `stop` would;
+    /// [`Error::AgentStopped`] if no agent runs in this process or it has stopped
+    /// already. The guard, if it still drops later, only joins the thread, and its
+    /// `stop` returns the same result.
+    ///
+    /// ```
+    /// fn fatal(code: i32) {
+    ///     // Whoever holds the guard, the run's report is written before the exit.
+    ///     latte::Guard::stop_running().unwrap();
+    ///     // std::process::exit(code);
+    /// #   let _ = code;
+    /// }
+    /// let _latte = latte::builder().sink(std::io::sink()).start()?;
+    /// latte::latte_pulse!("work");
+    /// fatal(2);
+    /// assert_eq!(latte::Guard::stop_running(), Err(latte::Error::AgentStopped));
+    /// # Ok::<(), latte::Error>(())
+    /// ```
+    pub fn stop_running() -> Result<(), Error> {
+        running::stop()
     }
 
     fn shutdown(&mut self) -> Result<(), Error> {
@@ -104,8 +135,13 @@ impl Guard {
         }
         let result = self.ask(Command::Shutdown).and_then(|r| r);
         let _ = handle.join();
+        signals::disarm();
         running::release();
-        result
+        match result {
+            // Stopped by another caller (`stop_running`, a signal): its result.
+            Err(Error::AgentStopped) => self.shared.finished.get().cloned().unwrap_or(result),
+            result => result,
+        }
     }
 }
 

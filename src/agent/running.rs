@@ -1,5 +1,6 @@
 //! The running agent as the process knows it: at most one at a time, none in a freshly
-//! forked child.
+//! forked child, and reachable without its guard (to flush before `exit`, and from the
+//! signal listener).
 
 use super::Command;
 use crate::error::Error;
@@ -57,4 +58,12 @@ pub(super) fn claim<G>(launch: impl FnOnce() -> Result<(G, Line), Error>) -> Res
 /// Forgets the agent: its guard has stopped it and joined its thread.
 pub(super) fn release() {
     *slot() = None;
+}
+
+/// Stops the running agent as dropping its guard would (the last interval, the final
+/// report, the drain thread's end) and returns the final report's result;
+/// [`Error::AgentStopped`] if no agent runs or it has already stopped.
+pub(super) fn stop() -> Result<(), Error> {
+    let line = slot().clone().ok_or(Error::AgentStopped)?;
+    line.ask(Command::Shutdown)?
 }
