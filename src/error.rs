@@ -62,6 +62,19 @@ pub enum Error {
     /// The interval log ([`Builder::hlog`](crate::Builder::hlog)) could not be created
     /// or written, or was asked for without periodic reports.
     Hlog(Arc<std::io::Error>),
+    /// Periodic reports (or interval-log entries) that could not be written during the
+    /// run, returned by [`Guard::stop`](crate::Guard::stop) when the final report
+    /// itself was written: that report shows them too. Each was counted by
+    /// [`Guard::sink_errors`](crate::Guard::sink_errors) as it happened.
+    PeriodicReports {
+        /// How many periodic reports failed over the whole run.
+        failed: u64,
+        /// The last one's error.
+        last: Box<Error>,
+    },
+    /// The handlers of [`Builder::final_report_on_signals`](crate::Builder::final_report_on_signals)
+    /// could not be installed (or the platform has no POSIX signals).
+    Signals(Arc<std::io::Error>),
     /// A different clock was asked for after latte had started reading one.
     ClockAlreadySelected {
         /// Whether the clock in use is the hardware counter.
@@ -83,7 +96,13 @@ impl PartialEq for Error {
                 (a, b) == (c, d)
             }
             (AlreadyRunning, AlreadyRunning) | (AgentStopped, AgentStopped) => true,
-            (Sink(a), Sink(b)) | (Spawn(a), Spawn(b)) | (Hlog(a), Hlog(b)) => a.kind() == b.kind(),
+            (Sink(a), Sink(b))
+            | (Spawn(a), Spawn(b))
+            | (Hlog(a), Hlog(b))
+            | (Signals(a), Signals(b)) => a.kind() == b.kind(),
+            (PeriodicReports { failed: a, last: b }, PeriodicReports { failed: c, last: d }) => {
+                a == c && b == d
+            }
             (ClockAlreadySelected { hardware: a }, ClockAlreadySelected { hardware: b }) => a == b,
             _ => false,
         }
@@ -135,6 +154,15 @@ impl fmt::Display for Error {
                 "the latte drain thread could not be placed as asked (drain_cpus, drain_nice): {e}"
             ),
             Error::Spawn(e) => write!(f, "starting the latte drain thread failed: {e}"),
+            Error::PeriodicReports { failed, last } => write!(
+                f,
+                "{failed} periodic latte report{} could not be written; the last error: {last}",
+                if *failed == 1 { "" } else { "s" }
+            ),
+            Error::Signals(e) => write!(
+                f,
+                "latte could not handle SIGTERM and SIGINT (final_report_on_signals): {e}"
+            ),
             Error::ClockAlreadySelected { hardware } => write!(
                 f,
                 "latte already reads the {}; every sample must come from one clock, so it cannot change now \
@@ -148,9 +176,12 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Sink(e) | Error::Spawn(e) | Error::Hlog(e) | Error::DrainPlacement(e) => {
-                Some(&**e)
-            }
+            Error::Sink(e)
+            | Error::Spawn(e)
+            | Error::Hlog(e)
+            | Error::DrainPlacement(e)
+            | Error::Signals(e) => Some(&**e),
+            Error::PeriodicReports { last, .. } => Some(&**last),
             _ => None,
         }
     }

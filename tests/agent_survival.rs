@@ -115,10 +115,17 @@ fn a_sink_that_panics_is_an_error_and_the_agent_goes_on() {
     guard.report().unwrap();
     guard.report_interval().unwrap();
     let counted = guard.sink_errors();
-    guard.stop().unwrap();
+    let stopped = guard.stop();
     // The one panic is one error: returned to the caller that asked, or counted for
-    // a periodic report.
+    // a periodic report (and then named by `stop`).
     assert_eq!(returned_errors + counted, 1);
+    match counted {
+        0 => stopped.unwrap(),
+        _ => assert!(
+            matches!(stopped, Err(Error::PeriodicReports { failed: 1, .. })),
+            "{stopped:?}"
+        ),
+    }
 
     // A final report whose sink panics: `stop` returns the error.
     let guard = latte::builder()
@@ -201,4 +208,111 @@ fn a_slow_sink_is_waited_for() {
     guard.report().unwrap();
     assert!(began.elapsed() >= Duration::from_secs(3));
     guard.stop().unwrap();
+}
+
+/// How a sink breaks.
+#[derive(Clone, Copy, Debug)]
+enum Breaks {
+    /// Its flush returns an error.
+    Fails,
+    /// Its flush panics.
+    Panics,
+}
+
+/// A sink that breaks when it is handed periodic reports #2 and #3, and says which
+/// report it has written.
+struct BreaksOnPeriodic {
+    buffer: Vec<u8>,
+    breaks: Breaks,
+    written: std::sync::mpsc::Sender<String>,
+}
+
+impl Write for BreaksOnPeriodic {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.buffer.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        let report = String::from_utf8(std::mem::take(&mut self.buffer)).unwrap();
+        if report.contains("periodic #2,") || report.contains("periodic #3,") {
+            match self.breaks {
+                Breaks::Fails => return Err(std::io::Error::other("broke on purpose")),
+                Breaks::Panics => panic!("broke on purpose"),
+            }
+        }
+        let _ = self.written.send(report);
+        Ok(())
+    }
+}
+
+#[test]
+fn periodic_failures_are_kept_shown_in_the_next_report_and_returned_by_stop() {
+    let _one = one_agent();
+    for (breaks, format) in [
+        (Breaks::Fails, Format::Json),
+        (Breaks::Panics, Format::Table),
+    ] {
+        let (tx, written) = std::sync::mpsc::channel();
+        let guard = latte::builder()
+            .format(format)
+            .periodic(Duration::from_millis(5))
+            .sink(BreaksOnPeriodic {
+                buffer: Vec::new(),
+                breaks,
+                written: tx,
+            })
+            .start()
+            .unwrap();
+        latte::latte_pulse!("survival_periodic");
+        let next = || {
+            written
+                .recv_timeout(Duration::from_secs(60))
+                .expect("the agent stopped writing")
+        };
+        let why = match breaks {
+            Breaks::Fails => "writing the latte report failed: broke on purpose",
+            Breaks::Panics => {
+                "writing the latte report failed: the sink panicked: broke on purpose"
+            }
+        };
+        let shown = "2 periodic reports could not be written: ".to_owned() + why;
+        // #1 is written; #2 and #3 fail; #4 shows both failures, and #5 none.
+        let first = next();
+        assert!(first.contains("periodic #1,"), "{first}");
+        assert!(!first.contains("could not be written"), "{first}");
+        let fourth = next();
+        assert!(fourth.contains("periodic #4,"), "{breaks:?}: {fourth}");
+        match format {
+            Format::Table => assert!(fourth.contains(&shown), "{fourth}"),
+            _ => {
+                let json: serde_json::Value = serde_json::from_str(&fourth).unwrap();
+                let failures = &json["periodic_failures"];
+                assert_eq!(failures["count"], 2, "{json}");
+                assert_eq!(failures["last_error"], why, "{json}");
+            }
+        }
+        assert_eq!(guard.sink_errors(), 2);
+        let fifth = next();
+        assert!(fifth.contains("periodic #5,"), "{fifth}");
+        assert!(!fifth.contains("could not be written"), "{fifth}");
+        assert!(!fifth.contains("\"periodic_failures\":{"), "{fifth}");
+        // Later reports work, and `stop` names the run's periodic failures.
+        guard.report().unwrap();
+        let err = guard.stop().unwrap_err();
+        let Error::PeriodicReports { failed: 2, last } = &err else {
+            panic!("{err:?}");
+        };
+        assert_eq!(last.to_string(), why);
+        assert!(
+            err.to_string()
+                .starts_with("2 periodic latte reports could not be written"),
+            "{err}"
+        );
+        // The final report was written all the same.
+        let rest: Vec<String> = written.try_iter().collect();
+        assert!(
+            rest.iter().any(|r| r.contains("final")),
+            "{breaks:?}: {rest:?}"
+        );
+    }
 }

@@ -1,13 +1,19 @@
-//! A forked child of a multi-threaded, recording parent can still record and report.
-//! (Threads do not survive `fork`: in the child only the forking thread exists.)
-#![allow(unsafe_code)] // fork, waitpid, _exit
+//! A forked child of a multi-threaded, recording parent can still record and report,
+//! start its own agent, and die of a signal; the parent is unaffected. (Threads do not
+//! survive `fork`: in the child only the forking thread exists.) Every child leaves
+//! with `_exit`, on every path, never returning into the test harness.
+#![allow(unsafe_code)] // fork, waitpid, _exit, raise
 
+mod common;
+use common::{SharedSink, one_agent};
+use latte::Format;
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Barrier;
 
 #[test]
 fn a_forked_child_records_and_reports() {
+    let _one = one_agent();
     // A parent with other threads recording and alive at the moment of the fork.
     let ready = Barrier::new(3);
     let done = std::sync::atomic::AtomicBool::new(false);
@@ -97,4 +103,146 @@ fn a_forked_child_records_and_reports() {
 
 fn guard_check() {
     assert_eq!(latte::init().unwrap_err(), latte::Error::AlreadyRunning);
+}
+
+/// Forks; the child runs `child` and leaves with `_exit(0)`, or `_exit(1)` if it
+/// panicked. Returns the child's pid.
+fn fork(child: impl FnOnce()) -> libc::pid_t {
+    // SAFETY: fork in a test process; the child runs only latte and std code and
+    // leaves with `_exit`, never returning into the test harness.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(child)).is_ok();
+        // SAFETY: leave the child at once, without running the harness's exit path.
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    pid
+}
+
+/// Waits for the child `pid`: its raw wait status.
+fn wait(pid: libc::pid_t) -> i32 {
+    let mut status = 0;
+    // SAFETY: `pid` is our child; `status` is a valid place to write.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    status
+}
+
+/// A file on a duplicate of `fd` (the child writes its report there).
+fn file_on(fd: &OwnedFd) -> std::fs::File {
+    // SAFETY: `dup` of an open fd returns a new fd (checked), which the file owns.
+    let copy = unsafe { libc::dup(fd.as_raw_fd()) };
+    assert!(copy >= 0, "dup failed");
+    // SAFETY: `copy` is an open fd that nothing else owns.
+    unsafe { std::fs::File::from_raw_fd(copy) }
+}
+
+/// `id`'s samples over all threads in a JSON report (`None`: no row).
+fn folded(report: &serde_json::Value, id: &str) -> Option<u64> {
+    report["all_threads"]
+        .as_array()?
+        .iter()
+        .find(|r| r["component"] == id)
+        .and_then(|r| r["stats"]["folded"].as_u64())
+}
+
+const PARENT_SCOPES: u64 = 40;
+const PARENT_LATER: u64 = 2;
+const CHILD_SCOPES: u64 = 7;
+
+#[test]
+fn a_forked_child_runs_its_own_agent_and_the_parent_is_unaffected() {
+    let _one = one_agent();
+    let sink = SharedSink::default();
+    let guard = latte::builder()
+        .format(Format::Json)
+        .sink(sink.clone())
+        .start()
+        .unwrap();
+    for _ in 0..PARENT_SCOPES {
+        latte::latte_start!("fork_own_parent");
+        latte::latte_stop!("fork_own_parent");
+    }
+    let (reader, writer) = std::io::pipe().unwrap();
+    let writer = OwnedFd::from(writer);
+    let pid = fork(|| {
+        // The parent's agent is not this process's: the child starts its own.
+        let child = latte::builder()
+            .format(Format::Json)
+            .sink(file_on(&writer))
+            .start()
+            .expect("a forked child starts its own agent");
+        assert_eq!(latte::init().unwrap_err(), latte::Error::AlreadyRunning);
+        for _ in 0..CHILD_SCOPES {
+            latte::latte_start!("fork_own_child");
+            latte::latte_stop!("fork_own_child");
+        }
+        child.stop().unwrap();
+    });
+    drop(writer);
+    let mut text = String::new();
+    let mut reader = reader;
+    reader.read_to_string(&mut text).unwrap();
+    let status = wait(pid);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "child failed: {status}\n{text}"
+    );
+    let child: serde_json::Value = serde_json::from_str(text.trim()).expect("one JSON report");
+    assert_eq!(child["label"], "final");
+    // Exactly the child's own samples; the whole run it inherited from the parent at
+    // the fork is its history too (docs/reliability.md).
+    assert_eq!(
+        folded(&child, "fork_own_child"),
+        Some(CHILD_SCOPES),
+        "{text}"
+    );
+    assert_eq!(
+        folded(&child, "fork_own_parent"),
+        Some(PARENT_SCOPES),
+        "{text}"
+    );
+
+    // The parent's agent still runs, and its report knows nothing of the child's.
+    assert_eq!(latte::init().unwrap_err(), latte::Error::AlreadyRunning);
+    for _ in 0..PARENT_LATER {
+        latte::latte_start!("fork_own_parent");
+        latte::latte_stop!("fork_own_parent");
+    }
+    guard.stop().unwrap();
+    let parent = sink.json_reports();
+    let last = parent.last().expect("the parent's final report");
+    assert_eq!(last["label"], "final");
+    assert_eq!(
+        folded(last, "fork_own_parent"),
+        Some(PARENT_SCOPES + PARENT_LATER)
+    );
+    assert_eq!(folded(last, "fork_own_child"), None);
+}
+
+#[test]
+fn a_forked_child_of_a_process_reporting_on_signals_still_dies_of_sigterm() {
+    let _one = one_agent();
+    let sink = SharedSink::default();
+    let guard = latte::builder()
+        .final_report_on_signals(true)
+        .format(Format::Json)
+        .sink(sink.clone())
+        .start()
+        .unwrap();
+    // The child inherits the signal handler, not the thread that writes the report.
+    let pid = fork(|| {
+        // SAFETY: raise(3) with a signal number; no memory is involved.
+        unsafe { libc::raise(libc::SIGTERM) };
+    });
+    let status = wait(pid);
+    assert!(
+        libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGTERM,
+        "the child should have died of SIGTERM: {status}"
+    );
+    // The parent's agent neither reported nor stopped.
+    assert!(sink.text().is_empty());
+    guard.report().unwrap();
+    guard.stop().unwrap();
+    assert_eq!(sink.json_reports().len(), 2);
 }

@@ -196,6 +196,10 @@ fn calibrated_time() -> Report {
                 "the kernel clocksource changed from `tsc` to `hpet` during the run".into(),
             ],
         }),
+        periodic_failures: Some(latte::report::PeriodicFailures {
+            count: 2,
+            last_error: "writing the latte report failed: No space left on device".into(),
+        }),
     }
 }
 
@@ -266,6 +270,7 @@ fn raw_cycles() -> Report {
         teardown_drops: 2,
         footprint: None,
         environment: None,
+        periodic_failures: None,
     }
 }
 
@@ -286,6 +291,7 @@ fn empty() -> Report {
         teardown_drops: 0,
         footprint: None,
         environment: None,
+        periodic_failures: None,
     }
 }
 
@@ -351,6 +357,7 @@ fn extreme() -> Report {
         teardown_drops: u64::MAX,
         footprint: None,
         environment: None,
+        periodic_failures: None,
     }
 }
 

@@ -1,7 +1,9 @@
 //! The agent's settings: [`Builder`], validated and applied by [`Builder::start`].
 
+use super::failures::{Failures, Shared};
 use super::guard::Guard;
-use super::{RUNNING, drain, hlog, placement};
+use super::running::{self, Line};
+use super::{drain, hlog, placement, signals};
 use crate::clock::{self, ClockChoice};
 use crate::config::{self, Cleaning, Data, ReportOptions, Unit};
 use crate::error::Error;
@@ -9,10 +11,15 @@ use crate::report::Format;
 use crossbeam_channel::bounded;
 use std::io::Write;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Settings for the agent. Invalid values are reported by [`start`](Builder::start).
+///
+/// How the run's final report survives exits: the guard's drop writes it (also while a
+/// panic unwinds); [`Guard::stop`] or [`Guard::stop_running`] writes it before
+/// [`std::process::exit`]; [`final_report_on_signals`](Builder::final_report_on_signals)
+/// writes it on SIGTERM and SIGINT; on an abort or `kill -9`, the [`hlog`](Builder::hlog)
+/// interval log keeps every interval but the last.
 pub struct Builder {
     clock: Option<ClockChoice>,
     ring_capacity: Option<usize>,
@@ -27,6 +34,8 @@ pub struct Builder {
     placement: placement::Placement,
     max_exited_threads: usize,
     final_report: bool,
+    /// See `Builder::final_report_on_signals` (in `signals.rs`).
+    pub(super) on_signals: bool,
 }
 
 impl Default for Builder {
@@ -45,6 +54,7 @@ impl Default for Builder {
             placement: placement::Placement::default(),
             max_exited_threads: Builder::DEFAULT_MAX_EXITED_THREADS,
             final_report: true,
+            on_signals: false,
         }
     }
 }
@@ -65,6 +75,7 @@ impl core::fmt::Debug for Builder {
             .field("placement", &self.placement)
             .field("max_exited_threads", &self.max_exited_threads)
             .field("final_report", &self.final_report)
+            .field("on_signals", &self.on_signals)
             .finish()
     }
 }
@@ -278,18 +289,20 @@ impl Builder {
     /// has changed.
     pub fn start(self) -> Result<Guard, Error> {
         self.validate()?;
-        if RUNNING
-            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            return Err(Error::AlreadyRunning);
+        let on_signals = self.on_signals;
+        if on_signals {
+            signals::listen()?; // once per process: a thread that waits for signals
         }
-        self.launch()
-            .inspect_err(|_| RUNNING.store(false, Ordering::Release))
+        let guard = running::claim(|| self.launch())?;
+        if on_signals {
+            signals::arm();
+        }
+        Ok(guard)
     }
 
-    /// Applies the settings and spawns the drain thread (the caller holds `RUNNING`).
-    fn launch(self) -> Result<Guard, Error> {
+    /// Applies the settings and spawns the drain thread (the caller holds the process's
+    /// agent slot).
+    fn launch(self) -> Result<(Guard, Line), Error> {
         if let Some(choice) = self.clock {
             clock::select_clock(choice)?;
         }
@@ -307,7 +320,7 @@ impl Builder {
             None => None,
         };
         let (tx, rx) = bounded(16);
-        let sink_errors = Arc::new(AtomicU64::new(0));
+        let shared = Arc::new(Shared::default());
         let drain = drain::Drain {
             rx,
             sink: self.sink.unwrap_or_else(|| Box::new(std::io::stdout())),
@@ -317,16 +330,17 @@ impl Builder {
             pace: self.drain_interval,
             hlog,
             final_report: self.final_report,
-            sink_errors: sink_errors.clone(),
+            failures: Failures::new(shared.clone()),
         };
         let (handle, alive) = drain.spawn(self.placement)?;
-        Ok(Guard {
-            tx,
-            alive,
+        let line = Line { tx, alive };
+        let guard = Guard {
+            line: line.clone(),
             handle: Some(handle),
-            sink_errors,
+            shared,
             pid: std::process::id(),
-        })
+        };
+        Ok((guard, line))
     }
 
     /// Every setting's error, before anything changes.

@@ -1,6 +1,7 @@
 //! The drain thread's loop.
 
 use super::Command;
+use super::failures::Failures;
 use super::placement::Placement;
 use crate::analyze::{self, Calibration, Context, calibration};
 use crate::collect::{self, FoldStats, Totals};
@@ -10,7 +11,6 @@ use crate::report::{Format, Report};
 use crossbeam_channel::{Receiver, RecvTimeoutError, bounded};
 use std::io::Write;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -32,7 +32,8 @@ pub(super) struct Drain {
     /// The interval log, if asked for.
     pub(super) hlog: Option<super::hlog::Hlog>,
     pub(super) final_report: bool,
-    pub(super) sink_errors: Arc<AtomicU64>,
+    /// Periodic reports that could not be written, until a report shows them.
+    pub(super) failures: Failures,
 }
 
 /// When the next periodic report and the next fold are due.
@@ -116,7 +117,10 @@ impl Drain {
                     let _ = reply.send(self.interval(&mut at));
                 }
                 Ok(Command::Shutdown(reply)) => {
-                    let _ = reply.send(self.finish(&mut at));
+                    let result = self.finish(&mut at);
+                    // Kept for the guard, should another caller have asked for the end.
+                    let _ = self.failures.shared().finished.set(result.clone());
+                    let _ = reply.send(result);
                     return;
                 }
                 Err(RecvTimeoutError::Disconnected) => {
@@ -127,7 +131,7 @@ impl Drain {
                 Err(RecvTimeoutError::Timeout) => {}
             }
             #[cfg(feature = "test-hooks")]
-            if KILL.swap(false, Ordering::Relaxed) {
+            if KILL.swap(false, std::sync::atomic::Ordering::Relaxed) {
                 panic!("latte-drain killed through the test hooks");
             }
             self.due_work(&mut at);
@@ -140,8 +144,8 @@ impl Drain {
         if let (Some(due), Some(interval)) = (at.next_periodic, self.periodic)
             && now >= due
         {
-            if self.interval(at).is_err() {
-                self.sink_errors.fetch_add(1, Ordering::Relaxed);
+            if let Err(e) = self.interval(at) {
+                self.failures.failed(e);
             }
             // Skip missed ticks rather than bursting to catch up.
             at.next_periodic = next_tick(due, interval, now);
@@ -179,7 +183,7 @@ impl Drain {
         let report = self.assemble(&totals, calibration, Some(label));
         let logged = self.log_interval(&totals, calibration, at);
         at.last_periodic = Instant::now();
-        self.write(&report).and(logged)
+        self.write(report).and(logged)
     }
 
     /// Appends the interval's per-id histograms to the interval log, if there is one.
@@ -201,17 +205,19 @@ impl Drain {
     }
 
     /// The last interval (so the periodic reports add up to the whole run), then the
-    /// final report; the first error is returned, after both were tried.
+    /// final report, which shows the periodic reports that failed. Returns the final
+    /// report's error, else the run's periodic failures (the last interval's among
+    /// them), else `Ok`.
     fn finish(&mut self, at: &mut Schedule) -> Result<(), Error> {
-        let last = match self.periodic {
-            Some(_) => self.interval(at),
-            None => Ok(()),
-        };
-        let whole = match self.final_report {
-            true => self.whole_run(Some("final".into())),
-            false => Ok(()),
-        };
-        last.and(whole)
+        if self.periodic.is_some()
+            && let Err(e) = self.interval(at)
+        {
+            self.failures.failed(e);
+        }
+        if self.final_report {
+            self.whole_run(Some("final".into()))?;
+        }
+        self.failures.at_stop()
     }
 
     /// Writes a report of everything recorded so far.
@@ -219,7 +225,7 @@ impl Drain {
         // Calibration first: it may still be running, and the ledger must not wait.
         let calibration = calibration();
         let report = collect::whole_run(|totals| self.assemble(totals, calibration, label));
-        self.write(&report)
+        self.write(report)
     }
 
     /// The report of `totals`, describing this process now.
@@ -233,9 +239,11 @@ impl Drain {
         analyze::assemble(totals, calibration, &self.options, context)
     }
 
-    /// Writes a report to the sink. A sink that panics is an error like a sink that
-    /// fails: returned (or counted, for periodic reports), and the agent goes on.
-    fn write(&mut self, report: &Report) -> Result<(), Error> {
+    /// Writes a report to the sink, with the periodic failures not shown yet. A sink
+    /// that panics is an error like a sink that fails: returned (or counted, for
+    /// periodic reports), and the agent goes on.
+    fn write(&mut self, mut report: Report) -> Result<(), Error> {
+        self.failures.show_in(&mut report);
         let (sink, format) = (&mut self.sink, self.format);
         let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             report.write(sink, format).and_then(|()| sink.flush())
@@ -248,6 +256,8 @@ impl Drain {
                 .unwrap_or_else(|| "no message".to_owned());
             Err(std::io::Error::other(format!("the sink panicked: {why}")))
         });
-        written.map_err(|e| Error::Sink(Arc::new(e)))
+        written.map_err(|e| Error::Sink(Arc::new(e)))?;
+        self.failures.shown();
+        Ok(())
     }
 }

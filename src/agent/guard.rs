@@ -1,10 +1,12 @@
 //! The running agent's handle, and the commands it sends the drain thread.
 
-use super::RUNNING;
+use super::failures::Shared;
+use super::running::{self, Line};
+use super::signals;
 use crate::error::Error;
-use crossbeam_channel::{Receiver, Sender, bounded, select};
+use crossbeam_channel::Sender;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
 
 /// Commands to the drain thread.
@@ -20,13 +22,9 @@ pub(crate) enum Command {
 /// The running agent. Dropping it writes the final report and stops the drain thread.
 #[must_use = "the agent stops, writing its final report, when the guard drops; bind it: `let _latte = ...`"]
 pub struct Guard {
-    pub(super) tx: Sender<Command>,
-    /// Never receives a message: disconnects when the drain thread ends, for any
-    /// reason (its sender lives on that thread's stack), which releases every caller
-    /// still waiting for an answer.
-    pub(super) alive: Receiver<()>,
+    pub(super) line: Line,
     pub(super) handle: Option<JoinHandle<()>>,
-    pub(super) sink_errors: Arc<AtomicU64>,
+    pub(super) shared: Arc<Shared>,
     /// The process that started the agent: in a forked child the drain thread does
     /// not exist (threads do not survive `fork`), so the guard does nothing there.
     pub(super) pid: u32,
@@ -46,17 +44,7 @@ impl Guard {
         if std::process::id() != self.pid {
             return Err(Error::AgentStopped); // a forked child: no drain thread here
         }
-        let (reply, answer) = bounded(1);
-        self.tx
-            .send(command(reply))
-            .map_err(|_| Error::AgentStopped)?;
-        // The answer, or the drain thread's end, whichever comes first: a command
-        // queued when the thread died is answered `AgentStopped`, and a slow report
-        // is waited for as long as it takes.
-        select! {
-            recv(answer) -> r => r.map_err(|_| Error::AgentStopped),
-            recv(self.alive) -> _ => answer.try_recv().map_err(|_| Error::AgentStopped),
-        }
+        self.line.ask(command)
     }
 
     /// Makes the drain thread panic after its current command (test hook).
@@ -68,7 +56,7 @@ impl Guard {
     /// Commands waiting for the drain thread (test hook).
     #[cfg(feature = "test-hooks")]
     pub(crate) fn queued(&self) -> usize {
-        self.tx.len()
+        self.line.tx.len()
     }
 
     /// Whole run so far: writes a report of everything recorded to the sink; returns
@@ -85,15 +73,55 @@ impl Guard {
         self.ask(Command::ReportInterval)?
     }
 
-    /// Periodic reports that could not be written so far.
+    /// Periodic reports that could not be written so far (each is also shown in the
+    /// next report that is written, and returned by [`stop`](Guard::stop)).
     pub fn sink_errors(&self) -> u64 {
-        self.sink_errors.load(Ordering::Relaxed)
+        self.shared.sink_errors.load(Ordering::Relaxed)
     }
 
-    /// Stops the agent: writes the final report (if enabled) and joins the thread,
-    /// returning the final report's sink error if any.
+    /// Stops the agent: writes the last interval (with periodic reports) and the final
+    /// report (if enabled), and joins the thread. Returns the final report's error if
+    /// it could not be written; else [`Error::PeriodicReports`] if periodic reports
+    /// failed during the run (the final report shows them too); else `Ok`.
+    ///
+    /// Call it before [`std::process::exit`], which runs no destructor: the guard's
+    /// drop would not happen. Without the guard at hand, [`Guard::stop_running`] does
+    /// the same.
+    ///
+    /// ```
+    /// let guard = latte::builder().sink(std::io::sink()).start()?;
+    /// latte::latte_pulse!("work");
+    /// guard.stop()?; // the final report is written
+    /// // std::process::exit(0);
+    /// # Ok::<(), latte::Error>(())
+    /// ```
     pub fn stop(mut self) -> Result<(), Error> {
         self.shutdown()
+    }
+
+    /// Stops the running agent without its guard at hand, as [`stop`](Guard::stop)
+    /// does: the last interval, the final report, the drain thread's end. For code far
+    /// from `main` that is about to call [`std::process::exit`] (which runs no
+    /// destructor, so the guard would never drop). Returns what `stop` would;
+    /// [`Error::AgentStopped`] if no agent runs in this process or it has stopped
+    /// already. The guard, if it still drops later, only joins the thread, and its
+    /// `stop` returns the same result.
+    ///
+    /// ```
+    /// fn fatal(code: i32) {
+    ///     // Whoever holds the guard, the run's report is written before the exit.
+    ///     latte::Guard::stop_running().unwrap();
+    ///     // std::process::exit(code);
+    /// #   let _ = code;
+    /// }
+    /// let _latte = latte::builder().sink(std::io::sink()).start()?;
+    /// latte::latte_pulse!("work");
+    /// fatal(2);
+    /// assert_eq!(latte::Guard::stop_running(), Err(latte::Error::AgentStopped));
+    /// # Ok::<(), latte::Error>(())
+    /// ```
+    pub fn stop_running() -> Result<(), Error> {
+        running::stop()
     }
 
     fn shutdown(&mut self) -> Result<(), Error> {
@@ -107,8 +135,13 @@ impl Guard {
         }
         let result = self.ask(Command::Shutdown).and_then(|r| r);
         let _ = handle.join();
-        RUNNING.store(false, Ordering::Release);
-        result
+        signals::disarm();
+        running::release();
+        match result {
+            // Stopped by another caller (`stop_running`, a signal): its result.
+            Err(Error::AgentStopped) => self.shared.finished.get().cloned().unwrap_or(result),
+            result => result,
+        }
     }
 }
 

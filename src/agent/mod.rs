@@ -7,6 +7,13 @@
 //! periodic reports if asked, answers commands from the [`Guard`], and writes the final
 //! report when the guard drops — also while `main` unwinds from a panic.
 //!
+//! Exits that run no destructor skip the guard's drop. Before [`std::process::exit`],
+//! call [`Guard::stop`] (or [`Guard::stop_running`], without the guard at hand); for
+//! SIGTERM and SIGINT, [`Builder::final_report_on_signals`] writes the final report and
+//! then lets the signal end the process. On an abort or `kill -9` nothing can be
+//! written, but the interval log ([`Builder::hlog`]) is on disk up to the last
+//! periodic report.
+//!
 //! Recording never talks to the agent: the hot path takes no lock, sends on no channel
 //! and allocates nothing, with or without an agent. Without one, the macros still
 //! record and [`Report::collect`](crate::Report::collect) still works, so a library can be instrumented
@@ -14,26 +21,37 @@
 
 mod builder;
 mod drain;
+mod failures;
 mod guard;
 mod hlog;
 mod placement;
+mod running;
+mod signals;
 
 pub use builder::Builder;
 pub(crate) use guard::Command;
 pub use guard::Guard;
 
 use crate::error::Error;
-use std::sync::atomic::AtomicBool;
-
-/// One agent per process.
-static RUNNING: AtomicBool = AtomicBool::new(false);
 
 /// Starts the agent with the defaults: cycles, raw data, default cleaning, final report
 /// on stdout, no periodic reports.
 ///
+/// The final report is written when the guard drops, or by [`Guard::stop`]. An exit
+/// that runs no destructor skips it: call `guard.stop()` (or
+/// [`Guard::stop_running`], wherever the guard is) before [`std::process::exit`], and
+/// ask for [`Builder::final_report_on_signals`] to have it on SIGTERM and SIGINT.
+/// One agent runs per process; a forked child starts with none and may start its own.
+///
 /// ```no_run
-/// let _latte = latte::init(); // final report on stdout when this drops
+/// let latte = latte::init()?; // final report on stdout when this drops
 /// // ... instrumented code ...
+/// # let failed = false;
+/// if failed {
+///     latte.stop()?; // std::process::exit skips destructors: report first
+///     std::process::exit(1);
+/// }
+/// # Ok::<(), latte::Error>(())
 /// ```
 pub fn init() -> Result<Guard, Error> {
     builder().start()

@@ -134,6 +134,8 @@ pub(crate) fn assemble(
         environment: context
             .live
             .then(|| environment::environment(totals, calibration)),
+        // The agent fills this in: only it knows what it could not write.
+        periodic_failures: None,
     }
 }
 

@@ -75,6 +75,36 @@ pub struct Report {
     /// The machine and clock the numbers rest on, with warnings (`None` for reports
     /// built from a stored capture).
     pub environment: Option<Environment>,
+    /// Periodic reports the agent could not write since the last report it did write
+    /// (`None` when there were none, and for reports not written by the agent).
+    #[serde(default)]
+    pub periodic_failures: Option<PeriodicFailures>,
+}
+
+/// Periodic reports that could not be written (a sink that failed or panicked, or the
+/// interval log), shown in the next report the agent writes; see
+/// [`Guard::sink_errors`](crate::Guard::sink_errors) and
+/// [`Error::PeriodicReports`](crate::Error::PeriodicReports).
+///
+/// ```
+/// let failures = latte::report::PeriodicFailures {
+///     count: 2,
+///     last_error: "writing the latte report failed: disk full".into(),
+/// };
+/// let mut report = latte::Report::collect(&latte::ReportOptions::default());
+/// report.periodic_failures = Some(failures);
+/// let mut table = Vec::new();
+/// report.write(&mut table, latte::Format::Table)?;
+/// let table = String::from_utf8(table).unwrap();
+/// assert!(table.contains("2 periodic reports could not be written: writing the latte report failed: disk full"));
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeriodicFailures {
+    /// How many periodic reports failed since the previous report that was written.
+    pub count: u64,
+    /// The last failure's error, as text.
+    pub last_error: String,
 }
 
 /// The measured cost of the instrumentation itself, in the report's unit.

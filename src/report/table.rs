@@ -30,7 +30,9 @@
 //! [`MAX_NAME_WIDTH`] chars, and longer names are cut; free text (header, anomalies)
 //! wraps.
 
-use super::{Anomalies, EndedFrames, Environment, Overhead, Report, Row, Summary};
+use super::{
+    Anomalies, EndedFrames, Environment, Overhead, PeriodicFailures, Report, Row, Summary,
+};
 use crate::config::{Cleaning, Data, Unit};
 use std::io::{self, Write};
 
@@ -305,6 +307,9 @@ fn header(report: &Report) -> Vec<Line> {
         title.push_str(&format!(" {label}"));
     }
     let mut lines = vec![Line::Heavy, Line::Text(title), Line::Text(clock)];
+    if let Some(failures) = &report.periodic_failures {
+        lines.push(Line::Text(periodic_failures(failures)));
+    }
     if let Some(f) = &report.footprint {
         lines.push(Line::Text(format!(
             "memory: {} in {} rings ({} reserved) and {} histograms ({}); threads: {} live, {} exited, {} folded; drain CPU {}",
@@ -321,6 +326,15 @@ fn header(report: &Report) -> Vec<Line> {
     }
     lines.extend([Line::Text(cleaning(&report.cleaning)), Line::Heavy]);
     lines
+}
+
+/// The line naming periodic reports that could not be written.
+fn periodic_failures(failures: &PeriodicFailures) -> String {
+    let (count, s) = (failures.count, if failures.count == 1 { "" } else { "s" });
+    format!(
+        "{count} periodic report{s} could not be written: {}",
+        failures.last_error
+    )
 }
 
 /// The ENVIRONMENT block: facts, the clock and why, then one line per warning.
