@@ -74,7 +74,9 @@ pub fn start(id: &Id, mode: Mode) {
 /// Makes the calling thread ready to record `ids` without a page fault or an
 /// allocation: registers the thread, makes its stack, its table entries and one ring
 /// per id, and writes every page of them. Call it before a hot loop whose first
-/// iterations matter; it records nothing (a prepared ring reports 0 samples).
+/// iterations matter; it records nothing (a prepared ring reports 0 samples). It also
+/// makes the ids safe to record from a signal handler on this thread (see
+/// `docs/signal-safety.md`): nothing left for a first use to allocate or lock.
 ///
 /// Without it, all of this happens on first use instead: the thread's first Start
 /// makes its stack, an id's first sample on the thread makes its ring (a cold path
