@@ -5,7 +5,9 @@ use core::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Everything latte can refuse. Configuration errors are returned, never panicked.
+/// Everything latte can refuse: every public fallible function returns this type.
+/// Configuration errors are returned, never panicked, and each message names what to
+/// change. The cases that wrap an I/O error give it as [`source`](std::error::Error::source).
 ///
 /// ```
 /// let err = latte::builder().ring_capacity(1000).start().unwrap_err();
@@ -51,8 +53,14 @@ pub enum Error {
     AlreadyRunning,
     /// The agent has stopped (its thread is gone), so it cannot take the command.
     AgentStopped,
-    /// Writing a report to the sink failed. The agent keeps running.
+    /// Writing a report failed: to the agent's sink ([`Builder::sink`](crate::Builder::sink),
+    /// stdout by default) or to the writer given to [`Report::write`](crate::Report::write).
+    /// The source is the writer's own error (or the sink's panic, as an
+    /// [`io::Error`](std::io::Error) saying so). An agent keeps running.
     Sink(Arc<std::io::Error>),
+    /// Writing the CSV export ([`Capture::write_csv`](crate::Capture::write_csv)) to its
+    /// writer failed. The source is the writer's error.
+    Csv(Arc<std::io::Error>),
     /// The drain thread could not be started.
     Spawn(Arc<std::io::Error>),
     /// The drain thread could not be placed as asked
@@ -71,29 +79,81 @@ pub enum Error {
 
 impl PartialEq for Error {
     /// Errors are equal when they are the same case with the same values; I/O errors
-    /// compare by [`kind`](std::io::Error::kind).
+    /// compare by [`kind`](std::io::Error::kind). The match is on `self` with no
+    /// catch-all, so a new case cannot compile without saying how it compares.
     fn eq(&self, other: &Error) -> bool {
         use Error::*;
-        match (self, other) {
-            (RingCapacity { requested: a }, RingCapacity { requested: b }) => a == b,
-            (StackDepth { requested: a }, StackDepth { requested: b }) => a == b,
-            (Interval { requested: a }, Interval { requested: b }) => a == b,
-            (Slowest { requested: a }, Slowest { requested: b }) => a == b,
-            (DrainInterval { min: a, max: b }, DrainInterval { min: c, max: d }) => {
-                (a, b) == (c, d)
+        let same_io = |a: &Arc<std::io::Error>, b: &Arc<std::io::Error>| a.kind() == b.kind();
+        match self {
+            RingCapacity { requested: a } => {
+                matches!(other, RingCapacity { requested: b } if a == b)
             }
-            (AlreadyRunning, AlreadyRunning) | (AgentStopped, AgentStopped) => true,
-            (Sink(a), Sink(b)) | (Spawn(a), Spawn(b)) | (Hlog(a), Hlog(b)) => a.kind() == b.kind(),
-            (ClockAlreadySelected { hardware: a }, ClockAlreadySelected { hardware: b }) => a == b,
-            _ => false,
+            StackDepth { requested: a } => matches!(other, StackDepth { requested: b } if a == b),
+            Interval { requested: a } => matches!(other, Interval { requested: b } if a == b),
+            Slowest { requested: a } => matches!(other, Slowest { requested: b } if a == b),
+            DrainInterval { min, max } => {
+                matches!(other, DrainInterval { min: c, max: d } if (min, max) == (c, d))
+            }
+            AlreadyRunning => matches!(other, AlreadyRunning),
+            AgentStopped => matches!(other, AgentStopped),
+            Sink(a) => matches!(other, Sink(b) if same_io(a, b)),
+            Csv(a) => matches!(other, Csv(b) if same_io(a, b)),
+            Spawn(a) => matches!(other, Spawn(b) if same_io(a, b)),
+            DrainPlacement(a) => matches!(other, DrainPlacement(b) if same_io(a, b)),
+            Hlog(a) => matches!(other, Hlog(b) if same_io(a, b)),
+            ClockAlreadySelected { hardware: a } => {
+                matches!(other, ClockAlreadySelected { hardware: b } if a == b)
+            }
         }
     }
 }
 
 impl Eq for Error {}
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Error {
+    /// For the cases that wrap an I/O error: the error, what failed and what to check.
+    /// Every case is listed, so a new one must say whether it wraps one.
+    fn io(&self) -> Option<(&Arc<std::io::Error>, &'static str, &'static str)> {
+        match self {
+            Error::Sink(e) => Some((
+                e,
+                "writing the latte report failed",
+                "check the writer it goes to: Builder::sink, stdout by default, \
+                 or the one given to Report::write",
+            )),
+            Error::Csv(e) => Some((
+                e,
+                "writing the latte CSV export failed",
+                "check the writer given to Capture::write_csv",
+            )),
+            Error::Spawn(e) => Some((
+                e,
+                "starting the latte drain thread failed",
+                "the OS refused a thread: check the process's thread and memory limits",
+            )),
+            Error::DrainPlacement(e) => Some((
+                e,
+                "the latte drain thread could not be placed as asked",
+                "check Builder::drain_cpus and Builder::drain_nice",
+            )),
+            Error::Hlog(e) => Some((
+                e,
+                "the latte interval log failed",
+                "check the path given to Builder::hlog",
+            )),
+            Error::RingCapacity { .. }
+            | Error::StackDepth { .. }
+            | Error::Interval { .. }
+            | Error::Slowest { .. }
+            | Error::DrainInterval { .. }
+            | Error::AlreadyRunning
+            | Error::AgentStopped
+            | Error::ClockAlreadySelected { .. } => None,
+        }
+    }
+
+    /// The message of a case that wraps no I/O error.
+    fn fmt_plain(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::RingCapacity { requested } => write!(
                 f,
@@ -127,31 +187,149 @@ impl fmt::Display for Error {
             Error::AlreadyRunning => f.write_str(
                 "a latte agent is already running in this process; keep its guard, or drop it before starting another",
             ),
-            Error::AgentStopped => f.write_str("the latte agent has stopped"),
-            Error::Sink(e) => write!(f, "writing the latte report failed: {e}"),
-            Error::Hlog(e) => write!(f, "the latte interval log failed: {e}"),
-            Error::DrainPlacement(e) => write!(
-                f,
-                "the latte drain thread could not be placed as asked (drain_cpus, drain_nice): {e}"
+            Error::AgentStopped => f.write_str(
+                "the latte agent has stopped; start a new one (latte::init or latte::builder) \
+                 to get reports from its drain thread, or use Report::collect, which needs none",
             ),
-            Error::Spawn(e) => write!(f, "starting the latte drain thread failed: {e}"),
             Error::ClockAlreadySelected { hardware } => write!(
                 f,
                 "latte already reads the {}; every sample must come from one clock, so it cannot change now \
                  (choose the clock before anything records, or set LATTE_CLOCK)",
                 if *hardware { "hardware counter" } else { "OS monotonic clock" }
             ),
+            // Written by `fmt` from `io()`.
+            Error::Sink(_)
+            | Error::Csv(_)
+            | Error::Spawn(_)
+            | Error::DrainPlacement(_)
+            | Error::Hlog(_) => Ok(()),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.io() {
+            Some((e, what, check)) => write!(f, "{what}: {e} ({check})"),
+            None => self.fmt_plain(f),
         }
     }
 }
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Error::Sink(e) | Error::Spawn(e) | Error::Hlog(e) | Error::DrainPlacement(e) => {
-                Some(&**e)
+        self.io()
+            .map(|(e, _, _)| &**e as &(dyn std::error::Error + 'static))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+    use std::io::ErrorKind;
+
+    fn io(kind: ErrorKind) -> Arc<std::io::Error> {
+        Arc::new(std::io::Error::new(kind, "test"))
+    }
+
+    /// One value of every case, in declaration order. `case` below has no catch-all,
+    /// so a new case must be numbered there, and the test then fails until it is
+    /// listed here.
+    fn every_case() -> Vec<Error> {
+        vec![
+            Error::RingCapacity { requested: 3 },
+            Error::StackDepth { requested: 0 },
+            Error::Interval {
+                requested: Duration::from_nanos(1),
+            },
+            Error::Slowest { requested: 1_001 },
+            Error::DrainInterval {
+                min: Duration::ZERO,
+                max: Duration::from_millis(1),
+            },
+            Error::AlreadyRunning,
+            Error::AgentStopped,
+            Error::Sink(io(ErrorKind::BrokenPipe)),
+            Error::Csv(io(ErrorKind::WriteZero)),
+            Error::Spawn(io(ErrorKind::OutOfMemory)),
+            Error::DrainPlacement(io(ErrorKind::InvalidInput)),
+            Error::Hlog(io(ErrorKind::NotFound)),
+            Error::ClockAlreadySelected { hardware: true },
+        ]
+    }
+
+    fn case(error: &Error) -> usize {
+        match error {
+            Error::RingCapacity { .. } => 0,
+            Error::StackDepth { .. } => 1,
+            Error::Interval { .. } => 2,
+            Error::Slowest { .. } => 3,
+            Error::DrainInterval { .. } => 4,
+            Error::AlreadyRunning => 5,
+            Error::AgentStopped => 6,
+            Error::Sink(_) => 7,
+            Error::Csv(_) => 8,
+            Error::Spawn(_) => 9,
+            Error::DrainPlacement(_) => 10,
+            Error::Hlog(_) => 11,
+            Error::ClockAlreadySelected { .. } => 12,
+        }
+    }
+
+    #[test]
+    fn every_case_is_listed_once() {
+        let cases: Vec<usize> = every_case().iter().map(case).collect();
+        assert_eq!(cases, (0..=12).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn every_case_equals_itself_and_no_other_case() {
+        let all = every_case();
+        for (i, a) in all.iter().enumerate() {
+            assert_eq!(a, a, "{a:?}");
+            assert_eq!(a, &a.clone(), "{a:?}");
+            for b in &all[i + 1..] {
+                assert_ne!(a, b);
+                assert_ne!(b, a);
             }
-            _ => None,
+        }
+    }
+
+    #[test]
+    fn values_and_io_kinds_count() {
+        assert_ne!(
+            Error::RingCapacity { requested: 3 },
+            Error::RingCapacity { requested: 5 }
+        );
+        assert_ne!(
+            Error::DrainPlacement(io(ErrorKind::InvalidInput)),
+            Error::DrainPlacement(io(ErrorKind::PermissionDenied))
+        );
+        // The message of an I/O error does not count, its kind does.
+        assert_eq!(
+            Error::Csv(io(ErrorKind::WriteZero)),
+            Error::Csv(Arc::new(std::io::Error::new(ErrorKind::WriteZero, "other")))
+        );
+    }
+
+    #[test]
+    fn every_message_is_a_sentence_and_io_cases_have_a_source() {
+        for error in every_case() {
+            let message = error.to_string();
+            assert!(message.len() > 20, "{error:?}: {message}");
+            let io = matches!(
+                error,
+                Error::Sink(_)
+                    | Error::Csv(_)
+                    | Error::Spawn(_)
+                    | Error::DrainPlacement(_)
+                    | Error::Hlog(_)
+            );
+            assert_eq!(error.source().is_some(), io, "{error:?}");
+            if io {
+                assert!(message.contains("test"), "{message}");
+            }
         }
     }
 }
