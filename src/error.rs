@@ -48,6 +48,14 @@ pub enum Error {
         /// The longest wait asked for.
         max: Duration,
     },
+    /// A cleaning rule ([`Builder::cleaning`](crate::Builder::cleaning)) with a number
+    /// that is NaN, infinite or negative.
+    Cleaning {
+        /// The rule's field, as `Bypass::factor`.
+        setting: &'static str,
+        /// The value that was asked for.
+        value: f64,
+    },
     /// [`init`](crate::init) or [`Builder::start`](crate::Builder::start) while an agent
     /// is already running: there is one agent per process.
     AlreadyRunning,
@@ -94,6 +102,11 @@ impl PartialEq for Error {
             DrainInterval { min, max } => {
                 matches!(other, DrainInterval { min: c, max: d } if (min, max) == (c, d))
             }
+            // By bits, so a NaN value equals itself.
+            Cleaning { setting, value } => matches!(
+                other,
+                Cleaning { setting: s, value: v } if (setting, value.to_bits()) == (s, v.to_bits())
+            ),
             AlreadyRunning => matches!(other, AlreadyRunning),
             AgentStopped => matches!(other, AgentStopped),
             Sink(a) => matches!(other, Sink(b) if same_io(a, b)),
@@ -146,6 +159,7 @@ impl Error {
             | Error::Interval { .. }
             | Error::Slowest { .. }
             | Error::DrainInterval { .. }
+            | Error::Cleaning { .. }
             | Error::AlreadyRunning
             | Error::AgentStopped
             | Error::ClockAlreadySelected { .. } => None,
@@ -183,6 +197,11 @@ impl Error {
                 f,
                 "drain interval {min:?}..={max:?} is invalid: the bounds must be above zero, \
                  in order, and at most 60 s"
+            ),
+            Error::Cleaning { setting, value } => write!(
+                f,
+                "cleaning setting {setting} = {value} is invalid: it must be a finite number of at \
+                 least 0 (f64::MAX makes the rule remove nothing; None or Cleaning::OFF turns it off)"
             ),
             Error::AlreadyRunning => f.write_str(
                 "a latte agent is already running in this process; keep its guard, or drop it before starting another",
@@ -248,6 +267,10 @@ mod tests {
                 min: Duration::ZERO,
                 max: Duration::from_millis(1),
             },
+            Error::Cleaning {
+                setting: "Fences::k",
+                value: f64::NAN,
+            },
             Error::AlreadyRunning,
             Error::AgentStopped,
             Error::Sink(io(ErrorKind::BrokenPipe)),
@@ -266,21 +289,22 @@ mod tests {
             Error::Interval { .. } => 2,
             Error::Slowest { .. } => 3,
             Error::DrainInterval { .. } => 4,
-            Error::AlreadyRunning => 5,
-            Error::AgentStopped => 6,
-            Error::Sink(_) => 7,
-            Error::Csv(_) => 8,
-            Error::Spawn(_) => 9,
-            Error::DrainPlacement(_) => 10,
-            Error::Hlog(_) => 11,
-            Error::ClockAlreadySelected { .. } => 12,
+            Error::Cleaning { .. } => 5,
+            Error::AlreadyRunning => 6,
+            Error::AgentStopped => 7,
+            Error::Sink(_) => 8,
+            Error::Csv(_) => 9,
+            Error::Spawn(_) => 10,
+            Error::DrainPlacement(_) => 11,
+            Error::Hlog(_) => 12,
+            Error::ClockAlreadySelected { .. } => 13,
         }
     }
 
     #[test]
     fn every_case_is_listed_once() {
         let cases: Vec<usize> = every_case().iter().map(case).collect();
-        assert_eq!(cases, (0..=12).collect::<Vec<_>>());
+        assert_eq!(cases, (0..=13).collect::<Vec<_>>());
     }
 
     #[test]
@@ -301,6 +325,22 @@ mod tests {
         assert_ne!(
             Error::RingCapacity { requested: 3 },
             Error::RingCapacity { requested: 5 }
+        );
+        let nan = |setting| Error::Cleaning {
+            setting,
+            value: f64::NAN,
+        };
+        assert_eq!(nan("Bypass::factor"), nan("Bypass::factor"));
+        assert_ne!(nan("Bypass::factor"), nan("Fences::k"));
+        assert_ne!(
+            Error::Cleaning {
+                setting: "Fences::k",
+                value: -1.0
+            },
+            Error::Cleaning {
+                setting: "Fences::k",
+                value: -2.0
+            }
         );
         assert_ne!(
             Error::DrainPlacement(io(ErrorKind::InvalidInput)),
