@@ -135,6 +135,14 @@ pub struct ReportOptions {
 /// the documented constants; [`Cleaning::OFF`] keeps every sample. The rules are
 /// explained with `latte::analyze::clean`.
 ///
+/// Every number is finite and at least 0 (a huge one, such as `f64::MAX`, makes its
+/// rule remove nothing); [`Builder::start`](crate::Builder::start) refuses anything
+/// else with [`Error::Cleaning`](crate::Error::Cleaning). A report carries its cleaning,
+/// and JSON has no NaN or infinity, so a report with one would not read back. Given to
+/// [`Report::collect`](crate::Report::collect) or `analyze::clean` directly, such a
+/// number never panics: infinity removes nothing, NaN or a negative number every
+/// sample.
+///
 /// ```
 /// use latte::Cleaning;
 /// let c = Cleaning::default();
@@ -175,6 +183,25 @@ impl Cleaning {
         bypass: None,
         fences: None,
     };
+
+    /// The first number that is not finite or is negative, with its name.
+    pub(crate) fn invalid(&self) -> Option<(&'static str, f64)> {
+        let bypass = self.bypass.iter().flat_map(|b| {
+            [
+                ("Bypass::factor", b.factor),
+                ("Bypass::floor_ns", b.floor_ns),
+            ]
+        });
+        let fences = self.fences.iter().flat_map(|f| {
+            [
+                ("Fences::k", f.k),
+                ("Fences::zero_iqr_fraction", f.zero_iqr_fraction),
+            ]
+        });
+        bypass
+            .chain(fences)
+            .find(|(_, v)| !(v.is_finite() && *v >= 0.0))
+    }
 }
 
 impl Default for Bypass {

@@ -150,6 +150,7 @@ struct ReadmeDoctest;
 /// Items the macros expand to. Not public API: no stability promise.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::clock::FastMidOrHard;
     pub use crate::clock::Mode;
     pub use crate::record::{Id, Timer, pulse, scope, start, stop};
 }

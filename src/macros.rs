@@ -1,9 +1,20 @@
 //! The recording macros. Each expands to a `static Id` for the call site plus one call
 //! into `$crate::__private`, so the id's text is resolved once per call site.
+//!
+//! The id expression is first the value of an associated `const` of a local type, and
+//! the `static` is made from that constant. A `static` initialiser would do the same
+//! work, but an id known only at run time (a parameter, a `String`) then fails inside
+//! the expansion, and rustc's help proposes to turn the macro's `static` into a `let`,
+//! naming `__private`: advice the user cannot follow. Through the associated `const`,
+//! the error is spanned on the user's expression and rustc's help points at the user's
+//! own binding (`consider using `const` instead of `let``), which works when taken.
+//! `tests/ui/fail/*_id.rs` pin these messages.
 
 /// Opens a scope: `latte_start!("id")` (Fast) or `latte_start!("id", Mid)`.
 ///
-/// The id must be a constant `&'static str` (a literal, a `const`, `concat!`, ...).
+/// The id must be a `&'static str` known at compile time: a literal, a `const` or
+/// `static`, `concat!(...)`, a call of a `const fn`. A text known only at run time (a
+/// parameter, a `String`) does not compile; give each call site its constant.
 /// The mode is one of `Fast`, `Mid`, `Hard`.
 ///
 /// ```
@@ -20,8 +31,15 @@ macro_rules! latte_start {
         $crate::latte_start!($id, Fast)
     };
     ($id:expr, $mode:ident $(,)?) => {{
-        static __LATTE_ID: $crate::__private::Id = $crate::__private::Id::new($id);
-        $crate::__private::start(&__LATTE_ID, $crate::__private::Mode::$mode)
+        struct __LatteId;
+        impl __LatteId {
+            const NAME: &'static str = $id;
+        }
+        static __LATTE_ID: $crate::__private::Id = $crate::__private::Id::new(__LatteId::NAME);
+        $crate::__private::start(
+            &__LATTE_ID,
+            const { $crate::__private::FastMidOrHard::$mode.into_timer_mode() },
+        )
     }};
 }
 
@@ -35,12 +53,20 @@ macro_rules! latte_stop {
         $crate::latte_stop!($id, Fast)
     };
     ($id:expr, $mode:ident $(,)?) => {{
-        static __LATTE_ID: $crate::__private::Id = $crate::__private::Id::new($id);
-        $crate::__private::stop(&__LATTE_ID, $crate::__private::Mode::$mode)
+        struct __LatteId;
+        impl __LatteId {
+            const NAME: &'static str = $id;
+        }
+        static __LATTE_ID: $crate::__private::Id = $crate::__private::Id::new(__LatteId::NAME);
+        $crate::__private::stop(
+            &__LATTE_ID,
+            const { $crate::__private::FastMidOrHard::$mode.into_timer_mode() },
+        )
     }};
 }
 
-/// Records the time since this thread's previous pulse of the same id.
+/// Records the time since this thread's previous pulse of the same id. The id is a
+/// `&'static str` known at compile time, as for [`latte_start!`].
 ///
 /// ```
 /// for _ in 0..3 {
@@ -51,14 +77,19 @@ macro_rules! latte_stop {
 #[macro_export]
 macro_rules! latte_pulse {
     ($id:expr $(,)?) => {{
-        static __LATTE_ID: $crate::__private::Id = $crate::__private::Id::new($id);
+        struct __LatteId;
+        impl __LatteId {
+            const NAME: &'static str = $id;
+        }
+        static __LATTE_ID: $crate::__private::Id = $crate::__private::Id::new(__LatteId::NAME);
         $crate::__private::pulse(&__LATTE_ID)
     }};
 }
 
 /// Opens a scope that closes when the returned guard drops:
 /// `latte_scope!("id")`, `latte_scope!("id", Mid)` (both ends Mid) or
-/// `latte_scope!("id", Fast, Hard)` (start mode, stop mode).
+/// `latte_scope!("id", Fast, Hard)` (start mode, stop mode). The id is a
+/// `&'static str` known at compile time, as for [`latte_start!`].
 ///
 /// ```
 /// fn process_order() {
@@ -77,11 +108,15 @@ macro_rules! latte_scope {
         $crate::latte_scope!($id, $mode, $mode)
     };
     ($id:expr, $start:ident, $stop:ident $(,)?) => {{
-        static __LATTE_ID: $crate::__private::Id = $crate::__private::Id::new($id);
+        struct __LatteId;
+        impl __LatteId {
+            const NAME: &'static str = $id;
+        }
+        static __LATTE_ID: $crate::__private::Id = $crate::__private::Id::new(__LatteId::NAME);
         $crate::__private::scope(
             &__LATTE_ID,
-            $crate::__private::Mode::$start,
-            $crate::__private::Mode::$stop,
+            const { $crate::__private::FastMidOrHard::$start.into_timer_mode() },
+            const { $crate::__private::FastMidOrHard::$stop.into_timer_mode() },
         )
     }};
 }

@@ -288,7 +288,8 @@ fn periodic_failures_are_kept_shown_in_the_next_report_and_returned_by_stop() {
                 let json: serde_json::Value = serde_json::from_str(&fourth).unwrap();
                 let failures = &json["periodic_failures"];
                 assert_eq!(failures["count"], 2, "{json}");
-                assert_eq!(failures["last_error"], why, "{json}");
+                let last = failures["last_error"].as_str().unwrap_or_default();
+                assert!(last.starts_with(why), "{json}");
             }
         }
         assert_eq!(guard.sink_errors(), 2);
@@ -302,7 +303,7 @@ fn periodic_failures_are_kept_shown_in_the_next_report_and_returned_by_stop() {
         let Error::PeriodicReports { failed: 2, last } = &err else {
             panic!("{err:?}");
         };
-        assert_eq!(last.to_string(), why);
+        assert!(last.to_string().starts_with(why), "{last}");
         assert!(
             err.to_string()
                 .starts_with("2 periodic latte reports could not be written"),

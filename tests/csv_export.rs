@@ -160,3 +160,47 @@ fn empty_capture_still_has_a_header() {
         b"thread,thread_serial,component,ticks,ns,kind,migrated,index,seen\n"
     );
 }
+
+/// A writer that takes `room` bytes, then fails with `kind`.
+struct Failing {
+    room: usize,
+    kind: std::io::ErrorKind,
+}
+
+impl std::io::Write for Failing {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.room == 0 {
+            return Err(std::io::Error::new(self.kind, "disk full"));
+        }
+        let n = buf.len().min(self.room);
+        self.room -= n;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_failing_writer_is_a_latte_error_with_the_writers_error_as_source() {
+    use std::error::Error as _;
+    static FAILING: Id = Id::new("csv_export/failing");
+    for _ in 0..1_000 {
+        latte::record(&FAILING, 42);
+    }
+    let ticks_per_ns = latte::analyze::calibration().ticks_per_ns;
+    // At once (the header), and after some rows.
+    for room in [0, 1_000] {
+        let out = Failing {
+            room,
+            kind: std::io::ErrorKind::StorageFull,
+        };
+        let err = latte::capture().write_csv(ticks_per_ns, out).unwrap_err();
+        let disk_full = std::io::Error::new(std::io::ErrorKind::StorageFull, "x");
+        assert_eq!(err, latte::Error::Csv(std::sync::Arc::new(disk_full)));
+        assert!(err.to_string().contains("write_csv"), "{err}");
+        let source = err.source().expect("the writer's error");
+        assert_eq!(source.to_string(), "disk full");
+    }
+}

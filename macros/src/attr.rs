@@ -4,7 +4,7 @@
 //! most once:
 //!
 //! ```text
-//! name  = "literal"          the component id (default: the function's name)
+//! name  = "literal" | CONST  the component id (default: the function's name)
 //! mode  = Fast | Mid | Hard  both ends (conflicts with `start` and `stop`)
 //! start = Fast | Mid | Hard  the Start read (default Fast)
 //! stop  = Fast | Mid | Hard  the Stop read (default Fast)
@@ -21,17 +21,26 @@ use syn::parse::{ParseStream, Parser};
 use syn::{Expr, ExprLit, ExprPath, Ident, Lit, LitStr, Token};
 
 /// What every error about an argument reminds the user of.
-const ACCEPTED: &str = "expected `name = \"...\"`, `mode = Fast|Mid|Hard`, \
+const ACCEPTED: &str = "expected `name = \"...\"` (or a constant), `mode = Fast|Mid|Hard`, \
                         `start = Fast|Mid|Hard` or `stop = Fast|Mid|Hard`";
 
 /// The arguments of one `#[timed(...)]`, validated.
 pub(crate) struct Args {
-    /// The component id given with `name = "..."`, if any.
-    pub(crate) name: Option<LitStr>,
+    /// The component id given with `name = ...`, if any.
+    pub(crate) name: Option<Name>,
     /// Mode of the Start read.
     pub(crate) start: Mode,
     /// Mode of the Stop read.
     pub(crate) stop: Mode,
+}
+
+/// The value of `name = ...`.
+pub(crate) enum Name {
+    /// A string literal, checked here.
+    Literal(LitStr),
+    /// Any other expression: a `&'static str` constant (a path, `concat!(...)`, a
+    /// `const fn` call), which the compiler checks in a `const` of the expansion.
+    Constant(Expr),
 }
 
 /// A timer mode, mirroring `latte::Mode`.
@@ -89,7 +98,7 @@ impl Key {
     /// How a value of this key is written, for error messages.
     fn usage(self) -> &'static str {
         match self {
-            Key::Name => "`name = \"...\"` (a string literal)",
+            Key::Name => "`name = \"...\"` (a string literal) or `name = SOME_CONST`",
             Key::Mode => "`mode = Fast`, `mode = Mid` or `mode = Hard`",
             Key::Start => "`start = Fast`, `start = Mid` or `start = Hard`",
             Key::Stop => "`stop = Fast`, `stop = Mid` or `stop = Hard`",
@@ -155,7 +164,7 @@ impl Errors {
 
 fn validate(raw: Vec<RawArg>) -> syn::Result<Args> {
     let mut errors = Errors::default();
-    let mut name: Option<LitStr> = None;
+    let mut name: Option<Name> = None;
     // The key each end was set by, to report conflicts and duplicates.
     let mut seen: Vec<(Key, Ident)> = Vec::new();
     let (mut start, mut stop) = (None, None);
@@ -198,7 +207,7 @@ fn validate(raw: Vec<RawArg>) -> syn::Result<Args> {
         seen.push((key, ident));
 
         match key {
-            Key::Name => match string_literal(&value) {
+            Key::Name => match name_value(value) {
                 Ok(lit) => name = Some(lit),
                 Err(e) => errors.push(e),
             },
@@ -226,23 +235,25 @@ fn validate(raw: Vec<RawArg>) -> syn::Result<Args> {
     }
 }
 
-/// `name = "..."`: a non-empty, unsuffixed string literal.
-fn string_literal(value: &Expr) -> syn::Result<LitStr> {
+/// `name = ...`: a non-empty, unsuffixed string literal, or an expression the compiler
+/// must find to be a `&'static str` constant. Other literals are refused here.
+fn name_value(value: Expr) -> syn::Result<Name> {
     let lit = match value {
         Expr::Lit(ExprLit {
             lit: Lit::Str(lit),
             attrs,
         }) if attrs.is_empty() => lit,
-        _ => {
+        Expr::Lit(_) => {
             return Err(syn::Error::new_spanned(
-                value,
+                &value,
                 format!(
-                    "expected a string literal for `name`, e.g. `name = \"process_order\"`; \
-                     found `{}`",
+                    "`name` must be a `&'static str` known at compile time: a string literal, \
+                     e.g. `name = \"process_order\"`, or a constant; found `{}`",
                     value.to_token_stream()
                 ),
             ));
         }
+        other => return Ok(Name::Constant(other)),
     };
     if !lit.suffix().is_empty() {
         return Err(syn::Error::new_spanned(
@@ -253,7 +264,7 @@ fn string_literal(value: &Expr) -> syn::Result<LitStr> {
     if lit.value().is_empty() {
         return Err(syn::Error::new_spanned(lit, "`name` cannot be empty"));
     }
-    Ok(lit.clone())
+    Ok(Name::Literal(lit))
 }
 
 /// `mode`, `start` or `stop` = one of the bare identifiers `Fast`, `Mid`, `Hard`.
@@ -312,7 +323,7 @@ mod tests {
     #[test]
     fn every_key_any_order_trailing_comma() {
         let args = ok(quote!(stop = Hard, name = "n", start = Mid,));
-        assert_eq!(args.name.unwrap().value(), "n");
+        assert!(matches!(args.name, Some(Name::Literal(lit)) if lit.value() == "n"));
         assert_eq!((args.start, args.stop), (Mode::Mid, Mode::Hard));
 
         let args = ok(quote!(mode = Mid));
@@ -322,7 +333,20 @@ mod tests {
         assert_eq!((args.start, args.stop), (Mode::Hard, Mode::Fast));
 
         let args = ok(quote!(r#name = r"raw"));
-        assert_eq!(args.name.unwrap().value(), "raw");
+        assert!(matches!(args.name, Some(Name::Literal(lit)) if lit.value() == "raw"));
+    }
+
+    #[test]
+    fn a_name_that_is_not_a_literal_is_left_to_the_compiler() {
+        for tokens in [
+            quote!(name = ORDER),
+            quote!(name = ids::ORDER),
+            quote!(name = concat!("a", "b")),
+            quote!(name = order),
+        ] {
+            let args = ok(tokens.clone());
+            assert!(matches!(args.name, Some(Name::Constant(_))), "{tokens}");
+        }
     }
 
     #[test]
@@ -337,7 +361,7 @@ mod tests {
         ));
         assert_eq!(errors.len(), 6, "{errors:#?}");
         assert!(errors[0].starts_with("unknown argument `bogus`"));
-        assert!(errors[1].starts_with("expected a string literal for `name`"));
+        assert!(errors[1].starts_with("`name` must be a `&'static str` known at compile time"));
         assert!(errors[2].starts_with("unknown timer mode `Slow`"));
         assert!(errors[3].starts_with("duplicate argument `name`"));
         assert!(errors[4].starts_with("`start` conflicts with `mode`"));
@@ -349,7 +373,8 @@ mod tests {
         assert!(err(quote!(mode = Mode::Fast))[0].starts_with("expected a timer mode"));
         assert!(err(quote!(mode = fast))[0].starts_with("unknown timer mode `fast`"));
         assert!(err(quote!(name = ""))[0].contains("cannot be empty"));
-        assert!(err(quote!(name = b"x"))[0].starts_with("expected a string literal"));
+        assert!(err(quote!(name = b"x"))[0].contains("found `b\"x\"`"));
+        assert!(err(quote!(name = 'x'))[0].contains("a string literal, e.g."));
     }
 
     #[test]

@@ -19,7 +19,7 @@
 //! that may move between threads, and other tasks use the same thread's stack between
 //! its polls.
 
-use crate::attr::{self, Args};
+use crate::attr::{self, Args, Name};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{ToTokens, quote};
 use syn::parse::{Parse, ParseStream};
@@ -33,7 +33,10 @@ pub(crate) fn timed(args: TokenStream, item: TokenStream) -> TokenStream {
         .map_err(|_| unsupported(&item))
         .and_then(supported);
     match (args, function) {
-        (Ok(args), Ok(function)) => expand(&args, function),
+        (Ok(args), Ok(function)) => match parameter_as_name(&args, &function.sig) {
+            Some(e) => with_item(e, item),
+            None => expand(&args, function),
+        },
         (Ok(_), Err(e)) | (Err(e), Ok(_)) => with_item(e, item),
         (Err(mut e), Err(other)) => {
             e.combine(other);
@@ -77,6 +80,33 @@ impl Parse for TimedFn {
     }
 }
 
+/// `name = x` where `x` is a parameter of the function: the compiler's own error
+/// ("this would need to be a `const`") cannot be followed for a parameter, so say what
+/// works instead.
+fn parameter_as_name(args: &Args, sig: &Signature) -> Option<syn::Error> {
+    let Some(Name::Constant(syn::Expr::Path(path))) = &args.name else {
+        return None;
+    };
+    let ident = path.path.get_ident()?;
+    let is_parameter = sig.inputs.iter().any(|input| match input {
+        syn::FnArg::Receiver(_) => ident == "self",
+        syn::FnArg::Typed(typed) => {
+            matches!(&*typed.pat, syn::Pat::Ident(p) if p.ident == *ident)
+        }
+    });
+    is_parameter.then(|| {
+        syn::Error::new_spanned(
+            ident,
+            format!(
+                "`{ident}` is a parameter of `{}`, known only when it runs, but `name` must be \
+                 known at compile time: a string literal (`name = \"...\"`) or a `&'static str` \
+                 constant (`name = SOME_CONST`)",
+                sig.ident
+            ),
+        )
+    })
+}
+
 /// Rejects the functions that have a body but cannot be timed.
 fn supported(function: TimedFn) -> syn::Result<TimedFn> {
     let sig = &function.sig;
@@ -102,14 +132,7 @@ fn expand(args: &Args, function: TimedFn) -> TokenStream {
         body,
     } = function;
 
-    let name = match &args.name {
-        Some(lit) => lit.clone(),
-        // Like C++'s `__func__`: the bare identifier, `r#` removed.
-        None => syn::LitStr::new(
-            &syn::ext::IdentExt::unraw(&sig.ident).to_string(),
-            sig.ident.span(),
-        ),
-    };
+    let id = static_id(args.name.as_ref(), &sig.ident);
     let start = Ident::new(args.start.variant(), Span::call_site());
     let stop = Ident::new(args.stop.variant(), Span::call_site());
     // `mixed_site`: the guard's binding is invisible to, and cannot be shadowed by,
@@ -123,7 +146,7 @@ fn expand(args: &Args, function: TimedFn) -> TokenStream {
         quote!(::latte::__private::scope)
     };
     let prelude = quote! {
-        static __LATTE_TIMED_ID: ::latte::__private::Id = ::latte::__private::Id::new(#name);
+        #id
         let #guard = #open(
             &__LATTE_TIMED_ID,
             ::latte::__private::Mode::#start,
@@ -136,6 +159,32 @@ fn expand(args: &Args, function: TimedFn) -> TokenStream {
         tokens.extend(quote!(#(#inner_attrs)* #prelude #body));
     });
     quote!(#(#attrs)* #vis #sig #block)
+}
+
+/// The call site's `static __LATTE_TIMED_ID`. A literal (or the function's name) goes
+/// straight into the static. A constant is first an associated `const` of a local
+/// type: in a `static` initialiser, a value known only at run time (a parameter) would
+/// draw rustc's help to turn the expansion's `static` into a `let`, which the user
+/// cannot do; in an associated `const` the error is spanned on the user's expression.
+fn static_id(name: Option<&Name>, ident: &Ident) -> TokenStream {
+    let name = match name {
+        Some(Name::Literal(lit)) => lit.clone(),
+        Some(Name::Constant(expr)) => {
+            return quote! {
+                struct __LatteTimedName;
+                impl __LatteTimedName {
+                    const NAME: &'static str = #expr;
+                }
+                static __LATTE_TIMED_ID: ::latte::__private::Id =
+                    ::latte::__private::Id::new(__LatteTimedName::NAME);
+            };
+        }
+        // Like C++'s `__func__`: the bare identifier, `r#` removed.
+        None => syn::LitStr::new(&syn::ext::IdentExt::unraw(ident).to_string(), ident.span()),
+    };
+    quote! {
+        static __LATTE_TIMED_ID: ::latte::__private::Id = ::latte::__private::Id::new(#name);
+    }
 }
 
 /// The error for anything that is not a function with a body, spanned on what it is.
@@ -253,6 +302,63 @@ mod tests {
             }
         });
         assert_eq!(out, expected);
+    }
+
+    #[test]
+    fn a_constant_name_is_an_associated_const_first() {
+        let out = expand(
+            quote!(name = ids::PARSE),
+            quote!(
+                fn parse() {}
+            ),
+        );
+        let expected = text(quote! {
+            fn parse() {
+                struct __LatteTimedName;
+                impl __LatteTimedName {
+                    const NAME: &'static str = ids::PARSE;
+                }
+                static __LATTE_TIMED_ID: ::latte::__private::Id =
+                    ::latte::__private::Id::new(__LatteTimedName::NAME);
+                let __latte_timed_scope = ::latte::__private::scope(
+                    &__LATTE_TIMED_ID,
+                    ::latte::__private::Mode::Fast,
+                    ::latte::__private::Mode::Fast,
+                );
+            }
+        });
+        assert_eq!(out, expected);
+    }
+
+    #[test]
+    fn a_parameter_as_name_is_an_error_that_keeps_the_item() {
+        for (args, item) in [
+            (
+                quote!(name = text),
+                quote!(
+                    fn parse(n: u8, text: &str) {}
+                ),
+            ),
+            (
+                quote!(name = self),
+                quote!(
+                    fn parse(&self) {}
+                ),
+            ),
+        ] {
+            let out = expand(args, item.clone());
+            assert!(out.starts_with(":: core :: compile_error !"), "{out}");
+            assert!(out.contains("is a parameter of `parse`"), "{out}");
+            assert!(out.ends_with(&item.to_string()), "{out}");
+        }
+        // A constant that shares no name with a parameter is left to the compiler.
+        let out = expand(
+            quote!(name = TEXT),
+            quote!(
+                fn parse(text: &str) {}
+            ),
+        );
+        assert!(!out.contains("compile_error"), "{out}");
     }
 
     #[test]

@@ -34,12 +34,14 @@ use proc_macro::TokenStream;
 ///
 /// | argument | meaning | default |
 /// |---|---|---|
-/// | `name = "..."` | the component id (a string literal) | the function's name |
+/// | `name = ...` | the component id: a string literal, or a `&'static str` constant (`name = ORDER_ID`, `name = concat!(...)`) | the function's name |
 /// | `mode = Fast\|Mid\|Hard` | the timer mode of both reads | `Fast` |
 /// | `start = Fast\|Mid\|Hard` | the mode of the Start read | `Fast` |
 /// | `stop = Fast\|Mid\|Hard` | the mode of the Stop read | `Fast` |
 ///
-/// `mode` cannot be combined with `start` or `stop`. The default name is the bare
+/// `mode` cannot be combined with `start` or `stop`. The name must be known at compile
+/// time: a parameter of the function, or a call of a function that is not `const`, is a
+/// compile error. The default name is the bare
 /// identifier, like C++'s `__func__`: a method `Book::insert` records as `insert`;
 /// give a `name` to tell apart methods of different types.
 ///

@@ -152,7 +152,18 @@ impl Builder {
         self
     }
 
-    /// The cleaning applied before the main statistics.
+    /// The cleaning applied before the main statistics. A number that is NaN,
+    /// infinite or negative makes [`start`](Builder::start) return
+    /// [`Error::Cleaning`] (see [`Cleaning`]).
+    ///
+    /// ```
+    /// use latte::{Cleaning, Error, analyze::Fences};
+    /// let fences = Fences { k: f64::NAN, ..Fences::default() };
+    /// let cleaning = Cleaning { fences: Some(fences), ..Cleaning::default() };
+    /// let err = latte::builder().cleaning(cleaning).start().unwrap_err();
+    /// assert_eq!(err, Error::Cleaning { setting: "Fences::k", value: f64::NAN });
+    /// assert!(err.to_string().contains("Fences::k = NaN"));
+    /// ```
     pub fn cleaning(mut self, cleaning: Cleaning) -> Builder {
         self.options.cleaning = cleaning;
         self
@@ -373,6 +384,9 @@ impl Builder {
                     self.placement.nice
                 ),
             ))));
+        }
+        if let Some((setting, value)) = self.options.cleaning.invalid() {
+            return Err(Error::Cleaning { setting, value });
         }
         let (min, max) = self.drain_interval;
         if min.is_zero() || min > max || max > Duration::from_secs(60) {

@@ -246,17 +246,18 @@ impl Drain {
         self.failures.show_in(&mut report);
         let (sink, format) = (&mut self.sink, self.format);
         let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            report.write(sink, format).and_then(|()| sink.flush())
+            report.write(sink, format)?;
+            sink.flush().map_err(|e| Error::Sink(Arc::new(e)))
         }));
-        let written = written.unwrap_or_else(|panic| {
+        written.unwrap_or_else(|panic| {
             let why = panic
                 .downcast_ref::<&str>()
                 .map(|s| (*s).to_owned())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "no message".to_owned());
-            Err(std::io::Error::other(format!("the sink panicked: {why}")))
-        });
-        written.map_err(|e| Error::Sink(Arc::new(e)))?;
+            let panicked = std::io::Error::other(format!("the sink panicked: {why}"));
+            Err(Error::Sink(Arc::new(panicked)))
+        })?;
         self.failures.shown();
         Ok(())
     }

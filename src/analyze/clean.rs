@@ -102,15 +102,92 @@ pub(crate) fn clean_runs(
             rule.zero_iqr_fraction * dist::quantile(rest, 0.5) as f64
         };
         let spread = spread.max(step as f64).max(1.0);
-        let (low, high) = (q1 - rule.k * spread, q3 + rule.k * spread);
-        start = rest.partition_point(|&(v, _)| (v as f64) < low);
+        // 0 x infinity (k = 0 with an infinite spread) is no reach, not NaN.
+        let reach = rule.k * spread;
+        let reach = if reach.is_nan() && rule.k == 0.0 {
+            0.0
+        } else {
+            reach
+        };
+        let (low, high) = (q1 - reach, q3 + reach);
+        // A negative or NaN reach (refused by `Builder::start`, possible through
+        // `Report::collect`) would put the fences in reverse: then nothing is kept.
         let new_end = rest.partition_point(|&(v, _)| v as f64 <= high);
-        outliers = dist::count(&rest[..start]) + dist::count(&rest[new_end..]);
+        start = rest
+            .partition_point(|&(v, _)| (v as f64) < low)
+            .min(new_end);
+        outliers = dist::count(rest) - dist::count(&rest[start..new_end]);
         end = new_end;
     }
     KeptRuns {
         runs: start..end,
         bypass,
         outliers,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Bypass, Fences};
+
+    fn runs() -> Runs {
+        let mut sorted = vec![100; 40];
+        sorted.extend([90, 95, 105, 110, 400, 5_000, 900_000]);
+        sorted.sort_unstable();
+        dist::from_sorted(&sorted)
+    }
+
+    fn cleaning(factor: f64, floor_ns: f64, k: f64, zero_iqr_fraction: f64) -> Cleaning {
+        Cleaning {
+            bypass: Some(Bypass { factor, floor_ns }),
+            fences: Some(Fences {
+                k,
+                zero_iqr_fraction,
+            }),
+        }
+    }
+
+    /// What was kept, and every value accounted for exactly once.
+    fn kept(cleaning: &Cleaning) -> u64 {
+        let runs = runs();
+        let k = clean_runs(&runs, cleaning, 1.0, 1);
+        assert!(k.runs.start <= k.runs.end && k.runs.end <= runs.len());
+        let kept = dist::count(&runs[k.runs]);
+        assert_eq!(kept + k.bypass + k.outliers, dist::count(&runs));
+        kept
+    }
+
+    #[test]
+    fn nan_and_negative_numbers_never_panic_and_remove_everything() {
+        let n = dist::count(&runs());
+        assert_eq!(kept(&cleaning(10.0, 2_000.0, -1.0, 0.25)), 0);
+        assert_eq!(
+            kept(&cleaning(10.0, 2_000.0, f64::NEG_INFINITY, f64::NAN)),
+            0
+        );
+        assert_eq!(kept(&cleaning(10.0, 2_000.0, f64::NAN, 0.25)), 0);
+        assert_eq!(kept(&cleaning(f64::NAN, f64::NAN, 1.5, 0.25)), 0);
+        assert_eq!(kept(&cleaning(-1.0, f64::NEG_INFINITY, 1.5, 0.25)), 0);
+        assert!(kept(&Cleaning::default()) < n);
+    }
+
+    #[test]
+    fn infinity_removes_nothing_and_zero_reach_is_the_quartiles() {
+        let n = dist::count(&runs());
+        assert_eq!(kept(&cleaning(f64::INFINITY, 0.0, f64::INFINITY, 0.0)), n);
+        assert_eq!(
+            kept(&cleaning(10.0, f64::INFINITY, f64::INFINITY, f64::INFINITY)),
+            n
+        );
+        // k = 0 with an infinite spread: the fences are the quartiles (100 and 100 here).
+        let c = Cleaning {
+            bypass: None,
+            fences: Some(Fences {
+                k: 0.0,
+                zero_iqr_fraction: f64::INFINITY,
+            }),
+        };
+        assert_eq!(kept(&c), 40);
     }
 }

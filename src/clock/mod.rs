@@ -17,6 +17,7 @@
 
 #[cfg(target_arch = "aarch64")]
 mod aarch64;
+mod named;
 mod os;
 mod select;
 #[cfg(target_arch = "x86_64")]
@@ -29,6 +30,11 @@ use x86_64 as arch;
 
 pub use crate::platform::{ClockChoice, Decision};
 pub use select::{decision, source};
+// For the macros only (`__private`). Also exported here, hidden, because rustc names a
+// type by its bare name in errors only when a public path to it exists outside a
+// `#[doc(hidden)]` module: a misspelt mode then reads "not found in `FastMidOrHard`".
+#[doc(hidden)]
+pub use named::FastMidOrHard;
 pub(crate) use select::{facts, select_clock};
 #[cfg(feature = "test-hooks")]
 pub(crate) use select::{install_mock, set_mock};

@@ -1,7 +1,9 @@
 //! CSV export of raw samples: one row per retained sample, for analysis elsewhere.
 
 use super::{Capture, SampleKind};
+use crate::error::Error;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// The header row, also written when there are no samples.
 const HEADER: [&str; 9] = [
@@ -55,6 +57,8 @@ impl Capture {
     /// Threads come in capture order (order of first record), components in order of first
     /// use, samples oldest first. The header row is written even when there are no samples.
     ///
+    /// A writer that fails is [`Error::Csv`], with the writer's error as its source.
+    ///
     /// ```
     /// use latte::Id;
     /// static PARSE: Id = Id::new("doc_csv_parse");
@@ -68,9 +72,21 @@ impl Capture {
     /// let row = text.lines().find(|l| l.contains(",doc_csv_parse,")).unwrap();
     /// assert!(row.starts_with("main,") && row.contains(",120,"));
     /// assert!(row.ends_with(",recorded,false,0,1"));
-    /// # Ok::<(), csv::Error>(())
+    /// # Ok::<(), latte::Error>(())
     /// ```
-    pub fn write_csv(&self, ticks_per_ns: f64, out: impl std::io::Write) -> Result<(), csv::Error> {
+    pub fn write_csv(&self, ticks_per_ns: f64, out: impl std::io::Write) -> Result<(), Error> {
+        // Every row has the header's nine fields and serialises as plain values, so
+        // what can fail is the writer: its I/O error is passed on unchanged.
+        self.write_rows(ticks_per_ns, out).map_err(|e| {
+            let io = match e.into_kind() {
+                csv::ErrorKind::Io(io) => io,
+                other => std::io::Error::other(format!("{other:?}")),
+            };
+            Error::Csv(Arc::new(io))
+        })
+    }
+
+    fn write_rows(&self, ticks_per_ns: f64, out: impl std::io::Write) -> Result<(), csv::Error> {
         let mut writer = csv::WriterBuilder::new()
             .has_headers(false)
             .from_writer(out);

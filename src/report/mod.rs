@@ -12,8 +12,10 @@ mod table;
 pub use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
 
 use crate::config::{Cleaning, Data, Unit};
+use crate::error::Error;
 use serde::{Deserialize, Serialize};
-use std::io::{self, Write};
+use std::io::Write;
+use std::sync::Arc;
 
 /// How a report is written: [`Report::write`], and the agent's
 /// [`Builder::format`](crate::Builder::format).
@@ -97,7 +99,7 @@ pub struct Report {
 /// report.write(&mut table, latte::Format::Table)?;
 /// let table = String::from_utf8(table).unwrap();
 /// assert!(table.contains("2 periodic reports could not be written: writing the latte report failed: disk full"));
-/// # Ok::<(), std::io::Error>(())
+/// # Ok::<(), latte::Error>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PeriodicFailures {
@@ -294,7 +296,8 @@ pub struct Environment {
 }
 
 impl Report {
-    /// Writes the report to `out` as a table or as one line of JSON.
+    /// Writes the report to `out` as a table or as one line of JSON. A writer that
+    /// fails is [`Error::Sink`], with the writer's error as its source.
     ///
     /// ```
     /// use latte::{Format, Report, ReportOptions};
@@ -302,14 +305,20 @@ impl Report {
     /// let mut table = Vec::new();
     /// report.write(&mut table, Format::Table)?;
     /// assert!(String::from_utf8(table).unwrap().contains("LATTE TELEMETRY"));
-    /// # Ok::<(), std::io::Error>(())
+    ///
+    /// let mut room = [0u8; 16];
+    /// let err = report.write(&mut &mut room[..], Format::Table).unwrap_err(); // too small
+    /// assert!(err.to_string().contains("writing the latte report failed"));
+    /// assert!(matches!(&err, latte::Error::Sink(e) if e.kind() == std::io::ErrorKind::WriteZero));
+    /// # Ok::<(), latte::Error>(())
     /// ```
-    pub fn write(&self, out: &mut dyn Write, format: Format) -> io::Result<()> {
-        match format {
+    pub fn write(&self, out: &mut dyn Write, format: Format) -> Result<(), Error> {
+        let written = match format {
             Format::Table => table::write(self, out),
             #[cfg(feature = "json")]
             Format::Json => writeln!(out, "{}", self.to_json(JsonStyle::Compact)),
-        }
+        };
+        written.map_err(|e| Error::Sink(Arc::new(e)))
     }
 
     /// The report as JSON: every field, in the report's unit. The one serialisation:

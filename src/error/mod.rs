@@ -1,0 +1,282 @@
+//! The crate's one error type. A leaf: it imports only the configured limits it names.
+
+use crate::config::{MAX_RING_CAPACITY, MAX_STACK_DEPTH, MIN_RING_CAPACITY};
+use core::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Everything latte can refuse: every public fallible function returns this type.
+/// Configuration errors are returned, never panicked, and each message names what to
+/// change. The cases that wrap an I/O error give it as [`source`](std::error::Error::source).
+///
+/// ```
+/// let err = latte::builder().ring_capacity(1000).start().unwrap_err();
+/// assert_eq!(err, latte::Error::RingCapacity { requested: 1000 });
+/// assert!(err.to_string().contains("power of two"));
+/// ```
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// A ring capacity that is not a power of two within
+    /// [`MIN_RING_CAPACITY`](crate::Builder::MIN_RING_CAPACITY)..=[`MAX_RING_CAPACITY`](crate::Builder::MAX_RING_CAPACITY).
+    RingCapacity {
+        /// The value that was asked for.
+        requested: usize,
+    },
+    /// A stack depth outside 1..=[`MAX_STACK_DEPTH`](crate::Builder::MAX_STACK_DEPTH).
+    StackDepth {
+        /// The value that was asked for.
+        requested: usize,
+    },
+    /// A periodic report interval shorter than
+    /// [`MIN_PERIODIC`](crate::Builder::MIN_PERIODIC).
+    Interval {
+        /// The value that was asked for.
+        requested: Duration,
+    },
+    /// A number of slowest samples to keep above
+    /// [`MAX_SLOWEST`](crate::Builder::MAX_SLOWEST).
+    Slowest {
+        /// The value that was asked for.
+        requested: usize,
+    },
+    /// Drain pacing bounds ([`Builder::drain_interval`](crate::Builder::drain_interval))
+    /// that are zero, reversed or longer than a minute.
+    DrainInterval {
+        /// The shortest wait asked for.
+        min: Duration,
+        /// The longest wait asked for.
+        max: Duration,
+    },
+    /// A cleaning rule ([`Builder::cleaning`](crate::Builder::cleaning)) with a number
+    /// that is NaN, infinite or negative.
+    Cleaning {
+        /// The rule's field, as `Bypass::factor`.
+        setting: &'static str,
+        /// The value that was asked for.
+        value: f64,
+    },
+    /// [`init`](crate::init) or [`Builder::start`](crate::Builder::start) while an agent
+    /// is already running: there is one agent per process.
+    AlreadyRunning,
+    /// The agent has stopped (its thread is gone), so it cannot take the command.
+    AgentStopped,
+    /// Writing a report failed: to the agent's sink ([`Builder::sink`](crate::Builder::sink),
+    /// stdout by default) or to the writer given to [`Report::write`](crate::Report::write).
+    /// The source is the writer's own error (or the sink's panic, as an
+    /// [`io::Error`](std::io::Error) saying so). An agent keeps running.
+    Sink(Arc<std::io::Error>),
+    /// Writing the CSV export ([`Capture::write_csv`](crate::Capture::write_csv)) to its
+    /// writer failed. The source is the writer's error.
+    Csv(Arc<std::io::Error>),
+    /// The drain thread could not be started.
+    Spawn(Arc<std::io::Error>),
+    /// The drain thread could not be placed as asked
+    /// ([`Builder::drain_cpus`](crate::Builder::drain_cpus),
+    /// [`Builder::drain_nice`](crate::Builder::drain_nice)).
+    DrainPlacement(Arc<std::io::Error>),
+    /// The interval log ([`Builder::hlog`](crate::Builder::hlog)) could not be created
+    /// or written, or was asked for without periodic reports.
+    Hlog(Arc<std::io::Error>),
+    /// Periodic reports (or interval-log entries) that could not be written during the
+    /// run, returned by [`Guard::stop`](crate::Guard::stop) when the final report
+    /// itself was written: that report shows them too. Each was counted by
+    /// [`Guard::sink_errors`](crate::Guard::sink_errors) as it happened.
+    PeriodicReports {
+        /// How many periodic reports failed over the whole run.
+        failed: u64,
+        /// The last one's error.
+        last: Box<Error>,
+    },
+    /// The handlers of [`Builder::final_report_on_signals`](crate::Builder::final_report_on_signals)
+    /// could not be installed (or the platform has no POSIX signals).
+    Signals(Arc<std::io::Error>),
+    /// A different clock was asked for after latte had started reading one.
+    ClockAlreadySelected {
+        /// Whether the clock in use is the hardware counter.
+        hardware: bool,
+    },
+}
+
+impl PartialEq for Error {
+    /// Errors are equal when they are the same case with the same values; I/O errors
+    /// compare by [`kind`](std::io::Error::kind). The match is on `self` with no
+    /// catch-all, so a new case cannot compile without saying how it compares.
+    fn eq(&self, other: &Error) -> bool {
+        use Error::*;
+        let same_io = |a: &Arc<std::io::Error>, b: &Arc<std::io::Error>| a.kind() == b.kind();
+        match self {
+            RingCapacity { requested: a } => {
+                matches!(other, RingCapacity { requested: b } if a == b)
+            }
+            StackDepth { requested: a } => matches!(other, StackDepth { requested: b } if a == b),
+            Interval { requested: a } => matches!(other, Interval { requested: b } if a == b),
+            Slowest { requested: a } => matches!(other, Slowest { requested: b } if a == b),
+            DrainInterval { min, max } => {
+                matches!(other, DrainInterval { min: c, max: d } if (min, max) == (c, d))
+            }
+            // By bits, so a NaN value equals itself.
+            Cleaning { setting, value } => matches!(
+                other,
+                Cleaning { setting: s, value: v } if (setting, value.to_bits()) == (s, v.to_bits())
+            ),
+            AlreadyRunning => matches!(other, AlreadyRunning),
+            AgentStopped => matches!(other, AgentStopped),
+            Sink(a) => matches!(other, Sink(b) if same_io(a, b)),
+            Csv(a) => matches!(other, Csv(b) if same_io(a, b)),
+            Spawn(a) => matches!(other, Spawn(b) if same_io(a, b)),
+            DrainPlacement(a) => matches!(other, DrainPlacement(b) if same_io(a, b)),
+            Hlog(a) => matches!(other, Hlog(b) if same_io(a, b)),
+            ClockAlreadySelected { hardware: a } => {
+                matches!(other, ClockAlreadySelected { hardware: b } if a == b)
+            }
+            Signals(a) => matches!(other, Signals(b) if same_io(a, b)),
+            PeriodicReports { failed, last } => matches!(
+                other,
+                PeriodicReports { failed: c, last: d } if failed == c && last == d
+            ),
+        }
+    }
+}
+
+impl Eq for Error {}
+
+impl Error {
+    /// For the cases that wrap an I/O error: the error, what failed and what to check.
+    /// Every case is listed, so a new one must say whether it wraps one.
+    fn io(&self) -> Option<(&Arc<std::io::Error>, &'static str, &'static str)> {
+        match self {
+            Error::Sink(e) => Some((
+                e,
+                "writing the latte report failed",
+                "check the writer it goes to: Builder::sink, stdout by default, \
+                 or the one given to Report::write",
+            )),
+            Error::Csv(e) => Some((
+                e,
+                "writing the latte CSV export failed",
+                "check the writer given to Capture::write_csv",
+            )),
+            Error::Spawn(e) => Some((
+                e,
+                "starting the latte drain thread failed",
+                "the OS refused a thread: check the process's thread and memory limits",
+            )),
+            Error::DrainPlacement(e) => Some((
+                e,
+                "the latte drain thread could not be placed as asked",
+                "check Builder::drain_cpus and Builder::drain_nice",
+            )),
+            Error::Hlog(e) => Some((
+                e,
+                "the latte interval log failed",
+                "check the path given to Builder::hlog",
+            )),
+            Error::Signals(e) => Some((
+                e,
+                "latte could not handle SIGTERM and SIGINT",
+                "check Builder::final_report_on_signals: the platform needs POSIX signals",
+            )),
+            Error::RingCapacity { .. }
+            | Error::StackDepth { .. }
+            | Error::Interval { .. }
+            | Error::Slowest { .. }
+            | Error::DrainInterval { .. }
+            | Error::Cleaning { .. }
+            | Error::AlreadyRunning
+            | Error::AgentStopped
+            | Error::PeriodicReports { .. }
+            | Error::ClockAlreadySelected { .. } => None,
+        }
+    }
+
+    /// The message of a case that wraps no I/O error.
+    fn fmt_plain(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::RingCapacity { requested } => write!(
+                f,
+                "ring capacity {requested} is invalid: it must be a power of two between {} and {} samples \
+                 (the ring wraps with a bit mask)",
+                MIN_RING_CAPACITY,
+                MAX_RING_CAPACITY
+            ),
+            Error::StackDepth { requested } => write!(
+                f,
+                "stack depth {requested} is invalid: it must be between 1 and {}",
+                MAX_STACK_DEPTH
+            ),
+            Error::Interval { requested } => {
+                write!(
+                    f,
+                    "periodic report interval {requested:?} is too short: it must be at least {:?}",
+                    crate::config::MIN_PERIODIC
+                )
+            }
+            Error::Slowest { requested } => write!(
+                f,
+                "{requested} slowest samples per thread and id is invalid: at most {} are kept",
+                crate::config::MAX_SLOWEST
+            ),
+            Error::DrainInterval { min, max } => write!(
+                f,
+                "drain interval {min:?}..={max:?} is invalid: the bounds must be above zero, \
+                 in order, and at most 60 s"
+            ),
+            Error::Cleaning { setting, value } => write!(
+                f,
+                "cleaning setting {setting} = {value} is invalid: it must be a finite number of at \
+                 least 0 (f64::MAX makes the rule remove nothing; None or Cleaning::OFF turns it off)"
+            ),
+            Error::AlreadyRunning => f.write_str(
+                "a latte agent is already running in this process; keep its guard, or drop it before starting another",
+            ),
+            Error::AgentStopped => f.write_str(
+                "the latte agent has stopped; start a new one (latte::init or latte::builder) \
+                 to get reports from its drain thread, or use Report::collect, which needs none",
+            ),
+            Error::ClockAlreadySelected { hardware } => write!(
+                f,
+                "latte already reads the {}; every sample must come from one clock, so it cannot change now \
+                 (choose the clock before anything records, or set LATTE_CLOCK)",
+                if *hardware { "hardware counter" } else { "OS monotonic clock" }
+            ),
+            // Written by `fmt`.
+            Error::PeriodicReports { .. }
+            | Error::Sink(_)
+            | Error::Csv(_)
+            | Error::Spawn(_)
+            | Error::DrainPlacement(_)
+            | Error::Hlog(_)
+            | Error::Signals(_) => Ok(()),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Error::PeriodicReports { failed, last } = self {
+            let s = if *failed == 1 { "" } else { "s" };
+            return write!(
+                f,
+                "{failed} periodic latte report{s} could not be written; the last error: {last}"
+            );
+        }
+        match self.io() {
+            Some((e, what, check)) => write!(f, "{what}: {e} ({check})"),
+            None => self.fmt_plain(f),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        if let Error::PeriodicReports { last, .. } = self {
+            return Some(&**last);
+        }
+        self.io()
+            .map(|(e, _, _)| &**e as &(dyn std::error::Error + 'static))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,13 @@
+// An id known only at run time: a parameter, a `String`, a `let` binding.
+use latte::latte_pulse;
+
+fn tick(component: &str, owned: String) {
+    latte_pulse!(component);
+    latte_pulse!(owned.as_str());
+    let local = "poll";
+    latte_pulse!(local);
+}
+
+fn main() {
+    tick("poll", String::from("poll"));
+}

@@ -1,0 +1,13 @@
+// An id known only at run time: a parameter, a `String`, a `let` binding.
+use latte::latte_scope;
+
+fn handle(component: &str, owned: String) {
+    let _a = latte_scope!(component);
+    let _b = latte_scope!(owned.as_str(), Mid);
+    let local = "handle";
+    let _c = latte_scope!(local, Fast, Hard);
+}
+
+fn main() {
+    handle("handle", String::from("handle"));
+}

@@ -1,0 +1,13 @@
+// An id known only at run time: a parameter, a `String`, a `let` binding.
+use latte::latte_stop;
+
+fn close(component: &str, owned: String) {
+    latte_stop!(component);
+    latte_stop!(owned.as_str(), Mid);
+    let local = "parse";
+    latte_stop!(local);
+}
+
+fn main() {
+    close("parse", String::from("parse"));
+}
