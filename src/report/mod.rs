@@ -86,7 +86,7 @@ pub struct Report {
 /// Periodic reports that could not be written (a sink that failed or panicked, or the
 /// interval log), shown in the next report the agent writes; see
 /// [`Guard::sink_errors`](crate::Guard::sink_errors) and
-/// [`Error::PeriodicReports`](crate::Error::PeriodicReports).
+/// [`Error::PeriodicReports`].
 ///
 /// ```
 /// let failures = latte::report::PeriodicFailures {
