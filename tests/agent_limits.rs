@@ -51,10 +51,7 @@ fn whole_run_row(component: &str) -> latte::report::Row {
 #[test]
 fn ring_capacities_past_the_limits_are_refused_by_value() {
     let _one = common::one_agent();
-    start(|b| b.ring_capacity(Builder::DEFAULT_RING_CAPACITY))
-        .unwrap()
-        .stop()
-        .unwrap();
+    restore(|b| b.ring_capacity(Builder::DEFAULT_RING_CAPACITY));
     assert_eq!(Builder::MIN_RING_CAPACITY, 2);
     assert_eq!(Builder::MAX_RING_CAPACITY, 1 << 28);
     for bad in [0, 1, 3, 1 << 29, usize::MAX] {
@@ -99,10 +96,7 @@ fn the_smallest_ring_keeps_the_newest_two_and_counts_the_rest() {
     assert!(stats.folded >= 2, "{stats:?}");
     assert_eq!(stats.max_all, 14.0);
     guard.stop().unwrap();
-    start(|b| b.ring_capacity(Builder::DEFAULT_RING_CAPACITY))
-        .unwrap()
-        .stop()
-        .unwrap();
+    restore(|b| b.ring_capacity(Builder::DEFAULT_RING_CAPACITY));
 }
 
 #[test]
@@ -118,10 +112,7 @@ fn the_largest_ring_capacity_is_accepted() {
     assert_eq!(after.rings, before.rings, "{after:?}");
     assert_eq!(after.ring_bytes_reserved, before.ring_bytes_reserved);
     guard.stop().unwrap();
-    start(|b| b.ring_capacity(Builder::DEFAULT_RING_CAPACITY))
-        .unwrap()
-        .stop()
-        .unwrap();
+    restore(|b| b.ring_capacity(Builder::DEFAULT_RING_CAPACITY));
 }
 
 #[test]
@@ -185,10 +176,7 @@ fn a_stack_of_one_and_the_deepest_stack_work_as_documented() {
         assert_eq!(me.frame_counts(outer.name()).abandoned, 1);
         guard.stop().unwrap();
     }
-    start(|b| b.stack_depth(Builder::DEFAULT_STACK_DEPTH))
-        .unwrap()
-        .stop()
-        .unwrap();
+    restore(|b| b.stack_depth(Builder::DEFAULT_STACK_DEPTH));
 }
 
 #[test]
@@ -221,8 +209,10 @@ fn the_slowest_list_at_and_past_its_limit() {
     on_new_thread("limits-slowest-none", || latte::record(&NONE, 5));
     assert!(whole_run_row(NONE.name()).slowest.is_empty());
     guard.stop().unwrap();
-    start(|b| b.slowest(Builder::DEFAULT_SLOWEST))
-        .unwrap()
-        .stop()
-        .unwrap();
+    restore(|b| b.slowest(Builder::DEFAULT_SLOWEST));
+}
+
+/// Starts and stops an agent with `set`, so later tests get that setting back.
+fn restore(set: impl FnOnce(Builder) -> Builder) {
+    start(set).unwrap().stop().unwrap();
 }

@@ -8,6 +8,7 @@
 #![cfg(unix)]
 #![allow(unsafe_code)] // kill(2)
 
+mod common;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
@@ -361,7 +362,7 @@ fn kill_9_loses_at_most_the_interval_being_written() {
         .filter_map(|r| stats(r, "exits_hlog"))
         .map(|s| s["folded"].as_u64().unwrap())
         .collect();
-    let logged = logged_intervals(&hlog, "exits_hlog");
+    let logged = common::hlog_interval_counts(&hlog, "exits_hlog");
     std::fs::remove_file(&hlog).unwrap();
     // The log is written before each report: every reported interval is in it, and at
     // most one more (written to the log, not to the sink, when the kill came).
@@ -371,28 +372,4 @@ fn kill_9_loses_at_most_the_interval_being_written() {
         "logged {logged:?}, reported {reported:?}"
     );
     assert_eq!(logged[..reported.len()], reported[..]);
-}
-
-/// Per interval of the log, the count of the histogram tagged `tag`. Only complete
-/// lines are read: the kill may cut the last one short.
-fn logged_intervals(path: &std::path::Path, tag: &str) -> Vec<u64> {
-    use base64::Engine;
-    use hdrhistogram::serialization::Deserializer;
-    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
-    let bytes = std::fs::read(path).unwrap();
-    let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    let mut counts = Vec::new();
-    for entry in IntervalLogIterator::new(&bytes[..complete]) {
-        if let LogEntry::Interval(h) = entry.expect("complete lines are well formed") {
-            assert_eq!(h.tag().map(|t| t.as_str()), Some(tag));
-            let decoded = base64::engine::general_purpose::STANDARD
-                .decode(h.encoded_histogram())
-                .unwrap();
-            let hist: hdrhistogram::Histogram<u64> = Deserializer::new()
-                .deserialize(&mut decoded.as_slice())
-                .unwrap();
-            counts.push(hist.len());
-        }
-    }
-    counts
 }

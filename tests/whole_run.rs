@@ -2,7 +2,6 @@
 //! exact to the histogram's precision, periodic reports that add up to the final one.
 
 mod common;
-use base64::Engine;
 use common::{Rng, SharedSink, json_row, one_agent};
 use latte::{Cleaning, Format, Id};
 use std::time::{Duration, Instant};
@@ -175,26 +174,11 @@ fn periodic_reports_add_up_to_the_final_one() {
 
 /// Total count of the histograms tagged `tag` in an interval log.
 fn logged(path: &std::path::Path, tag: &str) -> u64 {
-    use hdrhistogram::serialization::Deserializer;
-    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
-    let bytes = std::fs::read(path).unwrap();
-    let mut total = 0;
-    let mut intervals = 0;
-    for entry in IntervalLogIterator::new(&bytes) {
-        if let LogEntry::Interval(h) = entry.expect("a well-formed log") {
-            if h.tag().map(|t| t.as_str()) != Some(tag) {
-                continue;
-            }
-            let decoded = base64::engine::general_purpose::STANDARD
-                .decode(h.encoded_histogram())
-                .unwrap();
-            let hist: hdrhistogram::Histogram<u64> = Deserializer::new()
-                .deserialize(&mut decoded.as_slice())
-                .unwrap();
-            total += hist.len();
-            intervals += 1;
-        }
-    }
-    assert!(intervals >= 2, "{intervals} intervals of {tag} logged");
-    total
+    let counts = common::hlog_interval_counts(path, tag);
+    assert!(
+        counts.len() >= 2,
+        "{} intervals of {tag} logged",
+        counts.len()
+    );
+    counts.iter().sum()
 }

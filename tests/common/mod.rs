@@ -235,3 +235,29 @@ pub fn assert_a_new_agent_can_start() {
         .stop()
         .unwrap();
 }
+
+/// Per interval of an interval log (`Builder::hlog`), the count of the histogram
+/// tagged `tag`, in order. Only complete lines are read: a process killed mid-write
+/// may leave the last one short.
+pub fn hlog_interval_counts(path: &std::path::Path, tag: &str) -> Vec<u64> {
+    use base64::Engine;
+    use hdrhistogram::serialization::Deserializer;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    let bytes = std::fs::read(path).unwrap();
+    let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let mut counts = Vec::new();
+    for entry in IntervalLogIterator::new(&bytes[..complete]) {
+        if let LogEntry::Interval(h) = entry.expect("complete lines are well formed")
+            && h.tag().map(|t| t.as_str()) == Some(tag)
+        {
+            let decoded = base64::engine::general_purpose::STANDARD
+                .decode(h.encoded_histogram())
+                .unwrap();
+            let hist: hdrhistogram::Histogram<u64> = Deserializer::new()
+                .deserialize(&mut decoded.as_slice())
+                .unwrap();
+            counts.push(hist.len());
+        }
+    }
+    counts
+}
