@@ -7,7 +7,7 @@
 //! that use the cleaning constants live in `analyze/clean.rs`.
 
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 // ----------------------------------------------------------------- recorder settings
 
@@ -24,6 +24,10 @@ pub const MAX_STACK_DEPTH: usize = 4096;
 /// Exited threads kept individually unless configured; older ones are folded.
 pub const DEFAULT_MAX_EXITED_THREADS: usize = 256;
 
+/// Bytes all rings of the user's threads may reserve together unless configured:
+/// 1 GiB, 2,048 rings of the default capacity (say 64 threads x 32 ids).
+pub const DEFAULT_MEMORY_CAP: u64 = 1 << 30;
+
 /// Shortest accepted periodic report interval.
 pub const MIN_PERIODIC: std::time::Duration = std::time::Duration::from_millis(1);
 
@@ -36,6 +40,7 @@ static SLOWEST: AtomicUsize = AtomicUsize::new(DEFAULT_SLOWEST);
 static RING_CAPACITY: AtomicUsize = AtomicUsize::new(DEFAULT_RING_CAPACITY);
 static STACK_DEPTH: AtomicUsize = AtomicUsize::new(DEFAULT_STACK_DEPTH);
 static MAX_EXITED_THREADS: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_EXITED_THREADS);
+static MEMORY_CAP: AtomicU64 = AtomicU64::new(DEFAULT_MEMORY_CAP);
 
 /// Whether `samples` is a valid ring capacity: a power of two within the limits (the
 /// ring wraps with a bit mask).
@@ -58,6 +63,11 @@ pub(crate) fn stack_depth() -> usize {
     STACK_DEPTH.load(Relaxed)
 }
 
+/// Bytes the rings of the user's threads may reserve together.
+pub(crate) fn memory_cap() -> u64 {
+    MEMORY_CAP.load(Relaxed)
+}
+
 /// Exited threads kept individually before the oldest are folded.
 pub(crate) fn max_exited_threads() -> usize {
     MAX_EXITED_THREADS.load(Relaxed)
@@ -74,19 +84,32 @@ pub(crate) fn set_slowest(n: usize) {
     SLOWEST.store(n, Relaxed);
 }
 
+/// The recorder's limits, applied together by [`apply`]; `None` keeps the current
+/// value.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Limits {
+    pub(crate) ring_capacity: Option<usize>,
+    pub(crate) stack_depth: Option<usize>,
+    pub(crate) memory_cap: Option<u64>,
+    pub(crate) max_exited: usize,
+}
+
 /// The recorder settings, applied together. Values must have been validated
 /// ([`ring_capacity_ok`], [`stack_depth_ok`]); they apply to rings and threads created
 /// afterwards.
-pub(crate) fn apply(ring_capacity: Option<usize>, stack_depth: Option<usize>, max_exited: usize) {
-    debug_assert!(ring_capacity.is_none_or(ring_capacity_ok));
-    debug_assert!(stack_depth.is_none_or(stack_depth_ok));
-    if let Some(n) = ring_capacity {
+pub(crate) fn apply(limits: Limits) {
+    debug_assert!(limits.ring_capacity.is_none_or(ring_capacity_ok));
+    debug_assert!(limits.stack_depth.is_none_or(stack_depth_ok));
+    if let Some(n) = limits.ring_capacity {
         RING_CAPACITY.store(n, Relaxed);
     }
-    if let Some(n) = stack_depth {
+    if let Some(n) = limits.stack_depth {
         STACK_DEPTH.store(n, Relaxed);
     }
-    MAX_EXITED_THREADS.store(max_exited, Relaxed);
+    if let Some(n) = limits.memory_cap {
+        MEMORY_CAP.store(n, Relaxed);
+    }
+    MAX_EXITED_THREADS.store(limits.max_exited, Relaxed);
 }
 
 // ------------------------------------------------------------------- report options

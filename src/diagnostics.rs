@@ -24,6 +24,7 @@ macro_rules! anomaly_list {
         /// assert_eq!(a.iter().find(|(name, _)| *name == "empty_stops"), Some(("empty_stops", 2)));
         /// ```
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(default)]
         pub struct Anomalies {
             $(#[doc = $doc] pub $field: u64,)+
         }
@@ -74,6 +75,7 @@ anomaly_list! {
     unordered_stops: "out-of-order span exit" / "out-of-order span exits", "Scopes closed out of LIFO order by the `tracing` bridge: recorded correctly, the scopes opened after them kept open.";
     open_at_exit: "scope open at exit" / "scopes open at exit", "Scopes still open (and not abandoned) when the thread exited. Per id in `ThreadCapture::frames`.";
     reentrant: "reentrant record" / "reentrant records", "Records made from inside another record on the same thread, dropped and counted: a signal handler's record into the ring whose push it interrupted (or during a cold path), or a record from an instrumented allocator inside latte's first-use path.";
+    over_cap: "record past the memory cap" / "records past the memory cap", "Records dropped because the memory cap (`Builder::memory_cap`) refused their id a ring on this thread: such an id records nothing there. Per id in `ThreadCapture::frames` (`FrameCounts::over_cap`).";
 }
 
 impl Anomalies {
@@ -120,8 +122,9 @@ pub(crate) fn bump(counter: &AtomicU64, n: u64) {
     counter.store(counter.load(Relaxed).saturating_add(n), Relaxed);
 }
 
-/// How the scopes of one id on one thread ended without their Stop: the per-id split
-/// of the thread's `abandoned_frames`, `orphaned_frames` and `open_at_exit`
+/// What one id lost on one thread: its scopes that ended without their Stop, and its
+/// records dropped past the memory cap. The per-id split of the thread's
+/// `abandoned_frames`, `orphaned_frames`, `open_at_exit` and `over_cap`
 /// [anomalies](Anomalies) (each thread total is the sum over its ids).
 ///
 /// ```
@@ -138,6 +141,11 @@ pub struct FrameCounts {
     pub orphaned: u64,
     /// Frames still open (and not abandoned) when the thread exited.
     pub open_at_exit: u64,
+    /// Records dropped because the memory cap ([`Builder::memory_cap`](crate::Builder::memory_cap))
+    /// refused the id a ring on this thread. Not frames: the scopes ended normally,
+    /// there was nowhere to keep them.
+    #[serde(default)]
+    pub over_cap: u64,
 }
 
 /// Which way a frame ended without its Stop: selects a field of [`FrameCounts`] and
@@ -156,14 +164,31 @@ impl FrameCounts {
             abandoned: self.abandoned.saturating_add(other.abandoned),
             orphaned: self.orphaned.saturating_add(other.orphaned),
             open_at_exit: self.open_at_exit.saturating_add(other.open_at_exit),
+            over_cap: self.over_cap.saturating_add(other.over_cap),
+        }
+    }
+
+    /// Field-wise difference since an earlier reading of the same counts (saturating).
+    pub fn since(&self, earlier: &FrameCounts) -> FrameCounts {
+        FrameCounts {
+            abandoned: self.abandoned.saturating_sub(earlier.abandoned),
+            orphaned: self.orphaned.saturating_sub(earlier.orphaned),
+            open_at_exit: self.open_at_exit.saturating_sub(earlier.open_at_exit),
+            over_cap: self.over_cap.saturating_sub(earlier.over_cap),
         }
     }
 
     /// Frames that ended without their Stop, all ways together (saturating).
-    pub fn total(&self) -> u64 {
+    pub fn frames(&self) -> u64 {
         self.abandoned
             .saturating_add(self.orphaned)
             .saturating_add(self.open_at_exit)
+    }
+
+    /// Everything the id lost: [`frames`](Self::frames) and
+    /// [`over_cap`](Self::over_cap) (saturating).
+    pub fn total(&self) -> u64 {
+        self.frames().saturating_add(self.over_cap)
     }
 
     /// Adds `n` frames that ended `end`'s way (saturating).
@@ -203,6 +228,13 @@ pub struct Footprint {
     pub bytes: u64,
     /// Address space reserved by live rings (backed by memory only where written).
     pub ring_bytes_reserved: u64,
+    /// Bytes charged against the memory cap: every ring of the user's threads that
+    /// exists, live or pooled for reuse.
+    #[serde(default)]
+    pub memory_cap_used: u64,
+    /// The memory cap ([`Builder::memory_cap`](crate::Builder::memory_cap)).
+    #[serde(default)]
+    pub memory_cap: u64,
     /// Live rings.
     pub rings: u64,
     /// Threads still running that have recorded.

@@ -16,21 +16,6 @@ fn start(settings: impl FnOnce(Builder) -> Builder) -> Result<Guard, Error> {
     settings(latte::builder().sink(std::io::sink()).final_report(false)).start()
 }
 
-/// Runs `body` on a new thread named `name` and returns that thread's capture.
-fn on_new_thread(
-    name: &str,
-    body: impl FnOnce() + Send + 'static,
-) -> latte::collect::ThreadCapture {
-    std::thread::Builder::new()
-        .name(name.to_owned())
-        .spawn(body)
-        .unwrap()
-        .join()
-        .unwrap();
-    let capture = latte::capture();
-    capture.thread(name).expect("the thread recorded").clone()
-}
-
 /// Raw ticks, no cleaning: report values are exactly the recorded ones.
 fn raw() -> ReportOptions {
     ReportOptions {
@@ -66,7 +51,7 @@ fn ring_capacities_past_the_limits_are_refused_by_value() {
     }
     // Nothing changed: a ring made now still gets the capacity set before.
     static AFTER: Id = Id::new("limits/capacity_after_refusals");
-    let me = on_new_thread("limits-after-refusals", || latte::record(&AFTER, 1));
+    let me = common::on_named_thread("limits-after-refusals", || latte::record(&AFTER, 1));
     let ring = me.component(AFTER.name()).unwrap();
     assert_eq!(ring.capacity, Builder::DEFAULT_RING_CAPACITY);
     common::assert_a_new_agent_can_start();
@@ -77,7 +62,7 @@ fn the_smallest_ring_keeps_the_newest_two_and_counts_the_rest() {
     let _one = common::one_agent();
     let guard = start(|b| b.ring_capacity(Builder::MIN_RING_CAPACITY)).unwrap();
     static TINY: Id = Id::new("limits/tiny_ring");
-    let me = on_new_thread("limits-tiny-ring", || {
+    let me = common::on_named_thread("limits-tiny-ring", || {
         for v in 10..15 {
             latte::record(&TINY, v);
         }
@@ -104,15 +89,23 @@ fn the_largest_ring_capacity_is_accepted() {
     let _one = common::one_agent();
     // Accepted and applied to rings made from now on (2 GiB of address space each,
     // reserved only when a ring is made): starting reserves nothing. Calibration,
-    // which records on its own thread, is finished first.
+    // which records on its own thread, is finished first. One such ring is past the
+    // default memory cap (`tests/memory_cap.rs`), so the cap is raised with it.
     let _ = latte::analyze::calibration();
     let before = latte::footprint();
-    let guard = start(|b| b.ring_capacity(Builder::MAX_RING_CAPACITY)).unwrap();
+    let guard = start(|b| {
+        b.ring_capacity(Builder::MAX_RING_CAPACITY)
+            .memory_cap(1 << 31)
+    })
+    .unwrap();
     let after = latte::footprint();
     assert_eq!(after.rings, before.rings, "{after:?}");
     assert_eq!(after.ring_bytes_reserved, before.ring_bytes_reserved);
     guard.stop().unwrap();
-    restore(|b| b.ring_capacity(Builder::DEFAULT_RING_CAPACITY));
+    restore(|b| {
+        b.ring_capacity(Builder::DEFAULT_RING_CAPACITY)
+            .memory_cap(Builder::DEFAULT_MEMORY_CAP)
+    });
 }
 
 #[test]
@@ -157,7 +150,7 @@ fn a_stack_of_one_and_the_deepest_stack_work_as_documented() {
         })));
 
         // Exactly full: every scope pairs, nothing is counted.
-        let me = on_new_thread(&format!("limits-full-{depth}"), move || {
+        let me = common::on_named_thread(&format!("limits-full-{depth}"), move || {
             nest(outer, depth, None)
         });
         assert_eq!(me.component(outer.name()).unwrap().seen, depth as u64);
@@ -165,7 +158,7 @@ fn a_stack_of_one_and_the_deepest_stack_work_as_documented() {
 
         // One more: the oldest frame is given up (abandoned, under its id), the newest
         // scope records, and the given-up frame's Stop is absorbed.
-        let me = on_new_thread(&format!("limits-over-{depth}"), move || {
+        let me = common::on_named_thread(&format!("limits-over-{depth}"), move || {
             nest(outer, depth, Some(inner))
         });
         assert_eq!(me.component(inner.name()).unwrap().seen, 1);
@@ -193,7 +186,7 @@ fn the_slowest_list_at_and_past_its_limit() {
     })
     .unwrap();
     static SLOW: Id = Id::new("limits/slowest_max");
-    on_new_thread("limits-slowest", || {
+    common::on_named_thread("limits-slowest", || {
         // 1..=1,500 in a scattered order (7 and 1,501 are coprime).
         (1..=1_500u64).for_each(|k| latte::record(&SLOW, k * 7 % 1_501));
     });
@@ -206,7 +199,7 @@ fn the_slowest_list_at_and_past_its_limit() {
     // 0 keeps none.
     let guard = start(|b| b.slowest(0)).unwrap();
     static NONE: Id = Id::new("limits/slowest_none");
-    on_new_thread("limits-slowest-none", || latte::record(&NONE, 5));
+    common::on_named_thread("limits-slowest-none", || latte::record(&NONE, 5));
     assert!(whole_run_row(NONE.name()).slowest.is_empty());
     guard.stop().unwrap();
     restore(|b| b.slowest(Builder::DEFAULT_SLOWEST));

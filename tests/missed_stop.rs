@@ -5,25 +5,16 @@
 //! Default stack depth (64). Each test runs on its own named thread and reads that
 //! thread back from `latte::capture()` after it has exited.
 
+mod common;
 use latte::collect::{FrameCounts, ThreadCapture};
 use latte::{Builder, latte_start, latte_stop};
 
 const CALLS: u64 = 1_000;
 const DEPTH: u64 = Builder::DEFAULT_STACK_DEPTH as u64;
 
-/// Runs `f` on a new thread `name`, waits for it to exit, and returns its capture.
+/// Runs `f` on a new thread `name` and returns its capture, asserting it exited.
 fn on_thread(name: &str, f: impl FnOnce() + Send + 'static) -> ThreadCapture {
-    std::thread::Builder::new()
-        .name(name.to_owned())
-        .spawn(f)
-        .unwrap()
-        .join()
-        .unwrap();
-    let t = latte::capture()
-        .threads
-        .into_iter()
-        .find(|t| t.name == name)
-        .expect("the thread recorded");
+    let t = common::on_named_thread(name, f);
     assert!(t.exited);
     t
 }
@@ -66,6 +57,7 @@ fn a_leak_outside_any_scope_does_not_stop_the_scope_beside_it() {
             abandoned: CALLS - (DEPTH - 1),
             orphaned: 0,
             open_at_exit: DEPTH - 1,
+            over_cap: 0,
         }
     );
     assert_eq!(leak.total(), CALLS, "every leaked frame is counted once");

@@ -142,6 +142,7 @@ fn calibrated_time() -> Report {
                         abandoned: 1,
                         orphaned: 2,
                         open_at_exit: 0,
+                        over_cap: 0,
                     },
                 }],
                 rows: rows.clone(),
@@ -174,6 +175,8 @@ fn calibrated_time() -> Report {
         footprint: Some(latte::report::Footprint {
             bytes: 3 << 20,
             ring_bytes_reserved: 24 << 20,
+            memory_cap_used: 24 << 20,
+            memory_cap: 1 << 30,
             rings: 48,
             live_threads: 6,
             exited_threads: 12,
@@ -331,6 +334,7 @@ fn extreme() -> Report {
         clock_anomalies: u64::MAX,
         open_at_exit: u64::MAX,
         reentrant: u64::MAX,
+        over_cap: u64::MAX,
     };
     Report {
         label: None,

@@ -21,19 +21,20 @@ use std::time::Duration;
 /// writes it on SIGTERM and SIGINT; on an abort or `kill -9`, the [`hlog`](Builder::hlog)
 /// interval log keeps every interval but the last.
 pub struct Builder {
-    clock: Option<ClockChoice>,
-    ring_capacity: Option<usize>,
-    stack_depth: Option<usize>,
-    options: ReportOptions,
-    format: Format,
-    sink: Option<Box<dyn Write + Send>>,
-    periodic: Option<Duration>,
-    drain_interval: (Duration, Duration),
-    slowest: usize,
-    hlog: Option<std::path::PathBuf>,
-    placement: placement::Placement,
-    max_exited_threads: usize,
-    final_report: bool,
+    pub(super) clock: Option<ClockChoice>,
+    pub(super) ring_capacity: Option<usize>,
+    pub(super) stack_depth: Option<usize>,
+    pub(super) memory_cap: Option<u64>,
+    pub(super) options: ReportOptions,
+    pub(super) format: Format,
+    pub(super) sink: Option<Box<dyn Write + Send>>,
+    pub(super) periodic: Option<Duration>,
+    pub(super) drain_interval: (Duration, Duration),
+    pub(super) slowest: usize,
+    pub(super) hlog: Option<std::path::PathBuf>,
+    pub(super) placement: placement::Placement,
+    pub(super) max_exited_threads: usize,
+    pub(super) final_report: bool,
     /// See `Builder::final_report_on_signals` (in `signals.rs`).
     pub(super) on_signals: bool,
 }
@@ -44,6 +45,7 @@ impl Default for Builder {
             clock: None,
             ring_capacity: None,
             stack_depth: None,
+            memory_cap: None,
             options: ReportOptions::default(),
             format: Format::Table,
             sink: None,
@@ -65,6 +67,7 @@ impl core::fmt::Debug for Builder {
             .field("clock", &self.clock)
             .field("ring_capacity", &self.ring_capacity)
             .field("stack_depth", &self.stack_depth)
+            .field("memory_cap", &self.memory_cap)
             .field("options", &self.options)
             .field("format", &self.format)
             .field("sink", &self.sink.as_ref().map_or("stdout", |_| "custom"))
@@ -91,6 +94,9 @@ impl Builder {
     pub const DEFAULT_STACK_DEPTH: usize = config::DEFAULT_STACK_DEPTH;
     /// Largest accepted stack depth.
     pub const MAX_STACK_DEPTH: usize = config::MAX_STACK_DEPTH;
+    /// Bytes the rings of the user's threads may reserve together unless configured:
+    /// 1 GiB, 2,048 rings of the default capacity (say 64 threads x 32 ids).
+    pub const DEFAULT_MEMORY_CAP: u64 = config::DEFAULT_MEMORY_CAP;
     /// Exited threads kept individually unless configured.
     pub const DEFAULT_MAX_EXITED_THREADS: usize = config::DEFAULT_MAX_EXITED_THREADS;
     /// Shortest accepted periodic report interval: 1 ms (a report is a full analysis;
@@ -115,28 +121,6 @@ impl Builder {
     /// [`Error::ClockAlreadySelected`].
     pub fn clock(mut self, choice: ClockChoice) -> Builder {
         self.clock = Some(choice);
-        self
-    }
-
-    /// Samples kept per (thread, id), overwrite-oldest: a power of two within
-    /// [`MIN_RING_CAPACITY`](Builder::MIN_RING_CAPACITY)..=[`MAX_RING_CAPACITY`](Builder::MAX_RING_CAPACITY)
-    /// (default [`DEFAULT_RING_CAPACITY`](Builder::DEFAULT_RING_CAPACITY)). Applies to
-    /// rings created after [`start`](Builder::start), and stays after the agent stops.
-    /// Memory is reserved lazily: the OS backs a ring's pages only as samples reach
-    /// them.
-    pub fn ring_capacity(mut self, samples: usize) -> Builder {
-        self.ring_capacity = Some(samples);
-        self
-    }
-
-    /// Open scopes per thread, 1..=[`MAX_STACK_DEPTH`](Builder::MAX_STACK_DEPTH)
-    /// (default [`DEFAULT_STACK_DEPTH`](Builder::DEFAULT_STACK_DEPTH)). A Start on a
-    /// full stack gives up the oldest open scope, counted as abandoned under its id, so
-    /// the newest scopes keep recording; the abandoned scope's Stop is absorbed. Applies
-    /// to threads that start recording after [`start`](Builder::start), and stays after
-    /// the agent stops.
-    pub fn stack_depth(mut self, depth: usize) -> Builder {
-        self.stack_depth = Some(depth);
         self
     }
 
@@ -219,22 +203,6 @@ impl Builder {
         self
     }
 
-    /// How many of the slowest samples of each (thread, id) the whole run keeps, with
-    /// their thread and when they were recorded (default
-    /// [`DEFAULT_SLOWEST`](Builder::DEFAULT_SLOWEST), at most
-    /// [`MAX_SLOWEST`](Builder::MAX_SLOWEST); 0 keeps none). Reports list them per
-    /// component, slowest first ([`Row::slowest`](crate::report::Row::slowest)).
-    /// Applies from [`start`](Builder::start) on, and stays after the agent stops.
-    ///
-    /// ```
-    /// let err = latte::builder().slowest(1_000_000).start().unwrap_err();
-    /// assert!(err.to_string().contains("slowest"));
-    /// ```
-    pub fn slowest(mut self, samples: usize) -> Builder {
-        self.slowest = samples;
-        self
-    }
-
     /// Also writes an HdrHistogram interval log (`.hlog`) to `path`: at every
     /// periodic report, one histogram per id of that interval (all threads, before
     /// cleaning, in counter ticks of the report's data), tagged with the id's name and
@@ -278,15 +246,6 @@ impl Builder {
         self
     }
 
-    /// Exited threads kept individually in reports (default
-    /// [`DEFAULT_MAX_EXITED_THREADS`](Builder::DEFAULT_MAX_EXITED_THREADS)); older ones are folded
-    /// into one `<exited threads>` entry per id, which keeps memory bounded under
-    /// thread churn.
-    pub fn max_exited_threads(mut self, threads: usize) -> Builder {
-        self.max_exited_threads = threads;
-        self
-    }
-
     /// Whether dropping the guard writes a final report (default `true`).
     pub fn final_report(mut self, enabled: bool) -> Builder {
         self.final_report = enabled;
@@ -317,11 +276,12 @@ impl Builder {
         if let Some(choice) = self.clock {
             clock::select_clock(choice)?;
         }
-        config::apply(
-            self.ring_capacity,
-            self.stack_depth,
-            self.max_exited_threads,
-        );
+        config::apply(config::Limits {
+            ring_capacity: self.ring_capacity,
+            stack_depth: self.stack_depth,
+            memory_cap: self.memory_cap,
+            max_exited: self.max_exited_threads,
+        });
         config::set_slowest(self.slowest);
         let hlog = match &self.hlog {
             Some(path) => Some(
@@ -352,46 +312,5 @@ impl Builder {
             pid: std::process::id(),
         };
         Ok((guard, line))
-    }
-
-    /// Every setting's error, before anything changes.
-    fn validate(&self) -> Result<(), Error> {
-        if let Some(n) = self.ring_capacity.filter(|&n| !config::ring_capacity_ok(n)) {
-            return Err(Error::RingCapacity { requested: n });
-        }
-        if let Some(n) = self.stack_depth.filter(|&n| !config::stack_depth_ok(n)) {
-            return Err(Error::StackDepth { requested: n });
-        }
-        if let Some(interval) = self.periodic.filter(|i| *i < Builder::MIN_PERIODIC) {
-            return Err(Error::Interval {
-                requested: interval,
-            });
-        }
-        if self.slowest > config::MAX_SLOWEST {
-            return Err(Error::Slowest {
-                requested: self.slowest,
-            });
-        }
-        if self.hlog.is_some() && self.periodic.is_none() {
-            return Err(Error::Hlog(Arc::new(std::io::Error::other(
-                "an interval log needs periodic reports: set Builder::periodic",
-            ))));
-        }
-        if !(0..=19).contains(&self.placement.nice) {
-            return Err(Error::DrainPlacement(Arc::new(std::io::Error::other(
-                format!(
-                    "drain nice value {} is invalid: it must be 0 (unchanged) to 19 (lowest)",
-                    self.placement.nice
-                ),
-            ))));
-        }
-        if let Some((setting, value)) = self.options.cleaning.invalid() {
-            return Err(Error::Cleaning { setting, value });
-        }
-        let (min, max) = self.drain_interval;
-        if min.is_zero() || min > max || max > Duration::from_secs(60) {
-            return Err(Error::DrainInterval { min, max });
-        }
-        Ok(())
     }
 }

@@ -24,6 +24,7 @@ mod drain;
 mod failures;
 mod guard;
 mod hlog;
+mod limits;
 mod placement;
 mod running;
 mod signals;

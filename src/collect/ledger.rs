@@ -149,12 +149,7 @@ fn frames_since(
                 .find(|(n, _)| n == name)
                 .map(|(_, b)| *b)
                 .unwrap_or_default();
-            let since = FrameCounts {
-                abandoned: c.abandoned.saturating_sub(before.abandoned),
-                orphaned: c.orphaned.saturating_sub(before.orphaned),
-                open_at_exit: c.open_at_exit.saturating_sub(before.open_at_exit),
-            };
-            (*name, since)
+            (*name, c.since(&before))
         })
         .filter(|(_, c)| c.total() > 0)
         .collect()

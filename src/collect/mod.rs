@@ -57,12 +57,13 @@ pub struct ThreadCapture {
     /// One entry per component the thread recorded, in order of first use.
     pub components: Vec<ComponentCapture>,
     /// One entry per id with scopes that ended without their Stop (abandoned,
-    /// orphaned, open at exit), in order of the first such scope: the per-id split of
-    /// those three `anomalies`.
+    /// orphaned, open at exit) or records dropped past the memory cap, in order of the
+    /// first such event: the per-id split of those four `anomalies`.
     pub frames: Vec<IdFrames>,
 }
 
-/// One (thread, id)'s scopes that ended without their Stop.
+/// One (thread, id)'s scopes that ended without their Stop, and records dropped past
+/// the memory cap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IdFrames {
     /// The id's name.

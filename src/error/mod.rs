@@ -28,6 +28,14 @@ pub enum Error {
         /// The value that was asked for.
         requested: usize,
     },
+    /// A memory cap ([`Builder::memory_cap`](crate::Builder::memory_cap)) smaller than
+    /// one ring of the configured capacity: no id could ever record.
+    MemoryCap {
+        /// The cap asked for, in bytes.
+        cap: u64,
+        /// The bytes one ring reserves (8 per sample of the ring capacity).
+        ring_bytes: u64,
+    },
     /// A periodic report interval shorter than
     /// [`MIN_PERIODIC`](crate::Builder::MIN_PERIODIC).
     Interval {
@@ -110,6 +118,9 @@ impl PartialEq for Error {
                 matches!(other, RingCapacity { requested: b } if a == b)
             }
             StackDepth { requested: a } => matches!(other, StackDepth { requested: b } if a == b),
+            MemoryCap { cap, ring_bytes } => {
+                matches!(other, MemoryCap { cap: c, ring_bytes: r } if (cap, ring_bytes) == (c, r))
+            }
             Interval { requested: a } => matches!(other, Interval { requested: b } if a == b),
             Slowest { requested: a } => matches!(other, Slowest { requested: b } if a == b),
             DrainInterval { min, max } => {
@@ -179,6 +190,7 @@ impl Error {
             )),
             Error::RingCapacity { .. }
             | Error::StackDepth { .. }
+            | Error::MemoryCap { .. }
             | Error::Interval { .. }
             | Error::Slowest { .. }
             | Error::DrainInterval { .. }
@@ -197,13 +209,18 @@ impl Error {
                 f,
                 "ring capacity {requested} is invalid: it must be a power of two between {} and {} samples \
                  (the ring wraps with a bit mask)",
-                MIN_RING_CAPACITY,
-                MAX_RING_CAPACITY
+                MIN_RING_CAPACITY, MAX_RING_CAPACITY
             ),
             Error::StackDepth { requested } => write!(
                 f,
                 "stack depth {requested} is invalid: it must be between 1 and {}",
                 MAX_STACK_DEPTH
+            ),
+            Error::MemoryCap { cap, ring_bytes } => write!(
+                f,
+                "memory cap {cap} bytes is too small: one ring takes {ring_bytes} bytes \
+                 (8 per sample of the ring capacity); raise Builder::memory_cap or lower \
+                 Builder::ring_capacity"
             ),
             Error::Interval { requested } => {
                 write!(
@@ -227,6 +244,23 @@ impl Error {
                 "cleaning setting {setting} = {value} is invalid: it must be a finite number of at \
                  least 0 (f64::MAX makes the rule remove nothing; None or Cleaning::OFF turns it off)"
             ),
+            Error::AlreadyRunning | Error::AgentStopped | Error::ClockAlreadySelected { .. } => {
+                self.fmt_state(f)
+            }
+            // Written by `fmt`.
+            Error::PeriodicReports { .. }
+            | Error::Sink(_)
+            | Error::Csv(_)
+            | Error::Spawn(_)
+            | Error::DrainPlacement(_)
+            | Error::Hlog(_)
+            | Error::Signals(_) => Ok(()),
+        }
+    }
+
+    /// The message of a case about the agent's or the clock's state.
+    fn fmt_state(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             Error::AlreadyRunning => f.write_str(
                 "a latte agent is already running in this process; keep its guard, or drop it before starting another",
             ),
@@ -240,14 +274,7 @@ impl Error {
                  (choose the clock before anything records, or set LATTE_CLOCK)",
                 if *hardware { "hardware counter" } else { "OS monotonic clock" }
             ),
-            // Written by `fmt`.
-            Error::PeriodicReports { .. }
-            | Error::Sink(_)
-            | Error::Csv(_)
-            | Error::Spawn(_)
-            | Error::DrainPlacement(_)
-            | Error::Hlog(_)
-            | Error::Signals(_) => Ok(()),
+            _ => Ok(()), // the other cases are written by `fmt_plain` and `fmt`
         }
     }
 }

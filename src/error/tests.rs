@@ -40,6 +40,10 @@ fn every_case() -> Vec<Error> {
             last: Box::new(Error::Sink(io(ErrorKind::BrokenPipe))),
         },
         Error::Signals(io(ErrorKind::Unsupported)),
+        Error::MemoryCap {
+            cap: 4096,
+            ring_bytes: 8192,
+        },
     ]
 }
 
@@ -61,13 +65,14 @@ fn case(error: &Error) -> usize {
         Error::ClockAlreadySelected { .. } => 13,
         Error::PeriodicReports { .. } => 14,
         Error::Signals(_) => 15,
+        Error::MemoryCap { .. } => 16,
     }
 }
 
 #[test]
 fn every_case_is_listed_once() {
     let cases: Vec<usize> = every_case().iter().map(case).collect();
-    assert_eq!(cases, (0..=15).collect::<Vec<_>>());
+    assert_eq!(cases, (0..=16).collect::<Vec<_>>());
 }
 
 #[test]

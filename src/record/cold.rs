@@ -49,7 +49,9 @@ impl Local {
     #[inline(never)]
     pub(super) fn pulse_slow(&self, idx: u32) {
         self.cold(|l, shared| {
-            let ring = l.make_ring(shared, idx);
+            let Some(ring) = l.make_ring(shared, idx) else {
+                return;
+            };
             match ring.claim() {
                 Some(h) => {
                     ring.swap_pulse(crate::clock::ticks()); // first pulse: baseline only
@@ -64,19 +66,50 @@ impl Local {
     #[inline(never)]
     pub(super) fn store_slow(&self, idx: u32, sample: u64) {
         self.cold(|l, shared| {
-            if !l.make_ring(shared, idx).push(sample) {
+            if let Some(ring) = l.make_ring(shared, idx)
+                && !ring.push(sample)
+            {
                 l.reentrant();
             }
         });
     }
 
-    /// Makes `idx`'s ring on this thread (cold paths only) and returns it.
-    fn make_ring(&self, shared: &ThreadShared, idx: u32) -> Arc<Ring> {
-        let ring = Arc::new(registry::global().ring(config::ring_capacity()));
+    /// Makes `idx`'s ring on this thread (cold paths only) and returns it; `None`
+    /// past the memory cap, with the record counted as dropped under `idx`.
+    fn make_ring(&self, shared: &ThreadShared, idx: u32) -> Option<Arc<Ring>> {
+        let Some(ring) = self.new_ring(shared, idx) else {
+            self.count_over_cap(shared, idx);
+            return None;
+        };
+        let ring = Arc::new(ring);
         let fresh = [(idx, ring.clone())];
         shared.add_rings(&fresh);
         self.install_table(self.table_len_for(idx), &fresh);
+        Some(ring)
+    }
+
+    /// A ring for `idx` on this thread, charged against the memory cap (latte's own
+    /// threads are not charged); `None` if the cap refused this id here, now or
+    /// before (then it stays refused on this thread).
+    fn new_ring(&self, shared: &ThreadShared, idx: u32) -> Option<Ring> {
+        if self.capped.borrow().iter().any(|(i, _)| *i == idx) {
+            return None;
+        }
+        let cap = (!shared.internal()).then(config::memory_cap);
+        let ring = registry::global().ring(config::ring_capacity(), cap);
+        if ring.is_none() {
+            let count = shared.add_capped(idx);
+            self.capped.borrow_mut().push((idx, count));
+        }
         ring
+    }
+
+    /// Counts a record of `idx` dropped past the memory cap.
+    fn count_over_cap(&self, shared: &ThreadShared, idx: u32) {
+        if let Some((_, count)) = self.capped.borrow().iter().find(|(i, _)| *i == idx) {
+            bump(count, 1);
+            bump(&shared.counters.over_cap, 1);
+        }
     }
 
     /// Makes everything the hot path touches for `indices` exist and backed by memory:
@@ -97,15 +130,11 @@ impl Local {
                 return;
             };
             let has_ring = |i: u32| l.ring(i).is_some();
+            // Past the memory cap an id gets no ring: its records are counted later.
             let fresh: Vec<(u32, Arc<Ring>)> = wanted
                 .iter()
                 .filter(|&&i| !has_ring(i))
-                .map(|&i| {
-                    (
-                        i,
-                        Arc::new(registry::global().ring(config::ring_capacity())),
-                    )
-                })
+                .filter_map(|&i| Some((i, Arc::new(l.new_ring(shared, i)?))))
                 .collect();
             if !fresh.is_empty() || highest as usize >= l.entry_count() {
                 shared.add_rings(&fresh);

@@ -156,6 +156,9 @@ pub(crate) struct Local {
     /// Set while a cold path runs, so a record made from inside it (by a signal
     /// handler, or an instrumented global allocator) is counted instead of re-entering.
     pub(super) in_cold: AtomicBool,
+    /// Ids the memory cap refused a ring on this thread, with their counters of
+    /// dropped records (shared with `shared`'s list). Cold paths only.
+    pub(super) capped: RefCell<Vec<(u32, Arc<AtomicU64>)>>,
 }
 
 impl Local {
@@ -171,6 +174,7 @@ impl Local {
             tables: RefCell::new(Vec::new()),
             shared: OnceCell::new(),
             in_cold: AtomicBool::new(false),
+            capped: RefCell::new(Vec::new()),
         }
     }
 

@@ -12,11 +12,13 @@
 //! | `local.rs`, `cold.rs` | the per-thread recorder: stack and id table (hot), first use and [`prepare`] (cold) |
 //! | `stack.rs` | the stack of open scopes: positions, the floor, a full stack and missed Stops (cold) |
 //! | `sample.rs` | the sample word's private layout, [`Sample`] |
+//! | `budget.rs` | the memory cap: bytes charged by rings, refused past the cap |
 //! | `ring/` | the single-writer ring, its read protocol and its signal-safe claim; tests and loom model in `ring/tests.rs` |
 //! | `registry/` | every thread that recorded, alive or exited; compaction and folding |
 //! | `sync.rs` | the atomics, swapped for `loom`'s in model tests |
 //! | `fork.rs` | process-wide state made afresh in a forked child |
 
+pub(crate) mod budget;
 mod cold;
 pub(crate) mod fork;
 pub(crate) mod id;

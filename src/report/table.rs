@@ -310,12 +310,16 @@ fn header(report: &Report) -> Vec<Line> {
     if let Some(failures) = &report.periodic_failures {
         lines.push(Line::Text(periodic_failures(failures)));
     }
+    if let Some(line) = over_cap(report) {
+        lines.push(Line::Text(line));
+    }
     if let Some(f) = &report.footprint {
         lines.push(Line::Text(format!(
-            "memory: {} in {} rings ({} reserved) and {} histograms ({}); threads: {} live, {} exited, {} folded; drain CPU {}",
+            "memory: {} in {} rings ({} reserved, cap {}) and {} histograms ({}); threads: {} live, {} exited, {} folded; drain CPU {}",
             bytes(f.bytes),
             f.rings,
             bytes(f.ring_bytes_reserved),
+            bytes(f.memory_cap),
             f.histograms,
             bytes(f.histogram_bytes),
             f.live_threads,
@@ -456,17 +460,17 @@ fn section(
     if let Some(line) = anomalies_.and_then(anomalies) {
         lines.push(Line::Text(line));
     }
-    if let Some(line) = ended_frames(frames) {
-        lines.push(Line::Text(line));
-    }
+    lines.extend(ended_frames(frames).into_iter().map(Line::Text));
     lines
 }
 
 /// The ids whose scopes ended without their Stop, e.g. `scopes without their Stop:
-/// parse 937 abandoned + 63 open at exit`.
-fn ended_frames(frames: &[EndedFrames]) -> Option<String> {
+/// parse 937 abandoned + 63 open at exit`, and those that recorded nothing past the
+/// memory cap, e.g. `past the memory cap, not recorded: quote 12`.
+fn ended_frames(frames: &[EndedFrames]) -> Vec<String> {
     let listed: Vec<String> = frames
         .iter()
+        .filter(|f| f.counts.frames() > 0)
         .map(|f| {
             let c = &f.counts;
             let parts: Vec<String> = [
@@ -481,7 +485,45 @@ fn ended_frames(frames: &[EndedFrames]) -> Option<String> {
             format!("{} {}", f.component, parts.join(" + "))
         })
         .collect();
-    (!listed.is_empty()).then(|| format!("scopes without their Stop: {}", listed.join(", ")))
+    let capped: Vec<String> = frames
+        .iter()
+        .filter(|f| f.counts.over_cap > 0)
+        .map(|f| format!("{} {}", f.component, f.counts.over_cap))
+        .collect();
+    let mut lines = Vec::new();
+    if !listed.is_empty() {
+        lines.push(format!("scopes without their Stop: {}", listed.join(", ")));
+    }
+    if !capped.is_empty() {
+        lines.push(format!(
+            "past the memory cap, not recorded: {}",
+            capped.join(", ")
+        ));
+    }
+    lines
+}
+
+/// The ids the memory cap kept from recording on some thread, named once for the
+/// whole report, e.g. `memory cap reached: quote, fill recorded nothing on some
+/// threads (12 records dropped); raise Builder::memory_cap`.
+fn over_cap(report: &Report) -> Option<String> {
+    let mut ids: Vec<&str> = Vec::new();
+    let mut dropped = 0u64;
+    for f in report.threads.iter().flat_map(|t| &t.frames) {
+        if f.counts.over_cap > 0 {
+            dropped = dropped.saturating_add(f.counts.over_cap);
+            if !ids.contains(&f.component.as_str()) {
+                ids.push(&f.component);
+            }
+        }
+    }
+    (dropped > 0).then(|| {
+        format!(
+            "memory cap reached: {} recorded nothing on some threads ({dropped} records dropped); \
+             raise Builder::memory_cap",
+            ids.join(", ")
+        )
+    })
 }
 
 /// Slowest samples the table shows per component (the JSON has all of them).

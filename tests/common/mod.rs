@@ -76,6 +76,21 @@ pub fn json_row<'a>(
         .map(|r| &r["stats"])
 }
 
+/// Runs `body` on a new thread named `name`, waits for it to exit, and returns its
+/// capture (the first thread of that name: give each thread its own).
+pub fn on_named_thread(name: &str, body: impl FnOnce() + Send + 'static) -> ThreadCapture {
+    std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(body)
+        .unwrap()
+        .join()
+        .unwrap();
+    latte::capture()
+        .thread(name)
+        .expect("the thread recorded")
+        .clone()
+}
+
 /// One agent per process: agent tests in the same binary take this first.
 pub fn one_agent() -> std::sync::MutexGuard<'static, ()> {
     static ONE_AGENT: std::sync::Mutex<()> = std::sync::Mutex::new(());

@@ -217,11 +217,21 @@ mod tests {
         a.count_frames(FrameEnd::Abandoned, [7, 7, 9]);
         a.count_frames(FrameEnd::OpenAtExit, [9]);
         b.count_frames(FrameEnd::Orphaned, [9, 11]);
+        // Records dropped past the memory cap join the same per-id list.
+        b.add_capped(11)
+            .store(4, std::sync::atomic::Ordering::Relaxed);
+        b.add_capped(12)
+            .store(5, std::sync::atomic::Ordering::Relaxed);
         let (a, b) = (compact_copy(&a), compact_copy(&b));
         let counts = |abandoned, orphaned, open_at_exit| FrameCounts {
             abandoned,
             orphaned,
             open_at_exit,
+            over_cap: 0,
+        };
+        let capped = |over_cap, orphaned| FrameCounts {
+            over_cap,
+            ..counts(0, orphaned, 0)
         };
         assert_eq!(a.frames, [(7, counts(2, 0, 0)), (9, counts(1, 0, 1))]);
         assert_eq!(
@@ -236,7 +246,8 @@ mod tests {
             [
                 (7, counts(2, 0, 0)),
                 (9, counts(1, 1, 1)),
-                (11, counts(0, 1, 0))
+                (11, capped(4, 1)),
+                (12, capped(5, 0))
             ]
         );
         assert_eq!(folded.anomalies.orphaned_frames, 2);

@@ -104,15 +104,29 @@ impl Registry {
         drop(old);
     }
 
-    /// A ring of `capacity`, recycled if the pool has one.
-    pub(crate) fn ring(&self, capacity: usize) -> Ring {
+    /// A ring of `capacity`, recycled if the pool has one. With a `cap`, the ring is
+    /// charged against it (see `budget.rs`), and `None` comes back (nothing
+    /// allocated) if the cap cannot afford it; without one (latte's own threads) it is
+    /// not charged.
+    pub(crate) fn ring(&self, capacity: usize, cap: Option<u64>) -> Option<Ring> {
         let mut pool = lock(&self.pool);
-        match pool.iter().position(|r| r.capacity() == capacity) {
-            Some(i) => pool.swap_remove(i),
-            None => {
-                drop(pool);
-                Ring::new(capacity)
+        let pooled = pool
+            .iter()
+            .position(|r| r.capacity() == capacity)
+            .map(|i| pool.swap_remove(i));
+        drop(pool);
+        match (pooled, cap) {
+            (Some(mut ring), Some(cap)) => {
+                if ring.charge(cap) {
+                    Some(ring)
+                } else {
+                    self.recycle(ring);
+                    None
+                }
             }
+            (Some(ring), None) => Some(ring),
+            (None, Some(cap)) => Ring::within(capacity, cap),
+            (None, None) => Some(Ring::new(capacity)),
         }
     }
 
@@ -129,6 +143,8 @@ impl Registry {
             live_threads: view.live.iter().filter(|t| !t.internal()).count() as u64,
             exited_threads: view.exited.len() as u64,
             folded_threads: view.folded.as_ref().map_or(0, |f| f.threads),
+            memory_cap_used: super::budget::RINGS.charged(),
+            memory_cap: crate::config::memory_cap(),
             ..Footprint::default()
         };
         for t in &view.live {
@@ -245,7 +261,7 @@ mod loom_model {
                 let registry = registry.clone();
                 thread::spawn(move || {
                     let shared = registry.register(Some("writer"));
-                    let ring = Arc::new(registry.ring(2));
+                    let ring = Arc::new(registry.ring(2, None).unwrap());
                     shared.add_rings(&[(1, ring.clone())]);
                     for v in 0..3 {
                         ring.push(v);
@@ -261,7 +277,7 @@ mod loom_model {
             check(&view);
             assert!(view.live.is_empty() && view.exited.len() == 1);
             // Its ring went back to the pool, emptied: a new thread never sees old samples.
-            let reused = registry.ring(2);
+            let reused = registry.ring(2, None).unwrap();
             let mut out = Vec::new();
             assert_eq!(reused.read(true, &mut out).seen, 0);
         });

@@ -15,6 +15,10 @@ pub(crate) type RingList = Arc<Vec<(u32, Arc<Ring>)>>;
 /// such frame.
 pub(crate) type FrameList = Arc<Vec<(u32, FrameCounts)>>;
 
+/// The thread's ids whose ring the memory cap refused, each with the records it
+/// dropped since (written by the owning thread only), in order of refusal.
+pub(crate) type CappedList = Arc<Vec<(u32, Arc<AtomicU64>)>>;
+
 /// What one thread shares with readers.
 pub(crate) struct ThreadShared {
     /// 1-based order in which threads first recorded.
@@ -29,6 +33,9 @@ pub(crate) struct ThreadShared {
     pub(crate) counters: Counters,
     /// Copy-on-write like `rings`: the per-id split of three of the `counters`.
     frames: Mutex<FrameList>,
+    /// Copy-on-write like `rings`: the per-id split of the `over_cap` counter. Read
+    /// through [`frames`](Self::frames).
+    capped: Mutex<CappedList>,
 }
 
 /// Records dropped because the calling thread's recorder was already torn down (a
@@ -93,6 +100,7 @@ impl ThreadShared {
             internal: AtomicBool::new(false),
             counters: Counters::default(),
             frames: Mutex::new(Arc::new(Vec::new())),
+            capped: Mutex::new(Arc::new(Vec::new())),
         }
     }
 
@@ -120,7 +128,8 @@ impl ThreadShared {
         if ids.peek().is_none() {
             return;
         }
-        let mut list = Vec::clone(&self.frames());
+        let current = lock(&self.frames).clone();
+        let mut list = Vec::clone(&current);
         let mut n = 0;
         for idx in ids {
             let at = match list.iter().position(|(i, _)| *i == idx) {
@@ -139,9 +148,41 @@ impl ThreadShared {
         drop(old);
     }
 
-    /// The per-id frame counts (an `Arc` clone under the lock).
+    /// Adds an id whose ring the memory cap refused (owning thread, cold paths only)
+    /// and returns its counter of dropped records, shared with the caller.
+    pub(crate) fn add_capped(&self, idx: u32) -> Arc<AtomicU64> {
+        let count = Arc::new(AtomicU64::new(0));
+        let current = lock(&self.capped).clone();
+        let mut list = Vec::clone(&current);
+        list.push((idx, count.clone()));
+        let old = std::mem::replace(&mut *lock(&self.capped), Arc::new(list));
+        drop(old);
+        count
+    }
+
+    /// The per-id frame counts, with the records each capped id dropped
+    /// ([`FrameCounts::over_cap`]).
     pub(crate) fn frames(&self) -> FrameList {
-        lock(&self.frames).clone()
+        let frames = lock(&self.frames).clone();
+        let capped = lock(&self.capped).clone();
+        if capped.is_empty() {
+            return frames;
+        }
+        let mut list = Vec::clone(&frames);
+        for (idx, count) in capped.iter() {
+            let n = count.load(Ordering::Relaxed);
+            match list.iter_mut().find(|(i, _)| i == idx) {
+                Some((_, c)) => c.over_cap = n,
+                None => list.push((
+                    *idx,
+                    FrameCounts {
+                        over_cap: n,
+                        ..FrameCounts::default()
+                    },
+                )),
+            }
+        }
+        Arc::new(list)
     }
 
     /// Marks the thread as gone: no push can follow.

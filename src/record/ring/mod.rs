@@ -43,6 +43,7 @@
 //! without a count. See `docs/signal-safety.md`.
 #![allow(unsafe_code)]
 
+use super::budget::RINGS;
 use super::sync::{AtomicBool, AtomicU64, Ordering, fence, load_own};
 
 /// A power-of-two ring of `u64` samples with a total-pushed counter.
@@ -57,6 +58,9 @@ pub(crate) struct Ring {
     /// Every page of `slots` has been written ([`Ring::prefault`]); only the footprint
     /// estimate reads it.
     prefaulted: AtomicBool,
+    /// Whether this ring's bytes are charged against the memory cap (not for latte's
+    /// own threads); given back when it is freed. A `bool`, so the ring stays 48 bytes.
+    charged: bool,
 }
 
 /// What one read of a ring returned.
@@ -81,7 +85,32 @@ impl Ring {
             mask: capacity as u64 - 1,
             slots: zeroed_slots(capacity),
             prefaulted: AtomicBool::new(false),
+            charged: false,
         }
+    }
+
+    /// A ring of `capacity` charged against the memory cap `cap`, or `None` (nothing
+    /// allocated) if the cap cannot afford it.
+    pub(crate) fn within(capacity: usize, cap: u64) -> Option<Ring> {
+        RINGS.try_charge(Ring::bytes(capacity), cap).then(|| {
+            let mut ring = Ring::new(capacity);
+            ring.charged = true;
+            ring
+        })
+    }
+
+    /// Charges this (uncharged) ring against `cap`; `false` if the cap cannot afford
+    /// it. A ring already charged stays as it is.
+    pub(crate) fn charge(&mut self, cap: u64) -> bool {
+        if !self.charged {
+            self.charged = RINGS.try_charge(Ring::bytes(self.capacity()), cap);
+        }
+        self.charged
+    }
+
+    /// The bytes a ring of `capacity` reserves.
+    pub(crate) fn bytes(capacity: usize) -> u64 {
+        capacity as u64 * 8
     }
 
     /// Capacity in samples.
@@ -211,6 +240,14 @@ impl Ring {
             seen: h1,
             first,
             kept: h1 - first,
+        }
+    }
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        if self.charged {
+            RINGS.release(Ring::bytes(self.capacity()));
         }
     }
 }

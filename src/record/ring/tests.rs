@@ -7,6 +7,13 @@ mod unit {
     use super::*;
 
     #[test]
+    fn a_ring_header_stays_within_one_cache_line_with_its_arc_counts() {
+        // The hot path reads `head`, `mask` and `slots` through an `Arc`: 16 bytes of
+        // counts plus the ring must not grow past 64 bytes.
+        assert!(16 + size_of::<Ring>() <= 64, "{}", size_of::<Ring>());
+    }
+
+    #[test]
     fn a_push_inside_a_push_is_refused_and_the_outer_one_completes() {
         let ring = Ring::new(4);
         assert!(ring.push(1));

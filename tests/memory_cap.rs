@@ -1,0 +1,170 @@
+//! The memory cap (issue 12, acceptance 1, "ids past the memory cap"): rings are
+//! charged against `Builder::memory_cap` when an id is first used on a thread; past
+//! it the id records nothing there, and every record it drops is counted under its
+//! name, in the capture, the report's table and its JSON. `start()` refuses a cap that
+//! cannot hold one ring.
+//!
+//! Own binary: the cap counts every ring of the process, so nothing else may record
+//! here while the test measures.
+
+mod common;
+use latte::report::JsonStyle;
+use latte::{Builder, Error, Id, Report, ReportOptions};
+
+/// 1,024 samples: 8 KiB per ring.
+const CAPACITY: usize = 1024;
+const RING: u64 = 8 * CAPACITY as u64;
+
+static IDS: [Id; 5] = [
+    Id::new("cap/m0"),
+    Id::new("cap/m1"),
+    Id::new("cap/m2"),
+    Id::new("cap/m3"),
+    Id::new("cap/m4"),
+];
+static PULSED: Id = Id::new("cap/pulsed");
+
+/// The table's text without its frame, wrapped lines joined by one space.
+fn flat(table: &str) -> String {
+    let words: Vec<&str> = table
+        .lines()
+        .map(|l| l.trim_matches(|c| c == '|' || c == '#'))
+        .flat_map(str::split_whitespace)
+        .collect();
+    words.join(" ")
+}
+
+#[test]
+fn caps_that_cannot_hold_one_ring_are_refused_by_value() {
+    let _one = common::one_agent();
+    for cap in [0, RING - 1] {
+        let err = latte::builder()
+            .ring_capacity(CAPACITY)
+            .memory_cap(cap)
+            .start()
+            .unwrap_err();
+        assert_eq!(
+            err,
+            Error::MemoryCap {
+                cap,
+                ring_bytes: RING
+            }
+        );
+        let message = err.to_string();
+        assert!(
+            message.contains(&format!("one ring takes {RING} bytes")),
+            "{message}"
+        );
+        assert!(message.contains("raise Builder::memory_cap"), "{message}");
+    }
+    // The largest ring needs a cap above the default.
+    let err = latte::builder()
+        .ring_capacity(Builder::MAX_RING_CAPACITY)
+        .start()
+        .unwrap_err();
+    assert_eq!(
+        err,
+        Error::MemoryCap {
+            cap: Builder::DEFAULT_MEMORY_CAP,
+            ring_bytes: 1 << 31
+        }
+    );
+    common::assert_a_new_agent_can_start();
+}
+
+#[test]
+fn ids_past_the_memory_cap_record_nothing_and_are_counted_and_named() {
+    let _one = common::one_agent();
+    let used = latte::footprint().memory_cap_used;
+    let cap = used + 3 * RING;
+    // The settings stay after the agent stops: no drain thread holds rings meanwhile.
+    latte::builder()
+        .sink(std::io::sink())
+        .final_report(false)
+        .ring_capacity(CAPACITY)
+        .memory_cap(cap)
+        .start()
+        .unwrap()
+        .stop()
+        .unwrap();
+
+    common::on_named_thread("cap-a", move || {
+        for id in &IDS {
+            (0..10).for_each(|v| latte::record(id, v));
+        }
+        (0..3).for_each(|_| latte::pulse(&PULSED));
+        // Exactly three rings charged: the cap, to the byte.
+        assert_eq!(latte::footprint().memory_cap_used, cap);
+        // While cap-a holds the whole cap: a prepared id gets no ring either.
+        common::on_named_thread("cap-b", || {
+            latte::collect::prepare(&[&IDS[0]]);
+            (0..5).for_each(|v| latte::record(&IDS[0], v));
+        });
+    });
+
+    let capture = latte::capture();
+    let a = capture.thread("cap-a").unwrap();
+    for id in &IDS[..3] {
+        assert_eq!(a.component(id.name()).unwrap().seen, 10, "{}", id.name());
+        assert_eq!(a.frame_counts(id.name()).over_cap, 0);
+    }
+    for id in [&IDS[3], &IDS[4], &PULSED] {
+        assert!(a.component(id.name()).is_none(), "{} has a ring", id.name());
+    }
+    assert_eq!(a.frame_counts("cap/m3").over_cap, 10);
+    assert_eq!(a.frame_counts("cap/m4").over_cap, 10);
+    assert_eq!(a.frame_counts("cap/pulsed").over_cap, 3);
+    assert_eq!(a.anomalies.over_cap, 23);
+    let b = capture.thread("cap-b").unwrap();
+    assert!(b.components.is_empty(), "{:?}", b.components);
+    assert_eq!(b.frame_counts("cap/m0").over_cap, 5);
+    assert_eq!(b.anomalies.over_cap, 5);
+
+    // Named in the report: once for the run, and per thread; exact in the JSON.
+    let report = Report::collect(&ReportOptions::default());
+    let mut table = Vec::new();
+    report.write(&mut table, latte::Format::Table).unwrap();
+    let text = flat(&String::from_utf8(table).unwrap());
+    assert!(
+        text.contains("memory cap reached: cap/m3, cap/m4, cap/pulsed, cap/m0 recorded nothing"),
+        "{text}"
+    );
+    assert!(text.contains("(28 records dropped)"), "{text}");
+    assert!(
+        text.contains("past the memory cap, not recorded: cap/m3 10, cap/m4 10, cap/pulsed 3"),
+        "{text}"
+    );
+    assert!(
+        text.contains("anomalies: 23 records past the memory cap"),
+        "{text}"
+    );
+    assert!(text.contains("not recorded: cap/m0 5"), "{text}");
+    let back: Report = serde_json::from_str(&report.to_json(JsonStyle::Compact)).unwrap();
+    let a = back.threads.iter().find(|t| t.name == "cap-a").unwrap();
+    let m4 = a.frames.iter().find(|f| f.component == "cap/m4").unwrap();
+    assert_eq!(m4.counts.over_cap, 10);
+    assert_eq!(a.anomalies.over_cap, 23);
+
+    // The footprint shows the cap full; an exited thread's rings are pooled (still
+    // charged) or freed, so a new thread's id records again.
+    let f = latte::footprint();
+    assert_eq!(f.memory_cap, cap);
+    assert!(f.memory_cap_used <= cap, "{f:?}");
+    common::on_named_thread("cap-c", || (0..2).for_each(|v| latte::record(&IDS[4], v)));
+    let c = latte::capture();
+    let c = c.thread("cap-c").unwrap();
+    assert_eq!(c.component("cap/m4").unwrap().seen, 2);
+    assert_eq!(c.anomalies.over_cap, 0);
+    assert!(latte::footprint().memory_cap_used <= cap);
+
+    // Back to the defaults for the other test in this binary.
+    latte::builder()
+        .sink(std::io::sink())
+        .final_report(false)
+        .ring_capacity(Builder::DEFAULT_RING_CAPACITY)
+        .memory_cap(Builder::DEFAULT_MEMORY_CAP)
+        .start()
+        .unwrap()
+        .stop()
+        .unwrap();
+}
