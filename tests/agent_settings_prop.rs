@@ -25,6 +25,7 @@ struct Settings {
     clock: Option<ClockChoice>,
     ring_capacity: Option<usize>,
     stack_depth: Option<usize>,
+    memory_cap: Option<Cap>,
     periodic: Option<Duration>,
     drain_interval: Option<(Duration, Duration)>,
     slowest: Option<usize>,
@@ -35,6 +36,15 @@ struct Settings {
     hlog: Hlog,
     drain_cpus: Option<Vec<usize>>,
     drain_nice: Option<i32>,
+}
+
+/// The memory cap.
+#[derive(Clone, Copy, Debug)]
+enum Cap {
+    Bytes(u64),
+    /// Room for this many more rings of the case's capacity (1,024 samples unless it
+    /// sets one) than are charged when the case starts: its three ids meet the cap.
+    Rings(u64),
 }
 
 /// Where the interval log goes.
@@ -137,6 +147,13 @@ fn settings() -> impl Strategy<Value = Settings> {
         }
     });
     let depths = &[0, 1, 2, 64, 4096, 4097, usize::MAX];
+    // Around one and two rings of 1,024 samples (8 KiB each), the default, the largest.
+    let caps = prop_oneof![
+        2 => proptest::sample::select(vec![0, 1, 8191, 8192, 16384, 1 << 30, u64::MAX])
+            .prop_map(Cap::Bytes),
+        1 => any::<u64>().prop_map(Cap::Bytes),
+        3 => (0u64..4).prop_map(Cap::Rings),
+    ];
     let slowest = &[0, 1, 10, 1000, 1001, usize::MAX];
     let exited = &[0, 1, 256, usize::MAX];
     let hlog = prop_oneof![
@@ -158,6 +175,7 @@ fn settings() -> impl Strategy<Value = Settings> {
             clock,
             proptest::option::of(capacity),
             proptest::option::of(size(depths)),
+            proptest::option::of(caps),
         ),
         (
             proptest::option::of(duration()),
@@ -167,25 +185,28 @@ fn settings() -> impl Strategy<Value = Settings> {
         ),
         (options(), any::<bool>(), any::<bool>(), hlog, placement),
     )
-        .prop_map(|((clock, ring_capacity, stack_depth), rest, last)| {
-            let (periodic, drain_interval, slowest, max_exited_threads) = rest;
-            let (options, json, final_report, hlog, (drain_cpus, drain_nice)) = last;
-            Settings {
-                clock,
-                ring_capacity,
-                stack_depth,
-                periodic,
-                drain_interval,
-                slowest,
-                max_exited_threads,
-                options,
-                format: if json { Format::Json } else { Format::Table },
-                final_report,
-                hlog,
-                drain_cpus,
-                drain_nice,
-            }
-        })
+        .prop_map(
+            |((clock, ring_capacity, stack_depth, memory_cap), rest, last)| {
+                let (periodic, drain_interval, slowest, max_exited_threads) = rest;
+                let (options, json, final_report, hlog, (drain_cpus, drain_nice)) = last;
+                Settings {
+                    clock,
+                    ring_capacity,
+                    stack_depth,
+                    memory_cap,
+                    periodic,
+                    drain_interval,
+                    slowest,
+                    max_exited_threads,
+                    options,
+                    format: if json { Format::Json } else { Format::Table },
+                    final_report,
+                    hlog,
+                    drain_cpus,
+                    drain_nice,
+                }
+            },
+        )
 }
 
 fn samples() -> impl Strategy<Value = Samples> {
@@ -231,6 +252,22 @@ fn builder(s: &Settings, sink: &SharedSink, case: u64) -> (Builder, Option<PathB
     b = set(b, s.max_exited_threads, Builder::max_exited_threads);
     if let Some(choice) = s.clock {
         b = b.clock(choice);
+    }
+    match s.memory_cap {
+        Some(Cap::Bytes(bytes)) => b = b.memory_cap(bytes),
+        Some(Cap::Rings(n)) => {
+            // The capacity the case's rings will get (an invalid one fails `start`);
+            // when the case sets none, 1,024 (an earlier case's may still hold).
+            let capacity = s.ring_capacity.unwrap_or(1024);
+            if s.ring_capacity.is_none() {
+                b = b.ring_capacity(capacity);
+            }
+            let charged = latte::footprint().memory_cap_used;
+            b = b.memory_cap(
+                charged.saturating_add(n.saturating_mul((capacity as u64).saturating_mul(8))),
+            );
+        }
+        None => {}
     }
     if let Some(period) = s.periodic {
         b = b.periodic(period);
@@ -351,6 +388,18 @@ fn check_whole_run(
 ) -> Result<(), TestCaseError> {
     let report = Report::collect(options);
     renders(&report)?;
+    // The case's thread alone (the whole capture holds calibration's 80,000 samples).
+    let mut capture = latte::capture();
+    capture.threads.retain(|t| t.name == format!("prop-{case}"));
+    // Past the memory cap (settings stay, so an earlier case's cap may still hold) an
+    // id records nothing on the thread, and every record it dropped is counted.
+    let over_cap = |id: &Id| {
+        capture
+            .threads
+            .iter()
+            .map(|t| t.frame_counts(id.name()).over_cap)
+            .sum::<u64>()
+    };
     let seen = |id: &Id| {
         report
             .all_threads
@@ -363,14 +412,16 @@ fn check_whole_run(
         .iter()
         .filter(|&&v| v <= latte::collect::Sample::MAX_TICKS)
         .count() as u64;
-    prop_assert_eq!(seen(ids.recorded), valid);
-    prop_assert_eq!(seen(ids.pulse), samples.pulses.saturating_sub(1) as u64);
+    prop_assert_eq!(seen(ids.recorded) + over_cap(ids.recorded), valid);
+    if over_cap(ids.pulse) > 0 {
+        prop_assert_eq!(seen(ids.pulse), 0);
+        prop_assert_eq!(over_cap(ids.pulse), samples.pulses as u64);
+    } else {
+        prop_assert_eq!(seen(ids.pulse), samples.pulses.saturating_sub(1) as u64);
+    }
     // A stack shallower than the nesting gives up the oldest frames.
-    prop_assert!(seen(ids.scope) <= samples.nested_scopes as u64);
+    prop_assert!(seen(ids.scope) + over_cap(ids.scope) <= samples.nested_scopes as u64);
 
-    // The case's thread alone (the whole capture holds calibration's 80,000 samples).
-    let mut capture = latte::capture();
-    capture.threads.retain(|t| t.name == format!("prop-{case}"));
     let calibration = latte::analyze::calibration();
     renders(&Report::from_capture(&capture, calibration, options))?;
     let mut csv = Vec::new();
