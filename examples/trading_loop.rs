@@ -4,7 +4,7 @@
 //!
 //! `cargo run --release --example trading_loop`
 
-use latte::{Data, Unit, latte_pulse, latte_scope, latte_start, latte_stop};
+use latte::{latte_pulse, latte_scope, latte_start, latte_stop};
 use std::hint::black_box;
 
 /// xorshift64*: deterministic order flow without a dependency.
@@ -113,14 +113,10 @@ fn tick(book: &mut Book, rng: &mut Rng) {
 }
 
 fn main() {
-    // The agent: folds what the threads record into whole-run histograms every few
-    // milliseconds, and writes the seed's sample report (time units,
+    // The agent, with its defaults: folds what the threads record into whole-run
+    // histograms every few milliseconds, and writes the report (time units,
     // overhead-corrected) when it drops at the end of `main`.
-    let _latte = latte::builder()
-        .unit(Unit::Time)
-        .data(Data::Calibrated)
-        .start()
-        .expect("start the latte agent");
+    let _latte = latte::init().expect("start the latte agent");
     let feed = std::thread::Builder::new()
         .name("market_data".into())
         .spawn(|| {

@@ -136,7 +136,8 @@ pub enum Data {
 }
 
 /// What a report shows and how its data is prepared. `Default` matches the C++
-/// original: cycles, raw data; plus latte's default cleaning.
+/// original: cycles, raw data; plus latte's default cleaning. (The agent's own default,
+/// [`init`](crate::init), is time units on calibrated data.)
 ///
 /// ```
 /// use latte::{Data, ReportOptions, Unit};

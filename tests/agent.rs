@@ -19,8 +19,8 @@ fn final_report_when_the_guard_drops() {
     drop(guard);
     let text = sink.text();
     assert!(
-        text.contains("LATTE TELEMETRY [CYCLES][RAW] final"),
-        "{text}"
+        text.contains("LATTE TELEMETRY [TIME][CAL] final"),
+        "the builder's defaults are time units on calibrated data: {text}"
     );
     assert!(text.contains("agent_drop_component"));
     assert!(

@@ -2,7 +2,7 @@
 
 mod common;
 use common::{SharedSink, json_row, one_agent};
-use latte::{Cleaning, Format, Id};
+use latte::{Cleaning, Data, Format, Id, Unit};
 use std::time::{Duration, Instant};
 
 fn me() -> String {
@@ -22,6 +22,8 @@ fn each_periodic_report_shows_only_new_samples() {
     let guard = latte::builder()
         .format(Format::Json)
         .cleaning(Cleaning::OFF)
+        .unit(Unit::Cycles)
+        .data(Data::Raw)
         .sink(sink.clone())
         .start()
         .unwrap();

@@ -3,7 +3,7 @@
 
 mod common;
 use common::{SharedSink, json_row};
-use latte::{Cleaning, Format, Id};
+use latte::{Cleaning, Data, Format, Id, Unit};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 const THREADS: u64 = 8;
@@ -70,6 +70,8 @@ fn report_now_while_eight_threads_record() {
         .ring_capacity(CAPACITY)
         .format(Format::Json)
         .cleaning(Cleaning::OFF)
+        .unit(Unit::Cycles)
+        .data(Data::Raw)
         .sink(sink.clone())
         .final_report(false)
         .start()

@@ -3,7 +3,7 @@
 
 mod common;
 use common::{Rng, SharedSink, json_row, one_agent};
-use latte::{Cleaning, Format, Id};
+use latte::{Cleaning, Data, Format, Id, Unit};
 use std::time::{Duration, Instant};
 
 /// The ring is far smaller than the run: the window would hold 3% of it. At the
@@ -34,6 +34,8 @@ fn a_million_samples_through_a_small_ring_are_all_counted() {
     let guard = latte::builder()
         .ring_capacity(CAPACITY)
         .cleaning(Cleaning::OFF)
+        .unit(Unit::Cycles)
+        .data(Data::Raw)
         .format(Format::Json)
         .sink(sink.clone())
         .start()
@@ -114,6 +116,8 @@ fn periodic_reports_add_up_to_the_final_one() {
     let guard = latte::builder()
         .ring_capacity(CAPACITY)
         .cleaning(Cleaning::OFF)
+        .unit(Unit::Cycles)
+        .data(Data::Raw)
         .format(Format::Json)
         .periodic(Duration::from_millis(10))
         .hlog(&hlog)

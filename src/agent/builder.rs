@@ -46,7 +46,13 @@ impl Default for Builder {
             ring_capacity: None,
             stack_depth: None,
             memory_cap: None,
-            options: ReportOptions::default(),
+            // Time on calibrated data: what a reader wants first. The seed's view
+            // (cycles, raw) is `.unit(Unit::Cycles).data(Data::Raw)`.
+            options: ReportOptions {
+                unit: Unit::Time,
+                data: Data::Calibrated,
+                ..ReportOptions::default()
+            },
             format: Format::Table,
             sink: None,
             periodic: None,
@@ -124,13 +130,23 @@ impl Builder {
         self
     }
 
-    /// Cycles or time in reports.
+    /// Cycles or time in reports (default [`Unit::Time`]: ns, us, ms or s as the
+    /// values need; [`Unit::Cycles`] is the C++ original's view, raw counter ticks).
     pub fn unit(mut self, unit: Unit) -> Builder {
         self.options.unit = unit;
         self
     }
 
-    /// Raw or overhead-corrected data in reports.
+    /// Raw or overhead-corrected data in reports (default [`Data::Calibrated`]: each
+    /// sample minus the instrumentation's own overhead; [`Data::Raw`] as recorded).
+    ///
+    /// ```
+    /// use latte::{Data, Unit};
+    /// // The C++ original's sample report: counter ticks as recorded.
+    /// let guard = latte::builder().unit(Unit::Cycles).data(Data::Raw).sink(std::io::sink()).start()?;
+    /// guard.stop()?;
+    /// # Ok::<(), latte::Error>(())
+    /// ```
     pub fn data(mut self, data: Data) -> Builder {
         self.options.data = data;
         self

@@ -3,11 +3,17 @@
 use super::failures::Shared;
 use super::running::{self, Line};
 use super::signals;
+use crate::collect::anything_recorded;
 use crate::error::Error;
 use crossbeam_channel::Sender;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
+
+/// The hint for a guard dropped before anything was recorded.
+const DROPPED_AT_ONCE: &str = "latte: the agent stopped before anything was recorded; \
+     if this is `let _ = latte::init()`, the guard dropped at once: bind it with \
+     `let _latte = latte::init()` to keep the agent until the end of the scope";
 
 /// Commands to the drain thread.
 pub(crate) enum Command {
@@ -147,6 +153,10 @@ impl Guard {
 
 impl Drop for Guard {
     fn drop(&mut self) {
+        if self.handle.is_some() && std::process::id() == self.pid && !anything_recorded() {
+            // Most likely `let _ = latte::init();`, which drops the guard at once.
+            eprintln!("{DROPPED_AT_ONCE}");
+        }
         if let Err(e) = self.shutdown() {
             // Drop cannot return the error; the final report is the one thing the user
             // asked for, so say that it failed.

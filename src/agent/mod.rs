@@ -1,7 +1,8 @@
 //! The agent: one named background thread that does the heavy work off the hot path.
 //!
-//! `let _latte = latte::init();` starts it with the C++ original's defaults (cycles,
-//! raw data, report on stdout); [`builder`] sets everything else. The drain thread
+//! `let _latte = latte::init();` starts it with the defaults (time units on calibrated
+//! data, report on stdout); [`builder`] sets everything else, the C++ original's
+//! cycles and raw data too. The drain thread
 //! calibrates at start-up, folds what the threads record into the whole-run histograms
 //! (often enough that rings rarely lap, see [`Builder::drain_interval`]), writes
 //! periodic reports if asked, answers commands from the [`Guard`], and writes the final
@@ -35,8 +36,14 @@ pub use guard::Guard;
 
 use crate::error::Error;
 
-/// Starts the agent with the defaults: cycles, raw data, default cleaning, final report
-/// on stdout, no periodic reports.
+/// Starts the agent with the defaults: time units (ns, us, ms or s as the values need)
+/// on calibrated data (the instrumentation's own overhead subtracted), default
+/// cleaning, final report on stdout, no periodic reports. The C++ original's view,
+/// cycles and raw data, is `latte::builder().unit(Unit::Cycles).data(Data::Raw)`.
+///
+/// Keep the guard: `let _latte = latte::init()?;`. With `let _ = latte::init();` it
+/// drops at once, before anything is recorded (the compiler cannot warn about
+/// `let _`); latte then prints a one-line hint on stderr.
 ///
 /// The final report is written when the guard drops, or by [`Guard::stop`]. An exit
 /// that runs no destructor skips it: call `guard.stop()` (or

@@ -346,6 +346,11 @@ pub(crate) fn own_samples(id: &Id) -> Vec<Sample> {
     out.into_iter().map(Sample::from_bits).collect()
 }
 
+/// Whether any of the user's threads has recorded anything so far.
+pub(crate) fn anything_recorded() -> bool {
+    registry::global().anything_recorded()
+}
+
 /// Marks the calling thread as latte's own: its samples are hidden from captures and
 /// reports, and dropped when it exits.
 pub(crate) fn mark_internal_thread() {

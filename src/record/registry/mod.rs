@@ -136,6 +136,18 @@ impl Registry {
         drop(refused); // a full pool refuses the ring: it is freed outside the lock
     }
 
+    /// Whether any of the user's threads has recorded anything (a sample, a pulse
+    /// baseline, a counted anomaly), live or exited.
+    pub(crate) fn anything_recorded(&self) -> bool {
+        let view = self.view();
+        let recorded = |t: &ThreadShared| {
+            t.counters.read().total() > 0 || t.rings().iter().any(|(_, r)| r.seen() > 0)
+        };
+        !view.exited.is_empty()
+            || view.folded.is_some()
+            || view.live.iter().any(|t| !t.internal() && recorded(t))
+    }
+
     /// Memory latte holds, estimated from what it allocated.
     pub(crate) fn footprint(&self) -> Footprint {
         let view = self.view();
