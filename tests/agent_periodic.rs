@@ -113,3 +113,41 @@ fn the_timer_writes_periodic_reports_and_none_repeats_a_sample() {
     assert_eq!(total_seen(&sink), 17);
     assert!(sink.json_reports().len() >= 2);
 }
+
+#[test]
+fn periodic_reports_go_to_their_own_sink_with_only_active_components() {
+    let _one = one_agent();
+    static A: Id = Id::new("periodic_sink_a");
+    static B: Id = Id::new("periodic_sink_b");
+    let (intervals, main) = (SharedSink::default(), SharedSink::default());
+    let guard = latte::builder()
+        .format(Format::Json)
+        .periodic_sink(intervals.clone())
+        .sink(main.clone())
+        .start()
+        .unwrap();
+    (0..5).for_each(|v| latte::record(&A, v));
+    guard.report_interval().unwrap(); // A only
+    (0..3).for_each(|v| latte::record(&B, v));
+    guard.report_interval().unwrap(); // B only: A recorded nothing in it
+    guard.stop().unwrap(); // no periodic interval set: the final report only
+
+    let periodic = intervals.json_reports();
+    assert_eq!(periodic.len(), 2, "{}", intervals.text());
+    assert_eq!(
+        (seen(&periodic[0], A.name()), seen(&periodic[0], B.name())),
+        (5, 0)
+    );
+    assert!(
+        json_row(&periodic[1], &me(), A.name()).is_none(),
+        "an idle component"
+    );
+    assert_eq!(seen(&periodic[1], B.name()), 3);
+    let finals = main.json_reports();
+    assert_eq!(finals.len(), 1, "{}", main.text());
+    assert_eq!(finals[0]["label"], "final");
+    assert_eq!(
+        (seen(&finals[0], A.name()), seen(&finals[0], B.name())),
+        (5, 3)
+    );
+}

@@ -28,6 +28,7 @@ pub struct Builder {
     pub(super) options: ReportOptions,
     pub(super) format: Format,
     pub(super) sink: Option<Box<dyn Write + Send>>,
+    pub(super) periodic_sink: Option<Box<dyn Write + Send>>,
     pub(super) periodic: Option<Duration>,
     pub(super) drain_interval: (Duration, Duration),
     pub(super) slowest: usize,
@@ -55,6 +56,7 @@ impl Default for Builder {
             },
             format: Format::Table,
             sink: None,
+            periodic_sink: None,
             periodic: None,
             drain_interval: Builder::DEFAULT_DRAIN_INTERVAL,
             slowest: Builder::DEFAULT_SLOWEST,
@@ -77,6 +79,10 @@ impl core::fmt::Debug for Builder {
             .field("options", &self.options)
             .field("format", &self.format)
             .field("sink", &self.sink.as_ref().map_or("stdout", |_| "custom"))
+            .field(
+                "periodic_sink",
+                &self.periodic_sink.as_ref().map_or("sink", |_| "custom"),
+            )
             .field("periodic", &self.periodic)
             .field("drain_interval", &self.drain_interval)
             .field("slowest", &self.slowest)
@@ -178,6 +184,29 @@ impl Builder {
     /// Where reports are written (stdout unless set).
     pub fn sink(mut self, sink: impl Write + Send + 'static) -> Builder {
         self.sink = Some(Box::new(sink));
+        self
+    }
+
+    /// Where periodic reports (and [`Guard::report_interval`]) are written, when not to
+    /// [`sink`](Builder::sink): a log file for the intervals, say, and the final report
+    /// on stdout. Failures are kept and shown as for the main sink.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let intervals = std::env::temp_dir().join("latte-doc-intervals.log");
+    /// let guard = latte::builder()
+    ///     .periodic(Duration::from_secs(1))
+    ///     .periodic_sink(std::fs::File::create(&intervals)?)
+    ///     .sink(std::io::sink()) // the final report
+    ///     .start()?;
+    /// latte::latte_pulse!("doc_periodic_sink");
+    /// guard.report_interval()?;
+    /// guard.stop()?;
+    /// assert!(std::fs::read_to_string(&intervals)?.contains("periodic #1"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn periodic_sink(mut self, sink: impl Write + Send + 'static) -> Builder {
+        self.periodic_sink = Some(Box::new(sink));
         self
     }
 
@@ -311,6 +340,7 @@ impl Builder {
         let drain = drain::Drain {
             rx,
             sink: self.sink.unwrap_or_else(|| Box::new(std::io::stdout())),
+            periodic_sink: self.periodic_sink,
             options: self.options,
             format: self.format,
             periodic: self.periodic,

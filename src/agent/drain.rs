@@ -24,6 +24,8 @@ const TARGET_FILL: f64 = 0.25;
 pub(super) struct Drain {
     pub(super) rx: Receiver<Command>,
     pub(super) sink: Box<dyn Write + Send>,
+    /// Where periodic (interval) reports go, when not to `sink`.
+    pub(super) periodic_sink: Option<Box<dyn Write + Send>>,
     pub(super) options: ReportOptions,
     pub(super) format: Format,
     pub(super) periodic: Option<Duration>,
@@ -183,7 +185,7 @@ impl Drain {
         let report = self.assemble(&totals, calibration, Some(label));
         let logged = self.log_interval(&totals, calibration, at);
         at.last_periodic = Instant::now();
-        self.write(report).and(logged)
+        self.write(report, true).and(logged)
     }
 
     /// Appends the interval's per-id histograms to the interval log, if there is one.
@@ -225,7 +227,7 @@ impl Drain {
         // Calibration first: it may still be running, and the ledger must not wait.
         let calibration = calibration();
         let report = collect::whole_run(|totals| self.assemble(totals, calibration, label));
-        self.write(report)
+        self.write(report, false)
     }
 
     /// The report of `totals`, describing this process now.
@@ -239,12 +241,17 @@ impl Drain {
         analyze::assemble(totals, calibration, &self.options, context)
     }
 
-    /// Writes a report to the sink, with the periodic failures not shown yet. A sink
-    /// that panics is an error like a sink that fails: returned (or counted, for
-    /// periodic reports), and the agent goes on.
-    fn write(&mut self, mut report: Report) -> Result<(), Error> {
+    /// Writes a report to the sink (an interval report to the periodic sink, if there
+    /// is one), with the periodic failures not shown yet. A sink that panics is an
+    /// error like a sink that fails: returned (or counted, for periodic reports), and
+    /// the agent goes on.
+    fn write(&mut self, mut report: Report, interval: bool) -> Result<(), Error> {
         self.failures.show_in(&mut report);
-        let (sink, format) = (&mut self.sink, self.format);
+        let sink = match &mut self.periodic_sink {
+            Some(periodic) if interval => periodic,
+            _ => &mut self.sink,
+        };
+        let format = self.format;
         let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             report.write(sink, format)?;
             sink.flush().map_err(|e| Error::Sink(Arc::new(e)))

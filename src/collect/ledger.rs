@@ -21,16 +21,21 @@ use crate::diagnostics::{Anomalies, FrameCounts};
 use crate::record::fork::PerProcess;
 use crate::record::registry::{self, CompactRing, TEARDOWN_DROPS, ThreadShared, View};
 use crate::record::{id, local};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Mutex, PoisonError};
 
 /// The fold state: the whole run, and the open interval once anyone asked for one.
-struct Ledger {
-    whole: Totals,
+pub(super) struct Ledger {
+    /// Everything folded since the process started: also where each ring's read
+    /// position is kept (a component's `seen`).
+    pub(super) whole: Totals,
     /// Same threads and components as `whole`, in the same order.
-    interval: Option<Totals>,
+    pub(super) interval: Option<Totals>,
+    /// Since the last [`reset`](super::reset), if any: what the whole run shows. Same
+    /// threads and components as `whole`; its counters hold their values at the reset.
+    pub(super) since_reset: Option<Totals>,
     /// When the previous fold began (ms since the Unix epoch; 0 before the first):
     /// what a fold reads was recorded between then and its own start.
     last_fold_ms: u64,
@@ -44,12 +49,13 @@ static LEDGER: PerProcess<Mutex<Ledger>> = PerProcess::new(|| {
     Mutex::new(Ledger {
         whole: Totals::default(),
         interval: None,
+        since_reset: None,
         last_fold_ms: 0,
         now_ms: 0,
     })
 });
 
-fn ledger() -> std::sync::MutexGuard<'static, Ledger> {
+pub(super) fn ledger() -> std::sync::MutexGuard<'static, Ledger> {
     // A fold that panicked midway leaves counts that are still each a true count of
     // something read; carrying on is better than losing the run.
     LEDGER.get().lock().unwrap_or_else(PoisonError::into_inner)
@@ -75,86 +81,6 @@ pub(crate) fn fold() -> FoldStats {
     ledger().fold()
 }
 
-/// Folds, then runs `f` on the whole run's totals.
-pub(crate) fn whole_run<R>(f: impl FnOnce(&Totals) -> R) -> R {
-    let mut ledger = ledger();
-    ledger.fold();
-    f(&ledger.whole)
-}
-
-/// Folds, then hands out what was recorded since the previous call (the first call:
-/// since the start) and begins a new interval. Components with nothing new are left
-/// out; anomaly counters are the increments over the interval.
-pub(crate) fn take_interval() -> Totals {
-    let mut ledger = ledger();
-    ledger.fold();
-    let Ledger {
-        whole, interval, ..
-    } = &mut *ledger;
-    let Some(open) = interval else {
-        // The first interval is the whole run so far; the next starts empty, with
-        // today's counters as its base.
-        let mut next = whole.clone();
-        next.threads
-            .values_mut()
-            .flat_map(|t| &mut t.components)
-            .for_each(ComponentTotals::clear);
-        *interval = Some(next);
-        return whole.clone();
-    };
-    let mut out = Totals {
-        threads: BTreeMap::new(),
-        teardown_drops: whole.teardown_drops - open.teardown_drops,
-    };
-    open.teardown_drops = whole.teardown_drops;
-    for (serial, t) in &mut open.threads {
-        let now = &whole.threads[serial];
-        let since = now.anomalies.since(&t.anomalies);
-        t.anomalies = now.anomalies;
-        let frames = frames_since(&now.frames, &t.frames);
-        t.frames.clone_from(&now.frames);
-        let components: Vec<ComponentTotals> = t
-            .components
-            .iter_mut()
-            .filter(|c| c.seen > 0)
-            .map(|c| {
-                let taken = c.clone();
-                c.clear();
-                taken
-            })
-            .collect();
-        if !components.is_empty() || since.total() > 0 || !frames.is_empty() {
-            let thread = ThreadTotals {
-                name: t.name.clone(),
-                exited: t.exited,
-                anomalies: since,
-                frames,
-                components,
-            };
-            out.threads.insert(*serial, thread);
-        }
-    }
-    out
-}
-
-/// Per id, the frame counts gained since `base` (ids with none left out).
-fn frames_since(
-    now: &[(&'static str, FrameCounts)],
-    base: &[(&'static str, FrameCounts)],
-) -> Vec<(&'static str, FrameCounts)> {
-    now.iter()
-        .map(|(name, c)| {
-            let before = base
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, b)| *b)
-                .unwrap_or_default();
-            (*name, c.since(&before))
-        })
-        .filter(|(_, c)| c.total() > 0)
-        .collect()
-}
-
 /// A thread's counters as the registry holds them: anomalies, and frames that ended
 /// without their Stop per id index.
 type Counts<'a> = (Anomalies, &'a [(u32, FrameCounts)]);
@@ -174,7 +100,15 @@ fn unix_ms() -> u64 {
 }
 
 impl Ledger {
-    fn fold(&mut self) -> FoldStats {
+    /// Every window being accumulated: the whole run, the open interval, the run
+    /// since the last reset.
+    fn windows(&mut self) -> impl Iterator<Item = &mut Totals> {
+        std::iter::once(&mut self.whole)
+            .chain(self.interval.as_mut())
+            .chain(self.since_reset.as_mut())
+    }
+
+    pub(super) fn fold(&mut self) -> FoldStats {
         self.now_ms = unix_ms();
         registry::compact();
         let view = registry::global().view();
@@ -249,9 +183,8 @@ impl Ledger {
             .map(|t| t.serial)
             .chain(after.exited.iter().map(|c| c.serial))
             .collect();
-        self.whole.fold_gone(&listed);
-        if let Some(interval) = &mut self.interval {
-            interval.fold_gone(&listed);
+        for totals in self.windows() {
+            totals.fold_gone(&listed);
         }
     }
 
@@ -260,6 +193,7 @@ impl Ledger {
     fn publish_size(&self) {
         let tallies = std::iter::once(&self.whole)
             .chain(self.interval.as_ref())
+            .chain(self.since_reset.as_ref())
             .flat_map(|t| t.threads.values())
             .flat_map(|t| &t.components)
             .flat_map(|c| &c.kinds);
@@ -275,10 +209,7 @@ impl Ledger {
     /// Makes sure thread `serial` has an entry (in the interval too), and updates it.
     fn thread(&mut self, serial: u64, name: &str, exited: bool, counts: Counts<'_>) {
         let (anomalies, frames) = counts;
-        for (k, totals) in std::iter::once(&mut self.whole)
-            .chain(self.interval.as_mut())
-            .enumerate()
-        {
+        for (k, totals) in self.windows().enumerate() {
             let t = totals
                 .threads
                 .entry(serial)
@@ -318,7 +249,7 @@ impl Ledger {
         index: u32,
         names: &mut Vec<&'static str>,
     ) -> &ComponentTotals {
-        for totals in std::iter::once(&mut self.whole).chain(self.interval.as_mut()) {
+        for totals in self.windows() {
             let components = &mut totals
                 .threads
                 .get_mut(&serial)
@@ -335,7 +266,7 @@ impl Ledger {
         &self.whole.threads[&serial].components[k]
     }
 
-    /// Folds one batch into the `k`-th component of `serial`, in both windows.
+    /// Folds one batch into the `k`-th component of `serial`, in every window.
     fn absorb(&mut self, serial: u64, k: usize, batch: &Batch<'_>, stats: &mut FoldStats) {
         let from = self.whole.threads[&serial].components[k].seen;
         let lost = batch.first.saturating_sub(from);
@@ -343,7 +274,7 @@ impl Ledger {
         stats.lost += lost;
         let keep = config::slowest();
         let (not_before_ms, not_after_ms) = (self.last_fold_ms, self.now_ms);
-        for totals in std::iter::once(&mut self.whole).chain(self.interval.as_mut()) {
+        for totals in self.windows() {
             let c = &mut totals
                 .threads
                 .get_mut(&serial)

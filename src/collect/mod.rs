@@ -4,7 +4,8 @@
 //!
 //! - **The whole run** (`ledger.rs`, crate-internal): every sample folded into
 //!   per-kind histograms with exact counts and sums, every overwritten one counted as
-//!   lost; what reports are made of.
+//!   lost; what reports are made of. `window.rs` cuts the windows a report covers
+//!   from it: the whole run (since the start, or since [`reset`]) and one interval.
 //! - **The ring window** ([`Capture`]): a copy of the newest samples each ring still
 //!   holds, raw, plus every thread's counters. [`snapshot`] reads one component's
 //!   windows and [`Capture::write_csv`] writes a capture's raw samples.
@@ -16,13 +17,15 @@ mod csv;
 mod ledger;
 mod tally;
 mod totals;
+mod window;
 
 pub use crate::diagnostics::FrameCounts;
 use crate::diagnostics::{Anomalies, Footprint};
 pub use crate::record::{Sample, SampleKind, prepare};
-pub(crate) use ledger::{FoldStats, fold, take_interval, whole_run};
+pub(crate) use ledger::{FoldStats, fold};
 pub(crate) use tally::{Exact, Tally};
 pub(crate) use totals::{ComponentTotals, Totals};
+pub(crate) use window::{take_interval, whole_run};
 
 use crate::record::local;
 use crate::record::registry::{self, CompactRing, FOLDED_NAME, TEARDOWN_DROPS, ThreadShared};
@@ -183,6 +186,30 @@ pub fn snapshot(name: &str) -> Vec<u64> {
         .flat_map(|c| c.samples)
         .map(Sample::ticks)
         .collect()
+}
+
+/// Drops what was recorded so far from every report to come (a warm-up, say): the
+/// whole run and the open interval of periodic reports start again from now, with
+/// their anomaly counts too. What the rings still hold is untouched, so a
+/// [`capture`], a [`snapshot`] and the CSV export still show the newest samples from
+/// before. Works with or without an agent; takes the lock reports take, never the
+/// recording threads'.
+///
+/// ```
+/// use latte::{Report, ReportOptions};
+/// for _ in 0..100 {
+///     latte::latte_pulse!("doc_reset_warm"); // warm-up: caches, page faults
+/// }
+/// latte::collect::reset();
+/// for _ in 0..10 {
+///     latte::latte_pulse!("doc_reset_warm");
+/// }
+/// let report = Report::collect(&ReportOptions::default());
+/// let row = report.all_threads.iter().find(|r| r.component == "doc_reset_warm").unwrap();
+/// assert_eq!(row.stats.seen, 10);
+/// ```
+pub fn reset() {
+    window::reset();
 }
 
 /// latte's current memory footprint (after compacting exited threads; the histograms
