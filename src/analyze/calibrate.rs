@@ -120,14 +120,9 @@ fn frequency(window: Duration) -> (f64, f64) {
     }
 }
 
-/// The counter's granularity in ticks: the largest `q <= 1024` such that at least 90%
-/// of readings, taken at pseudo-random spacings, leave the same remainder mod `q`.
-///
-/// A counter that moves every tick spreads its readings evenly over every `q` (the
-/// random spacing defeats aliasing with the loop's own period), giving 1. Some
-/// hypervisors expose a counter that moves in coarser steps: on the reference KVM guest
-/// every reading is `14 mod 26` but for rare phase slips, so nothing finer than 26 ticks
-/// (10 ns) can be measured there.
+/// The counter's granularity in ticks, from readings taken at pseudo-random spacings
+/// (the random spacing defeats aliasing with the loop's own period): the larger of
+/// [`grid_step`] and [`delta_step`].
 fn resolution() -> u64 {
     const READS: usize = 2_000;
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
@@ -142,6 +137,15 @@ fn resolution() -> u64 {
             clock::ticks()
         })
         .collect();
+    grid_step(&readings).max(delta_step(&readings))
+}
+
+/// The largest `q <= 1024` such that at least 90% of `readings` leave the same
+/// remainder mod `q`: a counter that moves in whole steps of `q` ticks. A counter that
+/// moves every tick spreads its readings evenly over every `q`, giving 1. On the
+/// reference KVM guest every TSC reading is `14 mod 26` but for rare phase slips, so
+/// nothing finer than 26 ticks (10 ns) can be measured there.
+fn grid_step(readings: &[u64]) -> u64 {
     let mut counts = vec![0usize; 1025];
     (2..=1024u64)
         .rev()
@@ -149,7 +153,40 @@ fn resolution() -> u64 {
             let counts = &mut counts[..q as usize];
             counts.fill(0);
             readings.iter().for_each(|&t| counts[(t % q) as usize] += 1);
-            counts.iter().max().is_some_and(|&m| m * 10 >= READS * 9)
+            counts
+                .iter()
+                .max()
+                .is_some_and(|&m| m * 10 >= readings.len() * 9)
+        })
+        .unwrap_or(1)
+}
+
+/// The largest `q` in 4..=1024 such that at least 90% of the non-zero differences
+/// between successive `readings` lie within one tick of a multiple of `q`; 1 if none.
+/// This finds the steps of a clock scaled from a coarse counter, whose readings are on
+/// no fixed grid: the OS clock on the reference guest moves in steps of 10.01 ns (the
+/// TSC's 26 ticks), so its differences are 20, 21, 30, 31, ... ns while its readings
+/// take every remainder. (Below 4, every difference is within one of a multiple.)
+fn delta_step(readings: &[u64]) -> u64 {
+    let deltas: Vec<u64> = readings
+        .windows(2)
+        .map(|w| w[1].wrapping_sub(w[0]))
+        .filter(|&d| d > 0 && d < 1 << 32)
+        .collect();
+    if deltas.len() < 10 {
+        return 1;
+    }
+    (4..=1024u64)
+        .rev()
+        .find(|&q| {
+            let near = deltas
+                .iter()
+                .filter(|&&d| {
+                    let r = d % q;
+                    r <= 1 || r == q - 1
+                })
+                .count();
+            near * 10 >= deltas.len() * 9
         })
         .unwrap_or(1)
 }
@@ -212,4 +249,46 @@ fn low_median(id: &Id, mut batch: impl FnMut()) -> u64 {
         })
         .min()
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Readings `start + k * step` at pseudo-random `k` steps apart, rounded down.
+    fn readings(step: f64, start: f64) -> Vec<u64> {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut at = start;
+        (0..2_000)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                at += step * (2 + state % 6) as f64;
+                at as u64
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_counter_on_a_grid_of_26_ticks() {
+        let r = readings(26.0, 14.0);
+        assert_eq!(grid_step(&r), 26);
+        assert_eq!(delta_step(&r), 26);
+    }
+
+    #[test]
+    fn a_clock_scaled_from_a_coarse_counter_is_on_no_grid_but_steps_by_10() {
+        // The OS clock on the reference guest: 26 TSC ticks at 2.596 GHz.
+        let r = readings(26.0 / 2.596, 0.3);
+        assert_eq!(grid_step(&r), 1, "its readings take every remainder");
+        assert_eq!(delta_step(&r), 10);
+    }
+
+    #[test]
+    fn a_counter_that_moves_every_tick_has_no_step() {
+        let r = readings(1.37, 0.0);
+        assert_eq!(grid_step(&r), 1);
+        assert_eq!(delta_step(&r), 1);
+    }
 }
