@@ -392,12 +392,16 @@ fn check_whole_run(
     let mut capture = latte::capture();
     capture.threads.retain(|t| t.name == format!("prop-{case}"));
     // Past the memory cap (settings stay, so an earlier case's cap may still hold) an
-    // id records nothing on the thread, and every record it dropped is counted.
+    // id records nothing on the thread, and every record it dropped is counted. From
+    // the report, not the capture: a thread folded into `<exited threads>` (a small
+    // `max_exited_threads`) keeps its counts there.
     let over_cap = |id: &Id| {
-        capture
+        report
             .threads
             .iter()
-            .map(|t| t.frame_counts(id.name()).over_cap)
+            .flat_map(|t| &t.frames)
+            .filter(|f| f.component == id.name())
+            .map(|f| f.counts.over_cap)
             .sum::<u64>()
     };
     let seen = |id: &Id| {
