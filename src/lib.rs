@@ -173,6 +173,14 @@ pub mod test_hooks {
         crate::clock::set_mock(ticks)
     }
 
+    /// Puts the calling thread on a mock core: its reads of the mock counter return
+    /// the counter plus `offset` (wrapping, so `offset.wrapping_neg()` reads behind:
+    /// cores whose counters disagree), and its Mid and Hard reads return CPU id `cpu`
+    /// (Fast reads never know the CPU). A new thread starts at offset 0, CPU unknown.
+    pub fn set_mock_core(offset: u64, cpu: u32) {
+        crate::clock::set_mock_core(offset, cpu)
+    }
+
     /// Makes the agent's drain thread panic after the command it is working on, as a
     /// bug would: every command still queued must then be answered `AgentStopped`.
     pub fn kill_drain(guard: &crate::Guard) {
