@@ -482,6 +482,14 @@ fn main() {
             latte::stop(id, Mode::Fast);
         }
     }));
+    // A Timer (the way to time a message across threads), here closed on its own
+    // thread: against the stack scope it is the alternative to.
+    static BENCH_TIMER: Id = Id::new("bench_timer");
+    rows.push(row("Latte", "Fast Timer start+drop", || {
+        for _ in 0..CALLS {
+            drop(latte::Timer::start(&BENCH_TIMER, Mode::Fast, Mode::Fast));
+        }
+    }));
 
     for r in &mut rows {
         trial(&mut r.run); // warm-up: first-use paths, caches, branch predictors
@@ -615,6 +623,10 @@ fn main() {
     println!(
         "info   LatteLayer's own cost per enter+exit          {:>6.1} cycles",
         median("span enter+exit, LatteLayer") - median("span enter+exit, registry only")
+    );
+    println!(
+        "info   Fast Timer start+drop / Fast S+S               {:>6.3}",
+        median("Fast Timer start+drop") / median("Fast Start+Stop")
     );
     println!(
         "info   ThreadLocal::get_or_default - std TLS access  {:>6.1} cycles",

@@ -72,6 +72,7 @@ anomaly_list! {
     unmatched_stops: "unmatched stop" / "unmatched stops", "Stops whose id matched no open scope (the stack was left as it was).";
     orphaned_frames: "orphaned frame" / "orphaned frames", "Open scopes discarded because a Stop for a scope below them arrived first. Per id in `ThreadCapture::frames`.";
     clock_anomalies: "clock anomaly" / "clock anomalies", "Deltas discarded because the counter went backwards or jumped past `Sample::MAX_TICKS`.";
+    cross_core: "cross-core delta" / "cross-core deltas", "Deltas discarded because they were read on two cores whose counters disagree: a `Timer` closed on another thread, or a scope whose Mid/Hard reads name two CPUs, whose counter appeared to go backwards or jump past `Sample::MAX_TICKS`. Not counted in `clock_anomalies`.";
     unordered_stops: "out-of-order span exit" / "out-of-order span exits", "Scopes closed out of LIFO order by the `tracing` bridge: recorded correctly, the scopes opened after them kept open.";
     open_at_exit: "scope open at exit" / "scopes open at exit", "Scopes still open (and not abandoned) when the thread exited. Per id in `ThreadCapture::frames`.";
     reentrant: "reentrant record" / "reentrant records", "Records made from inside another record on the same thread, dropped and counted: a signal handler's record into the ring whose push it interrupted (or during a cold path), or a record from an instrumented allocator inside latte's first-use path.";

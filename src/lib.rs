@@ -73,6 +73,11 @@
 //!   is compacted to the retained samples, and beyond [`Builder::max_exited_threads`]
 //!   the oldest exited threads are folded together, so thread churn cannot grow memory
 //!   without bound.
+//! * **Across threads.** A [`Timer`] times what starts on one thread and ends on
+//!   another: a `Timer<'static>` (`Send`, 32 bytes) travels inside the message and
+//!   records on the thread that drops it. A delta between two cores whose counters
+//!   disagree is counted as `cross_core`, apart from clock anomalies (see [`Timer`];
+//!   `examples/pipeline.rs` times a producer/consumer queue per stage).
 //! * **Agent.** [`init`] or [`builder`] start one named drain thread: calibration at
 //!   start-up, periodic reports of only the new samples, reports on request through
 //!   the [`Guard`], the final report when the guard drops (also while unwinding from a
@@ -93,7 +98,8 @@
 //!
 //! * Samples are raw counter ticks; converting to time and subtracting the
 //!   instrumentation's own overhead is the analysis side's job.
-//! * A [`Scope`] is per thread (it is `!Send`); a [`Timer`] may close on another thread.
+//! * A [`Scope`] is per thread (it is `!Send`); a [`Timer`] may close on another thread,
+//!   and is the way to time a message from producer to consumer.
 //! * Recorder settings ([`Builder::ring_capacity`], [`Builder::stack_depth`]) apply to
 //!   rings and threads created after [`Builder::start`]; start the agent before the
 //!   instrumented code runs.
@@ -171,6 +177,14 @@ pub mod test_hooks {
     /// Sets the mock counter's value.
     pub fn set_mock_ticks(ticks: u64) {
         crate::clock::set_mock(ticks)
+    }
+
+    /// Puts the calling thread on a mock core: its reads of the mock counter return
+    /// the counter plus `offset` (wrapping, so `offset.wrapping_neg()` reads behind:
+    /// cores whose counters disagree), and its Mid and Hard reads return CPU id `cpu`
+    /// (Fast reads never know the CPU). A new thread starts at offset 0, CPU unknown.
+    pub fn set_mock_core(offset: u64, cpu: u32) {
+        crate::clock::set_mock_core(offset, cpu)
     }
 
     /// Makes the agent's drain thread panic after the command it is working on, as a

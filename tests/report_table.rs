@@ -332,6 +332,7 @@ fn extreme() -> Report {
         unordered_stops: u64::MAX,
         orphaned_frames: u64::MAX,
         clock_anomalies: u64::MAX,
+        cross_core: u64::MAX,
         open_at_exit: u64::MAX,
         reentrant: u64::MAX,
         over_cap: u64::MAX,

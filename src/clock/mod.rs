@@ -37,7 +37,7 @@ pub use select::{decision, source};
 pub use named::FastMidOrHard;
 pub(crate) use select::{facts, select_clock};
 #[cfg(feature = "test-hooks")]
-pub(crate) use select::{install_mock, set_mock};
+pub(crate) use select::{install_mock, set_mock, set_mock_core};
 
 use select::read_other;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]

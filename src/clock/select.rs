@@ -7,6 +7,7 @@ use super::arch;
 use super::{CPU_UNKNOWN, Mode, Source, Stamp, hardware_counter, os, read};
 use crate::error::Error;
 use crate::platform::{self, ClockChoice, Decision, Facts};
+use std::cell::Cell;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
 
@@ -21,6 +22,12 @@ pub(super) static SELECTED: AtomicU8 = AtomicU8::new(UNDECIDED);
 static CHOICE: AtomicU8 = AtomicU8::new(u8::MAX);
 static MOCK_TICKS: AtomicU64 = AtomicU64::new(1);
 
+thread_local! {
+    /// The mock core this thread runs on: the offset its counter reads at (added,
+    /// wrapping, to the mock counter) and the CPU id its Mid and Hard reads return.
+    static MOCK_CORE: Cell<(u64, u32)> = const { Cell::new((0, CPU_UNKNOWN)) };
+}
+
 /// Every clock but the hardware one, and the first read that decides.
 #[inline(never)]
 pub(super) fn read_other(mode: Mode) -> Stamp {
@@ -29,10 +36,13 @@ pub(super) fn read_other(mode: Mode) -> Stamp {
             ticks: os::now(),
             cpu: CPU_UNKNOWN,
         },
-        MOCK => Stamp {
-            ticks: MOCK_TICKS.load(Relaxed),
-            cpu: CPU_UNKNOWN,
-        },
+        MOCK => {
+            let (offset, cpu) = MOCK_CORE.get();
+            Stamp {
+                ticks: MOCK_TICKS.load(Relaxed).wrapping_add(offset),
+                cpu: if mode == Mode::Fast { CPU_UNKNOWN } else { cpu },
+            }
+        }
         _ => {
             select();
             read(mode)
@@ -131,6 +141,14 @@ pub(crate) fn install_mock() -> bool {
 #[cfg(feature = "test-hooks")]
 pub(crate) fn set_mock(ticks: u64) {
     MOCK_TICKS.store(ticks, Relaxed);
+}
+
+/// Puts the calling thread on a mock core whose counter reads `offset` ticks ahead of
+/// the mock counter (wrapping: `offset.wrapping_neg()` reads behind) and whose Mid and
+/// Hard reads return `cpu`.
+#[cfg(feature = "test-hooks")]
+pub(crate) fn set_mock_core(offset: u64, cpu: u32) {
+    MOCK_CORE.set((offset, cpu));
 }
 
 /// The counter the decided clock reads.

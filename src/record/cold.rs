@@ -148,9 +148,21 @@ impl Local {
         });
     }
 
+    /// Counts a delta that cannot be a duration (the counter went backwards or jumped):
+    /// as `cross_core` when its two reads ran on cores whose counters may disagree (a
+    /// `Timer` closed on another thread, a scope whose reads named two CPUs), as a
+    /// clock anomaly otherwise.
     #[cold]
-    pub(super) fn clock_anomaly(&self) {
-        self.cold(|_, shared| bump(&shared.counters.clock_anomalies, 1));
+    pub(super) fn implausible(&self, cross_core: bool) {
+        self.cold(|_, shared| {
+            let c = &shared.counters;
+            let counter = if cross_core {
+                &c.cross_core
+            } else {
+                &c.clock_anomalies
+            };
+            bump(counter, 1);
+        });
     }
 
     /// The length the table needs for an entry at `idx`: the current one, or grown

@@ -296,7 +296,7 @@ impl Local {
         }
         ring.cancel(h);
         if last != 0 {
-            self.clock_anomaly();
+            self.implausible(false);
         }
     }
 
@@ -330,11 +330,12 @@ impl Local {
         self.store(idx, now.ticks.wrapping_sub(start_ticks), meta);
     }
 
-    /// Stores `delta | meta` in the id's ring, or counts an implausible delta.
+    /// Stores `delta | meta` in the id's ring, or counts an implausible delta (as
+    /// cross-core when its reads named two CPUs).
     #[inline(always)]
     pub(super) fn store(&self, idx: u32, delta: u64, meta: u64) {
         if delta > DELTA_MASK {
-            return self.clock_anomaly();
+            return self.implausible(meta & MIGRATED != 0);
         }
         match self.ring(idx) {
             Some(ring) => {
@@ -351,6 +352,20 @@ impl Local {
 #[inline(always)]
 pub(crate) fn tag(idx: u32, mode: Mode, now: Stamp) -> u64 {
     u64::from(idx) | (u64::from(now.cpu) & CPU_MASK) << CPU_SHIFT | (mode as u64) << START_SHIFT
+}
+
+thread_local! {
+    /// A byte whose address names the thread, for [`thread_mark`]. No destructor, so
+    /// reading its address is one instruction on the usual targets.
+    static MARK: u8 = const { 0 };
+}
+
+/// A number that differs between threads alive at the same time (the address of a
+/// thread-local): how a `Timer` learns, when its delta is implausible, whether it
+/// closed on another thread. A thread that starts after another exited may reuse it.
+#[inline(always)]
+pub(crate) fn thread_mark() -> usize {
+    MARK.with(|m| ptr::from_ref(m).addr())
 }
 
 /// Writes frame `d`; the timer is read last, after all bookkeeping.
