@@ -1,7 +1,11 @@
-//! The report table: snapshots of hand-built reports, and layout invariants.
+//! The report table: snapshots of hand-built reports at several widths, and layout
+//! invariants (every line fits, omitted columns are named).
 
-use latte::report::{Anomalies, EndedFrames, FrameCounts, Overhead, Row, Summary, ThreadReport};
+use latte::report::{
+    Anomalies, Column, EndedFrames, FrameCounts, Overhead, Row, Summary, TableOptions, ThreadReport,
+};
 use latte::{Cleaning, Data, Report, Unit};
+use unicode_width::UnicodeWidthStr;
 
 fn row(component: &str, stats: Summary) -> Row {
     Row {
@@ -12,9 +16,51 @@ fn row(component: &str, stats: Summary) -> Row {
 }
 
 fn render(report: &Report) -> String {
+    at(report, 100)
+}
+
+fn with(report: &Report, options: &TableOptions) -> String {
     let mut out = Vec::new();
-    report.write(&mut out, latte::Format::Table).unwrap();
+    report.write_table(&mut out, options).unwrap();
     String::from_utf8(out).unwrap()
+}
+
+fn at(report: &Report, width: usize) -> String {
+    let options = TableOptions {
+        width: Some(width),
+        ..TableOptions::default()
+    };
+    with(report, &options)
+}
+
+fn wide(report: &Report) -> String {
+    let options = TableOptions {
+        wide: true,
+        width: Some(100),
+        ..TableOptions::default()
+    };
+    with(report, &options)
+}
+
+/// The headers of the first table in `text`, in order.
+fn headers(text: &str) -> Vec<String> {
+    let line = text.lines().find(|l| l.starts_with("COMPONENT")).unwrap();
+    line.split("  ")
+        .map(str::trim)
+        .filter(|h| !h.is_empty())
+        .map(|h| h.split(" (").next().unwrap().to_owned())
+        .collect()
+}
+
+/// The columns the footer names as left out.
+fn omitted(text: &str) -> Vec<String> {
+    let joined = text.replace("\n  ", " ");
+    let Some(at) = joined.find("left out to fit ") else {
+        return Vec::new();
+    };
+    let rest = &joined[at..];
+    let list = &rest[rest.find(": ").unwrap() + 2..rest.find(" (wide").unwrap()];
+    list.split(", ").map(str::to_owned).collect()
 }
 
 /// Nanosecond statistics shaped like the seed table's.
@@ -366,53 +412,122 @@ fn extreme() -> Report {
     }
 }
 
-#[test]
-fn snapshot_calibrated_time() {
-    insta::assert_snapshot!("calibrated_time", render(&calibrated_time()));
-}
+const WIDTHS: [usize; 3] = [80, 100, 160];
 
 #[test]
-fn snapshot_raw_cycles() {
+fn snapshots_at_80_100_160_columns_and_wide() {
+    let report = calibrated_time();
+    for width in WIDTHS {
+        insta::assert_snapshot!(format!("calibrated_time_{width}"), at(&report, width));
+    }
+    insta::assert_snapshot!("calibrated_time_wide", wide(&report));
     insta::assert_snapshot!("raw_cycles", render(&raw_cycles()));
-}
-
-#[test]
-fn snapshot_empty() {
     insta::assert_snapshot!("empty", render(&empty()));
 }
 
 #[test]
-fn every_line_has_the_same_width() {
+fn no_line_is_wider_than_the_width() {
     for (name, report) in [
         ("calibrated_time", calibrated_time()),
         ("raw_cycles", raw_cycles()),
         ("empty", empty()),
         ("extreme", extreme()),
     ] {
-        let text = render(&report);
-        assert!(text.ends_with('\n'), "{name}");
-        let lines: Vec<&str> = text.lines().collect();
-        let width = lines[0].chars().count();
-        for line in &lines {
-            assert_eq!(line.chars().count(), width, "{name}: {line:?}");
-            let (first, last) = (line.chars().next(), line.chars().last());
-            assert!(
-                matches!(
-                    (first, last),
-                    (Some('#'), Some('#')) | (Some('|'), Some('|'))
-                ),
-                "{name}: {line:?}"
-            );
-            if line.starts_with('|') && !line.starts_with("|-") {
-                assert!(
-                    line.starts_with("| ") && line.ends_with(" |"),
-                    "{name}: {line:?}"
-                );
+        for width in [40, 60, 80, 100, 160, 300] {
+            let text = at(&report, width);
+            assert!(text.ends_with('\n'), "{name}");
+            for line in text.lines() {
+                assert!(line.width() <= width, "{name} at {width}: {line:?}");
             }
+            assert!(!text.contains("NaN") && !text.contains("inf"), "{name}");
         }
-        assert!(lines[0].starts_with("#=") && lines.last().unwrap().starts_with("#="));
-        assert!(!text.contains("NaN") && !text.contains("inf"), "{name}");
+        // Wide mode: as wide as the table needs; text wraps to that width.
+        let text = wide(&report);
+        let widest = text.lines().map(UnicodeWidthStr::width).max().unwrap();
+        let table = text
+            .lines()
+            .find(|l| l.starts_with("---"))
+            .map_or(0, str::len);
+        assert!(widest <= table.max(100), "{name}: {widest} > {table}");
     }
+}
+
+#[test]
+fn the_footer_names_every_column_left_out() {
+    let report = calibrated_time();
+    let all: Vec<&str> = Column::ALL.iter().map(|c| c.header()).collect();
+    let mut counts = Vec::new();
+    for width in WIDTHS {
+        let text = at(&report, width);
+        let shown = headers(&text);
+        let left_out = omitted(&text);
+        let mut together: Vec<String> = shown.iter().chain(&left_out).cloned().collect();
+        together.sort();
+        let mut expected: Vec<String> = all.iter().map(|h| h.to_string()).collect();
+        expected.sort();
+        assert_eq!(together, expected, "at {width}");
+        // What is shown is a prefix of the priority order.
+        let priority: Vec<&str> = Column::PRIORITY.iter().map(|c| c.header()).collect();
+        assert_eq!(left_out, priority[shown.len()..], "at {width}");
+        counts.push(shown.len());
+    }
+    assert!(counts[0] < counts[1] && counts[1] < counts[2], "{counts:?}");
+    let text = wide(&report);
+    assert_eq!(headers(&text), all);
+    assert!(omitted(&text).is_empty() && !text.contains("left out"));
+}
+
+#[test]
+fn chosen_columns_come_in_their_order() {
+    let options = TableOptions {
+        width: Some(80),
+        columns: Some(vec![Column::P99, Column::Samples, Column::Lost]),
+        ..TableOptions::default()
+    };
+    let text = with(&calibrated_time(), &options);
+    assert_eq!(headers(&text), ["COMPONENT", "P99", "SAMPLES", "LOST"]);
+    assert!(!text.contains("left out"), "nothing chosen was left out");
+}
+
+#[test]
+fn compact_is_the_title_and_the_tables() {
+    let options = TableOptions {
+        width: Some(100),
+        compact: true,
+        ..TableOptions::default()
+    };
+    let text = with(&calibrated_time(), &options);
+    let full = render(&calibrated_time());
+    assert!(text.starts_with("LATTE TELEMETRY [TIME][CAL] periodic #3"));
+    for gone in [
+        "ENVIRONMENT",
+        "OVERHEAD",
+        "memory:",
+        "cleaning:",
+        "clock TSC",
+        "=====",
+    ] {
+        assert!(!text.contains(gone) && full.contains(gone), "{gone}");
+    }
+    for kept in [
+        "THREAD main (#1)",
+        "ALL THREADS",
+        "Sim_Tick_Total",
+        "anomalies:",
+        "periodic reports could not",
+    ] {
+        assert!(text.contains(kept), "{kept}");
+    }
+    assert!(text.lines().count() + 15 < full.lines().count());
+}
+
+#[test]
+fn write_uses_the_default_options() {
+    let report = raw_cycles();
+    let mut out = Vec::new();
+    report.write(&mut out, latte::Format::Table).unwrap();
+    let width = TableOptions::default().resolved_width();
+    assert_eq!(String::from_utf8(out).unwrap(), at(&report, width));
 }
 
 #[test]
@@ -428,64 +543,86 @@ fn title_tags_follow_unit_and_data() {
             data,
             ..empty()
         });
-        let title = text.lines().nth(1).unwrap();
-        let expected = format!("| LATTE TELEMETRY {tags} ");
-        assert!(title.starts_with(&expected), "{title:?}");
-        assert_eq!(title.trim_end_matches('|').trim_end(), expected.trim_end());
+        assert_eq!(
+            text.lines().nth(1).unwrap(),
+            format!("LATTE TELEMETRY {tags}")
+        );
     }
 }
 
 #[test]
+fn one_unit_per_column_and_below_a_step() {
+    let text = wide(&calibrated_time());
+    let header = text.lines().find(|l| l.starts_with("COMPONENT")).unwrap();
+    for title in [
+        "MEDIAN (ns)",
+        "P99 (ns)",
+        "MAX ALL (ns)",
+        "SAMPLES",
+        "SKEW",
+        "MIGR",
+    ] {
+        assert!(header.contains(title), "{title}: {header}");
+    }
+    let risk = text.lines().find(|l| l.starts_with("Sim_RiskPnL")).unwrap();
+    assert!(
+        risk.contains("< 1 step"),
+        "median 9.59 ns under a 10.01 ns step: {risk}"
+    );
+    assert!(!text.contains("0.04 ns"));
+    let raw = render(&raw_cycles());
+    let header = raw.lines().find(|l| l.starts_with("COMPONENT")).unwrap();
+    assert!(
+        header.contains(" MEDIAN ") && !header.contains('('),
+        "cycles are plain"
+    );
+    assert!(raw.contains(" 588.6 ") && raw.contains(" 1.234e10 "));
+}
+
+#[test]
 fn sections_and_rows() {
-    let text = render(&calibrated_time());
-    assert!(text.contains("| ENVIRONMENT "));
+    let text = at(&calibrated_time(), 160);
+    assert!(text.contains("\nENVIRONMENT\n"));
     assert!(
         text.contains("hypervisor: unknown; invariant TSC: yes; governor: unknown"),
         "missing facts say unknown"
     );
     assert!(text.contains("kernel clocksource: tsc at start, hpet now: CHANGED"));
-    assert!(text.contains("| warning: the kernel clocksource changed"));
-    assert!(text.contains("| THREAD main (#1) "));
-    assert!(text.contains("| THREAD feed-handler (#2) exited "));
-    assert!(text.contains("| ALL THREADS "));
-    assert!(text.contains("| anomalies: 1 abandoned frame, 2 orphaned frames "));
+    assert!(text.contains("\nwarning: the kernel clocksource changed"));
+    assert!(text.contains("\nTHREAD main (#1)\n"));
+    assert!(text.contains("\nTHREAD feed-handler (#2) exited\n"));
+    assert!(text.contains("\nALL THREADS\n"));
+    assert!(text.contains("\nanomalies: 1 abandoned frame, 2 orphaned frames\n"));
     assert_eq!(
         text.matches("anomalies:").count(),
         1,
         "only threads with anomalies"
     );
+    let cut = text
+        .lines()
+        .find(|l| l.starts_with("Order_Book_Rebuild_"))
+        .unwrap();
     assert!(
-        text.contains("| Order_Book_Rebuild_After_Snapshot_Gap "),
-        "long names widen the column"
+        cut.contains("~ ") && !cut.contains("Gap"),
+        "cut to let columns in: {cut}"
     );
-    assert!(text.contains("| OVERHEAD H[Start] x W[Stop] "));
-    assert!(text.contains("| PULSE           10.02 ns "));
-    assert!(text.contains("clock TSC @ 2.595 GHz (±1.2 ppm)"));
+    assert!(wide(&calibrated_time()).contains("\nOrder_Book_Rebuild_After_Snapshot_Gap "));
+    assert!(text.contains("\nOVERHEAD H[Start] x W[Stop]\n"));
+    assert!(text.contains("clock TSC @ 2.595 GHz (±1.2 ppm), resolution 10.01 ns"));
     assert!(
         text.contains(
             "cleaning: bypass > max(10x median, median + 2000 ns), fences Q1/Q3 ± 1.5 IQR"
         )
     );
     assert!(!text.contains("teardown"));
-    let header = text.lines().find(|l| l.starts_with("| COMPONENT")).unwrap();
-    let titles = [
-        "SAMPLES", "AVG", "MEDIAN", "STD DEV", "SKEW", "MIN", "MAX", "RANGE", "BYPASS", "OUTLIERS",
-        "P90", "P99", "P99.9", "MAX ALL", "SEEN", "MIGR",
-    ];
-    let mut at = 0;
-    for title in titles {
-        at += header[at..]
-            .find(title)
-            .unwrap_or_else(|| panic!("{title} after {at}"));
-    }
 
     let raw = render(&raw_cycles());
     assert!(!raw.contains("OVERHEAD") && !raw.contains(" ns "));
     assert!(raw.contains("cleaning: off"));
     assert!(raw.contains("teardown drops: 2"));
-    assert!(raw.contains(" 588.6 ") && raw.contains(" 1.234e10 "));
 
     let none = render(&empty());
-    assert!(none.contains("| no samples were recorded "));
+    assert!(none.contains("\nno samples were recorded\n"));
     assert!(!none.contains("COMPONENT") && !none.contains("ALL THREADS"));
+    assert!(!none.contains("left out"), "no table, no footer");
 }

@@ -93,7 +93,7 @@ fn the_slowest_list_is_exactly_the_largest_values() {
     report.write(&mut table, latte::Format::Table).unwrap();
     let table = String::from_utf8(table).unwrap();
     assert!(
-        table.contains("slowest slowest_work: 5000000.0 (slowest-0"),
+        table.contains("slowest slowest_work: 5000000 (slowest-0"),
         "{table}"
     );
 }

@@ -10,6 +10,7 @@
 mod table;
 
 pub use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
+pub use table::{Column, TableOptions};
 
 use crate::config::{Cleaning, Data, Unit};
 use crate::error::Error;
@@ -316,11 +317,35 @@ impl Report {
     /// ```
     pub fn write(&self, out: &mut dyn Write, format: Format) -> Result<(), Error> {
         let written = match format {
-            Format::Table => table::write(self, out),
+            Format::Table => return self.write_table(out, &TableOptions::default()),
             #[cfg(feature = "json")]
             Format::Json => writeln!(out, "{}", self.to_json(JsonStyle::Compact)),
         };
         written.map_err(|e| Error::Sink(Arc::new(e)))
+    }
+
+    /// Writes the report as a table laid out by `options`: its width, columns, wide
+    /// and compact modes (see [`TableOptions`]). [`Report::write`] with
+    /// [`Format::Table`] is this with `TableOptions::default()`. A writer that fails is
+    /// [`Error::Sink`].
+    ///
+    /// ```
+    /// use latte::report::{Column, TableOptions};
+    /// let report = latte::Report::collect(&latte::ReportOptions::default());
+    /// let mut out = Vec::new();
+    /// let options = TableOptions { width: Some(60), ..TableOptions::default() };
+    /// report.write_table(&mut out, &options)?;
+    /// let table = String::from_utf8(out).unwrap();
+    /// assert!(table.lines().all(|line| line.chars().count() <= 60));
+    ///
+    /// let wide = TableOptions { wide: true, ..TableOptions::default() };
+    /// let mut out = Vec::new();
+    /// report.write_table(&mut out, &wide)?;
+    /// assert!(!String::from_utf8(out).unwrap().contains("left out"));
+    /// # Ok::<(), latte::Error>(())
+    /// ```
+    pub fn write_table(&self, out: &mut dyn Write, options: &TableOptions) -> Result<(), Error> {
+        table::write(self, out, options).map_err(|e| Error::Sink(Arc::new(e)))
     }
 
     /// The report as JSON: every field, in the report's unit. The one serialisation:

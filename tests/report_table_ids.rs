@@ -1,0 +1,250 @@
+//! Hostile ids in the table: wide and zero-width characters keep every column in
+//! place, control characters are escaped, and shortened ids stay distinct. JSON and
+//! CSV carry the exact id.
+
+use latte::report::{Row, Summary, TableOptions, ThreadReport};
+use latte::{Cleaning, Data, Report, Unit};
+use std::collections::HashSet;
+use unicode_width::UnicodeWidthStr;
+
+fn stats(i: u64) -> Summary {
+    let v = 100.0 + i as f64;
+    Summary {
+        samples: 10 + i,
+        folded: 10 + i,
+        seen: 10 + i,
+        avg: v,
+        median: v,
+        min: v,
+        max: v,
+        p90: v,
+        p99: v,
+        p999: v,
+        max_all: v,
+        ..Summary::default()
+    }
+}
+
+fn report(ids: &[String]) -> Report {
+    let rows: Vec<Row> = ids
+        .iter()
+        .zip(0..)
+        .map(|(id, i)| Row {
+            component: id.clone(),
+            stats: stats(i),
+            ..Row::default()
+        })
+        .collect();
+    Report {
+        label: None,
+        unit: Unit::Time,
+        data: Data::Raw,
+        clock: "TSC".into(),
+        ticks_per_ns: 1.0,
+        frequency_accuracy: 1e-6,
+        resolution: 0.0,
+        cleaning: Cleaning::OFF,
+        overhead: None,
+        threads: vec![ThreadReport {
+            name: "main".into(),
+            serial: 1,
+            exited: false,
+            anomalies: Default::default(),
+            frames: Vec::new(),
+            rows: rows.clone(),
+        }],
+        all_threads: rows,
+        teardown_drops: 0,
+        footprint: None,
+        environment: None,
+        periodic_failures: None,
+    }
+}
+
+fn table(report: &Report, width: usize) -> String {
+    let options = TableOptions {
+        width: Some(width),
+        ..TableOptions::default()
+    };
+    let mut out = Vec::new();
+    report.write_table(&mut out, &options).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// The lines of the ALL THREADS table after its header and rule: the rows.
+fn all_threads_rows(text: &str) -> Vec<&str> {
+    let section = &text[text.find("ALL THREADS\n").unwrap()..];
+    section
+        .lines()
+        .skip(3)
+        .take_while(|l| !l.is_empty())
+        .collect()
+}
+
+/// `(start, end)` display columns of each cell of a table line: cells are separated
+/// by two spaces or more. Columns count as `unicode-width` counts a string (an emoji
+/// sequence joined by ZWJ is one wide character).
+fn cells(line: &str) -> Vec<(usize, usize)> {
+    let mut found = Vec::new();
+    let (mut start, mut spaces) = (None::<usize>, 0);
+    for (at, c) in line.char_indices() {
+        let col = line[..at].width();
+        if c != ' ' {
+            start.get_or_insert(col);
+            spaces = 0;
+            continue;
+        }
+        spaces += 1;
+        if let (2, Some(s)) = (spaces, start) {
+            found.push((s, col - 1));
+            start = None;
+        }
+    }
+    if let Some(s) = start {
+        found.push((s, line.width()));
+    }
+    found
+}
+
+#[test]
+fn wide_zero_width_and_control_characters_keep_every_column_in_place() {
+    let ids: Vec<String> = [
+        "日本語の注文処理",
+        "🚀 launch",
+        "👨\u{200d}👩\u{200d}👧 family",
+        "🇯🇵 flag",
+        "e\u{301}cole cafe\u{301}",
+        "line\nbreak",
+        "tab\there",
+        "bell\u{7}esc\u{1b}[31m",
+        "rtl\u{202e}gnp.exe",
+        "back\\slash",
+        "plain",
+    ]
+    .map(String::from)
+    .to_vec();
+    for width in [60, 100] {
+        let text = table(&report(&ids), width);
+        let header = text.lines().find(|l| l.starts_with("COMPONENT")).unwrap();
+        let expected = cells(header);
+        let rows = all_threads_rows(&text);
+        assert_eq!(rows.len(), ids.len(), "a newline is no line break:\n{text}");
+        for row in rows {
+            let found = cells(row);
+            assert_eq!(found.len(), expected.len(), "{row:?}");
+            assert_eq!(found[0].0, 0, "{row:?}");
+            // Numbers are right-aligned: each ends where its header ends.
+            let ends: Vec<usize> = found[1..].iter().map(|c| c.1).collect();
+            let header_ends: Vec<usize> = expected[1..].iter().map(|c| c.1).collect();
+            assert_eq!(ends, header_ends, "{row:?}");
+            assert!(row.width() <= width);
+        }
+        assert!(text.contains("line\\nbreak") && text.contains("tab\\there"));
+        assert!(text.contains("bell\\u{7}esc\\u{1b}[31m") && text.contains("rtl\\u{202e}gnp"));
+        assert!(text.contains("back\\\\slash"), "a backslash is escaped too");
+        assert!(!text.contains('\u{1b}') && !text.contains('\t') && !text.contains('\u{202e}'));
+    }
+}
+
+/// Asserts the table shows every id on a row of its own, each text distinct, and that
+/// every numbered id's full text is in the legend.
+fn assert_distinct(ids: &[String], width: usize) -> String {
+    let text = table(&report(ids), width);
+    let rows = all_threads_rows(&text);
+    assert_eq!(rows.len(), ids.len());
+    let names: Vec<&str> = rows.iter().map(|r| &r[..r.find("  ").unwrap()]).collect();
+    let distinct: HashSet<&&str> = names.iter().collect();
+    assert_eq!(distinct.len(), ids.len(), "{names:#?}");
+    // Each row shows its own id's statistics: SAMPLES is 10 + its index.
+    for (i, row) in rows.iter().enumerate() {
+        let samples = cells(row)[1];
+        assert_eq!(row[samples.0..=samples.1].trim(), (10 + i).to_string());
+    }
+    text
+}
+
+#[test]
+fn ids_sharing_a_long_prefix_stay_distinct() {
+    let prefix = "venue.XNAS.equities.order_book.".repeat(5)[..150].to_owned();
+    let ids: Vec<String> = (0..100)
+        .map(|i| format!("{prefix}{:0>50}", i * 7919))
+        .collect();
+    assert!(ids.iter().all(|id| id.chars().count() == 200));
+    for width in [80, 100, 160] {
+        let text = assert_distinct(&ids, width);
+        assert!(
+            !text.contains(" is venue."),
+            "a short tail was enough: no legend"
+        );
+    }
+}
+
+#[test]
+fn ids_differing_only_in_the_middle_are_numbered_with_a_legend() {
+    // Same 150-char head, same 49-char tail: no head-and-tail cut tells them apart.
+    let head = "h".repeat(150);
+    let tail = "t".repeat(49);
+    let ids: Vec<String> = (0..100)
+        .map(|i| format!("{head}{}{tail}", char::from_u32(0x4e00 + i).unwrap()))
+        .collect();
+    let text = assert_distinct(&ids, 100);
+    for id in &ids {
+        let joined = text.replace("\n  ", "");
+        assert!(joined.contains(id.as_str()), "legend names {id}");
+    }
+    assert_eq!(
+        text.matches("~#").count(),
+        2 * ids.len() + ids.len(),
+        "2 tables + legend"
+    );
+}
+
+#[test]
+fn a_cut_never_looks_like_another_id_shown_in_full() {
+    // The cut of the long ids would read `aaa...~` and `aaa...~z`: both are also ids.
+    let long = "a".repeat(60);
+    let mut ids = vec![format!("{long}y"), format!("{long}z")];
+    for width in 8..40 {
+        ids.push(format!("{}~", "a".repeat(width - 1)));
+        ids.push(format!("{}~z", "a".repeat(width.saturating_sub(2))));
+        ids.push(format!("{}~#1", "a".repeat(width.saturating_sub(3))));
+    }
+    ids.sort();
+    ids.dedup();
+    assert_distinct(&ids, 60);
+    assert_distinct(&ids, 80);
+}
+
+#[test]
+fn json_keeps_the_exact_id() {
+    let ids = vec!["a\nb\t\u{202e}日本\u{301}".to_owned(), "x".repeat(300)];
+    let json = report(&ids).to_json(latte::report::JsonStyle::Compact);
+    let back: Report = serde_json::from_str(&json).unwrap();
+    let names: Vec<&str> = back
+        .all_threads
+        .iter()
+        .map(|r| r.component.as_str())
+        .collect();
+    assert_eq!(names, ids);
+}
+
+static HOSTILE: latte::Id = latte::Id::new("csv,\"quoted\"\nline\t日本\u{202e}");
+
+#[test]
+fn csv_keeps_the_exact_id() {
+    latte::record(&HOSTILE, 42);
+    let mut out = Vec::new();
+    latte::capture().write_csv(1.0, &mut out).unwrap();
+    let mut reader = csv::Reader::from_reader(out.as_slice());
+    let column = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "component")
+        .unwrap();
+    let found = reader
+        .records()
+        .map(Result::unwrap)
+        .any(|r| &r[column] == HOSTILE.name());
+    assert!(found);
+}
