@@ -151,3 +151,35 @@ fn periodic_reports_go_to_their_own_sink_with_only_active_components() {
         (5, 3)
     );
 }
+
+#[test]
+fn periodic_tables_after_the_first_are_compact() {
+    let _one = one_agent();
+    static C: Id = Id::new("periodic_compact");
+    let (intervals, main) = (SharedSink::default(), SharedSink::default());
+    let guard = latte::builder()
+        .periodic_sink(intervals.clone())
+        .sink(main.clone())
+        .start()
+        .unwrap();
+    for _ in 0..3 {
+        (0..4).for_each(|v| latte::record(&C, v));
+        guard.report_interval().unwrap();
+    }
+    guard.stop().unwrap();
+    let text = intervals.text();
+    let reports: Vec<&str> = text.split("LATTE TELEMETRY").skip(1).collect();
+    assert_eq!(reports.len(), 3, "{text}");
+    assert!(reports[0].contains("ENVIRONMENT") && reports[0].contains("cleaning:"));
+    for compact in &reports[1..] {
+        assert!(compact.contains("periodic_compact"), "{compact}");
+        assert!(
+            !compact.contains("ENVIRONMENT") && !compact.contains("cleaning:"),
+            "{compact}"
+        );
+    }
+    assert!(
+        main.text().contains("ENVIRONMENT"),
+        "the final report is complete"
+    );
+}

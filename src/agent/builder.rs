@@ -7,7 +7,7 @@ use super::{drain, hlog, placement, signals};
 use crate::clock::{self, ClockChoice};
 use crate::config::{self, Cleaning, Data, ReportOptions, Unit};
 use crate::error::Error;
-use crate::report::Format;
+use crate::report::{Format, TableOptions};
 use crossbeam_channel::bounded;
 use std::io::Write;
 use std::sync::Arc;
@@ -27,6 +27,7 @@ pub struct Builder {
     pub(super) memory_cap: Option<u64>,
     pub(super) options: ReportOptions,
     pub(super) format: Format,
+    pub(super) table: TableOptions,
     pub(super) sink: Option<Box<dyn Write + Send>>,
     pub(super) periodic_sink: Option<Box<dyn Write + Send>>,
     pub(super) periodic: Option<Duration>,
@@ -55,6 +56,7 @@ impl Default for Builder {
                 ..ReportOptions::default()
             },
             format: Format::Table,
+            table: TableOptions::default(),
             sink: None,
             periodic_sink: None,
             periodic: None,
@@ -78,6 +80,7 @@ impl core::fmt::Debug for Builder {
             .field("memory_cap", &self.memory_cap)
             .field("options", &self.options)
             .field("format", &self.format)
+            .field("table", &self.table)
             .field("sink", &self.sink.as_ref().map_or("stdout", |_| "custom"))
             .field(
                 "periodic_sink",
@@ -178,6 +181,26 @@ impl Builder {
     /// Table or JSON.
     pub fn format(mut self, format: Format) -> Builder {
         self.format = format;
+        self
+    }
+
+    /// How tables are laid out: width (the terminal's, `COLUMNS` or 100 unless set),
+    /// columns, wide and compact modes (see [`TableOptions`]). Periodic reports after
+    /// the first are always compact: their title and rows, without the header blocks
+    /// the first one and the final report carry.
+    ///
+    /// ```
+    /// use latte::report::{Column, TableOptions};
+    /// let table = TableOptions {
+    ///     columns: Some(vec![Column::Component, Column::Samples, Column::P99]),
+    ///     ..TableOptions::default()
+    /// };
+    /// let guard = latte::builder().table(table).sink(std::io::sink()).start()?;
+    /// guard.stop()?;
+    /// # Ok::<(), latte::Error>(())
+    /// ```
+    pub fn table(mut self, table: TableOptions) -> Builder {
+        self.table = table;
         self
     }
 
@@ -343,6 +366,7 @@ impl Builder {
             periodic_sink: self.periodic_sink,
             options: self.options,
             format: self.format,
+            table: self.table,
             periodic: self.periodic,
             pace: self.drain_interval,
             hlog,

@@ -7,7 +7,7 @@ use crate::analyze::{self, Calibration, Context, calibration};
 use crate::collect::{self, FoldStats, Totals};
 use crate::config::ReportOptions;
 use crate::error::Error;
-use crate::report::{Format, Report};
+use crate::report::{Format, Report, TableOptions};
 use crossbeam_channel::{Receiver, RecvTimeoutError, bounded};
 use std::io::Write;
 use std::sync::Arc;
@@ -28,6 +28,8 @@ pub(super) struct Drain {
     pub(super) periodic_sink: Option<Box<dyn Write + Send>>,
     pub(super) options: ReportOptions,
     pub(super) format: Format,
+    /// How tables are laid out (periodic reports after the first are compact).
+    pub(super) table: TableOptions,
     pub(super) periodic: Option<Duration>,
     /// Shortest and longest wait between folds.
     pub(super) pace: (Duration, Duration),
@@ -185,7 +187,10 @@ impl Drain {
         let report = self.assemble(&totals, calibration, Some(label));
         let logged = self.log_interval(&totals, calibration, at);
         at.last_periodic = Instant::now();
-        self.write(report, true).and(logged)
+        // The first periodic report carries the header blocks; the later ones only
+        // their title and rows.
+        let compact = at.periodic_count > 1;
+        self.write(report, Some(compact)).and(logged)
     }
 
     /// Appends the interval's per-id histograms to the interval log, if there is one.
@@ -227,7 +232,7 @@ impl Drain {
         // Calibration first: it may still be running, and the ledger must not wait.
         let calibration = calibration();
         let report = collect::whole_run(|totals| self.assemble(totals, calibration, label));
-        self.write(report, false)
+        self.write(report, None)
     }
 
     /// The report of `totals`, describing this process now.
@@ -241,19 +246,27 @@ impl Drain {
         analyze::assemble(totals, calibration, &self.options, context)
     }
 
-    /// Writes a report to the sink (an interval report to the periodic sink, if there
-    /// is one), with the periodic failures not shown yet. A sink that panics is an
-    /// error like a sink that fails: returned (or counted, for periodic reports), and
-    /// the agent goes on.
-    fn write(&mut self, mut report: Report, interval: bool) -> Result<(), Error> {
+    /// Writes a report to the sink (an interval report, `Some(compact)`, to the
+    /// periodic sink if there is one), with the periodic failures not shown yet. A sink
+    /// that panics is an error like a sink that fails: returned (or counted, for
+    /// periodic reports), and the agent goes on.
+    fn write(&mut self, mut report: Report, interval: Option<bool>) -> Result<(), Error> {
         self.failures.show_in(&mut report);
         let sink = match &mut self.periodic_sink {
-            Some(periodic) if interval => periodic,
+            Some(periodic) if interval.is_some() => periodic,
             _ => &mut self.sink,
+        };
+        let table = TableOptions {
+            compact: self.table.compact || interval == Some(true),
+            ..self.table.clone()
         };
         let format = self.format;
         let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            report.write(sink, format)?;
+            match format {
+                Format::Table => report.write_table(sink, &table)?,
+                #[allow(unreachable_patterns)] // `Json` needs the `json` feature
+                _ => report.write(sink, format)?,
+            }
             sink.flush().map_err(|e| Error::Sink(Arc::new(e)))
         }));
         written.unwrap_or_else(|panic| {
