@@ -316,12 +316,12 @@ impl Report {
     /// # Ok::<(), latte::Error>(())
     /// ```
     pub fn write(&self, out: &mut dyn Write, format: Format) -> Result<(), Error> {
-        let written = match format {
-            Format::Table => return self.write_table(out, &TableOptions::default()),
+        match format {
+            Format::Table => self.write_table(out, &TableOptions::default()),
             #[cfg(feature = "json")]
-            Format::Json => writeln!(out, "{}", self.to_json(JsonStyle::Compact)),
-        };
-        written.map_err(|e| Error::Sink(Arc::new(e)))
+            Format::Json => writeln!(out, "{}", self.to_json(JsonStyle::Compact))
+                .map_err(|e| Error::Sink(Arc::new(e))),
+        }
     }
 
     /// Writes the report as a table laid out by `options`: its width, columns, wide
