@@ -7,7 +7,7 @@ use crate::analyze::{self, Calibration, Context, calibration};
 use crate::collect::{self, FoldStats, Totals};
 use crate::config::ReportOptions;
 use crate::error::Error;
-use crate::report::{Format, Report, TableOptions};
+use crate::report::{Focus, Format, Report, TableOptions};
 use crossbeam_channel::{Receiver, RecvTimeoutError, bounded};
 use std::io::Write;
 use std::sync::Arc;
@@ -30,6 +30,8 @@ pub(super) struct Drain {
     pub(super) format: Format,
     /// How tables are laid out (periodic reports after the first are compact).
     pub(super) table: TableOptions,
+    /// Which components reports keep, in what order (validated by `start`).
+    pub(super) focus: Focus,
     pub(super) periodic: Option<Duration>,
     /// Shortest and longest wait between folds.
     pub(super) pace: (Duration, Duration),
@@ -250,7 +252,8 @@ impl Drain {
     /// periodic sink if there is one), with the periodic failures not shown yet. A sink
     /// that panics is an error like a sink that fails: returned (or counted, for
     /// periodic reports), and the agent goes on.
-    fn write(&mut self, mut report: Report, interval: Option<bool>) -> Result<(), Error> {
+    fn write(&mut self, report: Report, interval: Option<bool>) -> Result<(), Error> {
+        let mut report = report.focus(&self.focus)?;
         self.failures.show_in(&mut report);
         let sink = match &mut self.periodic_sink {
             Some(periodic) if interval.is_some() => periodic,

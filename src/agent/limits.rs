@@ -117,6 +117,7 @@ impl Builder {
                 ),
             ))));
         }
+        self.focus.pattern()?;
         if let Some((setting, value)) = self.options.cleaning.invalid() {
             return Err(Error::Cleaning { setting, value });
         }

@@ -26,6 +26,7 @@ mod failures;
 mod guard;
 mod hlog;
 mod limits;
+mod output;
 mod placement;
 mod running;
 mod signals;

@@ -36,6 +36,14 @@ pub enum Error {
         /// The bytes one ring reserves (8 per sample of the ring capacity).
         ring_bytes: u64,
     },
+    /// An id pattern ([`Focus::ids`](crate::report::Focus::ids)) that is not a valid
+    /// glob pattern.
+    Pattern {
+        /// The pattern as given.
+        pattern: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A periodic report interval shorter than
     /// [`MIN_PERIODIC`](crate::Builder::MIN_PERIODIC).
     Interval {
@@ -118,6 +126,9 @@ impl PartialEq for Error {
                 matches!(other, RingCapacity { requested: b } if a == b)
             }
             StackDepth { requested: a } => matches!(other, StackDepth { requested: b } if a == b),
+            Pattern { pattern, reason } => {
+                matches!(other, Pattern { pattern: p, reason: r } if (pattern, reason) == (p, r))
+            }
             MemoryCap { cap, ring_bytes } => {
                 matches!(other, MemoryCap { cap: c, ring_bytes: r } if (cap, ring_bytes) == (c, r))
             }
@@ -191,6 +202,7 @@ impl Error {
             Error::RingCapacity { .. }
             | Error::StackDepth { .. }
             | Error::MemoryCap { .. }
+            | Error::Pattern { .. }
             | Error::Interval { .. }
             | Error::Slowest { .. }
             | Error::DrainInterval { .. }
@@ -221,6 +233,10 @@ impl Error {
                 "memory cap {cap} bytes is too small: one ring takes {ring_bytes} bytes \
                  (8 per sample of the ring capacity); raise Builder::memory_cap or lower \
                  Builder::ring_capacity"
+            ),
+            Error::Pattern { pattern, reason } => write!(
+                f,
+                "id pattern {pattern:?} is invalid: {reason} (a glob pattern: *, ?, [...])"
             ),
             Error::Interval { requested } => {
                 write!(

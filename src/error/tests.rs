@@ -44,6 +44,10 @@ fn every_case() -> Vec<Error> {
             cap: 4096,
             ring_bytes: 8192,
         },
+        Error::Pattern {
+            pattern: "[".into(),
+            reason: "invalid range pattern".into(),
+        },
     ]
 }
 
@@ -66,13 +70,14 @@ fn case(error: &Error) -> usize {
         Error::PeriodicReports { .. } => 14,
         Error::Signals(_) => 15,
         Error::MemoryCap { .. } => 16,
+        Error::Pattern { .. } => 17,
     }
 }
 
 #[test]
 fn every_case_is_listed_once() {
     let cases: Vec<usize> = every_case().iter().map(case).collect();
-    assert_eq!(cases, (0..=16).collect::<Vec<_>>());
+    assert_eq!(cases, (0..=17).collect::<Vec<_>>());
 }
 
 #[test]

@@ -7,9 +7,11 @@
 //! This module imports nothing upstream of it (no recorder, no analysis): a `Report` is
 //! self-contained, so one read back from JSON renders like one just made.
 
+mod focus;
 mod table;
 
 pub use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
+pub use focus::{Focus, Sort};
 pub use table::{Column, TableOptions};
 
 use crate::config::{Cleaning, Data, Unit};

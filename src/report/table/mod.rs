@@ -38,6 +38,7 @@ mod numbers;
 mod options;
 mod text;
 
+pub(super) use numbers::sort_value;
 pub use options::{Column, TableOptions};
 
 use super::{Anomalies, EndedFrames, Report, Row};

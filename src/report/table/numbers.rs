@@ -184,6 +184,18 @@ fn kind(column: Column) -> Kind {
     }
 }
 
+/// The number `column` shows for `stats`, to sort rows by (`None` for the component
+/// name, which sorts by text).
+pub(in crate::report) fn sort_value(column: Column, stats: &Summary) -> Option<f64> {
+    match kind(column) {
+        Kind::Name => None,
+        Kind::Count(read) => Some(read(stats) as f64),
+        Kind::Value(read, _) | Kind::Spread(read) => Some(read(stats)),
+        Kind::Skew => Some(stats.skew),
+        Kind::Lost => Some(stats.lost as f64),
+    }
+}
+
 /// The scale of `column` over `rows`: the unit of its smallest magnitude, leaving out
 /// zeros and values below the step (which show as `< 1 step` whatever the unit), so
 /// no value loses a significant figure; larger values show more digits (scientific

@@ -1,0 +1,124 @@
+//! The [`Builder`] settings of what reports say and where they go: unit, data,
+//! cleaning, format, table layout, focus, sinks.
+
+use super::builder::Builder;
+use crate::config::{Cleaning, Data, Unit};
+use crate::report::{Focus, Format, TableOptions};
+use std::io::Write;
+
+impl Builder {
+    /// Cycles or time in reports (default [`Unit::Time`]: ns, us, ms or s as the
+    /// values need; [`Unit::Cycles`] is the C++ original's view, raw counter ticks).
+    pub fn unit(mut self, unit: Unit) -> Builder {
+        self.options.unit = unit;
+        self
+    }
+
+    /// Raw or overhead-corrected data in reports (default [`Data::Calibrated`]: each
+    /// sample minus the instrumentation's own overhead; [`Data::Raw`] as recorded).
+    ///
+    /// ```
+    /// use latte::{Data, Unit};
+    /// // The C++ original's sample report: counter ticks as recorded.
+    /// let guard = latte::builder().unit(Unit::Cycles).data(Data::Raw).sink(std::io::sink()).start()?;
+    /// guard.stop()?;
+    /// # Ok::<(), latte::Error>(())
+    /// ```
+    pub fn data(mut self, data: Data) -> Builder {
+        self.options.data = data;
+        self
+    }
+
+    /// The cleaning applied before the main statistics. A number that is NaN,
+    /// infinite or negative makes [`start`](Builder::start) return
+    /// [`Error::Cleaning`] (see [`Cleaning`]).
+    ///
+    /// ```
+    /// use latte::{Cleaning, Error, analyze::Fences};
+    /// let fences = Fences { k: f64::NAN, ..Fences::default() };
+    /// let cleaning = Cleaning { fences: Some(fences), ..Cleaning::default() };
+    /// let err = latte::builder().cleaning(cleaning).start().unwrap_err();
+    /// assert_eq!(err, Error::Cleaning { setting: "Fences::k", value: f64::NAN });
+    /// assert!(err.to_string().contains("Fences::k = NaN"));
+    /// ```
+    pub fn cleaning(mut self, cleaning: Cleaning) -> Builder {
+        self.options.cleaning = cleaning;
+        self
+    }
+
+    /// Table or JSON.
+    pub fn format(mut self, format: Format) -> Builder {
+        self.format = format;
+        self
+    }
+
+    /// How tables are laid out: width (the terminal's, `COLUMNS` or 100 unless set),
+    /// columns, wide and compact modes (see [`TableOptions`]). Periodic reports after
+    /// the first are always compact: their title and rows, without the header blocks
+    /// the first one and the final report carry.
+    ///
+    /// ```
+    /// use latte::report::{Column, TableOptions};
+    /// let table = TableOptions {
+    ///     columns: Some(vec![Column::Component, Column::Samples, Column::P99]),
+    ///     ..TableOptions::default()
+    /// };
+    /// let guard = latte::builder().table(table).sink(std::io::sink()).start()?;
+    /// guard.stop()?;
+    /// # Ok::<(), latte::Error>(())
+    /// ```
+    pub fn table(mut self, table: TableOptions) -> Builder {
+        self.table = table;
+        self
+    }
+
+    /// Which components the agent's reports keep and in what order: an id pattern, a
+    /// sort column, the top N (see [`Focus`]); applied to every report it writes,
+    /// tables and JSON alike. An invalid pattern makes [`start`](Builder::start) return
+    /// [`Error::Pattern`].
+    ///
+    /// ```
+    /// use latte::report::{Column, Focus, Sort};
+    /// let focus = Focus {
+    ///     ids: Some("order_*".into()),
+    ///     sort: Some(Sort { column: Column::P99, descending: true }),
+    ///     top: Some(10),
+    /// };
+    /// let guard = latte::builder().focus(focus).sink(std::io::sink()).start()?;
+    /// guard.stop()?;
+    /// # Ok::<(), latte::Error>(())
+    /// ```
+    pub fn focus(mut self, focus: Focus) -> Builder {
+        self.focus = focus;
+        self
+    }
+
+    /// Where reports are written (stdout unless set).
+    pub fn sink(mut self, sink: impl Write + Send + 'static) -> Builder {
+        self.sink = Some(Box::new(sink));
+        self
+    }
+
+    /// Where periodic reports (and [`Guard::report_interval`]) are written, when not to
+    /// [`sink`](Builder::sink): a log file for the intervals, say, and the final report
+    /// on stdout. Failures are kept and shown as for the main sink.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let intervals = std::env::temp_dir().join("latte-doc-intervals.log");
+    /// let guard = latte::builder()
+    ///     .periodic(Duration::from_secs(1))
+    ///     .periodic_sink(std::fs::File::create(&intervals)?)
+    ///     .sink(std::io::sink()) // the final report
+    ///     .start()?;
+    /// latte::latte_pulse!("doc_periodic_sink");
+    /// guard.report_interval()?;
+    /// guard.stop()?;
+    /// assert!(std::fs::read_to_string(&intervals)?.contains("periodic #1"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn periodic_sink(mut self, sink: impl Write + Send + 'static) -> Builder {
+        self.periodic_sink = Some(Box::new(sink));
+        self
+    }
+}
