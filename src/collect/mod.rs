@@ -212,10 +212,10 @@ pub fn reset() {
     window::reset();
 }
 
-/// latte's current memory footprint (after compacting exited threads; the histograms
-/// as of the last fold).
+/// latte's current memory footprint (after compacting exited threads, waiting for the
+/// drain's compaction if one is running; the histograms as of the last fold).
 pub fn footprint() -> Footprint {
-    registry::compact();
+    registry::compact_waiting();
     let mut f = registry::global().footprint();
     f.histograms = ledger::HISTOGRAMS.load(Relaxed);
     f.histogram_bytes = ledger::HISTOGRAM_BYTES.load(Relaxed);

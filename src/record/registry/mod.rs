@@ -221,6 +221,14 @@ pub(crate) fn compact() {
     });
 }
 
+/// Compacts exited threads, waiting for any housekeeping already running (the drain's)
+/// to finish first, so every thread that had exited when this was called is compacted
+/// when it returns. For readers off the hot path ([`footprint`](crate::footprint)).
+pub(crate) fn compact_waiting() {
+    let _turn = HOUSEKEEPING.lock().unwrap_or_else(PoisonError::into_inner);
+    global().compact();
+}
+
 /// Folds exited threads beyond the limit, those `read` allows (see
 /// [`Registry::fold_excess`]).
 pub(crate) fn fold_excess(read: impl Fn(u64) -> bool) {
