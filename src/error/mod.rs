@@ -104,6 +104,13 @@ pub enum Error {
         /// Whether the clock in use is the hardware counter.
         hardware: bool,
     },
+    /// [`Id::intern`](crate::Id::intern) of a new text once
+    /// [`Id::MAX_INTERNED`](crate::Id::MAX_INTERNED) texts have been interned: run-time
+    /// ids are bounded, and each costs memory for the rest of the process.
+    InternLimit {
+        /// The limit that was reached.
+        limit: usize,
+    },
 }
 
 impl PartialEq for Error {
@@ -123,6 +130,7 @@ impl PartialEq for Error {
             }
             Interval { requested: a } => matches!(other, Interval { requested: b } if a == b),
             Slowest { requested: a } => matches!(other, Slowest { requested: b } if a == b),
+            InternLimit { limit: a } => matches!(other, InternLimit { limit: b } if a == b),
             DrainInterval { min, max } => {
                 matches!(other, DrainInterval { min: c, max: d } if (min, max) == (c, d))
             }
@@ -198,7 +206,8 @@ impl Error {
             | Error::AlreadyRunning
             | Error::AgentStopped
             | Error::PeriodicReports { .. }
-            | Error::ClockAlreadySelected { .. } => None,
+            | Error::ClockAlreadySelected { .. }
+            | Error::InternLimit { .. } => None,
         }
     }
 
@@ -243,6 +252,12 @@ impl Error {
                 f,
                 "cleaning setting {setting} = {value} is invalid: it must be a finite number of at \
                  least 0 (f64::MAX makes the rule remove nothing; None or Cleaning::OFF turns it off)"
+            ),
+            Error::InternLimit { limit } => write!(
+                f,
+                "Id::intern refused a new id: {limit} distinct run-time ids are interned already \
+                 (Id::MAX_INTERNED); intern each text once, keep its &'static Id, and bound the set \
+                 of texts (venues, symbols, strategies)"
             ),
             Error::AlreadyRunning | Error::AgentStopped | Error::ClockAlreadySelected { .. } => {
                 self.fmt_state(f)

@@ -44,6 +44,7 @@ fn every_case() -> Vec<Error> {
             cap: 4096,
             ring_bytes: 8192,
         },
+        Error::InternLimit { limit: 65_536 },
     ]
 }
 
@@ -66,13 +67,14 @@ fn case(error: &Error) -> usize {
         Error::PeriodicReports { .. } => 14,
         Error::Signals(_) => 15,
         Error::MemoryCap { .. } => 16,
+        Error::InternLimit { .. } => 17,
     }
 }
 
 #[test]
 fn every_case_is_listed_once() {
     let cases: Vec<usize> = every_case().iter().map(case).collect();
-    assert_eq!(cases, (0..=16).collect::<Vec<_>>());
+    assert_eq!(cases, (0..=17).collect::<Vec<_>>());
 }
 
 #[test]
