@@ -474,6 +474,28 @@ fn main() {
             }
         }));
     }
+    // Run-time ids: interning a text already interned (what a caller that does not keep
+    // the `&'static Id` pays), and recording through an interned id vs a static one.
+    let text = String::from("bench_interned");
+    rows.push(row("Ids", "Id::intern of a known text", move || {
+        for _ in 0..CALLS {
+            black_box(Id::intern(black_box(&text)).ok());
+        }
+    }));
+    let interned = Id::intern("bench_interned").expect("under the limit");
+    rows.push(row("Ids", "Fast S+S, interned id", move || {
+        for _ in 0..CALLS {
+            latte::start(interned, Mode::Fast);
+            latte::stop(interned, Mode::Fast);
+        }
+    }));
+    static STATIC_ID: Id = Id::new("bench_static");
+    rows.push(row("Ids", "Fast S+S, static Id", || {
+        for _ in 0..CALLS {
+            latte::start(&STATIC_ID, Mode::Fast);
+            latte::stop(&STATIC_ID, Mode::Fast);
+        }
+    }));
     let ids = live_ids(1000);
     rows.push(row("Ids", "Fast S+S, cycling 1,000 ids", move || {
         for i in 0..CALLS as usize {
@@ -577,6 +599,13 @@ fn main() {
         median("Fast S+S, 1000 ids live") / median("Fast S+S, 1 ids live"),
         1.1,
     );
+    let layer_cost =
+        median("span enter+exit, LatteLayer") - median("span enter+exit, registry only");
+    target(
+        "LatteLayer's own cost / Fast Start+Stop",
+        layer_cost / median("Fast Start+Stop"),
+        1.3,
+    );
     for (model_row, reads, label) in [
         (
             "model Fast Start+Stop",
@@ -620,9 +649,14 @@ fn main() {
         "info   span enter+exit via LatteLayer / Fast S+S      {:>6.3}",
         median("span enter+exit, LatteLayer") / median("Fast Start+Stop")
     );
+    println!("info   LatteLayer's own cost per enter+exit          {layer_cost:>6.1} cycles");
     println!(
-        "info   LatteLayer's own cost per enter+exit          {:>6.1} cycles",
-        median("span enter+exit, LatteLayer") - median("span enter+exit, registry only")
+        "info   Id::intern of a known text                    {:>6.1} cycles",
+        median("Id::intern of a known text")
+    );
+    println!(
+        "info   Fast S+S interned id / static Id              {:>6.3}",
+        median("Fast S+S, interned id") / median("Fast S+S, static Id")
     );
     println!(
         "info   Fast Timer start+drop / Fast S+S               {:>6.3}",

@@ -4,7 +4,9 @@
 //!
 //! The async handler's span shows its busy time per poll (`handle_request`) next to
 //! its whole life from creation to close (`handle_request (lifetime)`), which includes
-//! the time it spent waiting.
+//! the time it spent waiting. The `send` spans name their component at run time with a
+//! `latte.id` field (`send to XNAS`, `send to XLON`, ...): one row per venue, as if each
+//! had its own static name.
 
 use latte::tracing::LatteLayer;
 use latte::{Data, Unit};
@@ -23,10 +25,18 @@ fn decode(payload: &[u8]) -> u64 {
     checksum(payload)
 }
 
+const VENUES: [&str; 3] = ["XNAS", "XLON", "XTKS"];
+
+/// Sends to a venue known only at run time: its span is named by its `latte.id` field.
+fn send(venue: &str, sum: u64) -> u64 {
+    let _span = tracing::info_span!("send", latte.id = %format_args!("send to {venue}")).entered();
+    std::hint::black_box(sum.rotate_left(venue.len() as u32))
+}
+
 #[tracing::instrument]
 async fn handle_request(id: u64) -> u64 {
     let payload: Vec<u8> = (0..256).map(|i| (id + i) as u8).collect();
-    let sum = decode(&payload);
+    let sum = send(VENUES[id as usize % VENUES.len()], decode(&payload));
     tokio::time::sleep(Duration::from_micros(200)).await; // a downstream call
     sum ^ decode(&payload[..128])
 }

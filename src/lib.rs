@@ -32,7 +32,7 @@
 //!
 //! | purpose | items |
 //! |---|---|
-//! | **Record** (the hot path) | [`latte_start!`], [`latte_stop!`], [`latte_pulse!`], [`latte_scope!`], [`#[timed]`](timed), [`start`], [`stop`], [`pulse`], [`record`], [`scope`], [`Scope`], [`Timer`], [`Id`], [`Mode`] |
+//! | **Record** (the hot path) | [`latte_start!`], [`latte_stop!`], [`latte_pulse!`], [`latte_scope!`], [`#[timed]`](timed), [`start`], [`stop`], [`pulse`], [`record`], [`scope`], [`Scope`], [`Timer`], [`Id`] ([`Id::intern`] for ids known only at run time), [`Mode`] |
 //! | **Run the agent** | [`init`], [`builder`], [`Builder`], [`Guard`], [`Format`] |
 //! | **Read the rings** (raw samples, the newest window) | [`capture`], [`snapshot`], [`footprint`], [`Capture`]; the parts in [`collect`], and [`collect::prepare`] to make a thread's rings ahead of its hot loop |
 //! | **Report** (statistics) | [`Report`], [`ReportOptions`], [`Unit`], [`Data`], [`Cleaning`]; the parts in [`report`]; the statistics and calibration in [`analyze`] |

@@ -225,3 +225,90 @@ fn events_can_be_pulses() {
     assert_eq!(pulses.len(), 1, "one callsite, one component");
     assert_eq!(pulses[0].samples.len(), 4);
 }
+
+#[test]
+fn a_latte_id_field_names_the_component() {
+    static STATIC: latte::Id = latte::Id::new("bridge_named_XNAS");
+    with_layer(LatteLayer::new(), || {
+        for venue in ["XNAS", "XLON", "XNAS"] {
+            let name = format!("bridge_named_{venue}");
+            tracing::info_span!("bridge_send", latte.id = name.as_str()).in_scope(|| ());
+        }
+        let venue = "XLON";
+        // A `%` value, entered twice (one lifetime, two busy samples).
+        let span =
+            tracing::info_span!("bridge_send", latte.id = %format_args!("bridge_named_{venue}"));
+        span.in_scope(|| ());
+        span.in_scope(|| ());
+        // A span of the same callsite without the field keeps its static name.
+        tracing::info_span!("bridge_send").in_scope(|| ());
+    });
+    latte::record(&STATIC, 5); // the same component as the field's text
+    assert_eq!(my_component("bridge_named_XNAS").unwrap().samples.len(), 3);
+    assert_eq!(my_component("bridge_named_XLON").unwrap().samples.len(), 3);
+    assert_eq!(my_component("bridge_send").unwrap().samples.len(), 1);
+    let lifetimes = |name: &str| {
+        my_component(&format!("{name} (lifetime)"))
+            .map(|c| c.samples.len())
+            .unwrap_or(0)
+    };
+    assert_eq!(lifetimes("bridge_named_XNAS"), 2);
+    assert_eq!(lifetimes("bridge_named_XLON"), 2);
+    assert_eq!(mine().anomalies.total(), 0);
+}
+
+/// The registry hands a closed span's id out again (a new generation of the same slot
+/// after enough reuses): a span must never record under the component of an earlier
+/// span that had its id, on the thread that closed it or on another one.
+#[test]
+fn span_ids_used_again_never_find_an_earlier_span_s_component() {
+    const ROUNDS: usize = 40_000;
+    const NAMES: [&str; 3] = ["bridge_reuse_0", "bridge_reuse_1", "bridge_reuse_2"];
+    let (to_worker, worker_in) = std::sync::mpsc::channel::<Option<tracing::Span>>();
+    let (to_main, main_in) = std::sync::mpsc::channel::<tracing::Span>();
+    let dispatch = tracing::Dispatch::new(
+        tracing_subscriber::registry().with(LatteLayer::new().span_lifetimes(false)),
+    );
+    let worker_dispatch = dispatch.clone();
+    let worker = std::thread::Builder::new()
+        .name("bridge-reuse".into())
+        .spawn(move || {
+            tracing::dispatcher::with_default(&worker_dispatch, || {
+                while let Ok(Some(span)) = worker_in.recv() {
+                    span.in_scope(|| ());
+                    to_main.send(span).unwrap();
+                }
+            });
+            latte::capture().thread("bridge-reuse").unwrap().clone()
+        })
+        .unwrap();
+    let mut ids = std::collections::HashSet::new();
+    tracing::dispatcher::with_default(&dispatch, || {
+        for round in 0..ROUNDS {
+            let span = match round % 3 {
+                0 => tracing::info_span!("bridge_reuse_0"),
+                1 => tracing::info_span!("bridge_reuse_1"),
+                _ => tracing::info_span!("bridge_reuse_2"),
+            };
+            ids.insert(span.id().unwrap().into_u64());
+            span.in_scope(|| ()); // cached on this thread
+            to_worker.send(Some(span)).unwrap(); // and on the worker's
+            drop(main_in.recv().unwrap()); // closed here
+        }
+        to_worker.send(None).unwrap();
+    });
+    let worker = worker.join().unwrap();
+    let per_name = (ROUNDS / 3) as u64 + 1;
+    for (k, name) in NAMES.iter().enumerate() {
+        let expected = per_name - u64::from(k >= ROUNDS % 3);
+        for (thread, capture) in [("main", mine()), ("worker", worker.clone())] {
+            let seen = capture.component(name).map_or(0, |c| c.seen);
+            assert_eq!(seen, expected, "{name} on {thread}");
+        }
+    }
+    assert!(
+        ids.len() < ROUNDS,
+        "the registry reused span ids ({} distinct in {ROUNDS} spans)",
+        ids.len()
+    );
+}

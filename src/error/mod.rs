@@ -36,8 +36,7 @@ pub enum Error {
         /// The bytes one ring reserves (8 per sample of the ring capacity).
         ring_bytes: u64,
     },
-    /// An id pattern ([`Focus::ids`](crate::report::Focus::ids)) that is not a valid
-    /// glob pattern.
+    /// An id pattern (`report::Focus::ids`) that is not a valid glob pattern.
     Pattern {
         /// The pattern as given.
         pattern: String,
@@ -112,6 +111,13 @@ pub enum Error {
         /// Whether the clock in use is the hardware counter.
         hardware: bool,
     },
+    /// [`Id::intern`](crate::Id::intern) of a new text once
+    /// [`Id::MAX_INTERNED`](crate::Id::MAX_INTERNED) texts have been interned: run-time
+    /// ids are bounded, and each costs memory for the rest of the process.
+    InternLimit {
+        /// The limit that was reached.
+        limit: usize,
+    },
 }
 
 impl PartialEq for Error {
@@ -134,6 +140,7 @@ impl PartialEq for Error {
             }
             Interval { requested: a } => matches!(other, Interval { requested: b } if a == b),
             Slowest { requested: a } => matches!(other, Slowest { requested: b } if a == b),
+            InternLimit { limit: a } => matches!(other, InternLimit { limit: b } if a == b),
             DrainInterval { min, max } => {
                 matches!(other, DrainInterval { min: c, max: d } if (min, max) == (c, d))
             }
@@ -210,7 +217,8 @@ impl Error {
             | Error::AlreadyRunning
             | Error::AgentStopped
             | Error::PeriodicReports { .. }
-            | Error::ClockAlreadySelected { .. } => None,
+            | Error::ClockAlreadySelected { .. }
+            | Error::InternLimit { .. } => None,
         }
     }
 
@@ -227,16 +235,6 @@ impl Error {
                 f,
                 "stack depth {requested} is invalid: it must be between 1 and {}",
                 MAX_STACK_DEPTH
-            ),
-            Error::MemoryCap { cap, ring_bytes } => write!(
-                f,
-                "memory cap {cap} bytes is too small: one ring takes {ring_bytes} bytes \
-                 (8 per sample of the ring capacity); raise Builder::memory_cap or lower \
-                 Builder::ring_capacity"
-            ),
-            Error::Pattern { pattern, reason } => write!(
-                f,
-                "id pattern {pattern:?} is invalid: {reason} (a glob pattern: *, ?, [...])"
             ),
             Error::Interval { requested } => {
                 write!(
@@ -260,9 +258,17 @@ impl Error {
                 "cleaning setting {setting} = {value} is invalid: it must be a finite number of at \
                  least 0 (f64::MAX makes the rule remove nothing; None or Cleaning::OFF turns it off)"
             ),
-            Error::AlreadyRunning | Error::AgentStopped | Error::ClockAlreadySelected { .. } => {
-                self.fmt_state(f)
-            }
+            Error::InternLimit { limit } => write!(
+                f,
+                "Id::intern refused a new id: {limit} distinct run-time ids are interned already \
+                 (Id::MAX_INTERNED); intern each text once, keep its &'static Id, and bound the set \
+                 of texts (venues, symbols, strategies)"
+            ),
+            Error::AlreadyRunning
+            | Error::AgentStopped
+            | Error::ClockAlreadySelected { .. }
+            | Error::MemoryCap { .. }
+            | Error::Pattern { .. } => self.fmt_state(f),
             // Written by `fmt`.
             Error::PeriodicReports { .. }
             | Error::Sink(_)
@@ -274,9 +280,20 @@ impl Error {
         }
     }
 
-    /// The message of a case about the agent's or the clock's state.
+    /// The message of a case about the agent's or the clock's state, the memory cap or
+    /// an id pattern.
     fn fmt_state(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Error::MemoryCap { cap, ring_bytes } => write!(
+                f,
+                "memory cap {cap} bytes is too small: one ring takes {ring_bytes} bytes \
+                 (8 per sample of the ring capacity); raise Builder::memory_cap or lower \
+                 Builder::ring_capacity"
+            ),
+            Error::Pattern { pattern, reason } => write!(
+                f,
+                "id pattern {pattern:?} is invalid: {reason} (a glob pattern: *, ?, [...])"
+            ),
             Error::AlreadyRunning => f.write_str(
                 "a latte agent is already running in this process; keep its guard, or drop it before starting another",
             ),

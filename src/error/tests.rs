@@ -48,6 +48,7 @@ fn every_case() -> Vec<Error> {
             pattern: "[".into(),
             reason: "invalid range pattern".into(),
         },
+        Error::InternLimit { limit: 65_536 },
     ]
 }
 
@@ -71,13 +72,14 @@ fn case(error: &Error) -> usize {
         Error::Signals(_) => 15,
         Error::MemoryCap { .. } => 16,
         Error::Pattern { .. } => 17,
+        Error::InternLimit { .. } => 18,
     }
 }
 
 #[test]
 fn every_case_is_listed_once() {
     let cases: Vec<usize> = every_case().iter().map(case).collect();
-    assert_eq!(cases, (0..=17).collect::<Vec<_>>());
+    assert_eq!(cases, (0..=18).collect::<Vec<_>>());
 }
 
 #[test]

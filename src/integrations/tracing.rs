@@ -35,24 +35,52 @@
 //! scopes entered after it stay open, and the event is counted as an
 //! `unordered_stops` anomaly. Nothing here panics.
 //!
+//! # Naming a span's component at run time
+//!
+//! A span is recorded under its static name, or under the value of its `latte.id`
+//! field when it has one at creation (`tracing::info_span!("order", latte.id = %venue)`,
+//! a `&str` or a `%`-formatted value): the text goes through [`Id::intern`], so
+//! it is the same component as any other id of that text, and it counts against
+//! [`Id::MAX_INTERNED`] (past it the span falls back to its static name). The
+//! lifetime component is then `"<text> (lifetime)"`.
+//!
+//! ```
+//! use tracing_subscriber::layer::SubscriberExt;
+//!
+//! let subscriber = tracing_subscriber::registry().with(latte::tracing::LatteLayer::new());
+//! tracing::subscriber::with_default(subscriber, || {
+//!     for venue in ["XNAS", "XLON", "XNAS"] {
+//!         let _enter = tracing::info_span!("send", latte.id = %format!("doc_send_{venue}")).entered();
+//!     }
+//! });
+//! assert_eq!(latte::snapshot("doc_send_XNAS").len(), 2);
+//! assert_eq!(latte::snapshot("doc_send_XLON").len(), 1);
+//! ```
+//!
 //! # Cost
 //!
-//! A span's callsite is resolved to its ids once per thread (a process-wide map keyed
-//! by the callsite, then the layer's per-thread map, in a `thread_local::ThreadLocal`,
-//! keyed by the metadata's address: no string hashing, no lock on the way in and out). An enter or exit then costs the registry's
-//! own span lookup (to find the metadata), that per-thread lookup, and a latte Start
-//! or Stop. The Stop reads the clock before the lookups, so they stay outside the
-//! measured span.
-//! `cargo bench --bench overhead` prints the cost next to the raw macros.
+//! A span's component is resolved once, when the span is made (a read-locked map keyed
+//! by the callsite, or [`Id::intern`] of its `latte.id`), and kept in the span's
+//! extensions. An enter or exit then looks the span up in this layer's per-thread
+//! cache (a `thread_local::ThreadLocal` of a small direct-mapped table from span id to
+//! component index: one multiply, two loads, no lock, no hashing of strings, no
+//! registry lookup) and does a latte Start or Stop. Only a span's first enter on a
+//! thread, or one whose cache slot another span took, reads the span's extensions from
+//! the registry. Closing a span clears its slot in every thread's table (one load per
+//! thread that used the layer), so a span id the registry hands out again never finds
+//! a stale component. The Stop reads the clock before the lookup, so it stays outside
+//! the measured span.
+//! `cargo bench --bench overhead` prints the layer's own cost against a Fast
+//! Start+Stop; figures in `docs/performance.md`.
 
+use super::span_cache::{self, SpanCache};
 use crate::clock::{self, Mode};
 use crate::record::{self, Id, Timer};
-use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{LazyLock, PoisonError, RwLock};
 use thread_local::ThreadLocal;
 use tracing_core::callsite::Identifier;
+use tracing_core::field::{Field, Visit};
 use tracing_core::{Event, Metadata, Subscriber, span};
 use tracing_subscriber::Layer;
 use tracing_subscriber::layer::Context;
@@ -65,12 +93,9 @@ pub struct LatteLayer {
     stop: Mode,
     lifetimes: bool,
     pulses: bool,
-    /// Each thread's map from a callsite's metadata address to its ids.
-    cache: ThreadLocal<RefCell<AddressMap>>,
+    /// Each thread's table from span id to component index.
+    cache: ThreadLocal<SpanCache>,
 }
-
-/// A callsite's metadata address -> its ids.
-type AddressMap = HashMap<usize, &'static CallsiteIds, BuildHasherDefault<AddressHasher>>;
 
 impl Clone for LatteLayer {
     /// The same settings, with an empty cache of its own.
@@ -141,12 +166,16 @@ impl LatteLayer {
 struct CallsiteIds {
     busy: Id,
     lifetime: Id,
+    /// The callsite's `latte.id` field, if it declares one.
+    named_by: Option<Field>,
 }
 
-/// What the layer keeps in each span's extensions (only when lifetimes are on).
+/// What the layer keeps in each span's extensions.
 struct SpanState {
-    /// Held for its `Drop`, which records the span's lifetime.
-    _lifetime: Timer<'static>,
+    /// The component's index, under which enter/exit pairs record.
+    busy: u32,
+    /// Held for its `Drop`, which records the span's lifetime (when lifetimes are on).
+    _lifetime: Option<Timer<'static>>,
 }
 
 /// The ids of a callsite: a read-locked lookup by the callsite's address (not its
@@ -178,25 +207,8 @@ fn span_ids(meta: &'static Metadata<'static>) -> &'static CallsiteIds {
         lifetime: Id::new(Box::leak(
             format!("{} (lifetime)", meta.name()).into_boxed_str(),
         )),
+        named_by: meta.fields().field("latte.id"),
     })
-}
-
-/// Hashes an address: one multiply, enough to spread aligned pointers.
-#[derive(Default)]
-struct AddressHasher(u64);
-
-impl Hasher for AddressHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        self.0 = bytes.iter().fold(self.0, |h, &b| {
-            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-        });
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.0 = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
 }
 
 fn event_id(meta: &'static Metadata<'static>) -> &'static Id {
@@ -205,44 +217,86 @@ fn event_id(meta: &'static Metadata<'static>) -> &'static Id {
     cached(&CACHE, meta, || Id::new(meta.name()))
 }
 
+/// Reads the text of a span's `latte.id` field.
+struct NameVisitor<'f> {
+    field: &'f Field,
+    text: Option<String>,
+}
+
+impl Visit for NameVisitor<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field == self.field {
+            self.text = Some(value.to_owned());
+        }
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn core::fmt::Debug) {
+        if field == self.field {
+            self.text = Some(format!("{value:?}"));
+        }
+    }
+}
+
+/// The busy and lifetime ids of a new span: its `latte.id` field's, interned, or
+/// its callsite's (also when the interner refuses a new text).
+fn new_span_ids(attrs: &span::Attributes<'_>, lifetimes: bool) -> (&'static Id, &'static Id) {
+    let ids = span_ids(attrs.metadata());
+    let Some(field) = &ids.named_by else {
+        return (&ids.busy, &ids.lifetime);
+    };
+    let mut visitor = NameVisitor { field, text: None };
+    attrs.record(&mut visitor);
+    let Some(text) = visitor.text else {
+        return (&ids.busy, &ids.lifetime);
+    };
+    let Ok(busy) = Id::intern(&text) else {
+        return (&ids.busy, &ids.lifetime);
+    };
+    if !lifetimes {
+        return (busy, &ids.lifetime); // the lifetime id is not used
+    }
+    match Id::intern(&format!("{text} (lifetime)")) {
+        Ok(lifetime) => (busy, lifetime),
+        Err(_) => (busy, &ids.lifetime),
+    }
+}
+
 impl LatteLayer {
-    /// [`span_ids`] through this layer's per-thread cache keyed by the metadata's
-    /// address: no lock on enter and exit. A callsite's metadata is `'static` and
-    /// unique, so an entry never goes stale.
-    ///
-    /// During thread teardown it falls back to the shared map: `ThreadLocal` identifies
-    /// threads through a thread-local guard of its own, which panics if touched after
-    /// its destructor ran. `ALIVE` is first touched right after this thread's first use
-    /// of a cache, so its destructor is registered after that guard's and runs before
-    /// it (thread-local destructors run in reverse order of registration): while
-    /// `ALIVE` is alive, the cache is safe. (Not covered: a thread whose very first
-    /// span callback comes from a late thread-local destructor.)
-    fn local_span_ids(&self, meta: &'static Metadata<'static>) -> &'static CallsiteIds {
-        struct Alive;
-        impl Drop for Alive {
-            fn drop(&mut self) {}
+    /// The component index of an entered span: from this thread's table, else from
+    /// the span's extensions (then cached).
+    #[inline(always)]
+    fn busy<S>(&self, id: &span::Id, ctx: &Context<'_, S>) -> Option<u32>
+    where
+        S: Subscriber + for<'a> LookupSpan<'a>,
+    {
+        let key = id.into_u64();
+        let cache = span_cache::local(&self.cache);
+        if let Some(index) = cache.and_then(|c| c.get(key)) {
+            return Some(index);
         }
-        thread_local! {
-            /// Whether this thread has used a cache (no destructor: always readable).
-            static STARTED: Cell<bool> = const { Cell::new(false) };
-            static ALIVE: Alive = const { Alive };
+        Self::busy_slow(key, id, ctx, cache)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn busy_slow<S>(
+        key: u64,
+        id: &span::Id,
+        ctx: &Context<'_, S>,
+        cache: Option<&SpanCache>,
+    ) -> Option<u32>
+    where
+        S: Subscriber + for<'a> LookupSpan<'a>,
+    {
+        let span = ctx.span(id)?;
+        let index = match span.extensions().get::<SpanState>() {
+            Some(state) => state.busy,
+            None => span_ids(span.metadata()).busy.index(),
+        };
+        if let Some(cache) = cache {
+            cache.insert(key, index);
         }
-        let started = STARTED.with(Cell::get);
-        if started && ALIVE.try_with(|_| ()).is_err() {
-            return span_ids(meta); // thread teardown
-        }
-        let cache = self.cache.get_or_default();
-        if !started {
-            let _ = ALIVE.try_with(|_| ());
-            STARTED.with(|s| s.set(true));
-        }
-        let key = std::ptr::from_ref(meta) as usize;
-        if let Some(&ids) = cache.borrow().get(&key) {
-            return ids;
-        }
-        let ids = span_ids(meta);
-        cache.borrow_mut().insert(key, ids);
-        ids
+        Some(index)
     }
 }
 
@@ -251,31 +305,35 @@ where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
     fn on_new_span(&self, attrs: &span::Attributes<'_>, id: &span::Id, ctx: Context<'_, S>) {
-        if !self.lifetimes {
-            return;
-        }
         let Some(span) = ctx.span(id) else { return };
-        let ids = self.local_span_ids(attrs.metadata());
-        let lifetime = Timer::start(&ids.lifetime, self.start, self.stop);
+        let (busy, lifetime) = new_span_ids(attrs, self.lifetimes);
+        let lifetime = self
+            .lifetimes
+            .then(|| Timer::start(lifetime, self.start, self.stop));
         span.extensions_mut().insert(SpanState {
+            busy: busy.index(),
             _lifetime: lifetime,
         });
     }
 
     fn on_enter(&self, id: &span::Id, ctx: Context<'_, S>) {
-        if let Some(meta) = ctx.metadata(id) {
-            record::start(&self.local_span_ids(meta).busy, self.start);
+        if let Some(index) = self.busy(id, &ctx) {
+            record::start_index(index, self.start);
         }
     }
 
     fn on_exit(&self, id: &span::Id, ctx: Context<'_, S>) {
         let now = clock::read(self.stop);
-        if let Some(meta) = ctx.metadata(id) {
-            record::stop_unordered(&self.local_span_ids(meta).busy, self.stop, now);
+        if let Some(index) = self.busy(id, &ctx) {
+            record::stop_unordered(index, self.stop, now);
         }
     }
 
     fn on_close(&self, id: span::Id, ctx: Context<'_, S>) {
+        let key = id.into_u64();
+        for cache in self.cache.iter() {
+            cache.forget(key);
+        }
         if let Some(span) = ctx.span(&id) {
             // Dropping the state drops its lifetime timer, which records.
             drop(span.extensions_mut().remove::<SpanState>());

@@ -4,8 +4,10 @@
 //! handed out, so 0 in an [`Id`] means "not resolved yet"). The hot path reads the
 //! cached index with one relaxed load; only the first use of a call site hashes the
 //! text. Two call sites with the same text get the same index, whatever the addresses
-//! of their literals.
+//! of their literals. [`Id::intern`] makes an [`Id`] of a text known only at run time,
+//! the same component as a static `Id` of that text.
 
+use crate::error::Error;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::{LazyLock, Mutex, PoisonError};
@@ -31,12 +33,89 @@ pub struct Id {
 }
 
 impl Id {
+    /// The most distinct texts [`Id::intern`] accepts in one process: 65,536.
+    ///
+    /// Each costs about 100 bytes of the interner's memory (the leaked `Id`, the
+    /// interner's map entries and name table) plus the text itself, never given back:
+    /// at the limit, with 32-byte texts, about 8 MiB. What the id records costs more
+    /// and is bounded elsewhere: a ring per thread that records it (8 bytes per sample
+    /// of [`Builder::ring_capacity`](crate::Builder::ring_capacity)), charged to
+    /// [`Builder::memory_cap`](crate::Builder::memory_cap). Static ids (`Id::new`, the
+    /// macros) do not count.
+    pub const MAX_INTERNED: usize = 1 << 16;
+
     /// An id named `name`. Cheap and `const`: nothing is resolved until first use.
     pub const fn new(name: &'static str) -> Id {
         Id {
             name,
             index: AtomicU32::new(0),
         }
+    }
+
+    /// The id of a text known only at run time (a venue, a symbol, a strategy): usable
+    /// wherever a static [`Id`] is ([`start`](crate::start), [`stop`](crate::stop),
+    /// [`pulse`](crate::pulse), [`record`](crate::record), [`scope`](crate::scope),
+    /// [`Timer`](crate::Timer), [`prepare`](super::prepare),
+    /// [`Id::expect_period`]).
+    ///
+    /// The same text always gives the same `&'static Id`, and it is the same component
+    /// as a static `Id::new` of that text: their samples share one report row. The id
+    /// comes back resolved, so recording through it costs what recording through a warm
+    /// static id does.
+    ///
+    /// # Cost
+    ///
+    /// One lock of the process-wide interner and one hash of the text (a new text also
+    /// copies it, once): about 52 counter ticks (20 ns) for a short text already
+    /// interned, on the reference machine (`Id::intern of a known text` in
+    /// `cargo bench --bench overhead`; `docs/performance.md`). Intern once, outside the
+    /// hot loop, and keep the `&'static Id`: recording through it then costs what
+    /// recording through a static id does (measured 1.003x).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InternLimit`] for a new text once [`Id::MAX_INTERNED`] texts have been
+    /// interned (texts interned before still resolve). The memory each costs is under
+    /// [`Id::MAX_INTERNED`].
+    ///
+    /// ```
+    /// use latte::{Id, Mode, Report, ReportOptions};
+    /// static STATIC: Id = Id::new("doc_intern_XNAS");
+    /// for venue in ["XNAS", "XLON"] {
+    ///     let id = Id::intern(&format!("doc_intern_{venue}")).unwrap();
+    ///     latte::start(id, Mode::Fast);
+    ///     latte::stop(id, Mode::Fast);
+    /// }
+    /// let again = Id::intern("doc_intern_XNAS").unwrap();
+    /// assert!(std::ptr::eq(again, Id::intern("doc_intern_XNAS").unwrap()));
+    /// latte::record(&STATIC, 100); // the same component as the interned text
+    /// let report = Report::collect(&ReportOptions::default());
+    /// let row = report.all_threads.iter().find(|r| r.component == "doc_intern_XNAS").unwrap();
+    /// assert_eq!(row.stats.seen, 2);
+    /// ```
+    pub fn intern(name: &str) -> Result<&'static Id, Error> {
+        let mut interner = interner();
+        if let Some(&id) = interner.interned.get(name) {
+            return Ok(id);
+        }
+        if interner.interned.len() >= Id::MAX_INTERNED {
+            return Err(Error::InternLimit {
+                limit: Id::MAX_INTERNED,
+            });
+        }
+        // A text a static id named already is not copied again.
+        let text: &'static str = match interner.by_name.get_key_value(name) {
+            Some((&known, _)) => known,
+            // One leak per distinct text, bounded by `MAX_INTERNED`.
+            None => Box::leak(Box::from(name)),
+        };
+        let index = interner.index_of(text);
+        let id: &'static Id = Box::leak(Box::new(Id {
+            name: text,
+            index: AtomicU32::new(index),
+        }));
+        interner.interned.insert(text, id);
+        Ok(id)
     }
 
     /// The component name.
@@ -82,7 +161,7 @@ impl Id {
     #[cold]
     #[inline(never)]
     fn resolve(&self) -> u32 {
-        let i = intern(self.name);
+        let i = index_of(self.name);
         // Racing resolvers store the same value; Relaxed is enough for a cache.
         self.index.store(i, Relaxed);
         i
@@ -100,6 +179,8 @@ impl core::fmt::Debug for Id {
 
 struct Interner {
     by_name: HashMap<&'static str, u32>,
+    /// The ids [`Id::intern`] made, by text (at most [`Id::MAX_INTERNED`]).
+    interned: HashMap<&'static str, &'static Id>,
     names: Vec<&'static str>,
     /// Declared periods in ns by index (0 or missing: none).
     periods: Vec<u64>,
@@ -108,6 +189,7 @@ struct Interner {
 static INTERNER: LazyLock<Mutex<Interner>> = LazyLock::new(|| {
     Mutex::new(Interner {
         by_name: HashMap::new(),
+        interned: HashMap::new(),
         names: vec![""],
         periods: Vec::new(),
     })
@@ -118,15 +200,21 @@ fn interner() -> std::sync::MutexGuard<'static, Interner> {
     INTERNER.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn intern(name: &'static str) -> u32 {
-    let mut interner = interner();
-    if let Some(&i) = interner.by_name.get(name) {
-        return i;
+fn index_of(name: &'static str) -> u32 {
+    interner().index_of(name)
+}
+
+impl Interner {
+    /// The index of `name`, given the next one if it is new.
+    fn index_of(&mut self, name: &'static str) -> u32 {
+        if let Some(&i) = self.by_name.get(name) {
+            return i;
+        }
+        let i = u32::try_from(self.names.len()).expect("fewer than 2^32 distinct ids");
+        self.names.push(name);
+        self.by_name.insert(name, i);
+        i
     }
-    let i = u32::try_from(interner.names.len()).expect("fewer than 2^32 distinct ids");
-    interner.names.push(name);
-    interner.by_name.insert(name, i);
-    i
 }
 
 /// The index of `name` if any call site has used it.

@@ -133,23 +133,35 @@ pub fn stop(id: &Id, mode: Mode) {
     let _ = (id, mode);
 }
 
-/// Like [`stop`], for scopes that may close out of LIFO order (the `tracing` bridge):
-/// closes the innermost open scope of `id` wherever it is on the stack, keeps the ones
+/// [`start`] of an id already resolved to its index (the `tracing` bridge keeps each
+/// span's index, not an [`Id`]).
+#[cfg(feature = "tracing")]
+#[inline(always)]
+pub(crate) fn start_index(idx: u32, mode: Mode) {
+    #[cfg(feature = "record")]
+    local::with(
+        #[inline(always)]
+        |l| l.start(idx, mode),
+    );
+    #[cfg(not(feature = "record"))]
+    let _ = (idx, mode);
+}
+
+/// Like [`stop`], for scopes that may close out of LIFO order (the `tracing` bridge),
+/// of an id already resolved to its index:
+/// closes the innermost open scope of `idx` wherever it is on the stack, keeps the ones
 /// above it open, and counts an `unordered_stops` anomaly when it was not on top.
 /// `now` is the stop read, taken by the caller before any lookup of its own.
 #[cfg(feature = "tracing")]
 #[inline(always)]
-pub(crate) fn stop_unordered(id: &Id, mode: Mode, now: clock::Stamp) {
+pub(crate) fn stop_unordered(idx: u32, mode: Mode, now: clock::Stamp) {
     #[cfg(feature = "record")]
-    {
-        let idx = id.index();
-        local::with(
-            #[inline(always)]
-            |l| l.stop_unordered(idx, mode, now),
-        );
-    }
+    local::with(
+        #[inline(always)]
+        |l| l.stop_unordered(idx, mode, now),
+    );
     #[cfg(not(feature = "record"))]
-    let _ = (id, mode, now);
+    let _ = (idx, mode, now);
 }
 
 /// Records the ticks since this thread's previous `pulse` of `id` (Fast read).
