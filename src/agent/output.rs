@@ -31,7 +31,7 @@ impl Builder {
 
     /// The cleaning applied before the main statistics. A number that is NaN,
     /// infinite or negative makes [`start`](Builder::start) return
-    /// [`Error::Cleaning`] (see [`Cleaning`]).
+    /// [`Error::Cleaning`](crate::Error::Cleaning) (see [`Cleaning`]).
     ///
     /// ```
     /// use latte::{Cleaning, Error, analyze::Fences};
@@ -75,7 +75,7 @@ impl Builder {
     /// Which components the agent's reports keep and in what order: an id pattern, a
     /// sort column, the top N (see [`Focus`]); applied to every report it writes,
     /// tables and JSON alike. An invalid pattern makes [`start`](Builder::start) return
-    /// [`Error::Pattern`].
+    /// [`Error::Pattern`](crate::Error::Pattern).
     ///
     /// ```
     /// use latte::report::{Column, Focus, Sort};
@@ -99,7 +99,7 @@ impl Builder {
         self
     }
 
-    /// Where periodic reports (and [`Guard::report_interval`]) are written, when not to
+    /// Where periodic reports (and [`Guard::report_interval`](crate::Guard::report_interval)) are written, when not to
     /// [`sink`](Builder::sink): a log file for the intervals, say, and the final report
     /// on stdout. Failures are kept and shown as for the main sink.
     ///
