@@ -51,6 +51,7 @@ fn filter_sort_and_top_apply_to_every_section() {
             ids: Some("focus/*".into()),
             sort: Some(Sort { column, descending }),
             top,
+            threads: None,
         };
         report.focus(&focus).unwrap()
     };
@@ -116,6 +117,7 @@ fn the_agent_writes_focused_reports_and_refuses_a_bad_pattern() {
     let sink = common::SharedSink::default();
     let focus = Focus {
         ids: Some("focus/p*".into()),
+        threads: Some("focus-thread".into()),
         ..Focus::default()
     };
     let guard = latte::builder()
@@ -135,4 +137,42 @@ fn the_agent_writes_focused_reports_and_refuses_a_bad_pattern() {
         .map(|r| r["component"].as_str().unwrap())
         .collect();
     assert_eq!(rows, ["focus/parse"]);
+}
+
+#[test]
+fn a_thread_pattern_keeps_those_threads_and_all_threads_covers_only_them() {
+    static SHARED: Id = Id::new("threads/shared");
+    for (name, n) in [("engine-1", 3u64), ("engine-2", 4), ("logger-1", 50)] {
+        common::on_named_thread(name, move || (0..n).for_each(|v| latte::record(&SHARED, v)));
+    }
+    let focus = Focus {
+        threads: Some("engine-*".into()),
+        ..Focus::default()
+    };
+    let all_seen = |r: &Report| {
+        r.all_threads
+            .iter()
+            .find(|row| row.component == SHARED.name())
+            .map(|row| row.stats.seen)
+    };
+    // Where the report is made: ALL THREADS over the engines only.
+    let made = Report::collect_focused(&ReportOptions::default(), &focus).unwrap();
+    let mut names: Vec<&str> = made.threads.iter().map(|t| t.name.as_str()).collect();
+    names.sort_unstable();
+    assert!(names.iter().all(|n| n.starts_with("engine-")), "{names:?}");
+    assert!(names.contains(&"engine-1") && names.contains(&"engine-2"));
+    assert_eq!(all_seen(&made), Some(7));
+    // On a finished report: the sections go, ALL THREADS stays as it was.
+    let full = Report::collect(&ReportOptions::default());
+    let after = full.focus(&focus).unwrap();
+    assert!(after.threads.iter().all(|t| t.name.starts_with("engine-")));
+    assert_eq!(all_seen(&after), all_seen(&full));
+    assert_eq!(all_seen(&full), Some(57));
+    // A bad thread pattern is the same error as a bad id pattern.
+    let bad = Focus {
+        threads: Some("engine-[".into()),
+        ..Focus::default()
+    };
+    let err = Report::collect_focused(&ReportOptions::default(), &bad).unwrap_err();
+    assert!(matches!(&err, Error::Pattern { pattern, .. } if pattern == "engine-["));
 }

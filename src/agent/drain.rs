@@ -245,7 +245,10 @@ impl Drain {
         label: Option<String>,
     ) -> Report {
         let context = Context { label, live: true };
-        analyze::assemble(totals, calibration, &self.options, context)
+        // Validated by `start`, so the pattern compiles.
+        let threads = self.focus.thread_pattern().ok().flatten();
+        let totals = analyze::of_threads(totals, threads.as_ref());
+        analyze::assemble(&totals, calibration, &self.options, context)
     }
 
     /// Writes a report to the sink (an interval report, `Some(compact)`, to the

@@ -118,6 +118,7 @@ impl Builder {
             ))));
         }
         self.focus.pattern()?;
+        self.focus.thread_pattern()?;
         if let Some((setting, value)) = self.options.cleaning.invalid() {
             return Err(Error::Cleaning { setting, value });
         }

@@ -72,9 +72,10 @@ impl Builder {
         self
     }
 
-    /// Which components the agent's reports keep and in what order: an id pattern, a
-    /// sort column, the top N (see [`Focus`]); applied to every report it writes,
-    /// tables and JSON alike. An invalid pattern makes [`start`](Builder::start) return
+    /// Which threads and components the agent's reports keep and in what order: a
+    /// thread pattern (applied before the analysis, so ALL THREADS covers only those
+    /// threads), an id pattern, a sort column, the top N (see [`Focus`]); applied to
+    /// every report it writes, tables and JSON alike. An invalid pattern makes [`start`](Builder::start) return
     /// [`Error::Pattern`](crate::Error::Pattern).
     ///
     /// ```
@@ -83,6 +84,7 @@ impl Builder {
     ///     ids: Some("order_*".into()),
     ///     sort: Some(Sort { column: Column::P99, descending: true }),
     ///     top: Some(10),
+    ///     threads: Some("engine-*".into()),
     /// };
     /// let guard = latte::builder().focus(focus).sink(std::io::sink()).start()?;
     /// guard.stop()?;

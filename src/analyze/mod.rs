@@ -16,12 +16,14 @@ mod clean;
 mod dist;
 mod environment;
 mod export;
+mod focused;
 mod stats;
 
 pub use crate::config::{Bypass, Fences};
 pub use calibrate::{Calibration, calibration};
 pub use clean::{Cleaned, clean};
 pub(crate) use export::per_id as per_id_histograms;
+pub(crate) use focused::of_threads;
 pub use stats::{Moments, moments, quantile};
 
 use crate::collect::Exact;

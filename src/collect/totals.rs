@@ -185,6 +185,19 @@ impl Totals {
         totals
     }
 
+    /// The threads whose name `keep` accepts, with everything they hold.
+    pub(crate) fn only_threads(&self, keep: impl Fn(&str) -> bool) -> Totals {
+        Totals {
+            threads: self
+                .threads
+                .iter()
+                .filter(|(_, t)| keep(&t.name))
+                .map(|(serial, t)| (*serial, t.clone()))
+                .collect(),
+            teardown_drops: self.teardown_drops,
+        }
+    }
+
     /// Merges the entries of exited threads the registry no longer lists into the
     /// `<exited threads>` entry.
     pub(super) fn fold_gone(&mut self, listed: &HashSet<u64>) {

@@ -23,6 +23,7 @@ use std::cmp::Ordering;
 ///     ids: Some("doc_focus_*".into()),
 ///     sort: Some(Sort { column: Column::Samples, descending: true }),
 ///     top: Some(1),
+///     ..Focus::default()
 /// };
 /// let top = report.focus(&focus)?;
 /// let rows: Vec<&str> = top.all_threads.iter().map(|r| r.component.as_str()).collect();
@@ -34,6 +35,12 @@ pub struct Focus {
     /// Keep only the components whose id matches this glob pattern (`*`, `?`,
     /// `[...]`; e.g. `"Sim_*"`). `None` keeps every component.
     pub ids: Option<String>,
+    /// Keep only the threads whose name matches this glob pattern (e.g. `"engine-*"`;
+    /// the folded entry is named `<exited threads>`). Applied where the report is made
+    /// ([`Report::collect_focused`], [`Builder::focus`](crate::Builder::focus)), ALL
+    /// THREADS then covers only those threads; [`Report::focus`] on a finished report
+    /// can only drop the other threads' sections, and leaves ALL THREADS as it was.
+    pub threads: Option<String>,
     /// The order of the rows (`None`: order of first record).
     pub sort: Option<Sort>,
     /// Keep only the first `n` rows of each section, after sorting.
@@ -51,9 +58,10 @@ pub struct Sort {
 }
 
 impl Report {
-    /// This report with only the components `focus` keeps, in its order. Threads with
-    /// no component left keep their section (their anomalies still count). An invalid
-    /// id pattern is [`Error::Pattern`].
+    /// This report with only the components `focus` keeps, in its order, and only the
+    /// sections of the threads it keeps (ALL THREADS is not recomputed: see
+    /// [`Focus::threads`]). Threads with no component left keep their section (their
+    /// anomalies still count). An invalid pattern is [`Error::Pattern`].
     ///
     /// ```
     /// use latte::report::Focus;
@@ -63,6 +71,7 @@ impl Report {
     /// ```
     pub fn focus(&self, focus: &Focus) -> Result<Report, Error> {
         let pattern = focus.pattern()?;
+        let threads = focus.thread_pattern()?;
         let keep = |rows: &[Row]| -> Vec<Row> {
             let mut rows: Vec<Row> = rows
                 .iter()
@@ -76,6 +85,8 @@ impl Report {
             rows
         };
         let mut out = self.clone();
+        out.threads
+            .retain(|t| threads.as_ref().is_none_or(|p| p.matches(&t.name)));
         for t in &mut out.threads {
             t.rows = keep(&t.rows);
         }
@@ -87,16 +98,23 @@ impl Report {
 impl Focus {
     /// The compiled id pattern, or [`Error::Pattern`].
     pub(crate) fn pattern(&self) -> Result<Option<glob::Pattern>, Error> {
-        self.ids
-            .as_ref()
-            .map(|text| {
-                glob::Pattern::new(text).map_err(|e| Error::Pattern {
-                    pattern: text.clone(),
-                    reason: e.msg.to_owned(),
-                })
-            })
-            .transpose()
+        compile(self.ids.as_deref())
     }
+
+    /// The compiled thread pattern, or [`Error::Pattern`].
+    pub(crate) fn thread_pattern(&self) -> Result<Option<glob::Pattern>, Error> {
+        compile(self.threads.as_deref())
+    }
+}
+
+fn compile(text: Option<&str>) -> Result<Option<glob::Pattern>, Error> {
+    text.map(|text| {
+        glob::Pattern::new(text).map_err(|e| Error::Pattern {
+            pattern: text.to_owned(),
+            reason: e.msg.to_owned(),
+        })
+    })
+    .transpose()
 }
 
 /// `a` before `b` in `sort`'s order (a stable sort keeps ties in their order).
