@@ -53,6 +53,12 @@ pub(crate) fn stack_depth_ok(depth: usize) -> bool {
     (1..=MAX_STACK_DEPTH).contains(&depth)
 }
 
+/// The bytes a ring of `capacity` samples reserves (8 per sample): what the memory
+/// cap charges and the footprint counts.
+pub(crate) fn ring_bytes(capacity: usize) -> u64 {
+    capacity as u64 * 8
+}
+
 /// The capacity new rings get.
 pub(crate) fn ring_capacity() -> usize {
     RING_CAPACITY.load(Relaxed)

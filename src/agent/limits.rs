@@ -89,7 +89,7 @@ impl Builder {
         let capacity = self.ring_capacity.unwrap_or_else(config::ring_capacity);
         let (cap, ring_bytes) = (
             self.memory_cap.unwrap_or_else(config::memory_cap),
-            capacity as u64 * 8,
+            config::ring_bytes(capacity),
         );
         if cap < ring_bytes {
             return Err(Error::MemoryCap { cap, ring_bytes });

@@ -62,13 +62,7 @@ pub use sample::{Sample, SampleKind};
 #[inline(always)]
 pub fn start(id: &Id, mode: Mode) {
     #[cfg(feature = "record")]
-    {
-        let idx = id.index();
-        local::with(
-            #[inline(always)]
-            |l| l.start(idx, mode),
-        );
-    }
+    start_index(id.index(), mode);
     #[cfg(not(feature = "record"))]
     let _ = (id, mode);
 }
@@ -135,7 +129,7 @@ pub fn stop(id: &Id, mode: Mode) {
 
 /// [`start`] of an id already resolved to its index (the `tracing` bridge keeps each
 /// span's index, not an [`Id`]).
-#[cfg(feature = "tracing")]
+#[cfg(any(feature = "record", feature = "tracing"))]
 #[inline(always)]
 pub(crate) fn start_index(idx: u32, mode: Mode) {
     #[cfg(feature = "record")]

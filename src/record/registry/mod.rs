@@ -163,7 +163,7 @@ impl Registry {
             f.bytes += PER_THREAD_BYTES;
             for (_, ring) in t.rings().iter() {
                 f.rings += 1;
-                f.ring_bytes_reserved += ring.capacity() as u64 * 8;
+                f.ring_bytes_reserved += crate::config::ring_bytes(ring.capacity());
                 f.bytes += ring.resident_bytes();
             }
         }

@@ -92,7 +92,7 @@ impl Ring {
     /// A ring of `capacity` charged against the memory cap `cap`, or `None` (nothing
     /// allocated) if the cap cannot afford it.
     pub(crate) fn within(capacity: usize, cap: u64) -> Option<Ring> {
-        RINGS.try_charge(Ring::bytes(capacity), cap).then(|| {
+        RINGS.try_charge(crate::config::ring_bytes(capacity), cap).then(|| {
             let mut ring = Ring::new(capacity);
             ring.charged = true;
             ring
@@ -103,14 +103,9 @@ impl Ring {
     /// it. A ring already charged stays as it is.
     pub(crate) fn charge(&mut self, cap: u64) -> bool {
         if !self.charged {
-            self.charged = RINGS.try_charge(Ring::bytes(self.capacity()), cap);
+            self.charged = RINGS.try_charge(crate::config::ring_bytes(self.capacity()), cap);
         }
         self.charged
-    }
-
-    /// The bytes a ring of `capacity` reserves.
-    pub(crate) fn bytes(capacity: usize) -> u64 {
-        capacity as u64 * 8
     }
 
     /// Capacity in samples.
@@ -247,7 +242,7 @@ impl Ring {
 impl Drop for Ring {
     fn drop(&mut self) {
         if self.charged {
-            RINGS.release(Ring::bytes(self.capacity()));
+            RINGS.release(crate::config::ring_bytes(self.capacity()));
         }
     }
 }
