@@ -92,11 +92,13 @@ impl Ring {
     /// A ring of `capacity` charged against the memory cap `cap`, or `None` (nothing
     /// allocated) if the cap cannot afford it.
     pub(crate) fn within(capacity: usize, cap: u64) -> Option<Ring> {
-        RINGS.try_charge(crate::config::ring_bytes(capacity), cap).then(|| {
-            let mut ring = Ring::new(capacity);
-            ring.charged = true;
-            ring
-        })
+        RINGS
+            .try_charge(crate::config::ring_bytes(capacity), cap)
+            .then(|| {
+                let mut ring = Ring::new(capacity);
+                ring.charged = true;
+                ring
+            })
     }
 
     /// Charges this (uncharged) ring against `cap`; `false` if the cap cannot afford
