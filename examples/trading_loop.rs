@@ -3,6 +3,11 @@
 //! ask/bid matching loops and risk/PnL, plus a market-data thread pulsing per quote.
 //!
 //! `cargo run --release --example trading_loop`
+//!
+//! Options, for trying the `latte-telemetry` tool (`docs/cli.md`):
+//! `-- --json FILE` writes the final report as JSON to FILE instead of a table on
+//! stdout; `--ticks N` runs N market ticks (default 5,000); `--risk-levels N` makes
+//! the risk step value N book levels instead of 1, a slower variant to compare.
 
 use latte::{latte_pulse, latte_scope, latte_start, latte_stop};
 use std::hint::black_box;
@@ -79,7 +84,7 @@ fn dp_state_loop(values: &mut [f64], rng: &mut Rng) {
     }
 }
 
-fn tick(book: &mut Book, rng: &mut Rng) {
+fn tick(book: &mut Book, rng: &mut Rng, risk_levels: usize) {
     let _tick = latte_scope!("Sim_Tick_Total");
 
     latte_start!("Sim_OrderFlow");
@@ -107,16 +112,56 @@ fn tick(book: &mut Book, rng: &mut Rng) {
     Book::replenish(&mut book.bids, rng);
 
     latte_start!("Sim_RiskPnL");
-    let pnl = book.cash + book.position * book.mid;
+    let mut pnl = book.cash + book.position * book.mid;
+    for level in 1..risk_levels.min(LEVELS) {
+        let depth = black_box(book.asks[level] as i64 - book.bids[level] as i64);
+        pnl += depth * level as i64 / 1_000;
+    }
     black_box(pnl);
     latte_stop!("Sim_RiskPnL");
 }
 
+/// The command line: `--json FILE`, `--ticks N`, `--risk-levels N`.
+struct Options {
+    json: Option<String>,
+    ticks: usize,
+    risk_levels: usize,
+}
+
+fn options() -> Options {
+    let mut options = Options {
+        json: None,
+        ticks: 5_000,
+        risk_levels: 1,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().unwrap_or_else(|| panic!("{arg} needs a value"));
+        match arg.as_str() {
+            "--json" => options.json = Some(value()),
+            "--ticks" => options.ticks = value().parse().expect("--ticks N"),
+            "--risk-levels" => options.risk_levels = value().parse().expect("--risk-levels N"),
+            _ => panic!("unknown option {arg}: see the example's docs"),
+        }
+    }
+    options
+}
+
 fn main() {
+    let options = options();
     // The agent, with its defaults: folds what the threads record into whole-run
     // histograms every few milliseconds, and writes the report (time units,
     // overhead-corrected) when it drops at the end of `main`.
-    let _latte = latte::init().expect("start the latte agent");
+    let _latte = match &options.json {
+        None => latte::init(),
+        Some(path) => latte::builder()
+            .unit(latte::Unit::Time)
+            .data(latte::Data::Calibrated)
+            .format(latte::Format::Json)
+            .sink(std::fs::File::create(path).expect("create the JSON report file"))
+            .start(),
+    }
+    .expect("start the latte agent");
     let feed = std::thread::Builder::new()
         .name("market_data".into())
         .spawn(|| {
@@ -148,8 +193,8 @@ fn main() {
     black_box(&values);
 
     let mut book = Book::new();
-    for _ in 0..5_000 {
-        tick(&mut book, &mut rng);
+    for _ in 0..options.ticks {
+        tick(&mut book, &mut rng, options.risk_levels);
         latte_pulse!("Sim_Tick_Gap");
     }
     feed.join().expect("market-data thread");

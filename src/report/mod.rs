@@ -7,6 +7,7 @@
 //! This module imports nothing upstream of it (no recorder, no analysis): a `Report` is
 //! self-contained, so one read back from JSON renders like one just made.
 
+mod convert;
 mod focus;
 mod table;
 

@@ -1,0 +1,190 @@
+//! `diff`'s output: a table for people, JSON for scripts.
+
+use super::stats::{Change, Method, Verdict};
+use super::{Compared, Comparison};
+use comfy_table::{CellAlignment, Table, presets};
+use latte::Unit;
+use std::io::{self, Write};
+
+/// The unit's name in output.
+pub fn unit_name(unit: Unit) -> &'static str {
+    match unit {
+        Unit::Cycles => "cycles",
+        Unit::Time => "ns",
+    }
+}
+
+/// `0.999` as `99.9`, `0.5` as `50`.
+pub fn percent(q: f64) -> String {
+    let p = format!("{:.3}", q * 100.0);
+    p.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The caveat printed above the table for the method used.
+pub fn method_note(method: Method, base: usize, new: usize) -> Option<String> {
+    match method {
+        Method::Resampling => Some(
+            "one run per side: the intervals come from resampling each run's histogram, \
+             which treats the samples within a run as independent. They are not (caches, \
+             neighbours and frequency change over a run), so another run may differ by more \
+             than the interval says: give several runs per side (--base A1 A2 A3 --new B1 \
+             B2 B3) for intervals from run-to-run variation."
+                .into(),
+        ),
+        Method::Runs if base == 1 || new == 1 => Some(
+            "one run on a side: its run-to-run variance is taken to be the other side's.".into(),
+        ),
+        Method::Runs => None,
+    }
+}
+
+/// A value with 4 significant figures and its unit (`41.23 ns`, `1.204 us`).
+pub fn value(v: f64, unit: &str) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    let (v, unit) = match unit {
+        "ns" if v >= 1e9 => (v / 1e9, "s"),
+        "ns" if v >= 1e6 => (v / 1e6, "ms"),
+        "ns" if v >= 1e3 => (v / 1e3, "us"),
+        _ => (v, unit),
+    };
+    let digits = if v >= 1000.0 {
+        0
+    } else {
+        3 - (v.abs().max(1.0).log10().floor() as usize).min(3)
+    };
+    format!("{v:.digits$} {unit}")
+}
+
+/// A relative change as a signed percentage (`+20.1%`).
+pub fn signed(v: f64) -> String {
+    if v.is_finite() {
+        format!("{:+.1}%", v * 100.0)
+    } else {
+        "-".into()
+    }
+}
+
+/// The table `diff` prints.
+pub fn table(c: &Comparison, out: &mut impl Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "latte-telemetry diff: {} base run(s) -> {} new run(s), threshold ±{}%, {}% intervals ({})",
+        c.base.len(),
+        c.new.len(),
+        percent(c.threshold),
+        percent(c.confidence),
+        match c.method {
+            Method::Runs => "from run-to-run variation",
+            Method::Resampling => "from resampling the histograms",
+        }
+    )?;
+    if let Some(note) = &c.note {
+        writeln!(out, "{}", textwrap::fill(&format!("note: {note}"), 100))?;
+    }
+    writeln!(out)?;
+    if !c.components.is_empty() {
+        for line in rows(&c.components, c.unit).lines() {
+            writeln!(out, "{}", line.trim_end())?;
+        }
+    }
+    for (label, names) in [
+        ("only in base", &c.only_in_base),
+        ("only in new", &c.only_in_new),
+        (
+            "not in every run of its side, not compared",
+            &c.not_in_every_run,
+        ),
+    ] {
+        if !names.is_empty() {
+            writeln!(out, "{label}: {}", names.join(", "))?;
+        }
+    }
+    writeln!(out, "{}", summary(c))
+}
+
+fn rows(components: &[Compared], unit: &str) -> Table {
+    let mut table = Table::new();
+    table.load_style(presets::NOTHING);
+    table.set_content_arrangement(comfy_table::ContentArrangement::Disabled);
+    table.set_header([
+        "COMPONENT",
+        "QUANTILE",
+        "BASE",
+        "NEW",
+        "CHANGE",
+        "95% INTERVAL",
+        "VERDICT",
+    ]);
+    for compared in components {
+        for (i, change) in compared.changes.iter().enumerate() {
+            let name = if i == 0 {
+                compared.component.as_str()
+            } else {
+                ""
+            };
+            table.add_row(row(name, change, unit));
+        }
+    }
+    for column in 2..=5 {
+        if let Some(c) = table.column_mut(column) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table
+}
+
+fn row(name: &str, c: &Change, unit: &str) -> Vec<String> {
+    let verdict = match (&c.note, c.verdict) {
+        (Some(note), Verdict::Inconclusive) => format!("inconclusive: {note}"),
+        (_, v) => v.word().to_string(),
+    };
+    vec![
+        name.to_string(),
+        format!("p{}", percent(c.quantile)),
+        value(c.base, unit),
+        value(c.new, unit),
+        signed(c.change),
+        if c.low.is_finite() {
+            format!("[{}, {}]", signed(c.low), signed(c.high))
+        } else {
+            "-".into()
+        },
+        verdict,
+    ]
+}
+
+/// The last line: what regressed, or that nothing did.
+fn summary(c: &Comparison) -> String {
+    let with = |v: Verdict| -> Vec<String> {
+        c.components
+            .iter()
+            .filter_map(|comp| {
+                let qs: Vec<String> = comp
+                    .changes
+                    .iter()
+                    .filter(|ch| ch.verdict == v)
+                    .map(|ch| format!("p{}", percent(ch.quantile)))
+                    .collect();
+                (!qs.is_empty()).then(|| format!("{} ({})", comp.component, qs.join(", ")))
+            })
+            .collect()
+    };
+    let regressed = with(Verdict::Regressed);
+    if regressed.is_empty() {
+        format!("no regression beyond ±{}%", percent(c.threshold))
+    } else {
+        format!(
+            "REGRESSED beyond ±{}%: {}",
+            percent(c.threshold),
+            regressed.join("; ")
+        )
+    }
+}
+
+/// The comparison as one JSON document.
+pub fn json(c: &Comparison, out: &mut impl Write) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, c)?;
+    writeln!(out)
+}

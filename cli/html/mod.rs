@@ -1,0 +1,64 @@
+//! `html`: one self-contained page with every component's distribution, several
+//! reports overlaid.
+
+mod page;
+mod plot;
+
+use crate::hist::Dist;
+use crate::load::{self, Loaded};
+use crate::outcome::{Failure, Outcome};
+use std::path::PathBuf;
+
+/// Arguments of `html`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Example:\n  latte-telemetry html base.json new.json -o latency.html")]
+pub struct HtmlArgs {
+    /// One or more JSON reports, overlaid in distinct colours.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// The page to write.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+}
+
+/// Runs `html`.
+pub fn run(args: &HtmlArgs) -> Result<Outcome, Failure> {
+    let reports = load::load_all(&args.files)?;
+    for loaded in &reports {
+        load::require_histograms(loaded)?;
+    }
+    load::same_basis(&reports.iter().collect::<Vec<_>>())?;
+    let components = components(&reports)?;
+    let page =
+        page::page(&reports, &components).map_err(|e| Failure(format!("drawing failed: {e}")))?;
+    std::fs::write(&args.output, page).map_err(|e| {
+        Failure(format!(
+            "{}: cannot write the page: {e}",
+            args.output.display()
+        ))
+    })?;
+    Ok(Outcome::Done)
+}
+
+/// Every component with values, in order of first appearance, with each report's
+/// distribution of it.
+fn components(reports: &[Loaded]) -> Result<Vec<page::Component>, Failure> {
+    let mut out: Vec<page::Component> = Vec::new();
+    for (i, loaded) in reports.iter().enumerate() {
+        for row in loaded
+            .report
+            .all_threads
+            .iter()
+            .filter(|r| r.stats.folded > 0)
+        {
+            let Some(dist) = Dist::of(loaded, &row.component)? else {
+                continue;
+            };
+            match out.iter_mut().find(|(name, _)| *name == row.component) {
+                Some((_, dists)) => dists.push((i, dist)),
+                None => out.push((row.component.clone(), vec![(i, dist)])),
+            }
+        }
+    }
+    Ok(out)
+}

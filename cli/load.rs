@@ -1,0 +1,147 @@
+//! Reading report files: one JSON report, or the agent's stream of one report per
+//! line. Every error names the file and what is wrong with it.
+
+use crate::outcome::Failure;
+use latte::Report;
+use latte::Unit;
+use std::path::{Path, PathBuf};
+
+/// A report read from a file.
+pub struct Loaded {
+    /// The file, as the user gave it.
+    pub path: PathBuf,
+    /// The report used (the final whole-run one when the file holds several).
+    pub report: Report,
+}
+
+impl Loaded {
+    /// The file's name for messages and legends.
+    pub fn name(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+/// Reads `path`: a single JSON report (compact or pretty), or one report per line as
+/// the agent writes them with `Format::Json`; then the last whole-run report (the
+/// final one, not a `periodic #N` interval) is used, or the last line when every
+/// line is periodic.
+pub fn load(path: &Path) -> Result<Loaded, Failure> {
+    let fail = |problem: String| Failure(format!("{}: {problem}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read it: {e}")))?;
+    if text.trim().is_empty() {
+        return Err(fail("empty file, not a latte report".into()));
+    }
+    let documents: Vec<serde_json::Value> = match serde_json::from_str(&text) {
+        Ok(one) => vec![one],
+        Err(whole) => text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .enumerate()
+            .map(|(i, line)| {
+                serde_json::from_str(line).map_err(|e| {
+                    let at = if i == 0 {
+                        whole.to_string()
+                    } else {
+                        format!("line {}: {e}", i + 1)
+                    };
+                    fail(format!("not a latte report: not JSON ({at})"))
+                })
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    let periodic = |d: &serde_json::Value| {
+        d.get("label")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|l| l.starts_with("periodic"))
+    };
+    let chosen = documents
+        .iter()
+        .rposition(|d| !periodic(d))
+        .unwrap_or(documents.len() - 1);
+    let document = &documents[chosen];
+    let fields = ["clock", "unit", "ticks_per_ns", "all_threads", "threads"];
+    let missing: Vec<&str> = fields
+        .into_iter()
+        .filter(|f| document.get(f).is_none())
+        .collect();
+    if !missing.is_empty() {
+        return Err(fail(format!(
+            "not a latte report: a JSON document without latte's fields ({})",
+            missing.join(", ")
+        )));
+    }
+    let report: Report = serde_json::from_value(document.clone())
+        .map_err(|e| fail(format!("a latte report this version cannot read: {e}")))?;
+    Ok(Loaded {
+        path: path.to_path_buf(),
+        report,
+    })
+}
+
+/// Reads every file, stopping at the first that fails.
+pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Loaded>, Failure> {
+    paths.iter().map(|p| load(p)).collect()
+}
+
+/// Fails when a component that has values carries no histogram: a report written
+/// before reports carried them.
+pub fn require_histograms(loaded: &Loaded) -> Result<(), Failure> {
+    let bare = loaded
+        .report
+        .all_threads
+        .iter()
+        .find(|row| row.histogram.is_none() && row.stats.folded > 0);
+    match bare {
+        Some(row) => Err(Failure(format!(
+            "{}: component `{}` has no histogram: the report comes from an older latte, \
+             written before reports carried histograms; write it again with this version",
+            loaded.name(),
+            row.component
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Fails when the reports cannot be compared: values in different units, on
+/// different data (raw and calibrated), or from different clocks.
+pub fn same_basis(all: &[&Loaded]) -> Result<(), Failure> {
+    let Some(first) = all.first() else {
+        return Ok(());
+    };
+    let unit = |u: Unit| match u {
+        Unit::Cycles => "cycles",
+        Unit::Time => "nanoseconds",
+    };
+    for other in &all[1..] {
+        let (a, b) = (&first.report, &other.report);
+        let problem = if a.unit != b.unit {
+            Some(format!(
+                "its values are in {} but {}'s are in {}: write both with the same Builder::unit",
+                unit(b.unit),
+                first.name(),
+                unit(a.unit)
+            ))
+        } else if a.data != b.data {
+            Some(format!(
+                "its data is {:?} but {}'s is {:?}: write both with the same Builder::data",
+                b.data,
+                first.name(),
+                a.data
+            ))
+        } else if a.clock != b.clock {
+            Some(format!(
+                "it was measured with the clock `{}` but {} with `{}`: \
+                 latencies from different clocks are not comparable",
+                b.clock,
+                first.name(),
+                a.clock
+            ))
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            return Err(Failure(format!("{}: {problem}", other.name())));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,19 @@
+//! What a subcommand ends with: the exit status's source.
+
+/// Something that stops a subcommand: bad input, or a file that cannot be written.
+#[derive(Debug)]
+pub struct Failure(pub String);
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What a subcommand that ran to its end found.
+pub enum Outcome {
+    /// Nothing to flag.
+    Done,
+    /// `diff` found a regression beyond the threshold.
+    Regressed,
+}

@@ -1,0 +1,264 @@
+//! The `latte-telemetry` command-line tool, run as a process on synthetic reports:
+//! exit codes, `--json` output, and errors that name the file and the problem.
+#![cfg(feature = "cli")]
+
+mod cli_support;
+
+use assert_cmd::Command;
+use cli_support::{COMPONENTS, dir, write, write_report};
+
+fn tool() -> Command {
+    Command::cargo_bin("latte-telemetry").unwrap()
+}
+
+fn stdout(cmd: &mut Command, code: i32) -> String {
+    let out = cmd.assert().code(code).get_output().clone();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn stderr(cmd: &mut Command, code: i32) -> String {
+    let out = cmd.assert().code(code).get_output().clone();
+    String::from_utf8(out.stderr).unwrap()
+}
+
+#[test]
+fn diff_exit_status_follows_the_verdicts() {
+    let d = dir("exit");
+    let base = write(&d.join("base.json"), &COMPONENTS, 1.0, 1);
+    let slower = write(&d.join("slower.json"), &COMPONENTS, 1.2, 2);
+    let faster = write(&d.join("faster.json"), &COMPONENTS, 0.8, 3);
+    let same = write(&d.join("same.json"), &COMPONENTS, 1.0, 4);
+
+    let text = stdout(tool().args(["diff"]).arg(&base).arg(&slower), 1);
+    assert!(
+        text.contains("REGRESSED beyond ±5%: fast (p50, p99, p99.9)"),
+        "{text}"
+    );
+    assert!(text.contains("one run per side"), "{text}");
+    let text = stdout(tool().args(["diff"]).arg(&base).arg(&faster), 0);
+    assert_eq!(text.matches("improved").count(), 9, "{text}");
+    let text = stdout(tool().args(["diff"]).arg(&base).arg(&same), 0);
+    assert!(text.contains("no regression beyond ±5%"), "{text}");
+    // A threshold above the shift: a real change, but within the noise allowed.
+    let text = stdout(
+        tool()
+            .args(["diff", "--threshold", "30"])
+            .arg(&base)
+            .arg(&slower),
+        0,
+    );
+    assert!(!text.contains("regressed"), "{text}");
+}
+
+#[test]
+fn diff_json_parses_and_carries_intervals() {
+    let d = dir("json");
+    let base = write(&d.join("base.json"), &COMPONENTS, 1.0, 1);
+    let new = write(&d.join("new.json"), &COMPONENTS, 1.2, 2);
+    let text = stdout(tool().args(["diff", "--json"]).arg(&base).arg(&new), 1);
+    let json: serde_json::Value = serde_json::from_str(&text).expect("diff --json is JSON");
+    assert_eq!(json["regressed"], true);
+    assert_eq!(json["method"], "resampling");
+    assert_eq!(json["components"].as_array().unwrap().len(), 3);
+    for component in json["components"].as_array().unwrap() {
+        for change in component["changes"].as_array().unwrap() {
+            let (low, high) = (
+                change["low"].as_f64().unwrap(),
+                change["high"].as_f64().unwrap(),
+            );
+            assert!(low <= 0.2 && 0.2 <= high, "{change}");
+            // The wide component's p99.9 rests on 40 values: its interval may be
+            // too wide to call.
+            if component["component"] != "wide" {
+                assert_eq!(change["verdict"], "regressed", "{change}");
+            }
+        }
+    }
+}
+
+#[test]
+fn diff_with_several_runs_and_components_on_one_side() {
+    let d = dir("runs");
+    let with_extra = |name: &'static str, shift, seed| {
+        let mut components = COMPONENTS.to_vec();
+        components.truncate(2);
+        components.push(cli_support::Component {
+            name,
+            median: 900.0,
+            sigma: 0.2,
+            samples: 5_000,
+        });
+        write(
+            &d.join(format!("{name}-{seed}.json")),
+            &components,
+            shift,
+            seed,
+        )
+    };
+    let base: Vec<_> = (1..=3).map(|s| with_extra("old_only", 1.0, s)).collect();
+    let new: Vec<_> = (4..=6).map(|s| with_extra("new_only", 1.05, s)).collect();
+    let mut cmd = tool();
+    cmd.args(["diff", "--json", "--threshold", "2", "--base"])
+        .args(&base)
+        .arg("--new")
+        .args(&new);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&mut cmd, 1)).unwrap();
+    assert_eq!(json["method"], "runs");
+    assert_eq!(json["only_in_base"], serde_json::json!(["old_only"]));
+    assert_eq!(json["only_in_new"], serde_json::json!(["new_only"]));
+    let fast = &json["components"][0];
+    assert_eq!(fast["component"], "fast");
+    assert_eq!(fast["changes"][0]["verdict"], "regressed", "{fast}");
+    let mut cmd = tool();
+    cmd.args(["diff", "--base"])
+        .args(&base)
+        .arg("--new")
+        .args(&new);
+    let text = stdout(&mut cmd, 1);
+    assert!(
+        text.contains("only in base: old_only") && text.contains("only in new: new_only"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_input_names_the_file_and_the_problem() {
+    let d = dir("bad");
+    let good = write(&d.join("good.json"), &COMPONENTS[..1], 1.0, 1);
+    let missing = d.join("missing.json");
+    let not_json = d.join("notes.txt");
+    std::fs::write(&not_json, "median went up, I think\n").unwrap();
+    let other_json = d.join("other.json");
+    std::fs::write(&other_json, r#"{"name": "not a report"}"#).unwrap();
+    let mut old = cli_support::report(vec![cli_support::row(
+        "fast",
+        &cli_support::histogram(&COMPONENTS[0], 1),
+    )]);
+    old.all_threads[0].histogram = None;
+    let old = write_report(&d.join("old.json"), &old);
+    let mut in_ns = cli_support::report(vec![cli_support::row(
+        "fast",
+        &cli_support::histogram(&COMPONENTS[0], 1),
+    )]);
+    in_ns.unit = latte::Unit::Time;
+    let in_ns = write_report(&d.join("ns.json"), &in_ns);
+    let mut os_clock = cli_support::report(vec![cli_support::row(
+        "fast",
+        &cli_support::histogram(&COMPONENTS[0], 1),
+    )]);
+    os_clock.clock = "OS monotonic clock".into();
+    let os_clock = write_report(&d.join("os.json"), &os_clock);
+
+    let cases = [
+        (&missing, "missing.json: cannot read it"),
+        (&not_json, "notes.txt: not a latte report: not JSON"),
+        (
+            &other_json,
+            "other.json: not a latte report: a JSON document without latte's fields",
+        ),
+        (
+            &old,
+            "old.json: component `fast` has no histogram: the report comes from an older latte",
+        ),
+        (&in_ns, "ns.json: its values are in nanoseconds but"),
+        (
+            &os_clock,
+            "os.json: it was measured with the clock `OS monotonic clock` but",
+        ),
+    ];
+    for (file, expected) in cases {
+        let text = stderr(tool().arg("diff").arg(&good).arg(file), 2);
+        assert!(
+            text.contains(expected),
+            "diff with {}: {text}",
+            file.display()
+        );
+        assert_eq!(text.lines().count(), 1, "one line: {text}");
+        let html = d.join("page.html");
+        let text = stderr(
+            tool().arg("html").arg(&good).arg(file).arg("-o").arg(&html),
+            2,
+        );
+        assert!(
+            text.contains(expected),
+            "html with {}: {text}",
+            file.display()
+        );
+    }
+    let text = stderr(tool().arg("show").arg(&not_json), 2);
+    assert!(text.contains("notes.txt: not a latte report"), "{text}");
+    let text = stderr(
+        tool()
+            .args(["diff", "--threshold=-3"])
+            .arg(&good)
+            .arg(&good),
+        2,
+    );
+    assert!(text.contains("--threshold -3"), "{text}");
+    let text = stderr(tool().args(["diff"]).arg(&good), 2);
+    assert!(text.contains("BASE.json NEW.json"), "{text}");
+}
+
+#[test]
+fn show_takes_the_librarys_table_options() {
+    let d = dir("show");
+    let file = write(&d.join("r.json"), &COMPONENTS, 1.0, 1);
+    let text = stdout(tool().args(["show", "--width", "80"]).arg(&file), 0);
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    for c in &COMPONENTS {
+        assert!(text.contains(c.name), "{text}");
+    }
+    let args = [
+        "show",
+        "--sort",
+        "median",
+        "--top",
+        "1",
+        "--columns",
+        "samples,median,p99.9",
+    ];
+    let text = stdout(tool().args(args).arg(&file), 0);
+    assert!(
+        text.contains("slow") && !text.contains("fast") && !text.contains("wide"),
+        "{text}"
+    );
+    assert!(text.contains("P99.9") && !text.contains("P90"), "{text}");
+    let text = stdout(
+        tool()
+            .args(["show", "--filter", "f*", "--unit", "time"])
+            .arg(&file),
+        0,
+    );
+    assert!(text.contains("fast") && !text.contains("slow"), "{text}");
+    assert!(
+        text.contains("(ns)"),
+        "times in ns after --unit time: {text}"
+    );
+    let text = stderr(tool().args(["show", "--columns", "bogus"]).arg(&file), 2);
+    assert!(text.contains("no column `bogus`"), "{text}");
+}
+
+#[test]
+fn html_writes_one_self_contained_page() {
+    let d = dir("html");
+    let a = write(&d.join("a.json"), &COMPONENTS, 1.0, 1);
+    let b = write(&d.join("b.json"), &COMPONENTS[..2], 1.3, 2);
+    let page = d.join("page.html");
+    tool()
+        .arg("html")
+        .arg(&a)
+        .arg(&b)
+        .arg("-o")
+        .arg(&page)
+        .assert()
+        .code(0);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<figure class=\"plot\"").count(), 3);
+    assert_eq!(html.matches("<svg").count(), 3);
+    for fetch in ["src=", "href=", "url(", "@import", "<script", "<link"] {
+        assert!(
+            !html.contains(fetch),
+            "the page must fetch nothing: found {fetch}"
+        );
+    }
+}
