@@ -39,6 +39,15 @@ fn diff_exit_status_follows_the_verdicts() {
     assert_eq!(text.matches("improved").count(), 9, "{text}");
     let text = stdout(tool().args(["diff"]).arg(&base).arg(&same), 0);
     assert!(text.contains("no regression beyond ±5%"), "{text}");
+    // Only the components asked for decide the exit status.
+    let text = stdout(
+        tool()
+            .args(["diff", "--filter", "nothing*"])
+            .arg(&base)
+            .arg(&slower),
+        0,
+    );
+    assert!(text.contains("no regression"), "{text}");
     // A threshold above the shift: a real change, but within the noise allowed.
     let text = stdout(
         tool()
@@ -255,6 +264,22 @@ fn html_writes_one_self_contained_page() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert_eq!(html.matches("<figure class=\"plot\"").count(), 3);
     assert_eq!(html.matches("<svg").count(), 3);
+    let only = d.join("only.html");
+    tool()
+        .args(["html", "--filter", "w*"])
+        .arg(&a)
+        .arg("-o")
+        .arg(&only)
+        .assert()
+        .code(0);
+    let html_only = std::fs::read_to_string(&only).unwrap();
+    assert_eq!(
+        html_only
+            .matches("<figure class=\"plot\" data-component=\"wide\"")
+            .count(),
+        1
+    );
+    assert_eq!(html_only.matches("<figure").count(), 1);
     for fetch in ["src=", "href=", "url(", "@import", "<script", "<link"] {
         assert!(
             !html.contains(fetch),

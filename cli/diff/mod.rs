@@ -41,6 +41,9 @@ pub struct DiffArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Compare only the components whose id matches this glob (e.g. 'Sim_*').
+    #[arg(long, value_name = "GLOB")]
+    pub filter: Option<String>,
     /// Seed of the resampling (one run per side), for reproducible intervals.
     #[arg(long, default_value_t = 0x1a77e)]
     pub seed: u64,
@@ -100,7 +103,16 @@ pub fn run(args: &DiffArgs) -> Result<Outcome, Failure> {
         load::require_histograms(loaded)?;
     }
     load::same_basis(&all)?;
-    let comparison = compare(&base, &new, args.threshold / 100.0, args.seed)?;
+    let filter = args
+        .filter
+        .as_deref()
+        .map(glob::Pattern::new)
+        .transpose()
+        .map_err(|e| Failure(format!("--filter: {e}")))?;
+    let mut comparison = compare(&base, &new, args.threshold / 100.0, args.seed)?;
+    if let Some(pattern) = filter {
+        comparison.keep(|name| pattern.matches(name));
+    }
     let mut out = std::io::stdout().lock();
     let written = if args.json {
         render::json(&comparison, &mut out)
@@ -124,6 +136,25 @@ fn sides(args: &DiffArgs) -> Result<(Vec<PathBuf>, Vec<PathBuf>), Failure> {
             "diff takes BASE.json NEW.json, or --base FILE... --new FILE... (not both forms)"
                 .into(),
         )),
+    }
+}
+
+impl Comparison {
+    /// Keeps only the components whose name passes `keep`.
+    fn keep(&mut self, keep: impl Fn(&str) -> bool) {
+        self.components.retain(|c| keep(&c.component));
+        for names in [
+            &mut self.only_in_base,
+            &mut self.only_in_new,
+            &mut self.not_in_every_run,
+        ] {
+            names.retain(|n| keep(n));
+        }
+        self.regressed = self
+            .components
+            .iter()
+            .flat_map(|c| &c.changes)
+            .any(|c| c.verdict == stats::Verdict::Regressed);
     }
 }
 
@@ -178,11 +209,7 @@ pub fn compare(
             _ => comparison.not_in_every_run.push(name),
         }
     }
-    comparison.regressed = comparison
-        .components
-        .iter()
-        .flat_map(|c| &c.changes)
-        .any(|c| c.verdict == stats::Verdict::Regressed);
+    comparison.keep(|_| true);
     Ok(comparison)
 }
 

@@ -59,10 +59,10 @@ pub fn value(v: f64, unit: &str) -> String {
 
 /// A relative change as a signed percentage (`+20.1%`).
 pub fn signed(v: f64) -> String {
-    if v.is_finite() {
-        format!("{:+.1}%", v * 100.0)
-    } else {
-        "-".into()
+    match v * 100.0 {
+        p if !p.is_finite() => "-".into(),
+        p if p.abs() < 0.05 => "0.0%".into(),
+        p => format!("{p:+.1}%"),
     }
 }
 

@@ -15,7 +15,10 @@
 //!   show; the output says so.
 //!
 //! Either way the interval is widened by one clock step relative to the base value:
-//! values closer than the clock's step cannot be told apart.
+//! values closer than the clock's step cannot be told apart. For the same reason a
+//! value below one step (calibrated data can be 0: all of it the instrumentation's
+//! own cost) is taken as one step, so a component that went from below the clock's
+//! resolution to 70 ns still shows as a change.
 
 use crate::hist::Dist;
 use rand::Rng;
@@ -105,6 +108,7 @@ pub fn compare(
     settings: &Settings,
     rng: &mut impl Rng,
 ) -> Change {
+    let floor = settings.step;
     let values = |runs: &[Dist]| runs.iter().map(|d| d.quantile(q)).collect::<Vec<f64>>();
     let (b, n) = (values(base), values(new));
     let mut change = Change {
@@ -121,17 +125,21 @@ pub fn compare(
         change.note = Some(why);
         return change;
     }
+    // Below one step, values cannot be told apart: compare them as one step.
+    let floored = |v: Vec<f64>| v.into_iter().map(|v| v.max(floor)).collect::<Vec<f64>>();
+    let (b, n) = (floored(b), floored(n));
     if b.iter().chain(&n).any(|&v| v <= 0.0) {
-        change.note = Some("a value is 0 (all overhead): no ratio".into());
+        change.note = Some("a value is 0 on a clock of unknown step: no ratio".into());
         return change;
     }
-    change.change = change.new / change.base - 1.0;
+    let (base_at, new_at) = (geometric_mean(&b), geometric_mean(&n));
+    change.change = new_at / base_at - 1.0;
     let (low, high) = if base.len() == 1 && new.len() == 1 {
-        resampled(&base[0], &new[0], q, rng)
+        resampled(&base[0], &new[0], q, floor, rng)
     } else {
         welch(&b, &n)
     };
-    let widen = settings.step / change.base;
+    let widen = settings.step / base_at;
     (change.low, change.high) = (low - widen, high + widen);
     change.verdict = verdict(change.change, change.low, change.high, settings.threshold);
     change
@@ -169,7 +177,7 @@ fn geometric_mean(values: &[f64]) -> f64 {
 }
 
 /// The interval of `new / base - 1` from resampling both histograms.
-fn resampled(base: &Dist, new: &Dist, q: f64, rng: &mut impl Rng) -> (f64, f64) {
+fn resampled(base: &Dist, new: &Dist, q: f64, floor: f64, rng: &mut impl Rng) -> (f64, f64) {
     let draw = |dist: &Dist| {
         let n = dist.len() as f64;
         let k = (q * n).ceil().clamp(1.0, n);
@@ -178,8 +186,8 @@ fn resampled(base: &Dist, new: &Dist, q: f64, rng: &mut impl Rng) -> (f64, f64) 
     let (b, n) = (draw(base), draw(new));
     let mut ratios: Vec<f64> = (0..RESAMPLES)
         .map(|_| {
-            let vb = base.quantile(b.sample(rng));
-            let vn = new.quantile(n.sample(rng));
+            let vb = base.quantile(b.sample(rng)).max(floor);
+            let vn = new.quantile(n.sample(rng)).max(floor);
             vn / vb - 1.0
         })
         .collect();

@@ -16,6 +16,9 @@ pub struct HtmlArgs {
     /// One or more JSON reports, overlaid in distinct colours.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    /// Draw only the components whose id matches this glob (e.g. 'Sim_*').
+    #[arg(long, value_name = "GLOB")]
+    pub filter: Option<String>,
     /// The page to write.
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
@@ -28,7 +31,16 @@ pub fn run(args: &HtmlArgs) -> Result<Outcome, Failure> {
         load::require_histograms(loaded)?;
     }
     load::same_basis(&reports.iter().collect::<Vec<_>>())?;
-    let components = components(&reports)?;
+    let filter = args
+        .filter
+        .as_deref()
+        .map(glob::Pattern::new)
+        .transpose()
+        .map_err(|e| Failure(format!("--filter: {e}")))?;
+    let mut components = components(&reports)?;
+    if let Some(pattern) = filter {
+        components.retain(|(name, _)| pattern.matches(name));
+    }
     let page =
         page::page(&reports, &components).map_err(|e| Failure(format!("drawing failed: {e}")))?;
     std::fs::write(&args.output, page).map_err(|e| {
