@@ -85,13 +85,14 @@ impl Dist {
         self.hist.len()
     }
 
-    /// The value of rank `ceil(q * n)`, in the report's unit (0 for no values).
+    /// The value of rank `ceil(q * n)` ([`latte::analyze::rank`]), in the report's
+    /// unit (0 for no values).
     pub fn quantile(&self, q: f64) -> f64 {
         let n = self.hist.len();
         if n == 0 {
             return 0.0;
         }
-        let rank = ((q.clamp(0.0, 1.0) * n as f64).ceil() as u64).clamp(1, n);
+        let rank = latte::analyze::rank(q, n);
         let at = self.cdf.partition_point(|&(cum, _)| cum < rank);
         self.cdf[at.min(self.cdf.len() - 1)].1
     }

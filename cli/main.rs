@@ -36,7 +36,8 @@ use std::process::ExitCode;
 
 /// Read latte's JSON reports: show one, compare runs, draw the distributions.
 #[derive(Parser, Debug)]
-#[command(name = "latte-telemetry", version, about, long_about = None)]
+#[command(name = "latte-telemetry", version, long_about = None)]
+#[command(about = "Read latte's JSON reports: show one, compare runs, draw the distributions.")]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -13,7 +13,7 @@ const STYLE: &str = "body{font-family:sans-serif;margin:24px;color:#222}\
 .layout{display:grid;grid-template-columns:minmax(0,1fr) 360px;gap:24px;align-items:start}\
 aside{position:sticky;top:12px;font-size:13px}\
 aside section{border:1px solid #ccc;border-radius:6px;padding:8px 12px;margin-bottom:12px}\
-figure{margin:0}table{border-collapse:collapse;font-size:13px}\
+figure{margin:0}figure svg{max-width:100%;height:auto}table{border-collapse:collapse;font-size:13px}\
 td,th{padding:2px 8px;text-align:right}td:first-child,th:first-child{text-align:left}\
 .swatch{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:6px}\
 .warning{color:#a33}";

@@ -117,8 +117,17 @@ pub(crate) fn count(runs: &[(u64, u64)]) -> u64 {
 
 /// The 1-based rank of the `q`-quantile among `n` values: `ceil(q * n)`, at least 1.
 /// A product that lands a rounding error above a whole number counts as that number
-/// (`0.07 * 100` is 7, not 8). `q` is clamped to [0, 1]; NaN counts as 0.
-pub(crate) fn rank(q: f64, n: u64) -> u64 {
+/// (`0.07 * 100` is 7, not 8). `q` is clamped to [0, 1]; NaN counts as 0. Every
+/// quantile latte reports uses it, and so does the `latte-telemetry` tool.
+///
+/// ```
+/// use latte::analyze::rank;
+/// assert_eq!(rank(0.07, 100), 7);
+/// assert_eq!(rank(0.5, 3), 2);
+/// assert_eq!(rank(0.999, 10), 10);
+/// assert_eq!(rank(0.0, 10), 1);
+/// ```
+pub fn rank(q: f64, n: u64) -> u64 {
     let q = if q.is_nan() { 0.0 } else { q.clamp(0.0, 1.0) };
     let x = q * n as f64;
     ((x - x * 1e-12).ceil() as u64).clamp(1, n.max(1))

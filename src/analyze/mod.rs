@@ -22,6 +22,7 @@ mod stats;
 pub use crate::config::{Bypass, Fences};
 pub use calibrate::{Calibration, calibration};
 pub use clean::{Cleaned, clean};
+pub use dist::rank;
 pub(crate) use export::per_id as per_id_histograms;
 pub(crate) use focused::of_threads;
 pub use stats::{Moments, moments, quantile};
