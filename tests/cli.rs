@@ -208,6 +208,43 @@ fn bad_input_names_the_file_and_the_problem() {
     assert!(text.contains("BASE.json NEW.json"), "{text}");
 }
 
+/// The agent's stream (one report per line, periodic ones first) is read as its
+/// final report; a pretty-printed report reads too.
+#[test]
+fn a_stream_of_reports_is_read_as_its_final_report() {
+    let d = dir("stream");
+    let one = |name: &'static str, label: &str| {
+        let hist = cli_support::histogram(&COMPONENTS[0], 1);
+        let mut report = cli_support::report(vec![cli_support::row(name, &hist)]);
+        report.label = Some(label.into());
+        report
+    };
+    let lines = [
+        one("in_periodic_1", "periodic #1, last 1.00 s"),
+        one("in_final", "final"),
+        one("in_periodic_2", "periodic #2, last 1.00 s"),
+    ]
+    .iter()
+    .map(|r| r.to_json(latte::report::JsonStyle::Compact))
+    .collect::<Vec<_>>()
+    .join("\n");
+    let stream = d.join("stream.json");
+    std::fs::write(&stream, lines + "\n").unwrap();
+    let text = stdout(tool().arg("show").arg(&stream), 0);
+    assert!(
+        text.contains("in_final") && !text.contains("in_periodic"),
+        "{text}"
+    );
+    let pretty = d.join("pretty.json");
+    std::fs::write(
+        &pretty,
+        one("pretty_one", "final").to_json(latte::report::JsonStyle::Pretty),
+    )
+    .unwrap();
+    let text = stdout(tool().arg("show").arg(&pretty), 0);
+    assert!(text.contains("pretty_one"), "{text}");
+}
+
 #[test]
 fn show_takes_the_librarys_table_options() {
     let d = dir("show");
