@@ -25,7 +25,7 @@ pub(crate) enum Command {
     /// Final report (if enabled), then exit.
     Shutdown(Sender<Result<(), Error>>),
     /// A whole-run report for the fleet exporters, returned rather than written.
-    #[cfg_attr(not(any(feature = "prometheus", feature = "otlp")), allow(dead_code))]
+    #[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
     Snapshot(Sender<Arc<Report>>),
 }
 

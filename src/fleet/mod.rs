@@ -30,16 +30,16 @@ mod prometheus;
 pub(crate) mod serve;
 
 use crate::error::Error;
-#[cfg(any(feature = "prometheus", feature = "otlp"))]
+#[cfg(feature = "prometheus")]
 use crate::report::Report;
-#[cfg(any(feature = "prometheus", feature = "otlp"))]
+#[cfg(feature = "prometheus")]
 use std::sync::Arc;
 #[cfg(any(feature = "prometheus", feature = "otlp"))]
 use std::time::Duration;
 
 /// Asks the drain thread for a fresh whole-run report; `None` if it did not answer in
 /// time or has stopped.
-#[cfg(any(feature = "prometheus", feature = "otlp"))]
+#[cfg(feature = "prometheus")]
 pub(crate) type Snapshot = Arc<dyn Fn() -> Option<Arc<Report>> + Send + Sync>;
 
 /// Shortest accepted OTLP push interval.
