@@ -38,7 +38,13 @@ fn histograms(request: &ExportMetricsServiceRequest) -> Vec<(String, u64, u64, u
         .iter()
         .map(|p| {
             let total = p.bucket_counts.iter().sum();
-            (component(&p.attributes), p.count, total, p.bucket_counts.len(), p.explicit_bounds.len())
+            (
+                component(&p.attributes),
+                p.count,
+                total,
+                p.bucket_counts.len(),
+                p.explicit_bounds.len(),
+            )
         })
         .collect()
 }
@@ -47,7 +53,10 @@ fn histograms(request: &ExportMetricsServiceRequest) -> Vec<(String, u64, u64, u
 fn the_otlp_export_decodes_to_the_report() {
     // The collector: answers 200 to every POST and hands the decoded body over.
     let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1/metrics", server.server_addr().to_ip().unwrap());
+    let url = format!(
+        "http://{}/v1/metrics",
+        server.server_addr().to_ip().unwrap()
+    );
     let (tx, received) = unbounded();
     std::thread::spawn(move || {
         for mut request in server.incoming_requests() {
@@ -80,7 +89,11 @@ fn the_otlp_export_decodes_to_the_report() {
     let want: Vec<(String, u64, u64)> = [&A, &B]
         .iter()
         .map(|id| {
-            let row = report.all_threads.iter().find(|r| r.component == id.name()).unwrap();
+            let row = report
+                .all_threads
+                .iter()
+                .find(|r| r.component == id.name())
+                .unwrap();
             (id.name().to_owned(), row.stats.folded, row.stats.seen)
         })
         .collect();
@@ -89,7 +102,9 @@ fn the_otlp_export_decodes_to_the_report() {
     // The first push made after everything was recorded.
     let deadline = Instant::now() + Duration::from_secs(15);
     let request = loop {
-        let (path, decoded) = received.recv_deadline(deadline).expect("a push with every sample");
+        let (path, decoded) = received
+            .recv_deadline(deadline)
+            .expect("a push with every sample");
         assert_eq!(path, "/v1/metrics");
         let request = decoded.expect("a valid ExportMetricsServiceRequest");
         let points = histograms(&request);
@@ -104,15 +119,26 @@ fn the_otlp_export_decodes_to_the_report() {
         };
         assert_eq!(count, expected.1, "{name}: count");
         assert_eq!(total, expected.1, "{name}: the buckets add up to the count");
-        assert_eq!(buckets, bounds + 1, "{name}: one bucket per bound, and +Inf");
+        assert_eq!(
+            buckets,
+            bounds + 1,
+            "{name}: one bucket per bound, and +Inf"
+        );
     }
     let Some(MetricData::Sum(seen)) = &metric(&request, "latte.samples.seen").data else {
         panic!("latte.samples.seen is not a sum");
     };
     assert!(seen.is_monotonic);
     for (name, _, seen_count) in &want {
-        let point = seen.data_points.iter().find(|p| &component(&p.attributes) == name).unwrap();
-        assert_eq!(point.value, Some(number_data_point::Value::AsInt(*seen_count as i64)));
+        let point = seen
+            .data_points
+            .iter()
+            .find(|p| &component(&p.attributes) == name)
+            .unwrap();
+        assert_eq!(
+            point.value,
+            Some(number_data_point::Value::AsInt(*seen_count as i64))
+        );
     }
     let (sent, _failed, dropped) = guard.otlp_pushes();
     assert!(sent >= 1, "pushes the collector accepted: {sent}");

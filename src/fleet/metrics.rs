@@ -118,7 +118,8 @@ impl MetricSet {
 }
 
 /// The row's histogram (counter ticks) spread over `bounds` (seconds): a value goes to
-/// the first bucket whose bound is at least its lowest equivalent value. All zeros if
+/// the first bucket whose bound is at least its lowest equivalent value (to within a
+/// part per billion, so a value on a bound stays in its bucket). All zeros if
 /// the row has no histogram or it does not decode.
 fn buckets(row: &Row, bounds: &[f64], ticks_per_ns: f64) -> Vec<u64> {
     let mut counts = vec![0u64; bounds.len() + 1];
@@ -128,7 +129,8 @@ fn buckets(row: &Row, bounds: &[f64], ticks_per_ns: f64) -> Vec<u64> {
     for value in hist.iter_recorded() {
         let ticks = hist.lowest_equivalent(value.value_iterated_to());
         let secs = ticks as f64 / ticks_per_ns * 1e-9;
-        let i = bounds.partition_point(|bound| *bound < secs);
+        // On a bound is in its bucket, whatever the rounding of ticks to seconds.
+        let i = bounds.partition_point(|bound| *bound * (1.0 + 1e-9) < secs);
         counts[i] += value.count_at_value();
     }
     counts

@@ -169,54 +169,76 @@ fn metric(name: &str, description: &str, unit: &str, data: Data) -> Metric {
     }
 }
 
-/// The export request of `set`: cumulative since `began`, as of `now`.
-pub(crate) fn request(
-    set: &MetricSet,
-    began: SystemTime,
-    now: SystemTime,
-) -> ExportMetricsServiceRequest {
-    let (start, time) = (nanos(began), nanos(now));
-    let point = |attributes: Vec<KeyValue>, value: number_data_point::Value| NumberDataPoint {
-        attributes,
-        start_time_unix_nano: start,
-        time_unix_nano: time,
-        value: Some(value),
-        ..NumberDataPoint::default()
-    };
-    let cumulative = AggregationTemporality::Cumulative as i32;
-    let histogram = set.series.iter().map(|s| HistogramDataPoint {
+/// The times of every data point of one request.
+#[derive(Clone, Copy)]
+struct Stamp {
+    start: u64,
+    time: u64,
+}
+
+impl Stamp {
+    fn point(self, attributes: Vec<KeyValue>, value: number_data_point::Value) -> NumberDataPoint {
+        NumberDataPoint {
+            attributes,
+            start_time_unix_nano: self.start,
+            time_unix_nano: self.time,
+            value: Some(value),
+            ..NumberDataPoint::default()
+        }
+    }
+}
+
+const CUMULATIVE: i32 = AggregationTemporality::Cumulative as i32;
+
+fn as_int(n: u64) -> number_data_point::Value {
+    number_data_point::Value::AsInt(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+/// The latency histogram and its quantile gauges.
+fn latency(set: &MetricSet, at: Stamp) -> [Metric; 2] {
+    let points = set.series.iter().map(|s| HistogramDataPoint {
         attributes: attributes(s),
-        start_time_unix_nano: start,
-        time_unix_nano: time,
+        start_time_unix_nano: at.start,
+        time_unix_nano: at.time,
         count: s.count,
         sum: Some(s.sum),
         bucket_counts: s.buckets.clone(),
         explicit_bounds: set.bounds.clone(),
         ..HistogramDataPoint::default()
     });
-    let mut metrics = vec![metric(
-        "latte.latency",
-        "Latency of each component over the whole run (every folded sample, before cleaning).",
-        "s",
-        Data::Histogram(Histogram {
-            data_points: histogram.collect(),
-            aggregation_temporality: cumulative,
-        }),
-    )];
+    let histogram = Histogram {
+        data_points: points.collect(),
+        aggregation_temporality: CUMULATIVE,
+    };
     let quantiles = set.series.iter().flat_map(|s| {
         QUANTILES.iter().zip(s.quantiles).map(|(q, v)| {
             let mut attributes = attributes(s);
             attributes.push(text("quantile", &q.to_string()));
-            point(attributes, number_data_point::Value::AsDouble(v))
+            at.point(attributes, number_data_point::Value::AsDouble(v))
         })
     });
-    let data_points = quantiles.collect();
-    metrics.push(metric(
-        "latte.latency.quantile",
-        "Whole-run quantiles.",
-        "s",
-        Data::Gauge(Gauge { data_points }),
-    ));
+    let gauge = Gauge {
+        data_points: quantiles.collect(),
+    };
+    [
+        metric(
+            "latte.latency",
+            "Latency of each component over the whole run (every folded sample, before cleaning).",
+            "s",
+            Data::Histogram(histogram),
+        ),
+        metric(
+            "latte.latency.quantile",
+            "Whole-run quantiles.",
+            "s",
+            Data::Gauge(gauge),
+        ),
+    ]
+}
+
+/// The sample counts (sums that only grow, gauges that cleaning may lower) and the
+/// anomalies.
+fn counts(set: &MetricSet, at: Stamp) -> Vec<Metric> {
     type Pick = fn(&Series) -> u64;
     let counts: [(&str, bool, Pick); 4] = [
         ("latte.samples.seen", true, |s| s.seen),
@@ -224,21 +246,21 @@ pub(crate) fn request(
         ("latte.samples.bypass", false, |s| s.bypass),
         ("latte.samples.outliers", false, |s| s.outliers),
     ];
+    let sum = |data_points| {
+        Data::Sum(Sum {
+            data_points,
+            aggregation_temporality: CUMULATIVE,
+            is_monotonic: true,
+        })
+    };
+    let mut metrics = Vec::new();
     for (name, monotonic, pick) in counts {
-        let as_int = |s: &Series| {
-            number_data_point::Value::AsInt(i64::try_from(pick(s)).unwrap_or(i64::MAX))
-        };
-        let data_points = set
-            .series
-            .iter()
-            .map(|s| point(attributes(s), as_int(s)))
+        let points = set.series.iter();
+        let data_points = points
+            .map(|s| at.point(attributes(s), as_int(pick(s))))
             .collect();
         let data = match monotonic {
-            true => Data::Sum(Sum {
-                data_points,
-                aggregation_temporality: cumulative,
-                is_monotonic: true,
-            }),
+            true => sum(data_points),
             false => Data::Gauge(Gauge { data_points }),
         };
         metrics.push(metric(
@@ -253,27 +275,26 @@ pub(crate) fn request(
         if let Some(thread) = thread {
             attributes.push(text("thread", thread));
         }
-        point(
-            attributes,
-            number_data_point::Value::AsInt(i64::try_from(*n).unwrap_or(i64::MAX)),
-        )
+        at.point(attributes, as_int(*n))
     });
-    let data_points = anomalies.collect();
-    let data = Data::Sum(Sum {
-        data_points,
-        aggregation_temporality: cumulative,
-        is_monotonic: true,
-    });
+    let data = sum(anomalies.collect());
     metrics.push(metric(
         "latte.anomalies",
         "Misuse and clock anomalies, by kind.",
         "{anomaly}",
         data,
     ));
-    let service = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()));
-    let resource = Resource {
+    metrics
+}
+
+/// The process: its name and id, the clock.
+fn resource(set: &MetricSet) -> Resource {
+    let exe = std::env::current_exe().ok();
+    let service = exe
+        .as_ref()
+        .and_then(|p| p.file_stem())
+        .map(|s| s.to_string_lossy());
+    Resource {
         attributes: vec![
             text("service.name", service.as_deref().unwrap_or("latte")),
             text("process.pid", &std::process::id().to_string()),
@@ -285,20 +306,35 @@ pub(crate) fn request(
             text("latte.hypervisor", set.hypervisor),
         ],
         ..Resource::default()
+    }
+}
+
+/// The export request of `set`: cumulative since `began`, as of `now`.
+pub(crate) fn request(
+    set: &MetricSet,
+    began: SystemTime,
+    now: SystemTime,
+) -> ExportMetricsServiceRequest {
+    let at = Stamp {
+        start: nanos(began),
+        time: nanos(now),
     };
+    let mut metrics = latency(set, at).to_vec();
+    metrics.extend(counts(set, at));
     let scope = InstrumentationScope {
         name: "latte".into(),
         version: env!("CARGO_PKG_VERSION").into(),
         ..InstrumentationScope::default()
     };
+    let scope_metrics = ScopeMetrics {
+        scope: Some(scope),
+        metrics,
+        ..ScopeMetrics::default()
+    };
     ExportMetricsServiceRequest {
         resource_metrics: vec![ResourceMetrics {
-            resource: Some(resource),
-            scope_metrics: vec![ScopeMetrics {
-                scope: Some(scope),
-                metrics,
-                ..ScopeMetrics::default()
-            }],
+            resource: Some(resource(set)),
+            scope_metrics: vec![scope_metrics],
             ..ResourceMetrics::default()
         }],
     }

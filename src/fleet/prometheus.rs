@@ -45,9 +45,29 @@ fn labels(s: &Series) -> Vec<(&'static str, &str)> {
 
 impl prometheus_client::collector::Collector for Collector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), FmtError> {
-        let set = &self.0;
         self.histograms(&mut encoder)?;
         self.quantiles(&mut encoder)?;
+        self.counts(&mut encoder)?;
+        self.anomalies(&mut encoder)?;
+        let set = &self.0;
+        let frequency = format!("{:.0}", set.frequency_hz);
+        let info = [
+            ("clock", set.clock.as_str()),
+            ("frequency_hz", frequency.as_str()),
+            ("hypervisor", set.hypervisor),
+        ];
+        let help =
+            "The clock latte reads, its calibrated frequency, and whether a hypervisor runs.";
+        encoder
+            .encode_descriptor("latte_clock", help, None, MetricType::Info)?
+            .encode_info(&info)
+    }
+}
+
+impl Collector {
+    /// Sample counts: counters for what only grows, gauges for what cleaning may
+    /// lower again.
+    fn counts(&self, encoder: &mut DescriptorEncoder) -> Result<(), FmtError> {
         type Pick = fn(&Series) -> u64;
         let counts: [(&str, &str, MetricType, Pick); 4] = [
             (
@@ -77,40 +97,33 @@ impl prometheus_client::collector::Collector for Collector {
         ];
         for (name, help, kind, pick) in counts {
             let mut family = encoder.encode_descriptor(name, help, None, kind)?;
-            for s in &set.series {
+            for s in &self.0.series {
                 let labels = labels(s);
                 let metric = family.encode_family(&labels)?;
                 match kind {
                     MetricType::Counter => ConstCounter::new(pick(s)).encode(metric)?,
-                    _ => ConstGauge::new(pick(s) as i64).encode(metric)?,
+                    _ => ConstGauge::new(i64::try_from(pick(s)).unwrap_or(i64::MAX))
+                        .encode(metric)?,
                 }
             }
         }
+        Ok(())
+    }
+
+    fn anomalies(&self, encoder: &mut DescriptorEncoder) -> Result<(), FmtError> {
         let help = "Misuse and clock anomalies latte counted, by kind.";
         let mut family =
             encoder.encode_descriptor("latte_anomalies", help, None, MetricType::Counter)?;
-        for (thread, kind, count) in &set.anomalies {
+        for (thread, kind, count) in &self.0.anomalies {
             let mut labels = vec![("kind", *kind)];
             if let Some(thread) = thread {
                 labels.push(("thread", thread.as_str()));
             }
             ConstCounter::new(*count).encode(family.encode_family(&labels)?)?;
         }
-        let frequency = format!("{:.0}", set.frequency_hz);
-        let info = [
-            ("clock", set.clock.as_str()),
-            ("frequency_hz", frequency.as_str()),
-            ("hypervisor", set.hypervisor),
-        ];
-        let help =
-            "The clock latte reads, its calibrated frequency, and whether a hypervisor runs.";
-        encoder
-            .encode_descriptor("latte_clock", help, None, MetricType::Info)?
-            .encode_info(&info)
+        Ok(())
     }
-}
 
-impl Collector {
     fn histograms(&self, encoder: &mut DescriptorEncoder) -> Result<(), FmtError> {
         let set = &self.0;
         let help =
@@ -174,11 +187,14 @@ mod tests {
         let text = encode(set).unwrap();
         assert!(
             text.contains(
-                "latte_latency_seconds_bucket{component=\"say \\\"hi\\\"\",le=\"0.001\"} 5"
+                "latte_latency_seconds_bucket{le=\"0.001\",component=\"say \\\"hi\\\"\"} 5"
             ),
             "{text}"
         );
-        assert!(text.contains("le=\"+Inf\"} 6"), "{text}");
+        assert!(
+            text.contains("le=\"+Inf\",component=\"say \\\"hi\\\"\"} 6"),
+            "{text}"
+        );
         assert!(text.contains("latte_latency_seconds_count{component=\"say \\\"hi\\\"\"} 6"));
         assert!(text.contains("latte_samples_seen_total{component=\"say \\\"hi\\\"\"} 7"));
         assert!(text.contains("latte_anomalies_total{kind=\"clock_backwards\"} 4"));
