@@ -113,7 +113,18 @@ fn the_otlp_export_decodes_to_the_report() {
             break request;
         }
     };
+    let scope = &request.resource_metrics[0].scope_metrics[0];
+    for m in &scope.metrics {
+        let kind = match &m.data {
+            Some(MetricData::Histogram(h)) => format!("histogram, {} points", h.data_points.len()),
+            Some(MetricData::Sum(s)) => format!("sum, {} points", s.data_points.len()),
+            Some(MetricData::Gauge(g)) => format!("gauge, {} points", g.data_points.len()),
+            _ => "other".into(),
+        };
+        eprintln!("{} [{}] {kind}", m.name, m.unit);
+    }
     for (name, count, total, buckets, bounds) in histograms(&request) {
+        eprintln!("{name}: count {count}, buckets add up to {total}, {buckets} buckets");
         let Some(expected) = want.iter().find(|w| w.0 == name) else {
             continue; // another test's component
         };
@@ -139,6 +150,11 @@ fn the_otlp_export_decodes_to_the_report() {
             point.value,
             Some(number_data_point::Value::AsInt(*seen_count as i64))
         );
+    }
+    // The push thread counts a push once it has read the answer: wait for that.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while guard.otlp_pushes().0 == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
     }
     let (sent, _failed, dropped) = guard.otlp_pushes();
     assert!(sent >= 1, "pushes the collector accepted: {sent}");
