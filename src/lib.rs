@@ -122,6 +122,7 @@ pub mod collect;
 mod config;
 mod diagnostics;
 mod error;
+mod fleet;
 mod integrations;
 mod macros;
 mod platform;

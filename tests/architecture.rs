@@ -41,9 +41,9 @@ use std::path::Path;
 ///
 /// ```text
 ///     agent -> analyze -> collect -> record -> clock -> platform
-///                 |                    ^
-///                 v                    |
-///               report            integrations
+///       |         |                    ^
+///       v         v                    |
+///     fleet ->  report            integrations
 ///
 ///     macros: nothing (they expand to `$crate::__private` paths)
 ///     config, diagnostics, error: leaves, usable by all (error may use config)
@@ -52,6 +52,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "agent",
         &[
+            "fleet",
             "analyze",
             "report",
             "collect",
@@ -94,6 +95,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("clock", &["platform", "config", "diagnostics", "error"]),
     ("platform", &["config", "diagnostics", "error"]),
     ("report", &["config", "diagnostics", "error"]),
+    ("fleet", &["report", "config", "diagnostics", "error"]),
     (
         "integrations",
         &[

@@ -3,7 +3,7 @@
 use super::failures::{Failures, Shared};
 use super::guard::Guard;
 use super::running::{self, Line};
-use super::{drain, hlog, placement, signals};
+use super::{drain, export, hlog, placement, signals};
 use crate::clock::{self, ClockChoice};
 use crate::config::{self, Data, ReportOptions, Unit};
 use crate::error::Error;
@@ -40,6 +40,8 @@ pub struct Builder {
     pub(super) final_report: bool,
     /// See `Builder::final_report_on_signals` (in `signals.rs`).
     pub(super) on_signals: bool,
+    /// The fleet exporters (see `export.rs`).
+    pub(super) fleet: crate::fleet::Settings,
 }
 
 impl Default for Builder {
@@ -69,6 +71,7 @@ impl Default for Builder {
             max_exited_threads: Builder::DEFAULT_MAX_EXITED_THREADS,
             final_report: true,
             on_signals: false,
+            fleet: crate::fleet::Settings::default(),
         }
     }
 }
@@ -97,6 +100,7 @@ impl core::fmt::Debug for Builder {
             .field("max_exited_threads", &self.max_exited_threads)
             .field("final_report", &self.final_report)
             .field("on_signals", &self.on_signals)
+            .field("fleet", &self.fleet)
             .finish()
     }
 }
@@ -267,6 +271,7 @@ impl Builder {
             ),
             None => None,
         };
+        let (fleet, wiring) = export::prepare(&self.fleet)?;
         let (tx, rx) = bounded(16);
         let shared = Arc::new(Shared::default());
         let drain = drain::Drain {
@@ -282,14 +287,18 @@ impl Builder {
             hlog,
             final_report: self.final_report,
             failures: Failures::new(shared.clone()),
+            #[cfg(feature = "otlp")]
+            otlp: wiring.queue(),
         };
         let (handle, alive) = drain.spawn(self.placement)?;
         let line = Line { tx, alive };
+        wiring.connect(&line);
         let guard = Guard {
             line: line.clone(),
             handle: Some(handle),
             shared,
             pid: std::process::id(),
+            fleet,
         };
         Ok((guard, line))
     }

@@ -40,6 +40,9 @@ pub(super) struct Drain {
     pub(super) final_report: bool,
     /// Periodic reports that could not be written, until a report shows them.
     pub(super) failures: Failures,
+    /// Where OTLP pushes are queued, with their interval.
+    #[cfg(feature = "otlp")]
+    pub(super) otlp: Option<crate::fleet::otlp::Queue>,
 }
 
 /// When the next periodic report and the next fold are due.
@@ -51,6 +54,8 @@ struct Schedule {
     next_periodic: Option<Instant>,
     last_fold: Instant,
     next_fold: Instant,
+    /// When the next OTLP push is due (`None`: no pushes).
+    next_push: Option<Instant>,
 }
 
 /// The first tick of the series `due + k * interval` after `now` (`None` if it is
@@ -110,14 +115,21 @@ impl Drain {
             next_periodic: self.periodic.and_then(|p| now.checked_add(p)),
             last_fold: now,
             next_fold: now + self.pace.0,
+            next_push: self.push_interval().and_then(|i| now.checked_add(i)),
         };
         loop {
-            let deadline = at
-                .next_periodic
-                .map_or(at.next_fold, |p| p.min(at.next_fold));
+            let deadline = [at.next_periodic, at.next_push]
+                .into_iter()
+                .flatten()
+                .fold(at.next_fold, Instant::min);
             match self.rx.recv_deadline(deadline) {
                 Ok(Command::Report(reply)) => {
                     let _ = reply.send(self.whole_run(None));
+                }
+                Ok(Command::Snapshot(reply)) => {
+                    if let Some(report) = self.snapshot() {
+                        let _ = reply.send(report);
+                    }
                 }
                 Ok(Command::ReportInterval(reply)) => {
                     let _ = reply.send(self.interval(&mut at));
@@ -155,6 +167,12 @@ impl Drain {
             }
             // Skip missed ticks rather than bursting to catch up.
             at.next_periodic = next_tick(due, interval, now);
+        }
+        if let (Some(due), Some(interval)) = (at.next_push, self.push_interval())
+            && now >= due
+        {
+            self.push();
+            at.next_push = next_tick(due, interval, now);
         }
         if now >= at.next_fold {
             let stats = collect::fold();
@@ -223,10 +241,39 @@ impl Drain {
         {
             self.failures.failed(e);
         }
+        // The final state for the fleet, before the final report's sink can fail.
+        self.push();
         if self.final_report {
             self.whole_run(Some("final".into()))?;
         }
         self.failures.at_stop()
+    }
+
+    /// The OTLP push interval, if pushes are on.
+    fn push_interval(&self) -> Option<Duration> {
+        #[cfg(feature = "otlp")]
+        return self.otlp.as_ref().map(|q| q.interval);
+        #[cfg(not(feature = "otlp"))]
+        None
+    }
+
+    /// Queues a whole-run report for the OTLP push thread, if pushes are on; never
+    /// waits (a full queue counts a drop, and then no report is made).
+    fn push(&self) {
+        #[cfg(feature = "otlp")]
+        if let Some(queue) = &self.otlp
+            && !queue.is_full()
+            && let Some(report) = self.snapshot()
+        {
+            queue.offer(report);
+        }
+    }
+
+    /// A whole-run report for the fleet exporters, focused as the reports are.
+    fn snapshot(&self) -> Option<Arc<Report>> {
+        let calibration = calibration();
+        let report = collect::whole_run(|totals| self.assemble(totals, calibration, None));
+        report.focus(&self.focus).ok().map(Arc::new)
     }
 
     /// Writes a report of everything recorded so far.

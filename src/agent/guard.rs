@@ -5,6 +5,7 @@ use super::running::{self, Line};
 use super::signals;
 use crate::collect::anything_recorded;
 use crate::error::Error;
+use crate::report::Report;
 use crossbeam_channel::Sender;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -23,6 +24,9 @@ pub(crate) enum Command {
     ReportInterval(Sender<Result<(), Error>>),
     /// Final report (if enabled), then exit.
     Shutdown(Sender<Result<(), Error>>),
+    /// A whole-run report for the fleet exporters, returned rather than written.
+    #[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
+    Snapshot(Sender<Arc<Report>>),
 }
 
 /// The running agent. Dropping it writes the final report and stops the drain thread.
@@ -34,6 +38,8 @@ pub struct Guard {
     /// The process that started the agent: in a forked child the drain thread does
     /// not exist (threads do not survive `fork`), so the guard does nothing there.
     pub(super) pid: u32,
+    /// The fleet exporters (`/metrics`, OTLP), stopped after the drain thread.
+    pub(super) fleet: crate::fleet::Running,
 }
 
 impl core::fmt::Debug for Guard {
@@ -141,6 +147,7 @@ impl Guard {
         }
         let result = self.ask(Command::Shutdown).and_then(|r| r);
         let _ = handle.join();
+        self.fleet.stop();
         signals::disarm();
         running::release();
         match result {

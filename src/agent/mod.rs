@@ -22,6 +22,7 @@
 
 mod builder;
 mod drain;
+mod export;
 mod failures;
 mod guard;
 mod hlog;

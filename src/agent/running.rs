@@ -32,6 +32,23 @@ impl Line {
             recv(self.alive) -> _ => answer.try_recv().map_err(|_| Error::AgentStopped),
         }
     }
+
+    /// As [`ask`](Line::ask), but never waits more than `wait`, nor to queue the
+    /// command: `None` if the queue is full, the drain stopped, or no answer came.
+    #[cfg(feature = "prometheus")]
+    pub(super) fn ask_within<T>(
+        &self,
+        command: impl FnOnce(Sender<T>) -> Command,
+        wait: std::time::Duration,
+    ) -> Option<T> {
+        let (reply, answer) = bounded(1);
+        self.tx.try_send(command(reply)).ok()?;
+        select! {
+            recv(answer) -> r => r.ok(),
+            recv(self.alive) -> _ => answer.try_recv().ok(),
+            default(wait) => None,
+        }
+    }
 }
 
 /// The process's agent. Per process: a child forked while its parent runs an agent

@@ -118,6 +118,18 @@ pub enum Error {
         /// The limit that was reached.
         limit: usize,
     },
+    /// The metrics endpoint (`Builder::serve_metrics`, feature `prometheus`) could not be bound (an address that does not parse or is
+    /// in use) or its thread could not start.
+    MetricsEndpoint(Arc<std::io::Error>),
+    /// A fleet-export setting that cannot work: bucket bounds
+    /// (`Builder::metrics_buckets`) that are empty, zero or out of order; an OTLP
+    /// endpoint that is not `http://` or an interval too short (`Builder::otlp`).
+    FleetSetting {
+        /// The setting, as `Builder::otlp`.
+        setting: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 impl PartialEq for Error {
@@ -160,6 +172,10 @@ impl PartialEq for Error {
                 matches!(other, ClockAlreadySelected { hardware: b } if a == b)
             }
             Signals(a) => matches!(other, Signals(b) if same_io(a, b)),
+            MetricsEndpoint(a) => matches!(other, MetricsEndpoint(b) if same_io(a, b)),
+            FleetSetting { setting, reason } => {
+                matches!(other, FleetSetting { setting: s, reason: r } if (setting, reason) == (s, r))
+            }
             PeriodicReports { failed, last } => matches!(
                 other,
                 PeriodicReports { failed: c, last: d } if failed == c && last == d
@@ -206,7 +222,13 @@ impl Error {
                 "latte could not handle SIGTERM and SIGINT",
                 "check Builder::final_report_on_signals: the platform needs POSIX signals",
             )),
+            Error::MetricsEndpoint(e) => Some((
+                e,
+                "the latte metrics endpoint could not start",
+                "check the address given to Builder::serve_metrics: host:port, not in use",
+            )),
             Error::RingCapacity { .. }
+            | Error::FleetSetting { .. }
             | Error::StackDepth { .. }
             | Error::MemoryCap { .. }
             | Error::Pattern { .. }
@@ -264,6 +286,9 @@ impl Error {
                  (Id::MAX_INTERNED); intern each text once, keep its &'static Id, and bound the set \
                  of texts (venues, symbols, strategies)"
             ),
+            Error::FleetSetting { setting, reason } => {
+                write!(f, "fleet export setting {setting} is invalid: {reason}")
+            }
             Error::AlreadyRunning
             | Error::AgentStopped
             | Error::ClockAlreadySelected { .. }
@@ -276,6 +301,7 @@ impl Error {
             | Error::Spawn(_)
             | Error::DrainPlacement(_)
             | Error::Hlog(_)
+            | Error::MetricsEndpoint(_)
             | Error::Signals(_) => Ok(()),
         }
     }

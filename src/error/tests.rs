@@ -49,6 +49,11 @@ fn every_case() -> Vec<Error> {
             reason: "invalid range pattern".into(),
         },
         Error::InternLimit { limit: 65_536 },
+        Error::MetricsEndpoint(io(ErrorKind::AddrInUse)),
+        Error::FleetSetting {
+            setting: "Builder::otlp",
+            reason: "not http".into(),
+        },
     ]
 }
 
@@ -73,13 +78,15 @@ fn case(error: &Error) -> usize {
         Error::MemoryCap { .. } => 16,
         Error::Pattern { .. } => 17,
         Error::InternLimit { .. } => 18,
+        Error::MetricsEndpoint(_) => 19,
+        Error::FleetSetting { .. } => 20,
     }
 }
 
 #[test]
 fn every_case_is_listed_once() {
     let cases: Vec<usize> = every_case().iter().map(case).collect();
-    assert_eq!(cases, (0..=18).collect::<Vec<_>>());
+    assert_eq!(cases, (0..=20).collect::<Vec<_>>());
 }
 
 #[test]
@@ -141,6 +148,7 @@ fn every_message_is_a_sentence_and_io_cases_have_a_source() {
                 | Error::DrainPlacement(_)
                 | Error::Hlog(_)
                 | Error::Signals(_)
+                | Error::MetricsEndpoint(_)
         );
         let wraps = io || matches!(error, Error::PeriodicReports { .. });
         assert_eq!(error.source().is_some(), wraps, "{error:?}");

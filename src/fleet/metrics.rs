@@ -1,0 +1,187 @@
+//! A whole-run [`Report`] as one neutral metric set: per component (and thread, when
+//! asked), the latency histogram in seconds over the configured buckets, the tail
+//! quantiles and the counts; per process, the anomalies and the clock. Both encoders
+//! (Prometheus, OTLP) write this set; neither reads the report itself.
+
+use crate::config::Unit;
+use crate::report::{Report, Row};
+use base64::Engine;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::Deserializer;
+
+/// The quantiles exported as gauges.
+pub(crate) const QUANTILES: [f64; 3] = [0.5, 0.99, 0.999];
+
+/// Everything exported from one report.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct MetricSet {
+    /// The counter read (`TSC`, ...).
+    pub(crate) clock: String,
+    /// Its calibrated frequency, in hertz.
+    pub(crate) frequency_hz: f64,
+    /// `yes`, `no` or `unknown`.
+    pub(crate) hypervisor: &'static str,
+    /// The histograms' bucket upper bounds in seconds (`+Inf` implied after the last).
+    pub(crate) bounds: Vec<f64>,
+    /// One per component (per component and thread with the thread label).
+    pub(crate) series: Vec<Series>,
+    /// Anomaly counts: (thread, kind, count); the thread is `None` (all threads
+    /// together) without the thread label.
+    pub(crate) anomalies: Vec<(Option<String>, &'static str, u64)>,
+}
+
+/// One component's metrics.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Series {
+    /// The component (the id's name).
+    pub(crate) component: String,
+    /// The thread, with the thread label.
+    pub(crate) thread: Option<String>,
+    /// Samples in each bucket of [`MetricSet::bounds`] (not cumulative), and one more
+    /// for the values above the last bound.
+    pub(crate) buckets: Vec<u64>,
+    /// Samples in the histogram (folded, before cleaning).
+    pub(crate) count: u64,
+    /// Their sum, in seconds.
+    pub(crate) sum: f64,
+    /// [`QUANTILES`]' values in seconds, from the whole-run histogram.
+    pub(crate) quantiles: [f64; 3],
+    /// Samples recorded (folded and lost): only grows.
+    pub(crate) seen: u64,
+    /// Samples overwritten before latte read them: only grows.
+    pub(crate) lost: u64,
+    /// Values cleaning removes as preemption (BYPASS): may go down again.
+    pub(crate) bypass: u64,
+    /// Values cleaning removes as outliers: may go down again.
+    pub(crate) outliers: u64,
+}
+
+impl MetricSet {
+    /// The metric set of `report` over buckets `bounds` (seconds, increasing).
+    pub(crate) fn of(report: &Report, bounds: &[f64], by_thread: bool) -> MetricSet {
+        let per_second = |v: f64| match report.unit {
+            Unit::Cycles => v / report.ticks_per_ns * 1e-9,
+            Unit::Time => v * 1e-9,
+        };
+        let series_of = |row: &Row, thread: Option<&str>| {
+            let mut series = Series {
+                component: row.component.clone(),
+                thread: thread.map(str::to_owned),
+                buckets: buckets(row, bounds, report.ticks_per_ns),
+                count: row.stats.folded,
+                sum: per_second(row.stats.avg_all) * row.stats.folded as f64,
+                quantiles: [row.stats.p50, row.stats.p99, row.stats.p999].map(per_second),
+                seen: row.stats.seen,
+                lost: row.stats.lost,
+                bypass: row.stats.bypass,
+                outliers: row.stats.outliers,
+            };
+            if series.count == 0 {
+                series.sum = 0.0;
+            }
+            series
+        };
+        let mut set = MetricSet {
+            clock: report.clock.clone(),
+            frequency_hz: report.ticks_per_ns * 1e9,
+            hypervisor: match report.environment.as_ref().and_then(|e| e.hypervisor) {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "unknown",
+            },
+            bounds: bounds.to_vec(),
+            ..MetricSet::default()
+        };
+        if by_thread {
+            for thread in &report.threads {
+                let rows = thread.rows.iter();
+                set.series
+                    .extend(rows.map(|row| series_of(row, Some(&thread.name))));
+                for (kind, count) in thread.anomalies.iter() {
+                    set.anomalies.push((Some(thread.name.clone()), kind, count));
+                }
+            }
+        } else {
+            set.series = report
+                .all_threads
+                .iter()
+                .map(|r| series_of(r, None))
+                .collect();
+            let mut total = crate::report::Anomalies::default();
+            for thread in &report.threads {
+                total = total.plus(&thread.anomalies);
+            }
+            set.anomalies = total.iter().map(|(kind, n)| (None, kind, n)).collect();
+        }
+        set
+    }
+}
+
+/// The row's histogram (counter ticks) spread over `bounds` (seconds): a value goes to
+/// the first bucket whose bound is at least its lowest equivalent value (to within a
+/// part per billion, so a value on a bound stays in its bucket). All zeros if
+/// the row has no histogram or it does not decode.
+fn buckets(row: &Row, bounds: &[f64], ticks_per_ns: f64) -> Vec<u64> {
+    let mut counts = vec![0u64; bounds.len() + 1];
+    let Some(hist) = row.histogram.as_deref().and_then(decode) else {
+        return counts;
+    };
+    for value in hist.iter_recorded() {
+        let ticks = hist.lowest_equivalent(value.value_iterated_to());
+        let secs = ticks as f64 / ticks_per_ns * 1e-9;
+        // On a bound is in its bucket, whatever the rounding of ticks to seconds.
+        let i = bounds.partition_point(|bound| *bound * (1.0 + 1e-9) < secs);
+        counts[i] += value.count_at_value();
+    }
+    counts
+}
+
+/// A report's base64 HdrHistogram (V2, deflate).
+pub(crate) fn decode(text: &str) -> Option<Histogram<u64>> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .ok()?;
+    Deserializer::new().deserialize(&mut bytes.as_slice()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Summary;
+    use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+
+    fn row(values: &[(u64, u64)]) -> Row {
+        let mut hist = Histogram::<u64>::new(3).unwrap();
+        for (v, n) in values {
+            hist.record_n(*v, *n).unwrap();
+        }
+        let mut bytes = Vec::new();
+        V2DeflateSerializer::new()
+            .serialize(&hist, &mut bytes)
+            .unwrap();
+        Row {
+            component: "c".into(),
+            stats: Summary {
+                folded: hist.len(),
+                ..Summary::default()
+            },
+            histogram: Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
+            ..Row::default()
+        }
+    }
+
+    #[test]
+    fn values_fall_in_the_first_bucket_at_or_above_them() {
+        // 2 ticks per ns: 200 ticks = 100 ns, exactly on the second bound.
+        let row = row(&[(20, 3), (200, 5), (202, 7), (4_000_000, 1)]);
+        let bounds = [50e-9, 100e-9, 1e-6];
+        assert_eq!(buckets(&row, &bounds, 2.0), [3, 5, 7, 1]);
+    }
+
+    #[test]
+    fn a_row_without_histogram_has_empty_buckets() {
+        let row = Row::default();
+        assert_eq!(buckets(&row, &[1e-6], 1.0), [0, 0]);
+        assert!(decode("not base64!").is_none());
+    }
+}
