@@ -27,8 +27,7 @@ pub(crate) use export::per_id as per_id_histograms;
 pub(crate) use focused::of_threads;
 pub use stats::{Moments, moments, quantile};
 
-use crate::collect::Exact;
-use crate::collect::{self, Capture, ComponentTotals, SampleKind, Totals};
+use crate::collect::{self, Capture, ComponentTotals, Exact, SampleKind, Totals};
 use crate::config::{Data, ReportOptions, Unit};
 use crate::diagnostics::FrameCounts;
 use crate::report::{
