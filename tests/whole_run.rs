@@ -124,26 +124,12 @@ fn periodic_reports_add_up_to_the_final_one() {
         .sink(sink.clone())
         .start()
         .unwrap();
+    let writer_sink = sink.clone();
     let writer = std::thread::Builder::new()
         .name("whole-run-writer".into())
-        .spawn(|| {
-            let began = Instant::now();
-            let mut n = 0u64;
-            // Bursts faster than the drain may read: some samples may be lost, and
-            // the counts must add up all the same.
-            while began.elapsed() < Duration::from_millis(300) {
-                latte::record(&A, n % 1_000);
-                n += 1;
-            }
-            n
-        })
+        .spawn(move || record_across_intervals(&A, 1_000, &writer_sink))
         .unwrap();
-    let mut m = 0u64;
-    let began = Instant::now();
-    while began.elapsed() < Duration::from_millis(300) {
-        latte::record(&B, m % 777);
-        m += 1;
-    }
+    let m = record_across_intervals(&B, 777, &sink);
     let n = writer.join().unwrap();
     guard.stop().unwrap();
     let reports = sink.json_reports();
@@ -174,6 +160,33 @@ fn periodic_reports_add_up_to_the_final_one() {
         println!("{id}: {recorded} recorded, {} lost", last["lost"]);
     }
     std::fs::remove_file(&hlog).unwrap();
+}
+
+/// Records `id` for 150 ms, waits until the agent has written two more periodic
+/// reports, then records for another 150 ms: bursts faster than the drain may read
+/// (some samples may be lost, and the counts must add up all the same), and on both
+/// sides of an interval's end however the threads are scheduled. The second report
+/// folded the rings after the first burst ended and was written before the second
+/// began, so the id is in at least two intervals of the log. Returns how many it
+/// recorded.
+fn record_across_intervals(id: &'static Id, modulo: u64, sink: &SharedSink) -> u64 {
+    let mut n = 0u64;
+    let mut record_for = |period: Duration| {
+        let began = Instant::now();
+        while began.elapsed() < period {
+            latte::record(id, n % modulo);
+            n += 1;
+        }
+    };
+    record_for(Duration::from_millis(150));
+    let written = sink.text().lines().count();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while sink.text().lines().count() < written + 2 {
+        assert!(Instant::now() < deadline, "no periodic report within 30 s");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    record_for(Duration::from_millis(150));
+    n
 }
 
 /// Total count of the histograms tagged `tag` in an interval log.
