@@ -116,6 +116,11 @@ fn hostile_clients_delay_no_scrape_and_no_recorder() {
     drop(clients);
 }
 
+/// The longest gap allowed between two 50 ms periodic reports: half the OTLP push's
+/// 2 s timeout, so a push that held up the drain thread would fail the test, while a
+/// busy machine that delays a report by a few scheduling slices does not.
+const MAX_GAP: Duration = Duration::from_secs(1);
+
 /// A periodic sink that notes when each report was flushed.
 #[derive(Clone, Default)]
 struct Stamps(Arc<Mutex<Vec<Instant>>>);
@@ -180,14 +185,11 @@ fn a_stalled_or_absent_otlp_endpoint_delays_no_periodic_report() {
         gaps.iter().max()
     );
     assert!(
-        gaps.len() >= 20,
+        gaps.len() >= 10,
         "periodic reports written: {}",
         gaps.len() + 1
     );
-    assert!(
-        gaps.iter().all(|g| *g < Duration::from_millis(250)),
-        "gaps: {gaps:?}"
-    );
+    assert!(gaps.iter().all(|g| *g < MAX_GAP), "gaps: {gaps:?}");
     assert_eq!(sent, 0);
     assert!(
         dropped >= 5,
@@ -209,7 +211,7 @@ fn a_stalled_or_absent_otlp_endpoint_delays_no_periodic_report() {
         gaps.iter().max()
     );
     assert!(
-        gaps.len() >= 20 && gaps.iter().all(|g| *g < Duration::from_millis(250)),
+        gaps.len() >= 10 && gaps.iter().all(|g| *g < MAX_GAP),
         "gaps: {gaps:?}"
     );
     assert_eq!(sent, 0);
