@@ -112,10 +112,35 @@ pub(super) fn environment(env: &Environment) -> Vec<String> {
             known(&env.isolated_cpus)
         ),
         format!("clock: {}, because {}", env.clock, env.clock_reason),
-        format!("kernel clocksource: {clocksource}"),
     ];
+    lines.extend(counter(env));
+    lines.push(format!("kernel clocksource: {clocksource}"));
     lines.extend(env.warnings.iter().map(|w| format!("warning: {w}")));
     lines
+}
+
+/// The counter line: the frequency the hardware states (aarch64 `CNTFRQ_EL0`), the
+/// measured step of the clock in use, and, where the counter states its frequency,
+/// whether the kernel keeps time with that same counter (`arch_sys_counter`). `None`
+/// when none of it is known.
+fn counter(env: &Environment) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(hz) = env.counter_hz {
+        parts.push(format!("CNTFRQ_EL0 {hz} Hz"));
+    }
+    if let (Some(ticks), Some(ns)) = (env.step_ticks, env.step_ns) {
+        let s = if ticks == 1 { "" } else { "s" };
+        parts.push(format!("measured step {ticks} tick{s} ({ns:.2} ns)"));
+    }
+    if env.counter_hz.is_some() {
+        let on_it = match env.clocksource_at_start.as_deref() {
+            Some("arch_sys_counter") => "yes".to_owned(),
+            Some(other) => format!("no (`{other}`)"),
+            None => "unknown".to_owned(),
+        };
+        parts.push(format!("kernel clocksource is arch_sys_counter: {on_it}"));
+    }
+    (!parts.is_empty()).then(|| format!("counter: {}", parts.join("; ")))
 }
 
 /// A byte count in KiB, MiB or GiB.
