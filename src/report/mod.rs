@@ -300,8 +300,8 @@ pub struct Environment {
     /// `None` where it states none (the TSC).
     #[serde(default)]
     pub counter_hz: Option<u64>,
-    /// The measured step of the clock in use, in ticks
-    /// ([`Calibration::resolution`](crate::analyze::Calibration::resolution)), if known.
+    /// The measured step of the clock in use, in ticks (calibration's `resolution`),
+    /// if known.
     #[serde(default)]
     pub step_ticks: Option<u64>,
     /// That step in nanoseconds, if known.

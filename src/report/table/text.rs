@@ -119,28 +119,25 @@ pub(super) fn environment(env: &Environment) -> Vec<String> {
     lines
 }
 
-/// The counter line: the frequency the hardware states (aarch64 `CNTFRQ_EL0`), the
-/// measured step of the clock in use, and, where the counter states its frequency,
-/// whether the kernel keeps time with that same counter (`arch_sys_counter`). `None`
-/// when none of it is known.
+/// The counter line, where the hardware states the counter's frequency (aarch64
+/// `CNTFRQ_EL0`): that frequency, the measured step of the clock in use, and whether
+/// the kernel keeps time with that same counter (`arch_sys_counter`). On x86_64 the
+/// title line already gives the step, and the TSC states no frequency: no line.
 fn counter(env: &Environment) -> Option<String> {
-    let mut parts = Vec::new();
-    if let Some(hz) = env.counter_hz {
-        parts.push(format!("CNTFRQ_EL0 {hz} Hz"));
-    }
-    if let (Some(ticks), Some(ns)) = (env.step_ticks, env.step_ns) {
-        let s = if ticks == 1 { "" } else { "s" };
-        parts.push(format!("measured step {ticks} tick{s} ({ns:.2} ns)"));
-    }
-    if env.counter_hz.is_some() {
-        let on_it = match env.clocksource_at_start.as_deref() {
-            Some("arch_sys_counter") => "yes".to_owned(),
-            Some(other) => format!("no (`{other}`)"),
-            None => "unknown".to_owned(),
-        };
-        parts.push(format!("kernel clocksource is arch_sys_counter: {on_it}"));
-    }
-    (!parts.is_empty()).then(|| format!("counter: {}", parts.join("; ")))
+    let hz = env.counter_hz?;
+    let step = match (env.step_ticks, env.step_ns) {
+        (Some(1), Some(ns)) => format!("1 tick ({ns:.2} ns)"),
+        (Some(ticks), Some(ns)) => format!("{ticks} ticks ({ns:.2} ns)"),
+        _ => "unknown".to_owned(),
+    };
+    let on_it = match env.clocksource_at_start.as_deref() {
+        Some("arch_sys_counter") => "yes".to_owned(),
+        Some(other) => format!("no (`{other}`)"),
+        None => "unknown".to_owned(),
+    };
+    Some(format!(
+        "counter: CNTFRQ_EL0 {hz} Hz; measured step {step}; kernel clocksource is arch_sys_counter: {on_it}"
+    ))
 }
 
 /// A byte count in KiB, MiB or GiB.
