@@ -94,6 +94,9 @@
 //! | aarch64 | `CNTVCT_EL0` (with `ISB` when ordered) | no |
 //! | others | OS monotonic clock, nanoseconds | no |
 //!
+//! `docs/platforms.md` has the ordering instructions, the frequency sources, and what
+//! CI tests where (aarch64: cross-built, under qemu-user).
+//!
 //! # Caveats
 //!
 //! * Samples are raw counter ticks; converting to time and subtracting the

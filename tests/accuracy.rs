@@ -1,8 +1,12 @@
 //! Calibrated time is accurate: busy-waits of known length come out within
-//! 2% + 200 ns of the truth in every mode, and empty scopes come out at ~0.
+//! 2% + 200 ns + two counter steps of the truth in every mode (the step is the one
+//! calibration measured for the clock in use: ~10 ns on the reference x86_64 guest,
+//! ~1 us under qemu-user), the same check rejects them when the frequency is off by
+//! 5%, and empty scopes come out at ~0.
 
 mod common;
 use latte::{Cleaning, Data, Id, Mode, Report, ReportOptions, Unit};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Spins for at least `d`; returns how long the spin took by `Instant`.
@@ -53,35 +57,101 @@ fn my_row<'a>(report: &'a Report, id: &str) -> &'a latte::report::Summary {
         .stats
 }
 
-#[test]
-fn busy_waits_of_known_length_in_every_mode() {
-    let cases = [(1u64, 400), (10, 200), (100, 60), (1_000, 15)];
-    let mut failures = Vec::new();
-    for mode in Mode::ALL {
-        for (us, reps) in cases {
-            let id = leak_id(format!("acc_{mode}_{us}us"));
-            let truth: Vec<f64> = (0..reps)
-                .map(|_| {
-                    latte::start(id, mode);
-                    let t = spin(Duration::from_micros(us));
-                    latte::stop(id, mode);
-                    t.as_nanos() as f64
-                })
-                .collect();
-            let truth = median(truth);
-            let report = calibrated_report();
-            let got = my_row(&report, id.name()).median;
-            let tolerance = 0.02 * truth + 200.0;
-            eprintln!(
-                "{mode} {us:>5} us: truth {truth:>11.1} ns, latte {got:>11.1} ns, error {:>+8.1} ns (allowed {tolerance:.1})",
-                got - truth
-            );
-            if (got - truth).abs() > tolerance {
-                failures.push(format!("{mode} {us} us: truth {truth} ns, latte {got} ns"));
+/// One busy wait, measured: its mode and length, the truth (median spin length by
+/// `Instant`, ns) and latte's calibrated median (ns).
+struct Wait {
+    mode: Mode,
+    us: u64,
+    truth: f64,
+    got: f64,
+}
+
+/// The busy waits, measured once per process (on the thread of the first test that
+/// asks): every mode, 1 us to 1 ms.
+fn waits() -> &'static [Wait] {
+    static WAITS: OnceLock<Vec<Wait>> = OnceLock::new();
+    WAITS.get_or_init(|| {
+        let cases = [(1u64, 400), (10, 200), (100, 60), (1_000, 15)];
+        let mut waits = Vec::new();
+        for mode in Mode::ALL {
+            for (us, reps) in cases {
+                let id = leak_id(format!("acc_{mode}_{us}us"));
+                let truth: Vec<f64> = (0..reps)
+                    .map(|_| {
+                        latte::start(id, mode);
+                        let t = spin(Duration::from_micros(us));
+                        latte::stop(id, mode);
+                        t.as_nanos() as f64
+                    })
+                    .collect();
+                let report = calibrated_report();
+                let got = my_row(&report, id.name()).median;
+                let truth = median(truth);
+                waits.push(Wait {
+                    mode,
+                    us,
+                    truth,
+                    got,
+                });
             }
         }
+        waits
+    })
+}
+
+/// The measured step of the clock in use, in ns.
+fn step_ns() -> f64 {
+    let cal = latte::analyze::calibration();
+    cal.resolution as f64 / cal.ticks_per_ns
+}
+
+/// Is `got` (ns) an accurate reading of `wait`? Within 2% (the frequency and the
+/// spin's own jitter) + 200 ns (the recorder's cost wobbling around its calibrated
+/// overhead) + two steps of the counter: each end of a scope reads a counter that
+/// moves in steps of `step_ns`, so the length read is up to a step either way of the
+/// truth, and the overhead subtracted is whole steps too.
+fn check(wait: &Wait, got: f64, step_ns: f64) -> Result<(), String> {
+    let tolerance = 0.02 * wait.truth + 200.0 + 2.0 * step_ns;
+    let (mode, us, truth) = (wait.mode, wait.us, wait.truth);
+    eprintln!(
+        "{mode} {us:>5} us: truth {truth:>11.1} ns, latte {got:>11.1} ns, error {:>+8.1} ns (allowed {tolerance:.1})",
+        got - truth
+    );
+    if (got - truth).abs() > tolerance {
+        return Err(format!("{mode} {us} us: truth {truth} ns, latte {got} ns"));
     }
+    Ok(())
+}
+
+#[test]
+fn busy_waits_of_known_length_in_every_mode() {
+    let step_ns = step_ns();
+    eprintln!("counter step {step_ns:.2} ns");
+    let failures: Vec<String> = waits()
+        .iter()
+        .filter_map(|w| check(w, w.got, step_ns).err())
+        .collect();
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn the_check_fails_when_the_frequency_is_off_by_five_percent() {
+    // Ticks converted with a frequency `off` times the true one read 1/off as long.
+    // Off by 5%, a 1 ms wait reads ~50 us wrong, well outside the 20.2 us + two
+    // steps allowed (two steps are 2 us under qemu-user, 20 ns on the reference x86_64).
+    let step_ns = step_ns();
+    for off in [0.95, 1.05] {
+        for mode in Mode::ALL {
+            let wait = waits()
+                .iter()
+                .find(|w| w.mode == mode && w.us == 1_000)
+                .unwrap();
+            assert!(
+                check(wait, wait.got / off, step_ns).is_err(),
+                "{mode}: a frequency off by a factor {off} went unnoticed"
+            );
+        }
+    }
 }
 
 #[test]

@@ -11,7 +11,7 @@
 mod common;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdout, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -162,7 +162,7 @@ struct Running {
 }
 
 fn spawn(role: &str, env: &[(&str, &str)]) -> Running {
-    let mut child = Command::new(std::env::current_exe().unwrap())
+    let mut child = common::this_test_binary()
         .args(["child_process", "--exact", "--ignored", "--nocapture"])
         .args(["--test-threads=1"])
         .env(ROLE, role)

@@ -6,7 +6,7 @@
 //! since `init` writes to stdout and the hint to stderr, and "nothing was recorded"
 //! is a property of the whole process.
 
-use std::process::Command;
+mod common;
 
 /// The child's side: what `LATTE_INIT_CASE` asks for. Ignored, so it runs only when
 /// the parent asks for it by name.
@@ -30,7 +30,7 @@ fn child() {
 
 /// Runs the child case `case`; its stdout and stderr.
 fn run(case: &str) -> (String, String) {
-    let out = Command::new(std::env::current_exe().unwrap())
+    let out = common::this_test_binary()
         .args([
             "--ignored",
             "--exact",

@@ -241,6 +241,9 @@ fn calibrated_time() -> Report {
             clocksource_now: Some("hpet".into()),
             governor: None,
             isolated_cpus: Some("none".into()),
+            counter_hz: None,
+            step_ticks: None,
+            step_ns: None,
             warnings: vec![
                 "the kernel clocksource changed from `tsc` to `hpet` during the run".into(),
             ],
@@ -625,4 +628,50 @@ fn sections_and_rows() {
     assert!(none.contains("\nno samples were recorded\n"));
     assert!(!none.contains("COMPONENT") && !none.contains("ALL THREADS"));
     assert!(!none.contains("left out"), "no table, no footer");
+}
+
+/// The ENVIRONMENT block's counter line, if the table has one.
+fn counter_line(env: latte::report::Environment) -> Option<String> {
+    let report = Report {
+        environment: Some(env),
+        ..calibrated_time()
+    };
+    // Wide enough that the line is not wrapped.
+    let text = at(&report, 400);
+    text.lines()
+        .find(|l| l.trim_start().starts_with("counter:"))
+        .map(|l| l.trim().to_owned())
+}
+
+#[test]
+fn the_counter_line_shows_frequency_step_and_whether_the_kernel_uses_the_counter() {
+    let base = calibrated_time().environment.unwrap();
+    let on =
+        |hz: Option<u64>, step: Option<(u64, f64)>, clocksource: &str| latte::report::Environment {
+            counter_hz: hz,
+            step_ticks: step.map(|s| s.0),
+            step_ns: step.map(|s| s.1),
+            clocksource_at_start: Some(clocksource.into()),
+            ..base.clone()
+        };
+    // aarch64 under qemu-user: the host's clocksource, not the counter's.
+    assert_eq!(
+        counter_line(on(Some(62_500_000), Some((63, 1008.0)), "tsc")).unwrap(),
+        "counter: CNTFRQ_EL0 62500000 Hz; measured step 63 ticks (1008.00 ns); \
+         kernel clocksource is arch_sys_counter: no (`tsc`)"
+    );
+    let native = counter_line(on(Some(24_000_000), Some((1, 41.67)), "arch_sys_counter"));
+    assert!(
+        native.as_deref().unwrap().ends_with(
+            "measured step 1 tick (41.67 ns); kernel clocksource is arch_sys_counter: yes"
+        ),
+        "{native:?}"
+    );
+    assert!(
+        counter_line(on(Some(24_000_000), None, "arch_sys_counter"))
+            .unwrap()
+            .contains("measured step unknown;")
+    );
+    // The TSC states no frequency, and the title line gives the step: no line.
+    assert_eq!(counter_line(on(None, Some((26, 10.01)), "tsc")), None);
 }

@@ -21,7 +21,11 @@ pub(crate) fn environment(totals: &Totals, calibration: &Calibration) -> Environ
     if let Some(pooled) = pooled_fast_mode(totals) {
         warnings.push(pooled);
     }
-    machine(warnings)
+    Environment {
+        step_ticks: Some(calibration.resolution),
+        step_ns: Some(calibration.resolution as f64 / calibration.ticks_per_ns),
+        ..machine(warnings)
+    }
 }
 
 /// A warning naming the ids whose Fast-mode samples come from several threads (pooled
@@ -110,6 +114,9 @@ fn machine(data_warnings: Vec<String>) -> Environment {
         clocksource_now: now,
         governor: facts.governor.clone(),
         isolated_cpus: facts.isolated_cpus.clone(),
+        counter_hz: facts.counter_hz,
+        step_ticks: None,
+        step_ns: None,
         warnings,
     }
 }

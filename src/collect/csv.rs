@@ -70,7 +70,10 @@ impl Capture {
     /// let text = String::from_utf8(out).unwrap();
     /// assert!(text.starts_with("thread,thread_serial,component,ticks,ns,kind,migrated,index,seen\n"));
     /// let row = text.lines().find(|l| l.contains(",doc_csv_parse,")).unwrap();
-    /// assert!(row.starts_with("main,") && row.contains(",120,"));
+    /// # // The recording thread's name: `main` in a program (and here, unless rustdoc
+    /// # // runs this example on a thread of its own, as it does under a cross runner).
+    /// # let main = std::thread::current().name().unwrap_or("main").to_owned();
+    /// assert!(row.starts_with(&format!("{main},")) && row.contains(",120,"));
     /// assert!(row.ends_with(",recorded,false,0,1"));
     /// # Ok::<(), latte::Error>(())
     /// ```

@@ -297,6 +297,17 @@ pub struct Environment {
     pub governor: Option<String>,
     /// The kernel's isolated CPUs, if known.
     pub isolated_cpus: Option<String>,
+    /// The counter frequency the hardware states, in Hz (aarch64 `CNTFRQ_EL0`);
+    /// `None` where it states none (the TSC).
+    #[serde(default)]
+    pub counter_hz: Option<u64>,
+    /// The measured step of the clock in use, in ticks (calibration's `resolution`),
+    /// if known.
+    #[serde(default)]
+    pub step_ticks: Option<u64>,
+    /// That step in nanoseconds, if known.
+    #[serde(default)]
+    pub step_ns: Option<f64>,
     /// Things a performance engineer would want to know before trusting the numbers.
     pub warnings: Vec<String>,
 }

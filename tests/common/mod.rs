@@ -276,3 +276,25 @@ pub fn hlog_interval_counts(path: &std::path::Path, tag: &str) -> Vec<u64> {
     }
     counts
 }
+
+/// A command that runs this test binary again, as a child process: directly, or
+/// through the runner cargo started it with (`CARGO_TARGET_<TRIPLE>_RUNNER`, read from
+/// the environment the test inherited). Cross-testing under qemu-user needs it: the
+/// kernel cannot run an aarch64 binary by itself, only the emulator can.
+pub fn this_test_binary() -> std::process::Command {
+    let exe = std::env::current_exe().unwrap();
+    let prefix = format!(
+        "CARGO_TARGET_{}_",
+        std::env::consts::ARCH.to_ascii_uppercase()
+    );
+    let runner = std::env::vars()
+        .find(|(k, v)| k.starts_with(&prefix) && k.ends_with("_RUNNER") && !v.trim().is_empty())
+        .map(|(_, v)| v);
+    let Some(runner) = runner else {
+        return std::process::Command::new(exe);
+    };
+    let mut words = runner.split_whitespace();
+    let mut command = std::process::Command::new(words.next().expect("a non-empty runner"));
+    command.args(words).arg(exe);
+    command
+}

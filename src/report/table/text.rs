@@ -112,10 +112,32 @@ pub(super) fn environment(env: &Environment) -> Vec<String> {
             known(&env.isolated_cpus)
         ),
         format!("clock: {}, because {}", env.clock, env.clock_reason),
-        format!("kernel clocksource: {clocksource}"),
     ];
+    lines.extend(counter(env));
+    lines.push(format!("kernel clocksource: {clocksource}"));
     lines.extend(env.warnings.iter().map(|w| format!("warning: {w}")));
     lines
+}
+
+/// The counter line, where the hardware states the counter's frequency (aarch64
+/// `CNTFRQ_EL0`): that frequency, the measured step of the clock in use, and whether
+/// the kernel keeps time with that same counter (`arch_sys_counter`). On x86_64 the
+/// title line already gives the step, and the TSC states no frequency: no line.
+fn counter(env: &Environment) -> Option<String> {
+    let hz = env.counter_hz?;
+    let step = match (env.step_ticks, env.step_ns) {
+        (Some(1), Some(ns)) => format!("1 tick ({ns:.2} ns)"),
+        (Some(ticks), Some(ns)) => format!("{ticks} ticks ({ns:.2} ns)"),
+        _ => "unknown".to_owned(),
+    };
+    let on_it = match env.clocksource_at_start.as_deref() {
+        Some("arch_sys_counter") => "yes".to_owned(),
+        Some(other) => format!("no (`{other}`)"),
+        None => "unknown".to_owned(),
+    };
+    Some(format!(
+        "counter: CNTFRQ_EL0 {hz} Hz; measured step {step}; kernel clocksource is arch_sys_counter: {on_it}"
+    ))
 }
 
 /// A byte count in KiB, MiB or GiB.
