@@ -42,11 +42,16 @@ EXCLUDED=(
     # tests/disassembly.rs: checks the x86_64 instructions (RDTSC, RDTSCP, LFENCE) of the
     # record path with the host's x86 objdump; would skip itself. Its parser test runs.
     record_path_has_no_locks_or_mfence_and_the_right_timer_instructions
-    # tests/fork.rs: under qemu-user, with the other fork tests' threads running, the
-    # forked child hangs (sleeping, no CPU) inside the emulator; alone, it passes under
-    # qemu-user, and all three pass natively. Not diagnosed further (see
-    # docs/platforms.md).
+    # tests/fork.rs, all three: they fork a process whose other threads are running
+    # (recording, or latte's own), and under qemu-user such a child can hang inside
+    # the emulator (sleeping, no CPU): first seen for the agent test beside the other
+    # fork tests, then in a fresh CI run for a_forked_child_records_and_reports, which
+    # had passed in the runs before. Each passes alone under qemu-user, and all pass
+    # natively in every CI run; qemu-user documents fork of a threaded guest as best
+    # effort. Not diagnosed further (see docs/platforms.md): it needs ARM hardware.
+    a_forked_child_records_and_reports
     a_forked_child_runs_its_own_agent_and_the_parent_is_unaffected
+    a_forked_child_of_a_process_reporting_on_signals_still_dies_of_sigterm
     # tests/timed_ui.rs: the compile errors of #[timed] are the same on every target,
     # and native CI checks them; trybuild would build every dependency again for
     # aarch64 in debug, from inside the emulator: ~3 minutes on 2 cores.
