@@ -145,3 +145,20 @@ pub fn same_basis(all: &[&Loaded]) -> Result<(), Failure> {
     }
     Ok(())
 }
+
+/// Fails unless the reports can be compared and drawn together: every one carries its
+/// histograms, and all share unit, data and clock.
+pub fn comparable(all: &[&Loaded]) -> Result<(), Failure> {
+    for loaded in all {
+        require_histograms(loaded)?;
+    }
+    same_basis(all)
+}
+
+/// The `--filter` glob, if given (a malformed pattern is an error naming it).
+pub fn filter(pattern: Option<&str>) -> Result<Option<glob::Pattern>, Failure> {
+    pattern
+        .map(glob::Pattern::new)
+        .transpose()
+        .map_err(|e| Failure(format!("--filter: {e}")))
+}

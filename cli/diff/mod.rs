@@ -99,16 +99,8 @@ pub fn run(args: &DiffArgs) -> Result<Outcome, Failure> {
     let base = load::load_all(&base)?;
     let new = load::load_all(&new)?;
     let all: Vec<&Loaded> = base.iter().chain(&new).collect();
-    for loaded in &all {
-        load::require_histograms(loaded)?;
-    }
-    load::same_basis(&all)?;
-    let filter = args
-        .filter
-        .as_deref()
-        .map(glob::Pattern::new)
-        .transpose()
-        .map_err(|e| Failure(format!("--filter: {e}")))?;
+    load::comparable(&all)?;
+    let filter = load::filter(args.filter.as_deref())?;
     let mut comparison = compare(&base, &new, args.threshold / 100.0, args.seed)?;
     if let Some(pattern) = filter {
         comparison.keep(|name| pattern.matches(name));

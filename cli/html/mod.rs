@@ -27,16 +27,8 @@ pub struct HtmlArgs {
 /// Runs `html`.
 pub fn run(args: &HtmlArgs) -> Result<Outcome, Failure> {
     let reports = load::load_all(&args.files)?;
-    for loaded in &reports {
-        load::require_histograms(loaded)?;
-    }
-    load::same_basis(&reports.iter().collect::<Vec<_>>())?;
-    let filter = args
-        .filter
-        .as_deref()
-        .map(glob::Pattern::new)
-        .transpose()
-        .map_err(|e| Failure(format!("--filter: {e}")))?;
+    load::comparable(&reports.iter().collect::<Vec<_>>())?;
+    let filter = load::filter(args.filter.as_deref())?;
     let mut components = components(&reports)?;
     if let Some(pattern) = filter {
         components.retain(|(name, _)| pattern.matches(name));

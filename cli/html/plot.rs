@@ -91,19 +91,7 @@ fn histogram(
         .fold(0.0f64, |a, &b| a.max(b))
         .max(1e-3)
         * 1.15;
-    let mut chart = ChartBuilder::on(area)
-        .caption("share of samples per bin", ("sans-serif", 16))
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(56)
-        .build_cartesian_2d((lo..hi).log_scale().base(log_base((lo, hi))), 0.0..top)?;
-    chart
-        .configure_mesh()
-        .x_desc(format!("latency ({unit}, log scale)"))
-        .x_labels(12)
-        .x_label_formatter(&|v| value(*v, unit))
-        .y_label_formatter(&|v| format!("{:.0}%", v * 100.0))
-        .draw()?;
+    let mut chart = chart(area, "share of samples per bin", (lo, hi), top, unit)?;
     for ((i, _), share) in series.iter().zip(&shares) {
         let steps = share
             .iter()
@@ -115,19 +103,7 @@ fn histogram(
 }
 
 fn cdf(area: &Area<'_>, series: &[Series<'_>], (lo, hi): (f64, f64), unit: &str) -> DrawResult {
-    let mut chart = ChartBuilder::on(area)
-        .caption("cumulative share (CDF)", ("sans-serif", 16))
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(56)
-        .build_cartesian_2d((lo..hi).log_scale().base(log_base((lo, hi))), 0.0..1.05)?;
-    chart
-        .configure_mesh()
-        .x_desc(format!("latency ({unit}, log scale)"))
-        .x_labels(12)
-        .x_label_formatter(&|v| value(*v, unit))
-        .y_label_formatter(&|v| format!("{:.0}%", v * 100.0))
-        .draw()?;
+    let mut chart = chart(area, "cumulative share (CDF)", (lo, hi), 1.05, unit)?;
     for (i, dist) in series {
         let n = dist.len().max(1) as f64;
         let mut below = 0u64;
@@ -149,6 +125,31 @@ type Chart<'a, 'b> = ChartContext<
     SVGBackend<'b>,
     Cartesian2d<LogCoord<f64>, plotters::coord::types::RangedCoordf64>,
 >;
+
+/// A chart with a log latency axis over `lo..hi` and a share axis up to `top`, its
+/// mesh and labels drawn.
+fn chart<'a, 'b>(
+    area: &'a Area<'b>,
+    caption: &str,
+    (lo, hi): (f64, f64),
+    top: f64,
+    unit: &str,
+) -> Result<Chart<'a, 'b>, DrawingAreaErrorKind<std::io::Error>> {
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 16))
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(56)
+        .build_cartesian_2d((lo..hi).log_scale().base(log_base((lo, hi))), 0.0..top)?;
+    chart
+        .configure_mesh()
+        .x_desc(format!("latency ({unit}, log scale)"))
+        .x_labels(12)
+        .x_label_formatter(&|v| value(*v, unit))
+        .y_label_formatter(&|v| format!("{:.0}%", v * 100.0))
+        .draw()?;
+    Ok(chart)
+}
 
 /// A vertical line per report and marked quantile, labelled at its top.
 fn markers(chart: &mut Chart<'_, '_>, series: &[Series<'_>], top: f64) -> DrawResult {
