@@ -12,7 +12,9 @@
 //! them with `memset` and so back their pages before `prepare` writes anything; the
 //! test lowers the threshold so its rings are mapped like default-sized ones, and
 //! the prepared loop's zero faults are `prepare`'s doing (checked: without the page
-//! writes in `prepare`, this test sees thousands).
+//! writes in `prepare`, this test sees thousands). Under qemu-user the count also holds
+//! the emulator's own faults on the thread, so a few are allowed there
+//! (`allowed_faults`).
 #![cfg(all(target_os = "linux", target_env = "gnu"))]
 #![allow(unsafe_code)] // getrusage
 
@@ -127,9 +129,29 @@ fn after_prepare_a_loop_filling_every_ring_takes_no_page_fault() {
         assert_eq!(prepared.len(), IDS + 2);
         assert!(prepared.iter().all(|c| c.seen == 0 && c.samples.is_empty()));
     });
-    println!("prepared: {faults} minor faults over {IDS} rings x {CAPACITY} samples");
+    let allowed = allowed_faults();
+    println!(
+        "prepared: {faults} minor faults over {IDS} rings x {CAPACITY} samples (allowed: {allowed})"
+    );
     assert_filled(&t, "prep");
-    assert_eq!(faults, 0, "page faults in the prepared hot loop");
+    assert!(
+        faults <= allowed,
+        "{faults} page faults in the prepared hot loop"
+    );
+}
+
+/// Faults the prepared loop may take: none natively. Under qemu-user the host kernel
+/// counts the emulator's own faults on the thread as well (its translation cache and
+/// bookkeeping, which grow when the test's other threads run new code): one was seen
+/// in a CI run, none in 27 runs on the development machine. A hundredth of a fault
+/// per ring is still about a thousandth of what the loop takes there without
+/// `prepare` (~9,400).
+fn allowed_faults() -> i64 {
+    if common::under_qemu() {
+        IDS as i64 / 100
+    } else {
+        0
+    }
 }
 
 #[test]

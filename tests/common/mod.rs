@@ -277,20 +277,38 @@ pub fn hlog_interval_counts(path: &std::path::Path, tag: &str) -> Vec<u64> {
     counts
 }
 
-/// A command that runs this test binary again, as a child process: directly, or
-/// through the runner cargo started it with (`CARGO_TARGET_<TRIPLE>_RUNNER`, read from
-/// the environment the test inherited). Cross-testing under qemu-user needs it: the
-/// kernel cannot run an aarch64 binary by itself, only the emulator can.
-pub fn this_test_binary() -> std::process::Command {
-    let exe = std::env::current_exe().unwrap();
+/// The runner cargo started this test binary with (`CARGO_TARGET_<TRIPLE>_RUNNER`, read
+/// from the environment the test inherited), if any: for a cross-built test, the
+/// emulator (`qemu-aarch64-static -L ...` in `.ci/aarch64.sh`).
+pub fn runner() -> Option<String> {
     let prefix = format!(
         "CARGO_TARGET_{}_",
         std::env::consts::ARCH.to_ascii_uppercase()
     );
-    let runner = std::env::vars()
+    std::env::vars()
         .find(|(k, v)| k.starts_with(&prefix) && k.ends_with("_RUNNER") && !v.trim().is_empty())
-        .map(|(_, v)| v);
-    let Some(runner) = runner else {
+        .map(|(_, v)| v)
+}
+
+/// Whether this test runs under qemu-user: the runner is a qemu binary. Then what the
+/// host kernel counts for the test's threads (page faults, CPU time) includes the
+/// emulator's own work on those threads.
+pub fn under_qemu() -> bool {
+    runner().is_some_and(|r| {
+        r.split_whitespace()
+            .next()
+            .and_then(|program| std::path::Path::new(program).file_name())
+            .is_some_and(|name| name.to_string_lossy().starts_with("qemu-"))
+    })
+}
+
+/// A command that runs this test binary again, as a child process: directly, or
+/// through the runner cargo started it with ([`runner`]). Cross-testing under
+/// qemu-user needs it: the kernel cannot run an aarch64 binary by itself, only the
+/// emulator can.
+pub fn this_test_binary() -> std::process::Command {
+    let exe = std::env::current_exe().unwrap();
+    let Some(runner) = runner() else {
         return std::process::Command::new(exe);
     };
     let mut words = runner.split_whitespace();
