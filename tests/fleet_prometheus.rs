@@ -3,9 +3,8 @@
 //! report. Needs the `prometheus` binary (Debian's package): without it the test says
 //! it skipped, unless `LATTE_REQUIRE_PROMETHEUS=1` (CI) makes that a failure.
 //!
-//! `cargo test --features prometheus,otlp --test fleet_prometheus` (the test queries
-//! Prometheus with `ureq`, a dependency of the `otlp` feature)
-#![cfg(all(feature = "prometheus", feature = "otlp"))]
+//! `cargo test --features prometheus --test fleet_prometheus`
+#![cfg(feature = "prometheus")]
 
 use latte::{Data, Id, ReportOptions, Unit};
 use std::net::TcpListener;
