@@ -25,24 +25,25 @@ impl Dist {
     /// A histogram of values already in the report's unit (`per_tick` 1).
     #[cfg(test)]
     pub fn new(hist: Histogram<u64>) -> Dist {
-        Dist::with_unit(hist, 1.0)
+        Dist::with_unit(hist, 1.0).expect("test histograms count less than u64::MAX")
     }
 
-    fn with_unit(hist: Histogram<u64>, per_tick: f64) -> Dist {
-        let mut cum = 0;
+    /// `None` when the counts add up to more than `u64::MAX` (no real run does).
+    fn with_unit(hist: Histogram<u64>, per_tick: f64) -> Option<Dist> {
+        let mut cum = 0u64;
         let cdf = hist
             .iter_recorded()
             .map(|v| {
-                cum += v.count_at_value();
+                cum = cum.checked_add(v.count_at_value())?;
                 let high = hist.highest_equivalent(v.value_iterated_to());
-                (cum, high as f64 * per_tick)
+                Some((cum, high as f64 * per_tick))
             })
-            .collect();
-        Dist {
+            .collect::<Option<Vec<_>>>()?;
+        Some(Dist {
             hist,
             per_tick,
             cdf,
-        }
+        })
     }
 
     /// The ALL THREADS distribution of `component` in `loaded`: `Ok(None)` when the
@@ -58,7 +59,7 @@ impl Dist {
             return Ok(None);
         };
         let Some(text) = &row.histogram else {
-            return Ok(Some(Dist::with_unit(empty(), 1.0)));
+            return Ok(Dist::with_unit(empty(), 1.0));
         };
         let fail = |why: String| {
             crate::outcome::Failure(format!(
@@ -77,7 +78,9 @@ impl Dist {
             Unit::Time if report.ticks_per_ns > 0.0 => 1.0 / report.ticks_per_ns,
             _ => 1.0,
         };
-        Ok(Some(Dist::with_unit(hist, per_tick)))
+        Dist::with_unit(hist, per_tick)
+            .map(Some)
+            .ok_or_else(|| fail("its counts add up to more than 2^64".into()))
     }
 
     /// How many values.

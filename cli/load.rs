@@ -24,7 +24,7 @@ impl Loaded {
 /// Reads `path`: a single JSON report (compact or pretty), or one report per line as
 /// the agent writes them with `Format::Json`; then the last whole-run report (the
 /// final one, not a `periodic #N` interval) is used, or the last line when every
-/// line is periodic.
+/// line is periodic (with a warning on stderr).
 pub fn load(path: &Path) -> Result<Loaded, Failure> {
     let fail = |problem: String| Failure(format!("{}: {problem}", path.display()));
     let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read it: {e}")))?;
@@ -54,10 +54,17 @@ pub fn load(path: &Path) -> Result<Loaded, Failure> {
             .and_then(serde_json::Value::as_str)
             .is_some_and(|l| l.starts_with("periodic"))
     };
-    let chosen = documents
-        .iter()
-        .rposition(|d| !periodic(d))
-        .unwrap_or(documents.len() - 1);
+    let chosen = match documents.iter().rposition(|d| !periodic(d)) {
+        Some(whole_run) => whole_run,
+        None => {
+            eprintln!(
+                "latte-telemetry: {}: no whole-run report (every report is periodic): \
+                 using the last interval only",
+                path.display()
+            );
+            documents.len() - 1
+        }
+    };
     let document = &documents[chosen];
     let fields = ["clock", "unit", "ticks_per_ns", "all_threads", "threads"];
     let missing: Vec<&str> = fields
@@ -72,6 +79,12 @@ pub fn load(path: &Path) -> Result<Loaded, Failure> {
     }
     let report: Report = serde_json::from_value(document.clone())
         .map_err(|e| fail(format!("a latte report this version cannot read: {e}")))?;
+    if !(report.ticks_per_ns.is_finite() && report.ticks_per_ns > 0.0) {
+        return Err(fail(format!(
+            "ticks_per_ns is {}: a report's counter frequency is a positive number",
+            report.ticks_per_ns
+        )));
+    }
     Ok(Loaded {
         path: path.to_path_buf(),
         report,

@@ -17,3 +17,14 @@ pub enum Outcome {
     /// `diff` found a regression beyond the threshold.
     Regressed,
 }
+
+/// A write to stdout: a reader that closed the pipe (`| head`) took what it wanted, so
+/// that is no failure, and the subcommand's outcome (a regression) stands.
+pub fn to_stdout(written: std::io::Result<()>) -> Result<(), Failure> {
+    match written {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure(format!("writing to stdout failed: {e}")))
+        }
+        _ => Ok(()),
+    }
+}

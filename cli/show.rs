@@ -1,7 +1,7 @@
 //! `show`: a report's table, with the library's table options and focus.
 
 use crate::load;
-use crate::outcome::{Failure, Outcome};
+use crate::outcome::{self, Failure, Outcome};
 use latte::Unit;
 use latte::report::{Column, Focus, Sort, TableOptions};
 use std::path::PathBuf;
@@ -95,8 +95,9 @@ pub fn run(args: &ShowArgs) -> Result<Outcome, Failure> {
         compact: args.compact,
     };
     let mut out = std::io::stdout().lock();
-    report
-        .write_table(&mut out, &options)
-        .map_err(|e| Failure(e.to_string()))?;
+    match report.write_table(&mut out, &options) {
+        Err(latte::Error::Sink(e)) => outcome::to_stdout(Err(std::io::Error::new(e.kind(), e)))?,
+        written => written.map_err(|e| Failure(e.to_string()))?,
+    }
     Ok(Outcome::Done)
 }

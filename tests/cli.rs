@@ -39,15 +39,64 @@ fn diff_exit_status_follows_the_verdicts() {
     assert_eq!(text.matches("improved").count(), 9, "{text}");
     let text = stdout(tool().args(["diff"]).arg(&base).arg(&same), 0);
     assert!(text.contains("no regression beyond ±5%"), "{text}");
-    // Only the components asked for decide the exit status.
+    // Only the components asked for decide the exit status: `slow` regressed alone.
+    let partly = cli_support::report(
+        COMPONENTS
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let shifted = cli_support::Component {
+                    median: if c.name == "slow" {
+                        c.median * 1.2
+                    } else {
+                        c.median
+                    },
+                    ..*c
+                };
+                cli_support::row(c.name, &cli_support::histogram(&shifted, 10 + i as u64))
+            })
+            .collect(),
+    );
+    let partly = write_report(&d.join("partly.json"), &partly);
+    let text = stdout(tool().args(["diff"]).arg(&base).arg(&partly), 1);
+    assert!(text.contains("REGRESSED beyond ±5%: slow"), "{text}");
     let text = stdout(
         tool()
-            .args(["diff", "--filter", "nothing*"])
+            .args(["diff", "--filter", "fa*"])
             .arg(&base)
-            .arg(&slower),
+            .arg(&partly),
         0,
     );
     assert!(text.contains("no regression"), "{text}");
+    // A gate that compared nothing does not pass: a filter that matches nothing, or
+    // reports with no component in common, are errors (exit 2), not "no regression".
+    let text = stderr(
+        tool()
+            .args(["diff", "--filter", "Fast*"])
+            .arg(&base)
+            .arg(&slower),
+        2,
+    );
+    assert!(
+        text.contains("--filter 'Fast*' matches no component of the reports"),
+        "{text}"
+    );
+    let empty = write_report(&d.join("empty.json"), &cli_support::report(Vec::new()));
+    let text = stderr(tool().args(["diff"]).arg(&base).arg(&empty), 2);
+    assert!(
+        text.contains("nothing compared (only in base: fast, slow, wide"),
+        "{text}"
+    );
+    // A reader that closes the pipe early does not turn a regression into an error.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_latte-telemetry"))
+        .arg("diff")
+        .arg(&base)
+        .arg(&slower)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    assert_eq!(child.wait().unwrap().code(), Some(1));
     // A threshold above the shift: a real change, but within the noise allowed.
     let text = stdout(
         tool()
@@ -206,6 +255,43 @@ fn bad_input_names_the_file_and_the_problem() {
     assert!(text.contains("--threshold -3"), "{text}");
     let text = stderr(tool().args(["diff"]).arg(&good), 2);
     assert!(text.contains("BASE.json NEW.json"), "{text}");
+    // One run given twice would count as two alike runs.
+    let text = stderr(
+        tool()
+            .args(["diff", "--base"])
+            .arg(&good)
+            .arg(&good)
+            .arg("--new")
+            .arg(&good),
+        2,
+    );
+    assert!(
+        text.contains("good.json: given twice on one side"),
+        "{text}"
+    );
+    // A counter frequency that is no frequency (JSON has no infinities).
+    for (name, value) in [("zero", 0.0), ("negative", -2.5)] {
+        let mut report = cli_support::report(vec![cli_support::row(
+            "fast",
+            &cli_support::histogram(&COMPONENTS[0], 1),
+        )]);
+        report.ticks_per_ns = value;
+        let file = write_report(&d.join(format!("{name}.json")), &report);
+        let text = stderr(tool().arg("show").arg(&file), 2);
+        assert!(
+            text.contains(&format!("{name}.json: ticks_per_ns is")),
+            "{name}: {text}"
+        );
+    }
+    // Nothing to draw is an error too.
+    let text = stderr(
+        tool()
+            .args(["html", "--filter", "nothing*", "-o"])
+            .arg(d.join("none.html"))
+            .arg(&good),
+        2,
+    );
+    assert!(text.contains("matches no component with samples"), "{text}");
 }
 
 /// The agent's stream (one report per line, periodic ones first) is read as its

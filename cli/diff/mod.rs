@@ -7,7 +7,7 @@ pub mod stats;
 
 use crate::hist::Dist;
 use crate::load::{self, Loaded};
-use crate::outcome::{Failure, Outcome};
+use crate::outcome::{self, Failure, Outcome};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde::Serialize;
@@ -102,16 +102,17 @@ pub fn run(args: &DiffArgs) -> Result<Outcome, Failure> {
     load::comparable(&all)?;
     let filter = load::filter(args.filter.as_deref())?;
     let mut comparison = compare(&base, &new, args.threshold / 100.0, args.seed)?;
-    if let Some(pattern) = filter {
+    if let Some(pattern) = &filter {
         comparison.keep(|name| pattern.matches(name));
     }
+    comparison.something_compared(args.filter.as_deref())?;
     let mut out = std::io::stdout().lock();
     let written = if args.json {
         render::json(&comparison, &mut out)
     } else {
         render::table(&comparison, &mut out)
     };
-    written.map_err(|e| Failure(format!("writing to stdout failed: {e}")))?;
+    outcome::to_stdout(written)?;
     Ok(if comparison.regressed {
         Outcome::Regressed
     } else {
@@ -119,19 +120,67 @@ pub fn run(args: &DiffArgs) -> Result<Outcome, Failure> {
     })
 }
 
-/// The base and new files from either form of the command line.
+/// The base and new files from either form of the command line. A file given twice
+/// on one side is refused: it would count one run as two and narrow the interval.
 fn sides(args: &DiffArgs) -> Result<(Vec<PathBuf>, Vec<PathBuf>), Failure> {
-    match (args.files.len(), args.base.is_empty(), args.new.is_empty()) {
-        (2, true, true) => Ok((vec![args.files[0].clone()], vec![args.files[1].clone()])),
-        (0, false, false) => Ok((args.base.clone(), args.new.clone())),
-        _ => Err(Failure(
-            "diff takes BASE.json NEW.json, or --base FILE... --new FILE... (not both forms)"
-                .into(),
-        )),
+    let (base, new) = match (args.files.len(), args.base.is_empty(), args.new.is_empty()) {
+        (2, true, true) => (vec![args.files[0].clone()], vec![args.files[1].clone()]),
+        (0, false, false) => (args.base.clone(), args.new.clone()),
+        _ => {
+            return Err(Failure(
+                "diff takes BASE.json NEW.json, or --base FILE... --new FILE... (not both forms)"
+                    .into(),
+            ));
+        }
+    };
+    for side in [&base, &new] {
+        let same = |p: &PathBuf| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+        let mut seen = Vec::new();
+        for path in side {
+            if seen.contains(&same(path)) {
+                return Err(Failure(format!(
+                    "{}: given twice on one side: each run counts once (a repeated run would \
+                     make the runs look more alike than they are)",
+                    path.display()
+                )));
+            }
+            seen.push(same(path));
+        }
     }
+    Ok((base, new))
 }
 
 impl Comparison {
+    /// Fails when no component is in both sides (after `--filter`): a gate that
+    /// compared nothing must not pass.
+    fn something_compared(&self, filter: Option<&str>) -> Result<(), Failure> {
+        if !self.components.is_empty() {
+            return Ok(());
+        }
+        let listed = |names: &[String]| match names {
+            [] => "none".to_string(),
+            names => names.join(", "),
+        };
+        Err(Failure(match filter {
+            Some(pattern)
+                if self.only_in_base.is_empty()
+                    && self.only_in_new.is_empty()
+                    && self.not_in_every_run.is_empty() =>
+            {
+                format!(
+                    "--filter '{pattern}' matches no component of the reports: nothing compared"
+                )
+            }
+            _ => format!(
+                "no component is in every run of both sides: nothing compared (only in base: {}; \
+                 only in new: {}; not in every run: {})",
+                listed(&self.only_in_base),
+                listed(&self.only_in_new),
+                listed(&self.not_in_every_run)
+            ),
+        }))
+    }
+
     /// Keeps only the components whose name passes `keep`.
     fn keep(&mut self, keep: impl Fn(&str) -> bool) {
         self.components.retain(|c| keep(&c.component));

@@ -145,20 +145,22 @@ pub fn compare(
     change
 }
 
-/// The verdict from the point estimate and interval of a relative change.
+/// The verdict from the point estimate and interval of a relative change: a change
+/// beyond the threshold whose interval excludes 0 is a regression or an improvement;
+/// "no change" needs the whole interval inside `±threshold` (an interval that reaches
+/// past it allows a change that matters, so it is inconclusive); anything not finite is
+/// inconclusive.
 pub fn verdict(change: f64, low: f64, high: f64, threshold: f64) -> Verdict {
-    if low > 0.0 || high < 0.0 {
-        if change > threshold {
-            Verdict::Regressed
-        } else if change < -threshold {
-            Verdict::Improved
-        } else {
-            Verdict::NoChange
-        }
-    } else if high - low > 2.0 * threshold {
+    if ![change, low, high].iter().all(|v| v.is_finite()) {
         Verdict::Inconclusive
-    } else {
+    } else if low > 0.0 && change > threshold {
+        Verdict::Regressed
+    } else if high < 0.0 && change < -threshold {
+        Verdict::Improved
+    } else if -threshold <= low && high <= threshold {
         Verdict::NoChange
+    } else {
+        Verdict::Inconclusive
     }
 }
 

@@ -30,8 +30,16 @@ pub fn run(args: &HtmlArgs) -> Result<Outcome, Failure> {
     load::comparable(&reports.iter().collect::<Vec<_>>())?;
     let filter = load::filter(args.filter.as_deref())?;
     let mut components = components(&reports)?;
-    if let Some(pattern) = filter {
+    if let Some(pattern) = &filter {
         components.retain(|(name, _)| pattern.matches(name));
+    }
+    if components.is_empty() {
+        return Err(Failure(match &args.filter {
+            Some(pattern) => {
+                format!("--filter '{pattern}' matches no component with samples: nothing to draw")
+            }
+            None => "no component of these reports has samples: nothing to draw".into(),
+        }));
     }
     let page =
         page::page(&reports, &components).map_err(|e| Failure(format!("drawing failed: {e}")))?;
