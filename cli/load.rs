@@ -31,41 +31,8 @@ pub fn load(path: &Path) -> Result<Loaded, Failure> {
     if text.trim().is_empty() {
         return Err(fail("empty file, not a latte report".into()));
     }
-    let documents: Vec<serde_json::Value> = match serde_json::from_str(&text) {
-        Ok(one) => vec![one],
-        Err(whole) => text
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .enumerate()
-            .map(|(i, line)| {
-                serde_json::from_str(line).map_err(|e| {
-                    let at = if i == 0 {
-                        whole.to_string()
-                    } else {
-                        format!("line {}: {e}", i + 1)
-                    };
-                    fail(format!("not a latte report: not JSON ({at})"))
-                })
-            })
-            .collect::<Result<_, _>>()?,
-    };
-    let periodic = |d: &serde_json::Value| {
-        d.get("label")
-            .and_then(serde_json::Value::as_str)
-            .is_some_and(|l| l.starts_with("periodic"))
-    };
-    let chosen = match documents.iter().rposition(|d| !periodic(d)) {
-        Some(whole_run) => whole_run,
-        None => {
-            eprintln!(
-                "latte-telemetry: {}: no whole-run report (every report is periodic): \
-                 using the last interval only",
-                path.display()
-            );
-            documents.len() - 1
-        }
-    };
-    let document = &documents[chosen];
+    let documents = documents(&text).map_err(fail)?;
+    let document = whole_run(&documents, path);
     let fields = ["clock", "unit", "ticks_per_ns", "all_threads", "threads"];
     let missing: Vec<&str> = fields
         .into_iter()
@@ -89,6 +56,49 @@ pub fn load(path: &Path) -> Result<Loaded, Failure> {
         path: path.to_path_buf(),
         report,
     })
+}
+
+/// The JSON documents of a file: one (compact or pretty), or one per line.
+fn documents(text: &str) -> Result<Vec<serde_json::Value>, String> {
+    match serde_json::from_str(text) {
+        Ok(one) => Ok(vec![one]),
+        Err(whole) => text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .enumerate()
+            .map(|(i, line)| {
+                serde_json::from_str(line).map_err(|e| {
+                    let at = if i == 0 {
+                        whole.to_string()
+                    } else {
+                        format!("line {}: {e}", i + 1)
+                    };
+                    format!("not a latte report: not JSON ({at})")
+                })
+            })
+            .collect(),
+    }
+}
+
+/// The last document that covers the whole run (not a `periodic #N` interval), or
+/// the last one, with a warning, when every one is periodic.
+fn whole_run<'a>(documents: &'a [serde_json::Value], path: &Path) -> &'a serde_json::Value {
+    let periodic = |d: &serde_json::Value| {
+        d.get("label")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|l| l.starts_with("periodic"))
+    };
+    match documents.iter().rposition(|d| !periodic(d)) {
+        Some(at) => &documents[at],
+        None => {
+            eprintln!(
+                "latte-telemetry: {}: no whole-run report (every report is periodic): \
+                 using the last interval only",
+                path.display()
+            );
+            &documents[documents.len() - 1]
+        }
+    }
 }
 
 /// Reads every file, stopping at the first that fails.

@@ -1,5 +1,6 @@
-//! Hostile and absent peers: clients that hold connections open and send garbage to
-//! `/metrics` delay neither a real scrape nor the recorders; an OTLP endpoint that
+//! Hostile and absent peers: clients that hold connections open, send garbage, an
+//! endless header, a body announced and never sent, or pipelined requests they never
+//! read, delay neither a real scrape, nor the recorders, nor `stop`; an OTLP endpoint that
 //! accepts and never answers (or refuses) delays no periodic report, and the reports
 //! the push could not take are counted as dropped.
 //!
@@ -23,15 +24,33 @@ fn hostile_clients(addr: std::net::SocketAddr) -> Vec<TcpStream> {
     let mut open = Vec::new();
     // Connects and never sends a byte.
     open.push(TcpStream::connect(addr).unwrap());
-    // A request whose header never ends: 4 MiB of one header line, and no CRLF.
+    // A request whose header never ends: 4 MiB of one header line, and no CRLF. The
+    // server stops reading at its head limit and closes, so the writes may fail.
     let mut huge = TcpStream::connect(addr).unwrap();
-    huge.write_all(b"GET /metrics HTTP/1.1\r\nX-Huge: ")
+    huge.set_write_timeout(Some(Duration::from_secs(5)))
         .unwrap();
     let junk = vec![b'a'; 1 << 20];
-    for _ in 0..4 {
-        huge.write_all(&junk).unwrap();
-    }
+    let _ = huge
+        .write_all(b"GET /metrics HTTP/1.1\r\nX-Huge: ")
+        .and_then(|()| (0..4).try_for_each(|_| huge.write_all(&junk)));
     open.push(huge);
+    // A body announced and never sent: small, and larger than any memory.
+    for length in ["100000", "100000000000000"] {
+        let mut announced = TcpStream::connect(addr).unwrap();
+        write!(
+            announced,
+            "GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n"
+        )
+        .unwrap();
+        open.push(announced);
+    }
+    // Thousands of pipelined scrapes whose answers are never read.
+    let mut greedy = TcpStream::connect(addr).unwrap();
+    greedy
+        .set_write_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let _ = greedy.write_all(&b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n".repeat(3_000));
+    open.push(greedy);
     // Binary garbage, then the end of a header block.
     let mut garbage = TcpStream::connect(addr).unwrap();
     garbage

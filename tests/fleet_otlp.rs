@@ -1,9 +1,9 @@
 //! latte's OTLP/HTTP export, received by a small server on 127.0.0.1 and decoded with
 //! the `opentelemetry-proto` types: counts and bucket totals equal the report.
 //!
-//! `cargo test --features prometheus,otlp --test fleet_otlp` (the test server is
-//! `tiny_http`, a dependency of the `prometheus` feature)
-#![cfg(all(feature = "prometheus", feature = "otlp"))]
+//! `cargo test --features otlp --test fleet_otlp` (the test's collector is `tiny_http`,
+//! a dev-dependency)
+#![cfg(feature = "otlp")]
 
 use crossbeam_channel::unbounded;
 use latte::{Data, Id, ReportOptions, Unit};

@@ -14,12 +14,15 @@
 //! | `mod.rs` | the settings ([`Settings`]), their validation, the running exporters ([`Running`]) |
 //! | `metrics.rs` | a `Report` as one neutral per-component metric set (buckets, quantiles, counters) |
 //! | `prometheus.rs` | the metric set in the OpenMetrics text format, written by `prometheus-client` |
-//! | `serve.rs` | the `latte-metrics` thread: `tiny_http` serving `/metrics` |
+//! | `serve.rs` | the `latte-metrics` thread: accepting `/metrics` connections, a thread for each |
+//! | `http.rs` | one connection: its request head read within limits and parsed by `httparse`, one answer |
 //! | `otlp.rs` | the metric set as OTLP protobuf messages, and the `latte-otlp` push thread |
 //!
 //! The module imports only the report, config and error leaves: the agent passes in
 //! the way to ask its drain for a report as a plain closure.
 
+#[cfg(feature = "prometheus")]
+mod http;
 #[cfg(any(feature = "prometheus", feature = "otlp"))]
 pub(crate) mod metrics;
 #[cfg(feature = "otlp")]

@@ -1,29 +1,38 @@
-//! The `latte-metrics` thread: `tiny_http` serves `GET /metrics` from a fresh
-//! whole-run report (asked of the drain with a bounded wait, and cached briefly so a
-//! burst of scrapes costs the drain one report).
+//! The `latte-metrics` thread: accepts connections to the `/metrics` endpoint and
+//! serves each on a short-lived thread of its own ([`http`](super::http): bounded
+//! reads and writes, `httparse` for the request), from a fresh whole-run report
+//! (asked of the drain with a bounded wait, and cached briefly so a burst of scrapes
+//! costs the drain one report).
 //!
-//! A hostile client cannot stall anything that matters: `tiny_http` reads each
-//! connection on its own pool thread (an idle or endless connection holds only that
-//! thread), this thread only takes complete requests, and the drain never waits on
-//! this thread (it answers into a one-slot channel). What a hostile client can still
-//! cost is memory (`tiny_http` sets no limit on a header's size) and a pool thread per
-//! open connection: bind the endpoint where only the scrapers reach it.
+//! A hostile client cannot stall anything that matters. The accepting thread only
+//! accepts; a connection holds its own thread for at most the head's deadline plus a
+//! report and the write's deadline; at most [`MAX_CONNECTIONS`] are served at once
+//! (past that a connection is closed at once, to be retried by its scraper); an
+//! accept that fails (no file descriptor left) is retried, never fatal; and the drain
+//! never waits on this side (it answers into a one-slot channel). Stopping joins the
+//! accepting thread only; connection threads finish within their deadlines.
 
+use super::http::{self, Request, Response};
 use super::metrics::MetricSet;
 use super::{Settings, Snapshot, prometheus};
 use crate::error::Error;
 use crate::report::Report;
 use crossbeam_channel::Receiver;
-use std::net::{SocketAddr, TcpListener};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How long a report serves scrapes before the drain is asked again.
 const CACHE: Duration = Duration::from_millis(50);
-/// How often the thread looks at its stop flag while no request comes.
-const POLL: Duration = Duration::from_millis(50);
+/// How long the accepting thread naps when no connection is waiting (and so how soon
+/// it sees its stop flag).
+const POLL: Duration = Duration::from_millis(10);
+/// Connections served at once.
+pub(crate) const MAX_CONNECTIONS: usize = 16;
+/// Stack of a connection's thread: a request head, a report's encoding.
+const CONNECTION_STACK: usize = 256 * 1024;
 
 /// The running `/metrics` endpoint.
 pub(crate) struct Server {
@@ -32,7 +41,7 @@ pub(crate) struct Server {
     handle: JoinHandle<()>,
 }
 
-/// What the thread needs besides the socket.
+/// What the connections share: the way to the drain and the cached report.
 struct Endpoint {
     snapshot: Snapshot,
     bounds: Vec<f64>,
@@ -56,8 +65,7 @@ impl Server {
     ) -> Result<Server, Error> {
         let io = |e: std::io::Error| Error::MetricsEndpoint(Arc::new(e));
         let addr = listener.local_addr().map_err(io)?;
-        let http = tiny_http::Server::from_listener(listener, None)
-            .map_err(|e| io(std::io::Error::other(e.to_string())))?;
+        listener.set_nonblocking(true).map_err(io)?;
         let stop = Arc::new(AtomicBool::new(false));
         let (bounds, by_thread) = (settings.bounds_secs(), settings.thread_label);
         let stopped = stop.clone();
@@ -67,19 +75,23 @@ impl Server {
                 let Ok(snapshot) = wiring.recv() else {
                     return; // the drain did not start
                 };
-                let mut endpoint = Endpoint {
+                let endpoint = Arc::new(Mutex::new(Endpoint {
                     snapshot,
                     bounds,
                     by_thread,
                     cached: None,
-                };
+                }));
+                let open = Arc::new(AtomicUsize::new(0));
                 while !stopped.load(Ordering::Relaxed) {
-                    if let Ok(Some(request)) = http.recv_timeout(POLL) {
-                        endpoint.answer(request);
+                    match listener.accept() {
+                        Ok((stream, _)) => admit(stream, &endpoint, &open),
+                        // Nothing waiting, or nothing to accept with (no descriptor
+                        // left): look again soon.
+                        Err(_) => std::thread::sleep(POLL),
                     }
                 }
             })
-            .map_err(|e| Error::MetricsEndpoint(Arc::new(e)))?;
+            .map_err(io)?;
         Ok(Server { addr, stop, handle })
     }
 
@@ -88,39 +100,50 @@ impl Server {
         self.addr
     }
 
-    /// Stops the thread (within [`POLL`] plus a request being answered) and closes
-    /// the socket. Connections still open are closed by their pool threads.
+    /// Stops accepting (within [`POLL`]) and closes the listening socket. Connections
+    /// being served end on their own, within their deadlines.
     pub(crate) fn stop(self) {
         self.stop.store(true, Ordering::Relaxed);
         let _ = self.handle.join();
     }
 }
 
-impl Endpoint {
-    fn answer(&mut self, request: tiny_http::Request) {
-        use tiny_http::{Header, Method, Response};
-        let path = request.url().split('?').next().unwrap_or("");
-        let response = match (request.method(), path) {
-            (Method::Get, "/metrics") => match self.text() {
-                Some(text) => {
-                    let mut response = Response::from_string(text);
-                    // A constant, valid header: it always parses.
-                    if let Ok(kind) = Header::from_bytes("Content-Type", prometheus::CONTENT_TYPE) {
-                        response.add_header(kind);
-                    }
-                    response
-                }
-                None => {
-                    Response::from_string("latte: the agent did not answer\n").with_status_code(503)
-                }
-            },
-            (_, "/metrics") => Response::from_string("GET only\n").with_status_code(405),
-            _ => Response::from_string("latte serves /metrics only\n").with_status_code(404),
-        };
-        // A client that went away is its own loss.
-        let _ = request.respond(response);
+/// Serves `stream` on a thread of its own, or closes it when [`MAX_CONNECTIONS`] are
+/// being served or no thread can be had.
+fn admit(stream: TcpStream, endpoint: &Arc<Mutex<Endpoint>>, open: &Arc<AtomicUsize>) {
+    if open.fetch_add(1, Ordering::Relaxed) >= MAX_CONNECTIONS {
+        open.fetch_sub(1, Ordering::Relaxed);
+        return;
     }
+    let (endpoint, done) = (endpoint.clone(), open.clone());
+    let spawned = std::thread::Builder::new()
+        .name("latte-metrics-conn".into())
+        .stack_size(CONNECTION_STACK)
+        .spawn(move || {
+            http::serve(stream, |request| answer(&endpoint, request));
+            done.fetch_sub(1, Ordering::Relaxed);
+        });
+    if spawned.is_err() {
+        open.fetch_sub(1, Ordering::Relaxed);
+    }
+}
 
+fn answer(endpoint: &Mutex<Endpoint>, request: &Request) -> Response {
+    match (request.get, request.path.as_str()) {
+        (true, "/metrics") => {
+            // A panic elsewhere cannot leave the cache half-written: use it anyway.
+            let mut endpoint = endpoint.lock().unwrap_or_else(|e| e.into_inner());
+            match endpoint.text() {
+                Some(text) => Response::ok(prometheus::CONTENT_TYPE, text),
+                None => Response::error(503, "latte: the agent did not answer"),
+            }
+        }
+        (false, "/metrics") => Response::error(405, "GET only"),
+        _ => Response::error(404, "latte serves /metrics only"),
+    }
+}
+
+impl Endpoint {
     /// The current metrics as text, `None` if the drain did not answer in time.
     fn text(&mut self) -> Option<String> {
         let report = match &self.cached {
