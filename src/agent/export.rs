@@ -129,9 +129,10 @@ impl Builder {
     }
 
     /// Exports one series per (component, thread) rather than per component (default
-    /// off). The number of series is then multiplied by the number of threads that
-    /// recorded each component: keep it for a small, fixed set of named threads
-    /// (docs/fleet.md, "Labels and cardinality").
+    /// off), labelled `thread` (the name) and `thread_serial` (the report's `#N`, so
+    /// threads that share a name stay apart). The number of series is then multiplied
+    /// by the number of threads that recorded each component: keep it for a small,
+    /// fixed set of named threads (docs/fleet.md, "Labels and cardinality").
     ///
     /// ```
     /// let guard = latte::builder().metrics_thread_label(true).sink(std::io::sink()).start()?;

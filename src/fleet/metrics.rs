@@ -27,7 +27,24 @@ pub(crate) struct MetricSet {
     pub(crate) series: Vec<Series>,
     /// Anomaly counts: (thread, kind, count); the thread is `None` (all threads
     /// together) without the thread label.
-    pub(crate) anomalies: Vec<(Option<String>, &'static str, u64)>,
+    pub(crate) anomalies: Vec<(Option<Thread>, &'static str, u64)>,
+}
+
+/// A thread, as labels: its name, and its serial number in the process, since names
+/// repeat (a pool's workers) and series must not.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Thread {
+    /// The thread's name.
+    pub(crate) name: String,
+    /// Its serial number, as the report's `THREAD name (#serial)` line gives it.
+    pub(crate) serial: String,
+}
+
+impl Thread {
+    /// The labels (or attributes) for this thread: `thread` and `thread_serial`.
+    pub(crate) fn labels(&self) -> [(&'static str, &str); 2] {
+        [("thread", &self.name), ("thread_serial", &self.serial)]
+    }
 }
 
 /// One component's metrics.
@@ -36,7 +53,7 @@ pub(crate) struct Series {
     /// The component (the id's name).
     pub(crate) component: String,
     /// The thread, with the thread label.
-    pub(crate) thread: Option<String>,
+    pub(crate) thread: Option<Thread>,
     /// Samples in each bucket of [`MetricSet::bounds`] (not cumulative), and one more
     /// for the values above the last bound.
     pub(crate) buckets: Vec<u64>,
@@ -63,10 +80,10 @@ impl MetricSet {
             Unit::Cycles => v / report.ticks_per_ns * 1e-9,
             Unit::Time => v * 1e-9,
         };
-        let series_of = |row: &Row, thread: Option<&str>| {
+        let series_of = |row: &Row, thread: Option<&Thread>| {
             let mut series = Series {
                 component: row.component.clone(),
-                thread: thread.map(str::to_owned),
+                thread: thread.cloned(),
                 buckets: buckets(row, bounds, report.ticks_per_ns),
                 count: row.stats.folded,
                 sum: per_second(row.stats.avg_all) * row.stats.folded as f64,
@@ -94,11 +111,15 @@ impl MetricSet {
         };
         if by_thread {
             for thread in &report.threads {
+                let label = Thread {
+                    name: thread.name.clone(),
+                    serial: thread.serial.to_string(),
+                };
                 let rows = thread.rows.iter();
                 set.series
-                    .extend(rows.map(|row| series_of(row, Some(&thread.name))));
+                    .extend(rows.map(|row| series_of(row, Some(&label))));
                 for (kind, count) in thread.anomalies.iter() {
-                    set.anomalies.push((Some(thread.name.clone()), kind, count));
+                    set.anomalies.push((Some(label.clone()), kind, count));
                 }
             }
         } else {

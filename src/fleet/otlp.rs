@@ -5,7 +5,7 @@
 //! timeout. Why not the `opentelemetry` SDK: docs/design.md ("Fleet export").
 
 use super::Settings;
-use super::metrics::{MetricSet, QUANTILES, Series};
+use super::metrics::{MetricSet, QUANTILES, Series, Thread};
 use crate::report::Report;
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
@@ -152,10 +152,16 @@ fn text(key: &str, value: &str) -> KeyValue {
 
 fn attributes(s: &Series) -> Vec<KeyValue> {
     let mut attributes = vec![text("component", &s.component)];
-    if let Some(thread) = &s.thread {
-        attributes.push(text("thread", thread));
-    }
+    attributes.extend(thread_attributes(s.thread.as_ref()));
     attributes
+}
+
+/// The thread's attributes, `thread` and `thread.serial`, if there is a thread.
+fn thread_attributes(thread: Option<&Thread>) -> impl Iterator<Item = KeyValue> + '_ {
+    thread
+        .into_iter()
+        .flat_map(Thread::labels)
+        .map(|(key, value)| text(&key.replace('_', "."), value))
 }
 
 /// A metric of one kind of data.
@@ -272,9 +278,7 @@ fn counts(set: &MetricSet, at: Stamp) -> Vec<Metric> {
     }
     let anomalies = set.anomalies.iter().map(|(thread, kind, n)| {
         let mut attributes = vec![text("kind", kind)];
-        if let Some(thread) = thread {
-            attributes.push(text("thread", thread));
-        }
+        attributes.extend(thread_attributes(thread.as_ref()));
         at.point(attributes, as_int(*n))
     });
     let data = sum(anomalies.collect());

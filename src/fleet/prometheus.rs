@@ -4,14 +4,14 @@
 //!
 //! | metric | type | labels |
 //! |---|---|---|
-//! | `latte_latency_seconds` | histogram | component (, thread) |
-//! | `latte_latency_quantile_seconds` | gauge | component, quantile (, thread) |
-//! | `latte_samples_seen_total`, `latte_samples_lost_total` | counter | component (, thread) |
-//! | `latte_samples_bypass`, `latte_samples_outliers` | gauge | component (, thread) |
-//! | `latte_anomalies_total` | counter | kind (, thread) |
+//! | `latte_latency_seconds` | histogram | component (, thread, thread_serial) |
+//! | `latte_latency_quantile_seconds` | gauge | component, quantile (, thread, thread_serial) |
+//! | `latte_samples_seen_total`, `latte_samples_lost_total` | counter | component (, thread, thread_serial) |
+//! | `latte_samples_bypass`, `latte_samples_outliers` | gauge | component (, thread, thread_serial) |
+//! | `latte_anomalies_total` | counter | kind (, thread, thread_serial) |
 //! | `latte_clock_info` | info | clock, frequency_hz, hypervisor |
 
-use super::metrics::{MetricSet, QUANTILES, Series};
+use super::metrics::{MetricSet, QUANTILES, Series, Thread};
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric as _, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::counter::ConstCounter;
@@ -34,12 +34,10 @@ pub(crate) fn encode(set: MetricSet) -> Result<String, FmtError> {
 #[derive(Debug)]
 struct Collector(MetricSet);
 
-/// A series' labels: component, then thread if there is one.
+/// A series' labels: component, then the thread's if there is one.
 fn labels(s: &Series) -> Vec<(&'static str, &str)> {
     let mut labels = vec![("component", s.component.as_str())];
-    if let Some(thread) = &s.thread {
-        labels.push(("thread", thread.as_str()));
-    }
+    labels.extend(s.thread.iter().flat_map(Thread::labels));
     labels
 }
 
@@ -116,9 +114,7 @@ impl Collector {
             encoder.encode_descriptor("latte_anomalies", help, None, MetricType::Counter)?;
         for (thread, kind, count) in &self.0.anomalies {
             let mut labels = vec![("kind", *kind)];
-            if let Some(thread) = thread {
-                labels.push(("thread", thread.as_str()));
-            }
+            labels.extend(thread.iter().flat_map(Thread::labels));
             ConstCounter::new(*count).encode(family.encode_family(&labels)?)?;
         }
         Ok(())
