@@ -5,7 +5,7 @@
 //! a dev-dependency)
 #![cfg(feature = "otlp")]
 
-use crossbeam_channel::unbounded;
+use crossbeam_channel::{Receiver, unbounded};
 use latte::{Data, Id, ReportOptions, Unit};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
@@ -16,6 +16,37 @@ use std::time::{Duration, Instant};
 
 static A: Id = Id::new("fleet_otlp_a");
 static B: Id = Id::new("fleet_otlp_b");
+
+/// What the collector received: the path and the decoded body.
+type Pushed = (
+    String,
+    Result<ExportMetricsServiceRequest, prost::DecodeError>,
+);
+
+/// One agent per process: the tests take turns.
+static AGENT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// A collector on 127.0.0.1 that answers 200 to every POST, `delay` after reading it,
+/// and hands over the path and the decoded body. Returns its URL.
+fn collector(delay: Duration) -> (String, Receiver<Pushed>) {
+    let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://{}/v1/metrics",
+        server.server_addr().to_ip().unwrap()
+    );
+    let (tx, received) = unbounded();
+    std::thread::spawn(move || {
+        for mut request in server.incoming_requests() {
+            let mut body = Vec::new();
+            let _ = request.as_reader().read_to_end(&mut body);
+            let path = request.url().to_owned();
+            std::thread::sleep(delay);
+            let _ = request.respond(tiny_http::Response::empty(200));
+            let _ = tx.send((path, ExportMetricsServiceRequest::decode(body.as_slice())));
+        }
+    });
+    (url, received)
+}
 
 fn component(attributes: &[opentelemetry_proto::tonic::common::v1::KeyValue]) -> String {
     let kv = attributes.iter().find(|kv| kv.key == "component");
@@ -52,22 +83,8 @@ fn histograms(request: &ExportMetricsServiceRequest) -> Vec<(String, u64, u64, u
 
 #[test]
 fn the_otlp_export_decodes_to_the_report() {
-    // The collector: answers 200 to every POST and hands the decoded body over.
-    let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
-    let url = format!(
-        "http://{}/v1/metrics",
-        server.server_addr().to_ip().unwrap()
-    );
-    let (tx, received) = unbounded();
-    std::thread::spawn(move || {
-        for mut request in server.incoming_requests() {
-            let mut body = Vec::new();
-            let _ = request.as_reader().read_to_end(&mut body);
-            let path = request.url().to_owned();
-            let _ = request.respond(tiny_http::Response::empty(200));
-            let _ = tx.send((path, ExportMetricsServiceRequest::decode(body.as_slice())));
-        }
-    });
+    let _turn = AGENT.lock().unwrap_or_else(|e| e.into_inner());
+    let (url, received) = collector(Duration::ZERO);
     let guard = latte::builder()
         .unit(Unit::Time)
         .data(Data::Raw)
@@ -161,4 +178,48 @@ fn the_otlp_export_decodes_to_the_report() {
     assert!(sent >= 1, "pushes the collector accepted: {sent}");
     assert_eq!(dropped, 0, "a collector that answers at once drops nothing");
     guard.stop().unwrap();
+}
+
+/// A collector that takes 600 ms per push, well within the push timeout but six
+/// intervals long, still gets the final state: the push at stop replaces the report
+/// waiting for the one in flight.
+#[test]
+fn a_slow_collector_still_gets_the_final_state() {
+    static STEADY: Id = Id::new("fleet_otlp_steady");
+    static LAST: Id = Id::new("fleet_otlp_last");
+    let _turn = AGENT.lock().unwrap_or_else(|e| e.into_inner());
+    let (url, received) = collector(Duration::from_millis(600));
+    let guard = latte::builder()
+        .otlp(url, Duration::from_millis(100))
+        .final_report(false)
+        .sink(std::io::sink())
+        .start()
+        .unwrap();
+    latte::record(&STEADY, 5);
+    // Wait until the collector is slow enough to matter: a push arrived, and a push
+    // that fell due was dropped because a report still waited.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    received
+        .recv_deadline(deadline)
+        .expect("a first push")
+        .1
+        .expect("a valid ExportMetricsServiceRequest");
+    while guard.otlp_pushes().2 == 0 {
+        assert!(Instant::now() < deadline, "no push was ever dropped");
+        std::thread::yield_now();
+    }
+    for i in 0..3 {
+        latte::record(&LAST, 10 + i);
+    }
+    guard.stop().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, decoded) = received
+            .recv_deadline(deadline)
+            .expect("a push with the samples recorded just before stop");
+        let points = histograms(&decoded.expect("a valid ExportMetricsServiceRequest"));
+        if points.iter().any(|p| p.0 == LAST.name() && p.1 == 3) {
+            break;
+        }
+    }
 }

@@ -171,7 +171,7 @@ impl Drain {
         if let (Some(due), Some(interval)) = (at.next_push, self.push_interval())
             && now >= due
         {
-            self.push();
+            self.push(false);
             at.next_push = next_tick(due, interval, now);
         }
         if now >= at.next_fold {
@@ -241,8 +241,9 @@ impl Drain {
         {
             self.failures.failed(e);
         }
-        // The final state for the fleet, before the final report's sink can fail.
-        self.push();
+        // The final state for the fleet, before the final report's sink can fail: it
+        // replaces a report still waiting for a slow endpoint.
+        self.push(true);
         if self.final_report {
             self.whole_run(Some("final".into()))?;
         }
@@ -257,12 +258,14 @@ impl Drain {
         None
     }
 
-    /// Queues a whole-run report for the OTLP push thread, if pushes are on; never
-    /// waits (a full queue counts a drop, and then no report is made).
-    fn push(&self) {
+    /// Leaves a whole-run report for the OTLP push thread, if pushes are on; never
+    /// waits. While one still waits (a slow endpoint), a periodic push counts a drop
+    /// and makes no report; the `last` one replaces it.
+    fn push(&self, last: bool) {
+        let _ = last;
         #[cfg(feature = "otlp")]
         if let Some(queue) = &self.otlp
-            && !queue.is_full()
+            && (last || !queue.is_full())
             && let Some(report) = self.snapshot()
         {
             queue.offer(report);

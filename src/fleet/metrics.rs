@@ -80,23 +80,20 @@ impl MetricSet {
             Unit::Cycles => v / report.ticks_per_ns * 1e-9,
             Unit::Time => v * 1e-9,
         };
-        let series_of = |row: &Row, thread: Option<&Thread>| {
-            let mut series = Series {
-                component: row.component.clone(),
-                thread: thread.cloned(),
-                buckets: buckets(row, bounds, report.ticks_per_ns),
-                count: row.stats.folded,
-                sum: per_second(row.stats.avg_all) * row.stats.folded as f64,
-                quantiles: [row.stats.p50, row.stats.p99, row.stats.p999].map(per_second),
-                seen: row.stats.seen,
-                lost: row.stats.lost,
-                bypass: row.stats.bypass,
-                outliers: row.stats.outliers,
-            };
-            if series.count == 0 {
-                series.sum = 0.0;
-            }
-            series
+        let series_of = |row: &Row, thread: Option<&Thread>| Series {
+            component: row.component.clone(),
+            thread: thread.cloned(),
+            buckets: buckets(row, bounds, report.ticks_per_ns),
+            count: row.stats.folded,
+            sum: match row.stats.folded {
+                0 => 0.0,
+                n => per_second(row.stats.avg_all) * n as f64,
+            },
+            quantiles: [row.stats.p50, row.stats.p99, row.stats.p999].map(per_second),
+            seen: row.stats.seen,
+            lost: row.stats.lost,
+            bypass: row.stats.bypass,
+            outliers: row.stats.outliers,
         };
         let mut set = MetricSet {
             clock: report.clock.clone(),

@@ -6,8 +6,8 @@
 //! into one neutral [`metrics::MetricSet`] that each encoder writes in its own format.
 //! Nothing here runs on the hot path, and nothing here can hold up the drain thread:
 //! the HTTP thread asks the drain for a report with a bounded wait (the drain only
-//! answers a command), and the drain hands OTLP pushes to their thread by `try_send`
-//! into a bounded queue, counting what it drops.
+//! answers a command), and the drain leaves OTLP pushes for their thread in a
+//! one-report mailbox, counting what it drops.
 //!
 //! | file | what |
 //! |---|---|

@@ -1,13 +1,15 @@
-//! OTLP/HTTP push: the drain offers a whole-run report at every interval to a bounded
-//! queue ([`Queue::offer`], never blocking: a full queue counts a drop), and the
-//! `latte-otlp` thread turns each into an `ExportMetricsServiceRequest`
-//! (`opentelemetry-proto` messages, protobuf) and POSTs it with `ureq`, within a
-//! timeout. Why not the `opentelemetry` SDK: docs/design.md ("Fleet export").
+//! OTLP/HTTP push: the drain leaves a whole-run report at every interval in a
+//! one-report mailbox ([`Queue::offer`], never blocking), and the `latte-otlp` thread
+//! turns each into an `ExportMetricsServiceRequest` (`opentelemetry-proto` messages,
+//! protobuf) and POSTs it with `ureq`, within a timeout. The data is cumulative, so the
+//! newest report is the one worth sending: while one waits, a periodic push is skipped
+//! (counted as dropped; the endpoint is slow), and the final one replaces it.
+//! Why not the `opentelemetry` SDK: docs/design.md ("Fleet export").
 
 use super::Settings;
 use super::metrics::{MetricSet, QUANTILES, Series, Thread};
 use crate::report::Report;
-use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
+use crossbeam_channel::{Receiver, Sender, bounded};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, InstrumentationScope, KeyValue, any_value};
 use opentelemetry_proto::tonic::metrics::v1::{
@@ -16,13 +18,11 @@ use opentelemetry_proto::tonic::metrics::v1::{
 };
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use prost::Message as _;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// Reports waiting for the push thread at most.
-const QUEUE: usize = 2;
 /// The longest a push may take (connect, send, answer), and so the longest the agent's
 /// stop waits for the last one.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(2);
@@ -38,31 +38,46 @@ pub(crate) struct Stats {
     pub(crate) failed: AtomicU64,
 }
 
-/// The drain's end of the queue.
+/// The report waiting for the push thread, if one is.
+type Mailbox = Arc<Mutex<Option<Arc<Report>>>>;
+
+/// The drain's end: a one-report mailbox and the bell that wakes the push thread.
 #[derive(Clone)]
 pub(crate) struct Queue {
-    tx: Sender<Arc<Report>>,
+    mailbox: Mailbox,
+    bell: Sender<()>,
     stats: Arc<Stats>,
     /// How often the drain offers a report.
     pub(crate) interval: Duration,
 }
 
 impl Queue {
-    /// Whether an offer now would be dropped (so the drain need not make the report).
+    /// Whether a report still waits for the push thread (the endpoint is slow): then a
+    /// periodic push is skipped, counted as a drop, and the drain need not make the
+    /// report.
     pub(crate) fn is_full(&self) -> bool {
-        if self.tx.is_full() {
+        if lock(&self.mailbox).is_some() {
             self.stats.dropped.fetch_add(1, Ordering::Relaxed);
             return true;
         }
         false
     }
 
-    /// Queues `report` for the push thread; never blocks, counts a drop if full.
+    /// Leaves `report` for the push thread; never blocks. A report still waiting is
+    /// replaced (and counted as dropped): the newest state wins.
     pub(crate) fn offer(&self, report: Arc<Report>) {
-        if let Err(TrySendError::Full(_)) = self.tx.try_send(report) {
+        if lock(&self.mailbox).replace(report).is_some() {
             self.stats.dropped.fetch_add(1, Ordering::Relaxed);
         }
+        // A bell already rung wakes the thread all the same.
+        let _ = self.bell.try_send(());
     }
+}
+
+/// The mailbox's lock: held only to put or take one `Arc`, so a poisoned one (which
+/// cannot happen there) still holds a valid value.
+fn lock(mailbox: &Mailbox) -> std::sync::MutexGuard<'_, Option<Arc<Report>>> {
+    mailbox.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The running push thread.
@@ -80,13 +95,15 @@ impl Pusher {
         url: String,
         interval: Duration,
     ) -> std::io::Result<(Pusher, Queue)> {
-        let (tx, rx) = bounded::<Arc<Report>>(QUEUE);
+        let mailbox = Mailbox::default();
+        let (bell, rung) = bounded::<()>(1);
         let (done_tx, done) = bounded::<()>(0);
         let stats = Arc::new(Stats::default());
         let counts = stats.clone();
         let bounds = settings.bounds_secs();
         let by_thread = settings.thread_label;
         let began = SystemTime::now();
+        let inbox = mailbox.clone();
         let handle = std::thread::Builder::new()
             .name("latte-otlp".into())
             .spawn(move || {
@@ -95,7 +112,9 @@ impl Pusher {
                     .timeout_global(Some(TIMEOUT))
                     .build();
                 let agent = ureq::Agent::new_with_config(config);
-                for report in rx {
+                // After the bell's last ring (the drain gone), what is left is pushed.
+                let waiting = rung.iter().chain([()]).map(|()| lock(&inbox).take());
+                for report in waiting.flatten() {
                     let set = MetricSet::of(&report, &bounds, by_thread);
                     let body = request(&set, began, SystemTime::now()).encode_to_vec();
                     let sent = agent
@@ -118,7 +137,8 @@ impl Pusher {
         Ok((
             pusher,
             Queue {
-                tx,
+                mailbox,
+                bell,
                 stats,
                 interval,
             },
