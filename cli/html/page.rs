@@ -96,7 +96,14 @@ fn quantiles(reports: &[Loaded], dists: &[(usize, Dist)], unit: &str) -> String 
             dist.len()
         );
         for (q, _) in MARKED {
-            let _ = write!(html, "<td>{}</td>", value(dist.quantile(q), unit));
+            let v = dist.quantile(q);
+            // A log axis has no 0: such a marker sits at the axis's left end.
+            let note = if v > 0.0 {
+                ""
+            } else {
+                " (left end of the axis)"
+            };
+            let _ = write!(html, "<td>{}{note}</td>", value(v, unit));
         }
         html.push_str("</tr>");
     }

@@ -36,7 +36,8 @@ pub enum Error {
         /// The bytes one ring reserves (8 per sample of the ring capacity).
         ring_bytes: u64,
     },
-    /// An id pattern (`report::Focus::ids`) that is not a valid glob pattern.
+    /// A pattern of `report::Focus` (over ids or thread names) that is not a valid
+    /// glob pattern.
     Pattern {
         /// The pattern as given.
         pattern: String,
@@ -307,7 +308,7 @@ impl Error {
     }
 
     /// The message of a case about the agent's or the clock's state, the memory cap or
-    /// an id pattern.
+    /// a focus pattern.
     fn fmt_state(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::MemoryCap { cap, ring_bytes } => write!(
@@ -318,7 +319,8 @@ impl Error {
             ),
             Error::Pattern { pattern, reason } => write!(
                 f,
-                "id pattern {pattern:?} is invalid: {reason} (a glob pattern: *, ?, [...])"
+                "focus pattern {pattern:?} (over ids or thread names) is invalid: {reason} \
+                 (a glob pattern: *, ?, [...])"
             ),
             Error::AlreadyRunning => f.write_str(
                 "a latte agent is already running in this process; keep its guard, or drop it before starting another",
