@@ -156,3 +156,68 @@ fn write_within(stream: &mut TcpStream, mut bytes: &[u8], deadline: Instant) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    /// Sends `request` to a connection served by [`serve`] (whose route answers 200
+    /// with the path) and returns what came back.
+    fn exchange(request: &[u8]) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (server, _) = listener.accept().unwrap();
+        let served = std::thread::spawn(move || {
+            serve(server, |r| {
+                Response::ok("text/plain", format!("{} {}", r.get, r.path))
+            });
+        });
+        // The server may answer and close before all of a long request is sent.
+        let _ = client.write_all(request);
+        client
+            .set_read_timeout(Some(HEAD_DEADLINE + Duration::from_secs(5)))
+            .unwrap();
+        let mut answer = Vec::new();
+        let _ = client.read_to_end(&mut answer);
+        served.join().unwrap();
+        String::from_utf8_lossy(&answer).into_owned()
+    }
+
+    #[test]
+    fn a_request_is_routed_by_method_and_path_and_answered_once() {
+        let answer = exchange(b"GET /metrics?x=1 HTTP/1.1\r\nHost: a\r\n\r\n");
+        assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+        assert!(answer.contains("Connection: close\r\n"), "{answer}");
+        assert!(answer.ends_with("\r\n\r\ntrue /metrics"), "{answer}");
+        let answer = exchange(b"POST /metrics HTTP/1.1\r\n\r\n");
+        assert!(answer.ends_with("false /metrics"), "{answer}");
+    }
+
+    #[test]
+    fn a_body_is_never_waited_for_whatever_its_length() {
+        for length in ["100000", "100000000000000"] {
+            let request = format!("GET /metrics HTTP/1.1\r\nContent-Length: {length}\r\n\r\n");
+            let answer = exchange(request.as_bytes());
+            assert!(answer.starts_with("HTTP/1.1 200 OK"), "{length}: {answer}");
+        }
+    }
+
+    #[test]
+    fn a_head_past_the_limit_is_431_and_garbage_is_400() {
+        let mut huge = b"GET /metrics HTTP/1.1\r\nX-Huge: ".to_vec();
+        huge.resize(HEAD_LIMIT + 1, b'a');
+        assert!(exchange(&huge).starts_with("HTTP/1.1 431 "));
+        let many: String = (0..MAX_HEADERS + 1)
+            .map(|i| format!("X-{i}: 1\r\n"))
+            .collect();
+        let request = format!("GET /metrics HTTP/1.1\r\n{many}\r\n");
+        assert!(exchange(request.as_bytes()).starts_with("HTTP/1.1 431 "));
+        assert!(exchange(&[0, 255, 13, 10, 13, 10]).starts_with("HTTP/1.1 400 "));
+    }
+
+    #[test]
+    fn a_client_that_sends_half_a_head_gets_nothing_after_the_deadline() {
+        assert_eq!(exchange(b"GET /met"), "");
+    }
+}

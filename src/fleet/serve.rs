@@ -111,20 +111,34 @@ impl Server {
 /// Serves `stream` on a thread of its own, or closes it when [`MAX_CONNECTIONS`] are
 /// being served or no thread can be had.
 fn admit(stream: TcpStream, endpoint: &Arc<Mutex<Endpoint>>, open: &Arc<AtomicUsize>) {
-    if open.fetch_add(1, Ordering::Relaxed) >= MAX_CONNECTIONS {
-        open.fetch_sub(1, Ordering::Relaxed);
+    let Some(slot) = Slot::take(open) else {
         return;
-    }
-    let (endpoint, done) = (endpoint.clone(), open.clone());
-    let spawned = std::thread::Builder::new()
+    };
+    let endpoint = endpoint.clone();
+    // A thread that cannot be had drops the closure, and with it the slot and stream.
+    let _ = std::thread::Builder::new()
         .name("latte-metrics-conn".into())
         .stack_size(CONNECTION_STACK)
         .spawn(move || {
+            let _slot = slot;
             http::serve(stream, |request| answer(&endpoint, request));
-            done.fetch_sub(1, Ordering::Relaxed);
         });
-    if spawned.is_err() {
-        open.fetch_sub(1, Ordering::Relaxed);
+}
+
+/// One of the [`MAX_CONNECTIONS`] connections being served, given back when dropped
+/// (also when its thread unwinds).
+struct Slot(Arc<AtomicUsize>);
+
+impl Slot {
+    fn take(open: &Arc<AtomicUsize>) -> Option<Slot> {
+        let slot = Slot(open.clone());
+        (open.fetch_add(1, Ordering::Relaxed) < MAX_CONNECTIONS).then_some(slot)
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
