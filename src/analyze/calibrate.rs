@@ -162,11 +162,13 @@ fn grid_step(readings: &[u64]) -> u64 {
 }
 
 /// The largest `q` in 4..=1024 such that at least 90% of the non-zero differences
-/// between successive `readings` lie within one tick of a multiple of `q`; 1 if none.
-/// This finds the steps of a clock scaled from a coarse counter, whose readings are on
-/// no fixed grid: the OS clock on the reference guest moves in steps of 10.01 ns (the
-/// TSC's 26 ticks), so its differences are 20, 21, 30, 31, ... ns while its readings
-/// take every remainder. (Below 4, every difference is within one of a multiple.)
+/// between successive `readings` lie within one tick of a multiple of `q`; failing
+/// that, a step that is a fraction of a tick off a whole number ([`fractional_step`]),
+/// rounded up; 1 if none. This finds the steps of a clock scaled from a coarse
+/// counter, whose readings are on no fixed grid: the OS clock on the reference guest
+/// moves in steps of 10.01 ns (the TSC's 26 ticks), so its differences are 20, 21,
+/// 30, 31, ... ns while its readings take every remainder. (Below 4, every difference
+/// is within one of a multiple.)
 fn delta_step(readings: &[u64]) -> u64 {
     let deltas: Vec<u64> = readings
         .windows(2)
@@ -178,17 +180,47 @@ fn delta_step(readings: &[u64]) -> u64 {
     }
     (4..=1024u64)
         .rev()
-        .find(|&q| {
-            let near = deltas
-                .iter()
-                .filter(|&&d| {
-                    let r = d % q;
-                    r <= 1 || r == q - 1
-                })
-                .count();
-            near * 10 >= deltas.len() * 9
-        })
+        .find(|&q| steps_by(&deltas, q as f64))
+        .or_else(|| fractional_step(&deltas).map(|q| q.ceil() as u64))
         .unwrap_or(1)
+}
+
+/// Whether at least 90% of `deltas` lie within one tick of a multiple of `q`.
+fn steps_by(deltas: &[u64], q: f64) -> bool {
+    let near = deltas
+        .iter()
+        .filter(|&&d| {
+            let d = d as f64;
+            (d - (d / q).round() * q).abs() <= 1.0
+        })
+        .count();
+    near * 10 >= deltas.len() * 9
+}
+
+/// A step of a fraction of a tick off a whole number, which whole-number candidates
+/// miss once differences span several steps (their error grows with each step): the
+/// emulated counter of qemu-user follows a 1 us host clock at 62.5 MHz, 62.5 ticks a
+/// step, so its differences are 62, 63, 125, 187, 188, 250, ... The smallest common
+/// difference is a whole number of steps (one when reads are close together, more in
+/// a slow build); the candidates are it divided by 1 to 8, give or take a tick, in
+/// 1/64-tick steps, and the largest that [`steps_by`] accepts wins.
+fn fractional_step(deltas: &[u64]) -> Option<f64> {
+    let mut counts = std::collections::BTreeMap::new();
+    for &d in deltas.iter().filter(|&&d| (4..=8 * 1024).contains(&d)) {
+        *counts.entry(d).or_insert(0usize) += 1;
+    }
+    // The smallest difference that is common (a twentieth of them).
+    let smallest = counts
+        .iter()
+        .find(|&(_, &n)| n * 20 >= deltas.len())
+        .map(|(&d, _)| d as f64)?;
+    (1..=8)
+        .flat_map(|k| {
+            (0..=128)
+                .rev()
+                .map(move |i| smallest / k as f64 - 1.0 + i as f64 / 64.0)
+        })
+        .find(|&q| (4.0..=1024.0).contains(&q) && steps_by(deltas, q))
 }
 
 const BATCHES: usize = 7;
@@ -283,6 +315,17 @@ mod tests {
         let r = readings(26.0 / 2.596, 0.3);
         assert_eq!(grid_step(&r), 1, "its readings take every remainder");
         assert_eq!(delta_step(&r), 10);
+    }
+
+    #[test]
+    fn a_step_a_fraction_of_a_tick_off_a_whole_number_is_found() {
+        // qemu-user's emulated counter: 62.5 MHz ticks on a 1 us host clock, with the
+        // reads up to 7 steps apart (a debug build's spacing).
+        let r = readings(62.5, 3.0);
+        assert_eq!(grid_step(&r), 1);
+        assert_eq!(delta_step(&r), 63);
+        // Whole-number steps are still found as before.
+        assert_eq!(delta_step(&readings(26.0, 14.0)), 26);
     }
 
     #[test]
