@@ -14,7 +14,7 @@
 //! | `mod.rs` | the settings ([`Settings`]), their validation, the running exporters ([`Running`]) |
 //! | `metrics.rs` | a `Report` as one neutral per-component metric set (buckets, quantiles, counters) |
 //! | `prometheus.rs` | the metric set in the OpenMetrics text format, written by `prometheus-client` |
-//! | `serve.rs` | the `latte-metrics` thread: accepting `/metrics` connections, a thread for each |
+//! | `serve.rs` | the `latte-metrics` thread: accepting `/metrics` connections for its connection threads |
 //! | `http.rs` | one connection: its request head read within limits and parsed by `httparse`, one answer |
 //! | `otlp.rs` | the metric set as OTLP protobuf messages, and the `latte-otlp` push thread |
 //!

@@ -1,23 +1,28 @@
 //! The `latte-metrics` thread: accepts connections to the `/metrics` endpoint and
-//! serves each on a short-lived thread of its own ([`http`](super::http): bounded
-//! reads and writes, `httparse` for the request), from a fresh whole-run report
-//! (asked of the drain with a bounded wait, and cached briefly so a burst of scrapes
-//! costs the drain one report).
+//! hands each to a connection thread ([`http`](super::http): bounded reads and writes,
+//! `httparse` for the request), which answers from a fresh whole-run report (asked of
+//! the drain with a bounded wait, and cached briefly so a burst of scrapes costs the
+//! drain one report).
+//!
+//! Connection threads are started as needed, at most [`MAX_CONNECTIONS`], and kept:
+//! an idle one takes the next connection, so steady scraping starts no thread (and
+//! unmaps no stack, which would interrupt every CPU the process runs on). They end
+//! when the endpoint stops.
 //!
 //! A hostile client cannot stall anything that matters. The accepting thread only
-//! accepts; a connection holds its own thread for at most the head's deadline plus a
-//! report and the write's deadline; at most [`MAX_CONNECTIONS`] are served at once
-//! (past that a connection is closed at once, to be retried by its scraper); an
-//! accept that fails (no file descriptor left) is retried, never fatal; and the drain
-//! never waits on this side (it answers into a one-slot channel). Stopping joins the
-//! accepting thread only; connection threads finish within their deadlines.
+//! accepts; a connection holds its thread for at most the head's deadline plus a
+//! report and the write's deadline; past [`MAX_CONNECTIONS`] busy threads a connection
+//! is closed at once, to be retried by its scraper; an accept that fails (no file
+//! descriptor left) is retried, never fatal; and the drain never waits on this side
+//! (it answers into a one-slot channel). Stopping joins the accepting thread only;
+//! connection threads finish the connection they hold within its deadlines, then end.
 
 use super::http::{self, Request, Response};
 use super::metrics::MetricSet;
 use super::{Settings, Snapshot, prometheus};
 use crate::error::Error;
 use crate::report::Report;
-use crossbeam_channel::Receiver;
+use crossbeam_channel::{Receiver, Sender, bounded};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -29,7 +34,7 @@ const CACHE: Duration = Duration::from_millis(50);
 /// How long the accepting thread naps when no connection is waiting (and so how soon
 /// it sees its stop flag).
 const POLL: Duration = Duration::from_millis(10);
-/// Connections served at once.
+/// Connection threads at most, and so connections served at once.
 pub(crate) const MAX_CONNECTIONS: usize = 16;
 /// Stack of a connection's thread: a request head, a report's encoding.
 const CONNECTION_STACK: usize = 256 * 1024;
@@ -81,10 +86,15 @@ impl Server {
                     by_thread,
                     cached: None,
                 }));
-                let open = Arc::new(AtomicUsize::new(0));
+                let threads = Threads {
+                    endpoint,
+                    // Zero capacity: a connection goes only to a thread waiting for one.
+                    idle: bounded(0),
+                    running: Arc::new(AtomicUsize::new(0)),
+                };
                 while !stopped.load(Ordering::Relaxed) {
                     match listener.accept() {
-                        Ok((stream, _)) => admit(stream, &endpoint, &open),
+                        Ok((stream, _)) => threads.admit(stream),
                         // Nothing waiting, or nothing to accept with (no descriptor
                         // left): look again soon.
                         Err(_) => std::thread::sleep(POLL),
@@ -100,33 +110,50 @@ impl Server {
         self.addr
     }
 
-    /// Stops accepting (within [`POLL`]) and closes the listening socket. Connections
-    /// being served end on their own, within their deadlines.
+    /// Stops accepting (within [`POLL`]) and closes the listening socket. Connection
+    /// threads finish the connection they hold, within its deadlines, and end.
     pub(crate) fn stop(self) {
         self.stop.store(true, Ordering::Relaxed);
         let _ = self.handle.join();
     }
 }
 
-/// Serves `stream` on a thread of its own, or closes it when [`MAX_CONNECTIONS`] are
-/// being served or no thread can be had.
-fn admit(stream: TcpStream, endpoint: &Arc<Mutex<Endpoint>>, open: &Arc<AtomicUsize>) {
-    let Some(slot) = Slot::take(open) else {
-        return;
-    };
-    let endpoint = endpoint.clone();
-    // A thread that cannot be had drops the closure, and with it the slot and stream.
-    let _ = std::thread::Builder::new()
-        .name("latte-metrics-conn".into())
-        .stack_size(CONNECTION_STACK)
-        .spawn(move || {
-            let _slot = slot;
-            http::serve(stream, |request| answer(&endpoint, request));
-        });
+/// The connection threads: the way to an idle one, and how many there are.
+struct Threads {
+    endpoint: Arc<Mutex<Endpoint>>,
+    idle: (Sender<TcpStream>, Receiver<TcpStream>),
+    running: Arc<AtomicUsize>,
 }
 
-/// One of the [`MAX_CONNECTIONS`] connections being served, given back when dropped
-/// (also when its thread unwinds).
+impl Threads {
+    /// Hands `stream` to an idle connection thread, or to a new one, or closes it when
+    /// [`MAX_CONNECTIONS`] threads are busy or no thread can be had.
+    fn admit(&self, stream: TcpStream) {
+        let stream = match self.idle.0.try_send(stream) {
+            Ok(()) => return,
+            Err(busy) => busy.into_inner(),
+        };
+        let Some(slot) = Slot::take(&self.running) else {
+            return;
+        };
+        let (idle, endpoint) = (self.idle.1.clone(), self.endpoint.clone());
+        // A thread that cannot be had drops the closure, and with it the slot and stream.
+        let _ = std::thread::Builder::new()
+            .name("latte-metrics-conn".into())
+            .stack_size(CONNECTION_STACK)
+            .spawn(move || {
+                let _slot = slot;
+                let mut next = Some(stream);
+                // Ends when the accepting thread has ended (the sender is gone).
+                while let Some(stream) = next.take().or_else(|| idle.recv().ok()) {
+                    http::serve(stream, |request| answer(&endpoint, request));
+                }
+            });
+    }
+}
+
+/// One of the [`MAX_CONNECTIONS`] connection threads, given back when dropped (also
+/// when its thread unwinds).
 struct Slot(Arc<AtomicUsize>);
 
 impl Slot {
