@@ -179,6 +179,7 @@ fn main() {
                 unit: Unit::Time,
                 data: Data::Calibrated,
                 cleaning: Cleaning::default(),
+                ..ReportOptions::default()
             },
         ),
         (

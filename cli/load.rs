@@ -113,7 +113,7 @@ pub fn require_histograms(loaded: &Loaded) -> Result<(), Failure> {
         .report
         .all_threads
         .iter()
-        .find(|row| row.histogram.is_none() && row.stats.folded > 0);
+        .find(|row| row.histogram.is_none() && row.stats.samples > 0);
     match bare {
         Some(row) => Err(Failure(format!(
             "{}: component `{}` has no histogram: the report comes from an older latte, \

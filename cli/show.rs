@@ -24,9 +24,16 @@ pub struct ShowArgs {
     /// Every column and every id in full, however wide.
     #[arg(long)]
     pub wide: bool,
-    /// Only the title and the tables.
+    /// As periodic reports are: one table over all threads, its first 20 rows.
     #[arg(long)]
     pub compact: bool,
+    /// With --compact: each thread's table too.
+    #[arg(long, requires = "compact")]
+    pub per_thread: bool,
+    /// The C++ original's figures: SAMPLES to RANGE without the samples the cleaning
+    /// rule flagged (the report carries both sets).
+    #[arg(long)]
+    pub cleaned: bool,
     /// Keep only the components whose id matches this glob (e.g. 'order_*').
     #[arg(long, value_name = "GLOB")]
     pub filter: Option<String>,
@@ -88,11 +95,17 @@ pub fn run(args: &ShowArgs) -> Result<Outcome, Failure> {
         top: args.top,
     };
     let report = report.focus(&focus).map_err(|e| Failure(e.to_string()))?;
+    let mut report = report;
+    if args.cleaned {
+        report.figures = latte::report::Figures::Cleaned;
+    }
     let options = TableOptions {
         width: args.width,
         columns: args.columns.clone(),
         wide: args.wide,
         compact: args.compact,
+        per_thread: args.per_thread,
+        brief: false,
     };
     let mut out = std::io::stdout().lock();
     match report.write_table(&mut out, &options) {

@@ -7,7 +7,11 @@
 //! Options, for trying the `latte-telemetry` tool (`docs/cli.md`):
 //! `-- --json FILE` writes the final report as JSON to FILE instead of a table on
 //! stdout; `--ticks N` runs N market ticks (default 5,000); `--risk-levels N` makes
-//! the risk step value N book levels instead of 1, a slower variant to compare.
+//! the risk step value N book levels instead of 1, a slower variant to compare;
+//! `--ring-capacity N` keeps N samples per ring (a power of two; a small one shows
+//! how the report counts samples lost to a ring that laps before latte reads it).
+//!
+//! `tests/report_layout.rs` runs this same code (`run`) and reads its report.
 
 use latte::{latte_pulse, latte_scope, latte_start, latte_stop};
 use std::hint::black_box;
@@ -122,18 +126,31 @@ fn tick(book: &mut Book, rng: &mut Rng, risk_levels: usize) {
 }
 
 /// The command line: `--json FILE`, `--ticks N`, `--risk-levels N`.
-struct Options {
-    json: Option<String>,
-    ticks: usize,
-    risk_levels: usize,
+/// What the demo runs.
+pub struct Options {
+    /// Write the final report as JSON to this file, not a table to stdout.
+    pub json: Option<String>,
+    /// Market ticks.
+    pub ticks: usize,
+    /// Book levels the risk step values.
+    pub risk_levels: usize,
+    /// Samples per ring (`None`: latte's default).
+    pub ring_capacity: Option<usize>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            json: None,
+            ticks: 5_000,
+            risk_levels: 1,
+            ring_capacity: None,
+        }
+    }
 }
 
 fn options() -> Options {
-    let mut options = Options {
-        json: None,
-        ticks: 5_000,
-        risk_levels: 1,
-    };
+    let mut options = Options::default();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| panic!("{arg} needs a value"));
@@ -141,6 +158,9 @@ fn options() -> Options {
             "--json" => options.json = Some(value()),
             "--ticks" => options.ticks = value().parse().expect("--ticks N"),
             "--risk-levels" => options.risk_levels = value().parse().expect("--risk-levels N"),
+            "--ring-capacity" => {
+                options.ring_capacity = Some(value().parse().expect("--ring-capacity N"))
+            }
             _ => panic!("unknown option {arg}: see the example's docs"),
         }
     }
@@ -148,20 +168,24 @@ fn options() -> Options {
 }
 
 fn main() {
-    let options = options();
+    run(&options());
+}
+
+/// The demo: the agent, a market-data thread, the DP build, the market loop; the
+/// report is written when the agent's guard drops at the end.
+pub fn run(options: &Options) {
     // The agent, with its defaults: folds what the threads record into whole-run
     // histograms every few milliseconds, and writes the report (time units,
-    // overhead-corrected) when it drops at the end of `main`.
-    let _latte = match &options.json {
-        None => latte::init(),
-        Some(path) => latte::builder()
-            .unit(latte::Unit::Time)
-            .data(latte::Data::Calibrated)
-            .format(latte::Format::Json)
-            .sink(std::fs::File::create(path).expect("create the JSON report file"))
-            .start(),
+    // overhead-corrected, every sample in every figure) when it drops at the end.
+    let mut agent = latte::builder();
+    if let Some(n) = options.ring_capacity {
+        agent = agent.ring_capacity(n);
     }
-    .expect("start the latte agent");
+    if let Some(path) = &options.json {
+        let file = std::fs::File::create(path).expect("create the JSON report file");
+        agent = agent.format(latte::Format::Json).sink(file);
+    }
+    let _latte = agent.start().expect("start the latte agent");
     let feed = std::thread::Builder::new()
         .name("market_data".into())
         .spawn(|| {

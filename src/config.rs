@@ -124,9 +124,10 @@ pub(crate) fn apply(limits: Limits) {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Unit {
     /// Counter ticks (CPU cycles on x86_64). The C++ original's default.
-    #[default]
     Cycles,
-    /// Nanoseconds, via the calibrated counter frequency; tables pick ns/us/ms/s.
+    /// Nanoseconds, via the calibrated counter frequency; tables pick ns/us/ms/s per
+    /// cell. latte's default.
+    #[default]
     Time,
 }
 
@@ -134,20 +135,37 @@ pub enum Unit {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Data {
     /// Samples as recorded. The C++ original's default.
-    #[default]
     Raw,
     /// Each sample minus the overhead of its (start mode, stop mode) pair, or of a
-    /// pulse, saturating at zero.
+    /// pulse, saturating at zero. latte's default.
+    #[default]
     Calibrated,
 }
 
-/// What a report shows and how its data is prepared. `Default` matches the C++
-/// original: cycles, raw data; plus latte's default cleaning. (The agent's own default,
-/// [`init`](crate::init), is time units on calibrated data.)
+/// Which figures a table's main columns (SAMPLES, AVG, MEDIAN, STD DEV, SKEW, MIN,
+/// MAX, RANGE) show. A [`Report`](crate::Report) always carries both sets: the
+/// headline in [`Summary`](crate::report::Summary)'s fields, the cleaned set in
+/// [`Summary::cleaned`](crate::report::Summary::cleaned).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Figures {
+    /// Every sample: the samples the cleaning rule flags (BYPASS, OUTLIERS) stay in
+    /// every figure, so slow work is never taken for noise. latte's default.
+    #[default]
+    All,
+    /// The C++ original's statistics: computed after removing the flagged samples.
+    /// Tails (P90 .. P99.99) and TOTAL still cover every sample.
+    Cleaned,
+}
+
+/// What a report shows and how its data is prepared. `Default` is what
+/// [`init`](crate::init) reports: time units, calibrated data, every sample in the
+/// figures, the default cleaning rule flagging (not removing) samples.
+/// [`ReportOptions::seed`] is the C++ original's view.
 ///
 /// ```
-/// use latte::{Data, ReportOptions, Unit};
-/// let options = ReportOptions { unit: Unit::Time, data: Data::Calibrated, ..Default::default() };
+/// use latte::{Data, ReportOptions, Unit, report::Figures};
+/// let options = ReportOptions::default();
+/// assert_eq!((options.unit, options.data, options.figures), (Unit::Time, Data::Calibrated, Figures::All));
 /// let report = latte::Report::collect(&options);
 /// assert!(report.overhead.is_some());
 /// ```
@@ -157,13 +175,39 @@ pub struct ReportOptions {
     pub unit: Unit,
     /// Raw or overhead-corrected samples.
     pub data: Data,
-    /// Cleaning before the main statistics ([`Cleaning::OFF`] to keep everything).
+    /// The rule that flags samples as OS preemption (BYPASS) or outliers
+    /// ([`Cleaning::OFF`] flags nothing).
     pub cleaning: Cleaning,
+    /// Which figures the table's main columns show.
+    pub figures: Figures,
 }
 
-/// The cleaning applied before the main statistics. `Default` is both steps on with
-/// the documented constants; [`Cleaning::OFF`] keeps every sample. The rules are
-/// explained with `latte::analyze::clean`.
+impl ReportOptions {
+    /// The C++ original's report: counter ticks as recorded (cycles, raw data), and
+    /// the main statistics computed after removing the samples the cleaning rule
+    /// flags ([`Figures::Cleaned`]).
+    ///
+    /// ```
+    /// use latte::{Data, ReportOptions, Unit, report::Figures};
+    /// let seed = ReportOptions::seed();
+    /// assert_eq!((seed.unit, seed.data, seed.figures), (Unit::Cycles, Data::Raw, Figures::Cleaned));
+    /// ```
+    pub fn seed() -> ReportOptions {
+        ReportOptions {
+            unit: Unit::Cycles,
+            data: Data::Raw,
+            cleaning: Cleaning::default(),
+            figures: Figures::Cleaned,
+        }
+    }
+}
+
+/// The rule that flags samples as OS preemption (BYPASS) or as outliers. Flagged
+/// samples are counted, with their share of the component's time, and stay in every
+/// headline figure; the cleaned figures ([`Summary::cleaned`](crate::report::Summary::cleaned),
+/// and the main columns under [`Figures::Cleaned`]) leave them out. `Default` is both
+/// steps on with the documented constants; [`Cleaning::OFF`] flags nothing. The rules
+/// are explained with `latte::analyze::clean`.
 ///
 /// Every number is finite and at least 0 (a huge one, such as `f64::MAX`, makes its
 /// rule remove nothing); [`Builder::start`](crate::Builder::start) refuses anything
@@ -208,7 +252,7 @@ pub struct Fences {
 }
 
 impl Cleaning {
-    /// No cleaning: statistics over every retained sample.
+    /// No cleaning: nothing is flagged, the cleaned figures are the headline ones.
     pub const OFF: Cleaning = Cleaning {
         bypass: None,
         fences: None,

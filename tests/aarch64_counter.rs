@@ -80,6 +80,7 @@ fn the_environment_block_shows_frequency_step_and_clocksource() {
         unit: Unit::Time,
         data: Data::Calibrated,
         cleaning: Cleaning::OFF,
+        ..ReportOptions::default()
     });
     let env = report.environment.clone().expect("an environment block");
     assert_eq!(env.clock, "CNTVCT_EL0");

@@ -39,6 +39,7 @@ fn calibrated_report() -> Report {
         unit: Unit::Time,
         data: Data::Calibrated,
         cleaning: Cleaning::OFF,
+        ..ReportOptions::default()
     })
 }
 

@@ -170,11 +170,11 @@ fn periodic_tables_after_the_first_are_compact() {
     let text = intervals.text();
     let reports: Vec<&str> = text.split("LATTE TELEMETRY").skip(1).collect();
     assert_eq!(reports.len(), 3, "{text}");
-    assert!(reports[0].contains("ENVIRONMENT") && reports[0].contains("cleaning:"));
+    assert!(reports[0].contains("ENVIRONMENT") && reports[0].contains("OVERHEAD"));
     for compact in &reports[1..] {
         assert!(compact.contains("periodic_compact"), "{compact}");
         assert!(
-            !compact.contains("ENVIRONMENT") && !compact.contains("cleaning:"),
+            !compact.contains("ENVIRONMENT") && !compact.contains("OVERHEAD"),
             "{compact}"
         );
     }

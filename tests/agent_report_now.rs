@@ -33,9 +33,9 @@ fn check(report: &serde_json::Value, totals: Option<&[u64]>) -> usize {
         };
         let (seen, folded, lost, samples) = (
             s["seen"].as_u64().unwrap(),
-            s["folded"].as_u64().unwrap(),
-            s["lost"].as_u64().unwrap(),
             s["samples"].as_u64().unwrap(),
+            s["lost"].as_u64().unwrap(),
+            s["cleaned"]["samples"].as_u64().unwrap(),
         );
         // Whole-run counts: every sample recorded so far is folded or counted lost.
         assert!(folded + lost == seen && samples == folded, "{s}");

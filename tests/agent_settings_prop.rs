@@ -128,6 +128,7 @@ fn options() -> impl Strategy<Value = ReportOptions> {
             unit,
             data,
             cleaning,
+            ..ReportOptions::default()
         })
 }
 

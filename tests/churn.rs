@@ -50,6 +50,8 @@ fn ten_thousand_short_lived_threads() {
     // histograms hold every value: 0..PER_THREAD from each thread.
     let options = latte::ReportOptions {
         cleaning: latte::Cleaning::OFF,
+        unit: latte::Unit::Cycles,
+        data: latte::Data::Raw,
         ..latte::ReportOptions::default()
     };
     let report = latte::Report::collect(&options);
@@ -60,16 +62,16 @@ fn ten_thousand_short_lived_threads() {
         .filter_map(|t| t.rows.iter().find(|r| r.component == "churn"))
         .collect();
     let total: u64 = rows.iter().map(|r| r.stats.seen).sum();
-    let folded: u64 = rows.iter().map(|r| r.stats.folded + r.stats.lost).sum();
+    let folded: u64 = rows.iter().map(|r| r.stats.samples + r.stats.lost).sum();
     assert_eq!((total, folded), (THREADS as u64 * PER_THREAD, total));
     let all = report
         .all_threads
         .iter()
         .find(|r| r.component == "churn")
         .unwrap();
-    assert_eq!(all.stats.folded, THREADS as u64 * PER_THREAD);
+    assert_eq!(all.stats.samples, THREADS as u64 * PER_THREAD);
     assert_eq!(
-        (all.stats.min_all, all.stats.max_all),
+        (all.stats.min, all.stats.max),
         (0.0, (PER_THREAD - 1) as f64)
     );
     assert!(

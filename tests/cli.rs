@@ -363,8 +363,8 @@ fn show_takes_the_librarys_table_options() {
     );
     assert!(text.contains("fast") && !text.contains("slow"), "{text}");
     assert!(
-        text.contains("(ns)"),
-        "times in ns after --unit time: {text}"
+        text.contains(" ns ") && !text.contains(" k "),
+        "times in their units after --unit time, no tick multiples: {text}"
     );
     let text = stderr(tool().args(["show", "--columns", "bogus"]).arg(&file), 2);
     assert!(text.contains("no column `bogus`"), "{text}");
@@ -409,4 +409,27 @@ fn html_writes_one_self_contained_page() {
             "the page must fetch nothing: found {fetch}"
         );
     }
+}
+
+#[test]
+fn show_and_diff_read_the_previous_format_and_refuse_a_newer_one() {
+    let old = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/report-format-1.json");
+    let text = stdout(tool().args(["show", "--width", "100", old]), 0);
+    assert!(text.contains("read from a format-1 report"), "{text}");
+    assert!(text.contains("DP_StateLoop"), "{text}");
+    // The old report beside itself: every component compared, nothing regressed.
+    let text = stdout(tool().args(["diff", old, old]), 0);
+    assert!(text.contains("DP_StateLoop"), "{text}");
+    // A format from a newer latte: refused, naming the file and the version.
+    let d = dir("newer_format");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(old).unwrap()).unwrap();
+    json["format_version"] = 7.into();
+    let newer = d.join("newer.json");
+    std::fs::write(&newer, json.to_string()).unwrap();
+    let text = stderr(tool().arg("show").arg(&newer), 2);
+    assert!(
+        text.contains("newer.json") && text.contains("report format version 7"),
+        "{text}"
+    );
 }

@@ -136,7 +136,7 @@ fn percentiles(file: &Path) -> BTreeMap<String, [f64; 3]> {
         .map(|r| {
             (
                 r.component.clone(),
-                [r.stats.p50, r.stats.p99, r.stats.p999],
+                [r.stats.median, r.stats.p99, r.stats.p999],
             )
         })
         .collect()

@@ -63,7 +63,7 @@ fn the_consumer_reports_every_message() {
     let cross_core = consumer.anomalies.cross_core;
     println!("consumer: {:?}, {cross_core} cross-core", row.stats);
     assert_eq!(row.stats.seen + cross_core, MESSAGES);
-    assert_eq!((row.stats.folded, row.stats.lost), (row.stats.seen, 0));
+    assert_eq!((row.stats.samples, row.stats.lost), (row.stats.seen, 0));
     assert_eq!(consumer.anomalies.clock_anomalies, 0);
     assert!(
         thread("xt_producer").is_none_or(|t| t.rows.is_empty()),

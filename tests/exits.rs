@@ -205,7 +205,7 @@ impl Running {
             Ok(0) | Err(_) => None,
             Ok(_) => {
                 // The test harness may have begun the line ("test child_process ... ").
-                let report = line.find("{\"label\"").unwrap_or(0);
+                let report = line.find("{\"format_version\"").unwrap_or(0);
                 let line = line[report..].trim_end().to_owned();
                 self.lines.push(line.clone());
                 Some(line)
@@ -283,7 +283,7 @@ fn assert_complete(lines: &[String], stderr: &str) {
     assert_eq!(finals.len(), 1, "one final report:\n{lines:?}\n{stderr}");
     for (id, recorded) in [("exits_main", MAIN_SCOPES), ("exits_worker", WORKER_SCOPES)] {
         let s = stats(finals[0], id).unwrap_or_else(|| panic!("no {id} row: {stderr}"));
-        assert_eq!(s["folded"], recorded, "{id}: {s}");
+        assert_eq!(s["samples"], recorded, "{id}: {s}");
         assert_eq!(s["seen"], recorded, "{id}: {s}");
         assert_eq!(s["lost"], 0, "{id}: {s}");
     }
@@ -360,7 +360,7 @@ fn kill_9_loses_at_most_the_interval_being_written() {
     let reported: Vec<u64> = reports(&lines, true)
         .iter()
         .filter_map(|r| stats(r, "exits_hlog"))
-        .map(|s| s["folded"].as_u64().unwrap())
+        .map(|s| s["samples"].as_u64().unwrap())
         .collect();
     let logged = common::hlog_interval_counts(&hlog, "exits_hlog");
     std::fs::remove_file(&hlog).unwrap();

@@ -123,7 +123,7 @@ fn hostile_clients_delay_no_scrape_and_no_recorder() {
         .find(|r| r.component == BUSY.name())
         .unwrap();
     assert_eq!(row.stats.seen, N + 1, "every recorded sample is counted");
-    assert_eq!(row.stats.folded + row.stats.lost, N + 1);
+    assert_eq!(row.stats.samples + row.stats.lost, N + 1);
     // Stopping does not wait for the clients still connected.
     let began = Instant::now();
     guard.stop().unwrap();

@@ -112,7 +112,7 @@ fn the_otlp_export_decodes_to_the_report() {
                 .iter()
                 .find(|r| r.component == id.name())
                 .unwrap();
-            (id.name().to_owned(), row.stats.folded, row.stats.seen)
+            (id.name().to_owned(), row.stats.samples, row.stats.seen)
         })
         .collect();
     assert_eq!(want[0].1, 7_000);

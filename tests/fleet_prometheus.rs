@@ -170,7 +170,7 @@ fn prometheus_stores_what_latte_reports() {
             .iter()
             .find(|r| r.component == name)
             .unwrap();
-        assert_eq!(row.stats.folded, n, "{name}: latte's own count");
+        assert_eq!(row.stats.samples, n, "{name}: latte's own count");
         let count = format!("latte_latency_seconds_count{{component=\"{name}\"}}");
         let stored = wait_for(&prometheus, &count, name, n as f64);
         assert_eq!(

@@ -143,7 +143,7 @@ fn folded(report: &serde_json::Value, id: &str) -> Option<u64> {
         .as_array()?
         .iter()
         .find(|r| r["component"] == id)
-        .and_then(|r| r["stats"]["folded"].as_u64())
+        .and_then(|r| r["stats"]["samples"].as_u64())
 }
 
 const PARENT_SCOPES: u64 = 40;

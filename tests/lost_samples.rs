@@ -44,8 +44,8 @@ fn seen_is_folded_plus_lost_per_thread_and_id() {
         for (id, recorded) in [("lost_tight", PER_THREAD), ("lost_scope", PER_THREAD / 4)] {
             let s = &t.rows.iter().find(|r| r.component == id).unwrap().stats;
             assert_eq!(s.seen, recorded, "{id} on lost-{k}");
-            assert_eq!(s.folded + s.lost, s.seen, "{id} on lost-{k}: {s:?}");
-            assert_eq!(s.samples, s.folded, "cleaning is off");
+            assert_eq!(s.samples + s.lost, s.seen, "{id} on lost-{k}: {s:?}");
+            assert_eq!(s.cleaned.samples, s.samples, "cleaning is off");
             lost += s.lost;
         }
     }
@@ -60,7 +60,7 @@ fn seen_is_folded_plus_lost_per_thread_and_id() {
     };
     let tight = all("lost_tight");
     assert_eq!(tight.seen, PER_THREAD * THREADS as u64);
-    assert_eq!(tight.folded + tight.lost, tight.seen);
+    assert_eq!(tight.samples + tight.lost, tight.seen);
     println!(
         "lost {lost} of {} samples",
         PER_THREAD * THREADS as u64 * 5 / 4

@@ -73,11 +73,11 @@ fn filter_sort_and_top_apply_to_every_section() {
     assert_eq!(thread_rows(&by_name), ["focus/send", "focus/route"]);
     assert_eq!(names(&by_name.all_threads), ["focus/send", "focus/route"]);
 
-    // No pattern: every component; top 1 by MAX ALL.
+    // No pattern: every component; top 1 by MAX.
     let top = report
         .focus(&Focus {
             sort: Some(Sort {
-                column: Column::MaxAll,
+                column: Column::Max,
                 descending: true,
             }),
             top: Some(1),

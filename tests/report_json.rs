@@ -101,3 +101,88 @@ fn the_agents_json_is_to_json_of_the_same_report() {
     assert_eq!(row.stats.seen, 50);
     assert!(report.environment.is_some() && report.footprint.is_some());
 }
+
+/// A real report of the previous JSON format (no `format_version`: `trading_loop
+/// --ticks 3000` before the headline covered every sample), kept in `tests/data/`.
+const FORMAT_1: &str = include_str!("data/report-format-1.json");
+
+#[test]
+fn a_format_1_report_reads_with_its_cleaned_figures_as_cleaned() {
+    let old: serde_json::Value = serde_json::from_str(FORMAT_1).unwrap();
+    assert!(
+        old.get("format_version").is_none(),
+        "the fixture is format 1"
+    );
+    let report: Report = serde_json::from_str(FORMAT_1).unwrap();
+    assert_eq!(report.format_version, 1);
+    let old_rows = old["all_threads"].as_array().unwrap();
+    assert_eq!(report.all_threads.len(), old_rows.len());
+    for (row, old) in report.all_threads.iter().zip(old_rows) {
+        let (s, o) = (&row.stats, &old["stats"]);
+        let f = |k: &str| o[k].as_f64().unwrap();
+        let n = |k: &str| o[k].as_u64().unwrap();
+        // Its main figures were cleaned: they are the cleaned figures now.
+        let c = &s.cleaned;
+        assert_eq!(
+            (
+                c.samples, c.avg, c.median, c.std_dev, c.skew, c.min, c.max, c.range
+            ),
+            (
+                n("samples"),
+                f("avg"),
+                f("median"),
+                f("std_dev"),
+                f("skew"),
+                f("min"),
+                f("max"),
+                f("range")
+            ),
+            "{}",
+            row.component
+        );
+        // The headline is what it kept of every sample.
+        assert_eq!(
+            (s.samples, s.avg, s.std_dev, s.min, s.max, s.median, s.p99),
+            (
+                n("folded"),
+                f("avg_all"),
+                f("std_dev_all"),
+                f("min_all"),
+                f("max_all"),
+                f("p50"),
+                f("p99")
+            ),
+            "{}",
+            row.component
+        );
+        assert!((s.total - f("avg_all") * n("folded") as f64).abs() <= 1e-6 * s.total);
+        // What it did not keep is not known.
+        assert!(s.skew.is_nan() && s.bypass_total.is_nan(), "{s:?}");
+    }
+    // Its table says so, and shows `-` for what is not known.
+    let mut table = Vec::new();
+    report.write(&mut table, Format::Table).unwrap();
+    let table = String::from_utf8(table).unwrap();
+    assert!(table.contains("read from a format-1 report"), "{table}");
+    assert!(!table.contains("NaN"), "{table}");
+    // Written again, it says format 1 and reads back the same.
+    let again = report.to_json(JsonStyle::Compact);
+    assert!(again.starts_with("{\"format_version\":1,"), "{again}");
+    let back: Report = serde_json::from_str(&again).unwrap();
+    assert_eq!(back.to_json(JsonStyle::Compact), again);
+}
+
+#[test]
+fn a_newer_format_is_refused_with_its_version() {
+    let mut newer: serde_json::Value = serde_json::from_str(
+        &Report::collect(&ReportOptions::default()).to_json(JsonStyle::Compact),
+    )
+    .unwrap();
+    newer["format_version"] = 3.into();
+    let err = serde_json::from_value::<Report>(newer).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("report format version 3: this latte reads versions 1 to 2"),
+        "{err}"
+    );
+}

@@ -7,7 +7,11 @@ use latte::report::{
 use latte::{Cleaning, Data, Report, Unit};
 use unicode_width::UnicodeWidthStr;
 
-fn row(component: &str, stats: Summary) -> Row {
+/// A row of `stats`, whose TOTAL is `avg x samples` unless given.
+fn row(component: &str, mut stats: Summary) -> Row {
+    if stats.total == 0.0 {
+        stats.total = stats.avg * stats.samples as f64;
+    }
     Row {
         component: component.to_owned(),
         stats,
@@ -42,14 +46,24 @@ fn wide(report: &Report) -> String {
     with(report, &options)
 }
 
-/// The headers of the first table in `text`, in order.
+/// The headers of the first table in `text`, in order (read by the columns' own
+/// titles: some hold a space, and columns are one space apart).
 fn headers(text: &str) -> Vec<String> {
-    let line = text.lines().find(|l| l.starts_with("COMPONENT")).unwrap();
-    line.split("  ")
-        .map(str::trim)
-        .filter(|h| !h.is_empty())
-        .map(|h| h.split(" (").next().unwrap().to_owned())
-        .collect()
+    let mut line = text.lines().find(|l| l.starts_with("COMPONENT")).unwrap();
+    let mut titles: Vec<&str> = Column::ALL.iter().map(|c| c.header()).collect();
+    // A title that starts another (P99, P99.9) is tried after it.
+    titles.sort_by_key(|t| std::cmp::Reverse(t.len()));
+    let mut out = Vec::new();
+    while !line.trim().is_empty() {
+        line = line.trim_start();
+        let title = titles
+            .iter()
+            .find(|t| line.starts_with(**t))
+            .unwrap_or_else(|| panic!("no column title at {line:?}"));
+        out.push(title.to_string());
+        line = &line[title.len()..];
+    }
+    out
 }
 
 /// The columns the footer names as left out.
@@ -70,38 +84,34 @@ fn time_rows() -> Vec<Row> {
             "DP_Build_Total",
             Summary {
                 samples: 1,
-                folded: 1,
                 seen: 1,
                 avg: 38.07e9,
                 median: 38.07e9,
                 min: 38.07e9,
-                max: 38.07e9,
                 p90: 38.07e9,
                 p99: 38.07e9,
                 p999: 38.07e9,
-                max_all: 38.07e9,
+                max: 38.07e9,
                 ..Summary::default()
             },
         ),
         row(
             "Sim_Tick_Total",
             Summary {
-                samples: 4_997,
-                folded: 5_000,
+                samples: 5_000,
                 seen: 120_000,
                 avg: 226.79,
                 median: 220.42,
                 std_dev: 76.04,
                 skew: 1.4,
                 min: 110.21,
-                max: 821.55,
                 range: 711.34,
                 bypass: 3,
                 outliers: 0,
                 p90: 301.5,
                 p99: 640.2,
                 p999: 5_310.0,
-                max_all: 31_150.0,
+                max: 31_150.0,
                 migrated: 2,
                 ..Summary::default()
             },
@@ -110,41 +120,37 @@ fn time_rows() -> Vec<Row> {
             "Sim_RiskPnL",
             Summary {
                 samples: 5_000,
-                folded: 5_000,
                 seen: 5_000,
                 avg: 6.24,
                 median: 9.59,
                 std_dev: 4.67,
                 skew: -0.57,
                 min: 0.0,
-                max: 19.82,
                 range: 19.82,
                 p90: 12.0,
                 p99: 18.5,
                 p999: 19.8,
-                max_all: 19.82,
+                max: 19.82,
                 ..Summary::default()
             },
         ),
         row(
             "Order_Book_Rebuild_After_Snapshot_Gap",
             Summary {
-                samples: 12,
-                folded: 14,
+                samples: 14,
                 seen: 14,
                 avg: 1.5e6,
                 median: 1.25e6,
                 std_dev: 0.4e6,
                 skew: 0.91,
                 min: 0.98e6,
-                max: 2.5e6,
                 range: 1.52e6,
                 bypass: 1,
                 outliers: 1,
                 p90: 2.4e6,
                 p99: 9.9e6,
                 p999: 12.0e6,
-                max_all: 12.2e6,
+                max: 12.2e6,
                 ..Summary::default()
             },
         ),
@@ -160,6 +166,8 @@ fn calibrated_time() -> Report {
         ..Anomalies::default()
     };
     Report {
+        format_version: Report::FORMAT_VERSION,
+        figures: latte::report::Figures::All,
         label: Some("periodic #3, last 1.00 s".into()),
         unit: Unit::Time,
         data: Data::Calibrated,
@@ -209,7 +217,6 @@ fn calibrated_time() -> Report {
                 "Sim_RiskPnL",
                 Summary {
                     samples: 10_000,
-                    folded: 10_000,
                     seen: 10_000,
                     ..rows[2].stats
                 },
@@ -262,19 +269,17 @@ fn raw_cycles() -> Report {
             "Frame_Total",
             Summary {
                 samples: 1_000,
-                folded: 1_000,
                 seen: 1_000,
                 avg: 588.6,
                 median: 571.0,
                 std_dev: 97.35,
                 skew: 2.114,
                 min: 412.0,
-                max: 1_904.0,
                 range: 1_492.0,
                 p90: 702.0,
                 p99: 1_100.0,
                 p999: 1_890.0,
-                max_all: 1_904.0,
+                max: 1_904.0,
                 migrated: 4,
                 ..Summary::default()
             },
@@ -283,24 +288,24 @@ fn raw_cycles() -> Report {
             "Batch_Replay",
             Summary {
                 samples: 3,
-                folded: 3,
                 seen: 3,
                 avg: 1.234e10,
                 median: 1.2e10,
                 std_dev: 9.8e8,
                 skew: 0.0,
                 min: 1.12e10,
-                max: 1.36e10,
                 range: 2.4e9,
                 p90: 1.36e10,
                 p99: 1.36e10,
                 p999: 1.36e10,
-                max_all: 1.36e10,
+                max: 1.36e10,
                 ..Summary::default()
             },
         ),
     ];
     Report {
+        format_version: Report::FORMAT_VERSION,
+        figures: latte::report::Figures::All,
         label: None,
         unit: Unit::Cycles,
         data: Data::Raw,
@@ -329,6 +334,8 @@ fn raw_cycles() -> Report {
 /// (c) Nothing recorded.
 fn empty() -> Report {
     Report {
+        format_version: Report::FORMAT_VERSION,
+        figures: latte::report::Figures::All,
         label: None,
         unit: Unit::Cycles,
         data: Data::Raw,
@@ -351,28 +358,35 @@ fn empty() -> Report {
 fn extreme() -> Report {
     let huge = Summary {
         samples: u64::MAX,
-        folded: u64::MAX,
         seen: u64::MAX,
         avg: f64::NAN,
         median: f64::INFINITY,
         std_dev: f64::NEG_INFINITY,
         skew: -123_456_789.0,
         min: -1e300,
-        max: f64::MAX,
         range: 4.5e15,
         bypass: u64::MAX,
         outliers: u64::MAX,
         p90: 8.64e14,
         p99: 1e20,
         p999: f64::NAN,
-        max_all: f64::MAX,
+        max: f64::MAX,
         migrated: u64::MAX,
         lost: u64::MAX,
-        p50: 1e19,
         p9999: f64::INFINITY,
-        avg_all: f64::NAN,
-        std_dev_all: 1e300,
-        min_all: -1.0,
+        total: f64::MAX,
+        bypass_total: f64::INFINITY,
+        outliers_total: -1.0,
+        cleaned: latte::report::CleanedSummary {
+            samples: u64::MAX,
+            avg: f64::NAN,
+            median: 1e300,
+            std_dev: f64::INFINITY,
+            skew: f64::NAN,
+            min: -1.0,
+            max: f64::MAX,
+            range: 1e-300,
+        },
     };
     let all = Anomalies {
         abandoned_frames: u64::MAX,
@@ -387,6 +401,8 @@ fn extreme() -> Report {
         over_cap: u64::MAX,
     };
     Report {
+        format_version: Report::FORMAT_VERSION,
+        figures: latte::report::Figures::All,
         label: None,
         unit: Unit::Time,
         data: Data::Calibrated,
@@ -458,25 +474,48 @@ fn no_line_is_wider_than_the_width() {
 #[test]
 fn the_footer_names_every_column_left_out() {
     let report = calibrated_time();
-    let all: Vec<&str> = Column::ALL.iter().map(|c| c.header()).collect();
+    let names = |columns: &[Column]| -> Vec<String> {
+        columns.iter().map(|c| c.header().to_owned()).collect()
+    };
     let mut counts = Vec::new();
-    for width in WIDTHS {
+    for width in [40, 60, 80, 100, 119] {
+        // Below 120 columns: the narrow set, as much as fits, by priority.
         let text = at(&report, width);
         let shown = headers(&text);
         let left_out = omitted(&text);
-        let mut together: Vec<String> = shown.iter().chain(&left_out).cloned().collect();
+        let mut together: Vec<String> = shown[1..].iter().chain(&left_out).cloned().collect();
         together.sort();
-        let mut expected: Vec<String> = all.iter().map(|h| h.to_string()).collect();
-        expected.sort();
-        assert_eq!(together, expected, "at {width}");
-        // What is shown is a prefix of the priority order.
-        let priority: Vec<&str> = Column::PRIORITY.iter().map(|c| c.header()).collect();
-        assert_eq!(left_out, priority[shown.len()..], "at {width}");
+        let mut narrow = names(&Column::NARROW);
+        narrow.sort();
+        assert_eq!(together, narrow, "at {width}");
+        // What is left out is the end of the narrow set in priority order.
+        let priority: Vec<String> = Column::PRIORITY
+            .iter()
+            .filter(|c| Column::NARROW.contains(c))
+            .map(|c| c.header().to_owned())
+            .collect();
+        assert_eq!(
+            left_out,
+            priority[priority.len() - left_out.len()..],
+            "at {width}"
+        );
         counts.push(shown.len());
     }
-    assert!(counts[0] < counts[1] && counts[1] < counts[2], "{counts:?}");
+    assert!(
+        counts.windows(2).all(|w| w[0] <= w[1]) && counts[0] < counts[4],
+        "{counts:?}"
+    );
+    assert_eq!(
+        counts[4],
+        1 + Column::NARROW.len(),
+        "119 columns hold the narrow set"
+    );
+    // From 120 on, the seed's columns in its order, and nothing is left out.
+    let text = at(&report, 120);
+    assert_eq!(headers(&text)[1..], names(&Column::SEED));
+    assert!(omitted(&text).is_empty() && !text.contains("left out"));
     let text = wide(&report);
-    assert_eq!(headers(&text), all);
+    assert_eq!(headers(&text), names(&Column::ALL));
     assert!(omitted(&text).is_empty() && !text.contains("left out"));
 }
 
@@ -493,35 +532,101 @@ fn chosen_columns_come_in_their_order() {
 }
 
 #[test]
-fn compact_is_the_title_and_the_tables() {
+fn compact_is_one_table_over_all_threads_and_brief_drops_what_was_seen() {
+    let compact = TableOptions {
+        width: Some(100),
+        compact: true,
+        ..TableOptions::default()
+    };
+    let text = with(&calibrated_time(), &compact);
+    let full = render(&calibrated_time());
+    assert!(text.starts_with("=====") && text.contains("LATTE TELEMETRY [TIME][CAL] periodic #3"));
+    for gone in [
+        "memory:",
+        "flagged, and kept",
+        "THREAD main (#1)",
+        "FLAGGED (in every",
+    ] {
+        assert!(!text.contains(gone) && full.contains(gone), "{gone}");
+    }
+    for kept in [
+        "clock TSC",
+        "ALL THREADS (2 threads)",
+        "Sim_Tick_Total",
+        "main (#1): anomalies: 1 abandoned frame",
+        "periodic reports could not",
+    ] {
+        assert!(text.contains(kept), "{kept}:\n{text}");
+    }
+    // Its opening rule only: the next report's closes it.
+    let rules = text.lines().filter(|l| l.starts_with("=====")).count();
+    assert_eq!(rules, 1, "{text}");
+    // Each thread's table too, when asked.
+    let per_thread = TableOptions {
+        per_thread: true,
+        ..compact.clone()
+    };
+    let text = with(&calibrated_time(), &per_thread);
+    assert!(
+        text.contains("THREAD main (#1)") && text.contains("ALL THREADS"),
+        "{text}"
+    );
+    // Brief: no ENVIRONMENT or OVERHEAD, but a clocksource that changed still shows.
+    let brief = TableOptions {
+        brief: true,
+        ..compact
+    };
+    let text = with(&calibrated_time(), &brief);
+    for gone in ["ENVIRONMENT", "OVERHEAD"] {
+        assert!(!text.contains(gone) && full.contains(gone), "{gone}");
+    }
+    assert!(text.contains("warning: the kernel clocksource changed from `tsc` to `hpet`"));
+    assert!(text.lines().count() + 15 < full.lines().count());
+}
+
+#[test]
+fn a_compact_table_shows_twenty_rows_and_counts_the_rest() {
+    let rows: Vec<Row> = (0..25u64)
+        .map(|i| {
+            let stats = Summary {
+                samples: 10,
+                seen: 10,
+                avg: 100.0,
+                median: 100.0,
+                total: 1_000.0 * (25 - i) as f64,
+                ..Summary::default()
+            };
+            row(&format!("component_{i:02}"), stats)
+        })
+        .collect();
+    let report = Report {
+        all_threads: rows.clone(),
+        threads: vec![ThreadReport {
+            name: "main".into(),
+            serial: 1,
+            exited: false,
+            anomalies: Anomalies::default(),
+            frames: Vec::new(),
+            rows,
+        }],
+        ..empty()
+    };
     let options = TableOptions {
         width: Some(100),
         compact: true,
         ..TableOptions::default()
     };
-    let text = with(&calibrated_time(), &options);
-    let full = render(&calibrated_time());
-    assert!(text.starts_with("LATTE TELEMETRY [TIME][CAL] periodic #3"));
-    for gone in [
-        "ENVIRONMENT",
-        "OVERHEAD",
-        "memory:",
-        "cleaning:",
-        "clock TSC",
-        "=====",
-    ] {
-        assert!(!text.contains(gone) && full.contains(gone), "{gone}");
-    }
-    for kept in [
-        "THREAD main (#1)",
-        "ALL THREADS",
-        "Sim_Tick_Total",
-        "anomalies:",
-        "periodic reports could not",
-    ] {
-        assert!(text.contains(kept), "{kept}");
-    }
-    assert!(text.lines().count() + 15 < full.lines().count());
+    let text = with(&report, &options);
+    assert!(
+        text.contains("component_19") && !text.contains("component_20"),
+        "{text}"
+    );
+    assert!(text.contains("and 5 more (wide shows every row)"), "{text}");
+    let wide = TableOptions {
+        wide: true,
+        ..options
+    };
+    assert!(with(&report, &wide).contains("component_24"));
 }
 
 #[test]
@@ -554,32 +659,34 @@ fn title_tags_follow_unit_and_data() {
 }
 
 #[test]
-fn one_unit_per_column_and_below_a_step() {
+fn every_cell_has_its_own_unit_and_below_a_step_is_said() {
     let text = wide(&calibrated_time());
     let header = text.lines().find(|l| l.starts_with("COMPONENT")).unwrap();
-    for title in [
-        "MEDIAN (ns)",
-        "P99 (ns)",
-        "MAX ALL (ns)",
-        "SAMPLES",
-        "SKEW",
-        "MIGR",
+    assert!(!header.contains('('), "headers carry no unit: {header}");
+    let tick = text
+        .lines()
+        .find(|l| l.starts_with("Sim_Tick_Total"))
+        .unwrap();
+    for cell in [
+        "5,000", "226.8 ns", "220.4 ns", "76.04 ns", "1.40", "31.15 us", "5.310 us",
     ] {
-        assert!(header.contains(title), "{title}: {header}");
+        assert!(tick.contains(cell), "{cell}: {tick}");
     }
     let risk = text.lines().find(|l| l.starts_with("Sim_RiskPnL")).unwrap();
     assert!(
-        risk.contains("< 1 step"),
-        "median 9.59 ns under a 10.01 ns step: {risk}"
+        risk.contains("< 1 step") && risk.contains("6.240 ns"),
+        "the median of 9.59 ns is under a 10.01 ns step, the mean is a number: {risk}"
     );
-    assert!(!text.contains("0.04 ns"));
+    let build = text
+        .lines()
+        .find(|l| l.starts_with("DP_Build_Total"))
+        .unwrap();
+    assert!(build.contains("38.07 s"), "{build}");
     let raw = render(&raw_cycles());
-    let header = raw.lines().find(|l| l.starts_with("COMPONENT")).unwrap();
     assert!(
-        header.contains(" MEDIAN ") && !header.contains('('),
-        "cycles are plain"
+        raw.contains(" 588.6 ") && raw.contains(" 12.34 G "),
+        "cycles in SI multiples: {raw}"
     );
-    assert!(raw.contains(" 588.6 ") && raw.contains(" 1.234e10 "));
 }
 
 #[test]
@@ -594,17 +701,21 @@ fn sections_and_rows() {
     assert!(text.contains("\nwarning: the kernel clocksource changed"));
     assert!(text.contains("\nTHREAD main (#1)\n"));
     assert!(text.contains("\nTHREAD feed-handler (#2) exited\n"));
-    assert!(text.contains("\nALL THREADS\n"));
+    assert!(
+        text.contains("\nALL THREADS (2 threads)\n"),
+        "a component on both threads"
+    );
     assert!(text.contains("\nanomalies: 1 abandoned frame, 2 orphaned frames\n"));
     assert_eq!(
         text.matches("anomalies:").count(),
         1,
         "only threads with anomalies"
     );
-    let cut = text
+    let cut = at(&calibrated_time(), 120)
         .lines()
-        .find(|l| l.starts_with("Order_Book_Rebuild_"))
-        .unwrap();
+        .find(|l| l.starts_with("Order_Book_"))
+        .unwrap()
+        .to_owned();
     assert!(
         cut.contains("~ ") && !cut.contains("Gap"),
         "cut to let columns in: {cut}"
@@ -612,16 +723,15 @@ fn sections_and_rows() {
     assert!(wide(&calibrated_time()).contains("\nOrder_Book_Rebuild_After_Snapshot_Gap "));
     assert!(text.contains("\nOVERHEAD H[Start] x W[Stop]\n"));
     assert!(text.contains("clock TSC @ 2.595 GHz (±1.2 ppm), resolution 10.01 ns"));
-    assert!(
-        text.contains(
-            "cleaning: bypass > max(10x median, median + 2000 ns), fences Q1/Q3 ± 1.5 IQR"
-        )
-    );
+    assert!(text.contains(
+        "flagged, and kept in every figure: bypass > max(10x median, median + 2000 ns), \
+         outliers outside Q1/Q3 ± 1.5 IQR"
+    ));
     assert!(!text.contains("teardown"));
 
     let raw = render(&raw_cycles());
     assert!(!raw.contains("OVERHEAD") && !raw.contains(" ns "));
-    assert!(raw.contains("cleaning: off"));
+    assert!(raw.contains("cleaning: off (nothing flagged)"));
     assert!(raw.contains("teardown drops: 2"));
 
     let none = render(&empty());

@@ -11,7 +11,6 @@ fn stats(i: u64) -> Summary {
     let v = 100.0 + i as f64;
     Summary {
         samples: 10 + i,
-        folded: 10 + i,
         seen: 10 + i,
         avg: v,
         median: v,
@@ -20,7 +19,7 @@ fn stats(i: u64) -> Summary {
         p90: v,
         p99: v,
         p999: v,
-        max_all: v,
+        total: v * (10 + i) as f64,
         ..Summary::default()
     }
 }
@@ -36,6 +35,8 @@ fn report(ids: &[String]) -> Report {
         })
         .collect();
     Report {
+        format_version: Report::FORMAT_VERSION,
+        figures: latte::report::Figures::All,
         label: None,
         unit: Unit::Time,
         data: Data::Raw,
@@ -71,39 +72,63 @@ fn table(report: &Report, width: usize) -> String {
     String::from_utf8(out).unwrap()
 }
 
-/// The lines of the ALL THREADS table after its header and rule: the rows.
-fn all_threads_rows(text: &str) -> Vec<&str> {
-    let section = &text[text.find("ALL THREADS\n").unwrap()..];
-    section
-        .lines()
-        .skip(3)
-        .take_while(|l| !l.is_empty())
+/// The rows of the (one thread's) table: the lines after its header and rule.
+fn rows(text: &str) -> Vec<&str> {
+    let lines: Vec<&str> = text.lines().collect();
+    let header = lines
+        .iter()
+        .position(|l| l.starts_with("COMPONENT"))
+        .unwrap();
+    lines[header + 2..]
+        .iter()
+        .take_while(|l| !l.is_empty() && !l.starts_with('='))
+        .copied()
         .collect()
 }
 
-/// `(start, end)` display columns of each cell of a table line: cells are separated
-/// by two spaces or more. Columns count as `unicode-width` counts a string (an emoji
-/// sequence joined by ZWJ is one wide character).
-fn cells(line: &str) -> Vec<(usize, usize)> {
-    let mut found = Vec::new();
-    let (mut start, mut spaces) = (None::<usize>, 0);
+/// The display column where each title after COMPONENT ends in the header: numbers
+/// are right-aligned, so each cell of a row ends there too.
+fn title_ends(header: &str) -> Vec<usize> {
+    let mut titles: Vec<&str> = latte::report::Column::ALL
+        .iter()
+        .map(|c| c.header())
+        .collect();
+    titles.sort_by_key(|t| std::cmp::Reverse(t.len()));
+    let mut ends = Vec::new();
+    let mut at = "COMPONENT".len();
+    while at < header.len() {
+        let rest = &header[at..];
+        at += rest.len() - rest.trim_start().len();
+        let title = titles
+            .iter()
+            .find(|t| header[at..].starts_with(**t))
+            .unwrap();
+        at += title.len();
+        ends.push(header[..at].width());
+    }
+    ends
+}
+
+/// The text of `line` from display column `from` to `to`.
+fn columns(line: &str, from: usize, to: usize) -> String {
+    // Columns as `unicode-width` counts a whole string (an emoji sequence joined by
+    // ZWJ is one wide character), as the table does.
+    let mut out = String::new();
     for (at, c) in line.char_indices() {
-        let col = line[..at].width();
-        if c != ' ' {
-            start.get_or_insert(col);
-            spaces = 0;
-            continue;
-        }
-        spaces += 1;
-        if let (2, Some(s)) = (spaces, start) {
-            found.push((s, col - 1));
-            start = None;
+        let (start, end) = (line[..at].width(), line[..at + c.len_utf8()].width());
+        if start >= from && end <= to {
+            out.push(c);
         }
     }
-    if let Some(s) = start {
-        found.push((s, line.width()));
-    }
-    found
+    out
+}
+
+/// A row's id and SAMPLES cell: the text up to the end of SAMPLES, split at its last
+/// space.
+fn id_and_samples(row: &str, samples_end: usize) -> (String, String) {
+    let head = columns(row, 0, samples_end);
+    let (id, samples) = head.trim_end().rsplit_once(' ').unwrap();
+    (id.trim_end().to_owned(), samples.to_owned())
 }
 
 #[test]
@@ -126,22 +151,34 @@ fn wide_zero_width_and_control_characters_keep_every_column_in_place() {
     for width in [60, 100] {
         let text = table(&report(&ids), width);
         let header = text.lines().find(|l| l.starts_with("COMPONENT")).unwrap();
-        let expected = cells(header);
-        let rows = all_threads_rows(&text);
+        let ends = title_ends(header);
+        let rows = rows(&text);
         assert_eq!(rows.len(), ids.len(), "a newline is no line break:\n{text}");
         for row in rows {
-            let found = cells(row);
-            assert_eq!(found.len(), expected.len(), "{row:?}");
-            assert_eq!(found[0].0, 0, "{row:?}");
-            // Numbers are right-aligned: each ends where its header ends.
-            let ends: Vec<usize> = found[1..].iter().map(|c| c.1).collect();
-            let header_ends: Vec<usize> = expected[1..].iter().map(|c| c.1).collect();
-            assert_eq!(ends, header_ends, "{row:?}");
+            // Numbers are right-aligned: each ends where its header ends (a digit or a
+            // unit there, a space or the end of the line after it).
+            for &end in &ends {
+                let last = columns(row, end - 1, end);
+                let next = columns(row, end, end + 1);
+                assert!(last != " " && !last.is_empty(), "{row:?} at {end}");
+                assert!(next == " " || next.is_empty(), "{row:?} at {end}");
+            }
+            assert_eq!(row.width(), header.width(), "{row:?}");
             assert!(row.width() <= width);
         }
-        assert!(text.contains("line\\nbreak") && text.contains("tab\\there"));
-        assert!(text.contains("bell\\u{7}esc\\u{1b}[31m") && text.contains("rtl\\u{202e}gnp"));
-        assert!(text.contains("back\\\\slash"), "a backslash is escaped too");
+        if width == 100 {
+            // Every id in full.
+            let wide = TableOptions {
+                wide: true,
+                ..TableOptions::default()
+            };
+            let mut out = Vec::new();
+            report(&ids).write_table(&mut out, &wide).unwrap();
+            let text = String::from_utf8(out).unwrap();
+            assert!(text.contains("line\\nbreak") && text.contains("tab\\there"));
+            assert!(text.contains("bell\\u{7}esc\\u{1b}[31m") && text.contains("rtl\\u{202e}gnp"));
+            assert!(text.contains("back\\\\slash"), "a backslash is escaped too");
+        }
         assert!(!text.contains('\u{1b}') && !text.contains('\t') && !text.contains('\u{202e}'));
     }
 }
@@ -150,15 +187,20 @@ fn wide_zero_width_and_control_characters_keep_every_column_in_place() {
 /// every numbered id's full text is in the legend.
 fn assert_distinct(ids: &[String], width: usize) -> String {
     let text = table(&report(ids), width);
-    let rows = all_threads_rows(&text);
+    let header = text.lines().find(|l| l.starts_with("COMPONENT")).unwrap();
+    let samples_end = title_ends(header)[0];
+    let rows = rows(&text);
     assert_eq!(rows.len(), ids.len());
-    let names: Vec<&str> = rows.iter().map(|r| &r[..r.find("  ").unwrap()]).collect();
-    let distinct: HashSet<&&str> = names.iter().collect();
-    assert_eq!(distinct.len(), ids.len(), "{names:#?}");
-    // Each row shows its own id's statistics: SAMPLES is 10 + its index.
-    for (i, row) in rows.iter().enumerate() {
-        let samples = cells(row)[1];
-        assert_eq!(row[samples.0..=samples.1].trim(), (10 + i).to_string());
+    let shown: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| id_and_samples(r, samples_end))
+        .collect();
+    let distinct: HashSet<&String> = shown.iter().map(|(id, _)| id).collect();
+    assert_eq!(distinct.len(), ids.len(), "{shown:#?}");
+    // Each row shows its own id's statistics: SAMPLES is 10 + its index (the rows
+    // come in the report's order).
+    for (i, (_, samples)) in shown.iter().enumerate() {
+        assert_eq!(samples.replace(',', ""), (10 + i).to_string());
     }
     text
 }
@@ -194,8 +236,8 @@ fn ids_differing_only_in_the_middle_are_numbered_with_a_legend() {
     }
     assert_eq!(
         text.matches("~#").count(),
-        2 * ids.len() + ids.len(),
-        "2 tables + legend"
+        ids.len() + ids.len(),
+        "one table (one thread) + legend"
     );
 }
 

@@ -14,6 +14,8 @@ static MISSED: Id = Id::new("reset/missed");
 fn raw() -> ReportOptions {
     ReportOptions {
         cleaning: Cleaning::OFF,
+        unit: latte::Unit::Cycles,
+        data: latte::Data::Raw,
         ..ReportOptions::default()
     }
 }

@@ -17,7 +17,7 @@ use common::Rng;
 use latte::analyze::{Bypass, Calibration, Fences};
 use latte::analyze::{clean, moments, quantile};
 use latte::collect::{ComponentCapture, Sample, SampleKind, ThreadCapture};
-use latte::report::{Anomalies, Summary};
+use latte::report::{Anomalies, Row, RowKind, Summary};
 use latte::{Capture, Cleaning, Data, Mode, Report, ReportOptions, Unit};
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -66,7 +66,7 @@ const TAILS: [(&str, u64, u64); 5] = [
 ];
 
 fn tails(s: &Summary) -> [f64; 5] {
-    [s.p50, s.p90, s.p99, s.p999, s.p9999]
+    [s.median, s.p90, s.p99, s.p999, s.p9999]
 }
 
 /// How far a histogram's representative of a value can be from the value, in ticks:
@@ -175,6 +175,10 @@ impl Sums {
     }
 
     /// Mean (0 for no values), correctly rounded up to the two roundings of the division.
+    fn sum(self) -> f64 {
+        self.s1 as f64
+    }
+
     fn mean(self) -> f64 {
         match self.n {
             0 => 0.0,
@@ -347,6 +351,7 @@ fn options() -> impl Strategy<Value = ReportOptions> {
                 Data::Raw
             },
             cleaning,
+            ..ReportOptions::default()
         }
     })
 }
@@ -602,7 +607,8 @@ fn per_tick(unit: Unit, cal: &Calibration) -> f64 {
 }
 
 /// Every float field of a summary, by name.
-fn floats(s: &Summary) -> [(&'static str, f64); 16] {
+fn floats(s: &Summary) -> [(&'static str, f64); 21] {
+    let c = &s.cleaned;
     [
         ("avg", s.avg),
         ("median", s.median),
@@ -611,21 +617,27 @@ fn floats(s: &Summary) -> [(&'static str, f64); 16] {
         ("min", s.min),
         ("max", s.max),
         ("range", s.range),
-        ("p50", s.p50),
         ("p90", s.p90),
         ("p99", s.p99),
         ("p999", s.p999),
         ("p9999", s.p9999),
-        ("avg_all", s.avg_all),
-        ("std_dev_all", s.std_dev_all),
-        ("min_all", s.min_all),
-        ("max_all", s.max_all),
+        ("total", s.total),
+        ("bypass_total", s.bypass_total),
+        ("outliers_total", s.outliers_total),
+        ("cleaned.avg", c.avg),
+        ("cleaned.median", c.median),
+        ("cleaned.std_dev", c.std_dev),
+        ("cleaned.skew", c.skew),
+        ("cleaned.min", c.min),
+        ("cleaned.max", c.max),
+        ("cleaned.range", c.range),
     ]
 }
 
-/// What holds for a row whatever the cleaning: exact counts, exact `_all` fields,
-/// quantiles equal to the order statistics of the representatives (the bucket model) and
-/// within half a bucket of the exact order statistics (the promise).
+/// What holds for a row whatever the cleaning: exact counts, exact headline mean, spread,
+/// skewness, extremes and total over every value, quantiles equal to the order
+/// statistics of the representatives (the bucket model) and within half a bucket of
+/// the exact order statistics (the promise).
 fn check_whole_run(
     got: &Summary,
     want: &Expected,
@@ -634,12 +646,17 @@ fn check_whole_run(
 ) -> Result<(), TestCaseError> {
     let folded = want.all.len() as u64;
     prop_assert_eq!(
-        (got.seen, got.folded, got.lost, got.migrated),
+        (got.seen, got.samples, got.lost, got.migrated),
         (want.seen, folded, want.seen - folded, want.migrated),
-        "{}: seen, folded, lost, migrated",
+        "{}: seen, samples, lost, migrated",
         what
     );
-    prop_assert_eq!(got.samples + got.bypass + got.outliers, folded, "{}", what);
+    prop_assert_eq!(
+        got.cleaned.samples + got.bypass + got.outliers,
+        folded,
+        "{}",
+        what
+    );
     let mut sorted = want.all.clone();
     sorted.sort_unstable();
     let (min, max) = match (sorted.first(), sorted.last()) {
@@ -647,14 +664,20 @@ fn check_whole_run(
         _ => (0.0, 0.0),
     };
     let sums = Sums::of(&sorted);
+    let skew = exact_skew(&want.all, &want.reps);
+    let mut reps = want.reps.clone();
+    reps.sort_unstable();
     for (name, g, w) in [
-        ("min_all", got.min_all, min * per_tick),
-        ("max_all", got.max_all, max * per_tick),
-        ("avg_all", got.avg_all, sums.mean() * per_tick),
-        ("std_dev_all", got.std_dev_all, sums.std_dev() * per_tick),
+        ("min", got.min, min * per_tick),
+        ("max", got.max, max * per_tick),
+        ("avg", got.avg, sums.mean() * per_tick),
+        ("std_dev", got.std_dev, sums.std_dev() * per_tick),
+        ("total", got.total, sums.sum() * per_tick),
+        ("skew", got.skew, skew),
     ] {
+        let abs = if name == "skew" { 1e-9 } else { 0.0 };
         prop_assert!(
-            close(g, w, 1e-9, 0.0),
+            close(g, w, 1e-9, abs),
             "{}: {} = {} but the oracle says {}",
             what,
             name,
@@ -662,8 +685,6 @@ fn check_whole_run(
             w
         );
     }
-    let mut reps = want.reps.clone();
-    reps.sort_unstable();
     for ((name, num, den), g) in TAILS.into_iter().zip(tails(got)) {
         // The bucket model first: the order statistic of the representatives.
         let modelled = order_statistic(&reps, num, den) as f64 * per_tick;
@@ -691,37 +712,58 @@ fn check_whole_run(
     Ok(())
 }
 
+/// The skewness a report gives `values` (with histogram representatives `reps`):
+/// exact while the sum of their cubes fits in 128 bits, past that the
+/// representatives'.
+fn exact_skew(values: &[u64], reps: &[u64]) -> f64 {
+    let cubes_fit = values
+        .iter()
+        .try_fold(0u128, |sum, &v| {
+            sum.checked_add(u128::from(v).checked_pow(3)?)
+        })
+        .is_some();
+    naive_moments(if cubes_fit { values } else { reps }).skew
+}
+
 /// The cleaned statistics against the rule applied to the representatives (the
 /// report's own fences): counts exactly, floats to 1e-9 relative. `std_dev` is compared
 /// against the value scale (a spread of 1e-12 of the values is float noise, not a
-/// different answer) and `skew` against 1. The median and skew always describe the
-/// kept representatives; the rest describe the exact values when nothing was removed.
+/// different answer) and `skew` against 1. The median always describes the kept
+/// representatives; the rest describe the exact values when nothing was flagged.
 fn check_cleaned(
     got: &Summary,
     want: &Expected,
     per_tick: f64,
     what: &str,
 ) -> Result<(), TestCaseError> {
+    let c = &got.cleaned;
     prop_assert_eq!(
-        (got.samples, got.bypass, got.outliers),
+        (c.samples, got.bypass, got.outliers),
         (want.kept.len() as u64, want.bypass, want.outliers),
-        "{}: samples, bypass, outliers",
+        "{}: cleaned samples, bypass, outliers",
         what
     );
     let m = naive_moments(want.cleaned());
     let mut kept = want.kept.clone();
     kept.sort_unstable();
     let median = order_statistic(&kept, 1, 2) as f64;
-    let skew = naive_moments(&kept).skew;
     let scale = m.max.abs().max(m.min.abs()) * per_tick;
     for (name, g, w) in [
-        ("avg", got.avg, m.mean * per_tick),
-        ("median", got.median, median * per_tick),
-        ("std_dev", got.std_dev, m.std_dev * per_tick),
-        ("skew", got.skew, skew),
-        ("min", got.min, m.min * per_tick),
-        ("max", got.max, m.max * per_tick),
-        ("range", got.range, (m.max - m.min) * per_tick),
+        ("avg", c.avg, m.mean * per_tick),
+        ("median", c.median, median * per_tick),
+        ("std_dev", c.std_dev, m.std_dev * per_tick),
+        (
+            "skew",
+            c.skew,
+            if want.untouched {
+                exact_skew(&want.all, &want.reps)
+            } else {
+                m.skew
+            },
+        ),
+        ("min", c.min, m.min * per_tick),
+        ("max", c.max, m.max * per_tick),
+        ("range", c.range, (m.max - m.min) * per_tick),
     ] {
         let abs = match name {
             "std_dev" | "range" | "avg" | "median" => 1e-12 * scale,
@@ -766,6 +808,23 @@ fn bypass_bracket(
     (surely as u64, maybe as u64)
 }
 
+/// The order of a section's rows: scopes and values by TOTAL, largest first, then
+/// pulses by TOTAL.
+fn check_order(rows: &[Row]) -> Result<(), TestCaseError> {
+    // (0 for scopes and values, 1 for pulses; minus the total): never decreasing.
+    let key = |r: &Row| (u8::from(r.kind == RowKind::Pulse), -r.stats.total);
+    for pair in rows.windows(2) {
+        let (a, b) = (key(&pair[0]), key(&pair[1]));
+        prop_assert!(
+            a.0 < b.0 || (a.0 == b.0 && a.1 <= b.1),
+            "{:?} before {:?}",
+            pair[0].component,
+            pair[1].component
+        );
+    }
+    Ok(())
+}
+
 /// Structure every row has: finite, ordered, nothing from nothing.
 fn check_shape(report: &Report) -> Result<(), TestCaseError> {
     let rows = report
@@ -779,15 +838,16 @@ fn check_shape(report: &Report) -> Result<(), TestCaseError> {
             prop_assert!(v.is_finite(), "{}: {} = {}", what, name, v);
         }
         let s = &row.stats;
+        let c = &s.cleaned;
         prop_assert!(
-            s.std_dev >= 0.0 && s.range >= 0.0 && s.std_dev_all >= 0.0,
+            s.std_dev >= 0.0 && s.range >= 0.0 && c.std_dev >= 0.0 && c.range >= 0.0,
             "{}: {:?}",
             what,
             s
         );
-        prop_assert_eq!(s.seen, s.folded + s.lost, "{}", what);
-        prop_assert_eq!(s.samples + s.bypass + s.outliers, s.folded, "{}", what);
-        if s.folded == 0 {
+        prop_assert_eq!(s.seen, s.samples + s.lost, "{}", what);
+        prop_assert_eq!(c.samples + s.bypass + s.outliers, s.samples, "{}", what);
+        if s.samples == 0 {
             prop_assert_eq!(
                 *s,
                 Summary {
@@ -803,45 +863,54 @@ fn check_shape(report: &Report) -> Result<(), TestCaseError> {
         // BYPASS keeps everything up to the median (at least half), the fences then
         // everything between the quartiles of what is left (at least half of it).
         prop_assert!(
-            4 * s.samples >= s.folded,
+            4 * c.samples >= s.samples,
             "{}: cleaning kept {} of {}",
             what,
-            s.samples,
-            s.folded
+            c.samples,
+            s.samples
         );
         prop_assert!(
-            s.min <= s.median && s.median <= s.max && s.min <= s.avg && s.avg <= s.max,
-            "{}: centre outside [min, max]: {:?}",
+            c.min <= c.median && c.median <= c.max && c.min <= c.avg && c.avg <= c.max,
+            "{}: cleaned centre outside [min, max]: {:?}",
             what,
             s
         );
         prop_assert!(
-            s.min_all <= s.min && s.max <= s.max_all,
+            s.min <= c.min && c.max <= s.max,
             "{}: cleaned extremes outside all values: {:?}",
             what,
             s
         );
         prop_assert!(
-            s.min_all <= s.p50
-                && s.p50 <= s.p90
+            s.min <= s.median
+                && s.median <= s.p90
                 && s.p90 <= s.p99
                 && s.p99 <= s.p999
                 && s.p999 <= s.p9999
-                && s.p9999 <= s.max_all
-                && s.min_all <= s.avg_all
-                && s.avg_all <= s.max_all,
+                && s.p9999 <= s.max
+                && s.min <= s.avg
+                && s.avg <= s.max,
             "{}: tails out of order: {:?}",
             what,
             s
         );
+        // The flagged samples' sums come from the histograms: within half a bucket
+        // (1/2,048) of their share of the exact total.
+        prop_assert!(
+            s.bypass_total + s.outliers_total <= s.total * (1.0 + 1.0 / 2_048.0) + 1e-9,
+            "{}: flagged sums above the total: {:?}",
+            what,
+            s
+        );
         if s.bypass + s.outliers == 0 {
-            // Nothing removed: the cleaned figures are the exact ones.
+            // Nothing flagged: the cleaned figures are the headline ones.
             prop_assert_eq!(
-                (s.avg, s.std_dev, s.min, s.max, s.median),
-                (s.avg_all, s.std_dev_all, s.min_all, s.max_all, s.p50),
+                (c.avg, c.std_dev, c.skew, c.min, c.max, c.median),
+                (s.avg, s.std_dev, s.skew, s.min, s.max, s.median),
                 "{}",
                 what
             );
+            prop_assert_eq!((s.bypass_total, s.outliers_total), (0.0, 0.0), "{}", what);
         }
     }
     Ok(())
@@ -990,8 +1059,9 @@ proptest! {
             // A ring that never saw a sample (prepared, or a first pulse) has no row.
             let shown: Vec<_> = t.components.iter().filter(|c| c.seen > 0).collect();
             prop_assert_eq!(tr.rows.len(), shown.len());
-            for (c, row) in shown.into_iter().zip(&tr.rows) {
-                prop_assert_eq!(row.component.as_str(), c.name);
+            check_order(&tr.rows)?;
+            for c in shown {
+                let row = tr.rows.iter().find(|r| r.component == c.name).unwrap();
                 let what = format!("{}/{}", t.name, c.name);
                 let expected = Expected::of(c, &cal, &options);
                 let s = &row.stats;
@@ -1021,8 +1091,11 @@ proptest! {
                 entry.1.push(*s);
             }
         }
-        let ids: Vec<&str> = report.all_threads.iter().map(|r| r.component.as_str()).collect();
-        prop_assert_eq!(&ids, &order, "all-threads rows in order of first appearance");
+        let mut ids: Vec<&str> = report.all_threads.iter().map(|r| r.component.as_str()).collect();
+        check_order(&report.all_threads)?;
+        ids.sort_unstable();
+        order.sort_unstable();
+        prop_assert_eq!(&ids, &order, "one all-threads row per id");
         for row in &report.all_threads {
             let (expected, rows) = &merged[row.component.as_str()];
             let what = format!("all/{}", row.component);
@@ -1031,8 +1104,8 @@ proptest! {
             check_whole_run(s, expected, per_tick, &what)?;
             let sum = |f: fn(&Summary) -> u64| rows.iter().map(f).sum::<u64>();
             prop_assert_eq!(
-                (s.samples, s.bypass, s.outliers),
-                (sum(|r| r.samples), sum(|r| r.bypass), sum(|r| r.outliers)),
+                (s.cleaned.samples, s.bypass, s.outliers),
+                (sum(|r| r.cleaned.samples), sum(|r| r.bypass), sum(|r| r.outliers)),
                 "{}: cleaned counts are the threads' sums", what
             );
             // The merged cleaned values: the threads' kept representatives together.
@@ -1073,10 +1146,11 @@ proptest! {
         };
         let unit = if time { Unit::Time } else { Unit::Cycles };
         for data in [Data::Raw, Data::Calibrated] {
-            let options = ReportOptions { unit, data, cleaning: Cleaning::default() };
+            let options = ReportOptions { unit, data, cleaning: Cleaning::default(), ..ReportOptions::default() };
             let report = Report::from_capture(&capture, &cal, &options);
             check_shape(&report)?;
-            for (&(ticks, kind, migrated), row) in specs.iter().zip(&report.threads[0].rows) {
+            for (&(ticks, kind, migrated), id) in specs.iter().zip(IDS) {
+                let row = report.threads[0].rows.iter().find(|r| r.component == id).unwrap();
                 let want = match (data, kind) {
                     (Data::Raw, _) | (_, 10) => ticks,
                     (Data::Calibrated, 9) => ticks.saturating_sub(cal.pulse),
@@ -1084,10 +1158,11 @@ proptest! {
                 };
                 let want = want as f64 * per_tick(unit, &cal);
                 let s = &row.stats;
-                prop_assert_eq!((s.samples, s.folded, s.migrated), (1, 1, u64::from(migrated)), "{}", row.component);
+                prop_assert_eq!((s.cleaned.samples, s.samples, s.migrated), (1, 1, u64::from(migrated)), "{}", row.component);
                 for (name, v) in floats(s) {
                     let want = match name {
-                        "std_dev" | "skew" | "range" | "std_dev_all" => 0.0,
+                        "std_dev" | "skew" | "range" | "bypass_total" | "outliers_total" => 0.0,
+                        "cleaned.std_dev" | "cleaned.skew" | "cleaned.range" => 0.0,
                         _ => want,
                     };
                     prop_assert!(close(v, want, 1e-12, 0.0), "{} {:?}: {} = {} vs {}", row.component, data, name, v, want);
@@ -1137,26 +1212,21 @@ fn calibrated_values_below_overhead_are_zero() {
         unit: Unit::Cycles,
         data: Data::Calibrated,
         cleaning: Cleaning::OFF,
+        ..ReportOptions::default()
     };
     let report = Report::from_capture(&capture, &cal, &options);
 
     let below = row(&report, "below");
     assert_eq!(
-        (
-            below.max_all,
-            below.max,
-            below.avg,
-            below.p9999,
-            below.migrated
-        ),
+        (below.max, below.max, below.avg, below.p9999, below.migrated),
         (0.0, 0.0, 0.0, 0.0, 1)
     );
     let mixed = row(&report, "mixed");
-    assert_eq!((mixed.min, mixed.max, mixed.avg_all), (0.0, 76.0, 38.0));
-    assert_eq!((mixed.p50, mixed.p90), (0.0, 76.0));
+    assert_eq!((mixed.min, mixed.max, mixed.avg), (0.0, 76.0, 38.0));
+    assert_eq!((mixed.median, mixed.p90), (0.0, 76.0));
     let record = row(&report, "record");
     assert_eq!(
-        (record.min, record.max, record.p50),
+        (record.min, record.max, record.median),
         (3.0, Sample::MAX_TICKS as f64, 3.0)
     );
     // The top value's bucket is 2^42 wide: its representative is within half of it.
@@ -1177,7 +1247,7 @@ fn calibrated_values_below_overhead_are_zero() {
     );
     assert!(raw.overhead.is_none());
     let below = row(&raw, "below");
-    assert_eq!((below.min, below.max, below.avg_all), (0.0, 10.0, 5.0));
+    assert_eq!((below.min, below.max, below.avg), (0.0, 10.0, 5.0));
 }
 
 #[test]
@@ -1195,16 +1265,14 @@ fn calibrated_sums_are_exact() {
         unit: Unit::Cycles,
         data: Data::Calibrated,
         cleaning: Cleaning::OFF,
+        ..ReportOptions::default()
     };
     let s = row(&Report::from_capture(&capture, &cal, &options), "big");
     let shifted: Vec<u64> = values.iter().map(|v| v - 58).collect();
     let sums = Sums::of(&shifted);
-    assert_eq!(
-        (s.min_all, s.max_all),
-        (shifted[0] as f64, shifted[4_999] as f64)
-    );
-    assert!(close(s.avg_all, sums.mean(), 1e-12, 0.0), "{s:?}");
-    assert!(close(s.std_dev_all, sums.std_dev(), 1e-9, 0.0), "{s:?}");
+    assert_eq!((s.min, s.max), (shifted[0] as f64, shifted[4_999] as f64));
+    assert!(close(s.avg, sums.mean(), 1e-12, 0.0), "{s:?}");
+    assert!(close(s.std_dev, sums.std_dev(), 1e-9, 0.0), "{s:?}");
     for ((name, num, den), got) in TAILS.into_iter().zip(tails(&s)) {
         let exact = order_statistic(&shifted, num, den) as f64;
         assert!(
@@ -1268,6 +1336,7 @@ fn edge_cases_are_finite() {
                             unit,
                             data,
                             cleaning,
+                            ..ReportOptions::default()
                         };
                         let what = format!(
                             "{} values {:?}.. kind {kind} {options:?}",
@@ -1315,8 +1384,8 @@ fn check_edge_report(
         // A component that recorded nothing at all (no values, none lost) has no row.
         let listed: Vec<_> = [edge, gone].into_iter().filter(|c| c.seen > 0).collect();
         prop_assert_eq!(tr.rows.len(), listed.len());
-        for (c, row) in listed.iter().zip(&tr.rows) {
-            prop_assert_eq!(row.component.as_str(), c.name);
+        for c in &listed {
+            let row = tr.rows.iter().find(|r| r.component == c.name).unwrap();
             let expected = Expected::of(c, cal, options);
             let what = format!("{}/{}", tr.name, c.name);
             check_whole_run(&row.stats, &expected, scale, &what)?;
@@ -1363,15 +1432,20 @@ fn check_edge_report(
             prop_assert_eq!((s.bypass, s.outliers), (0, 0));
             for (name, x) in floats(&s) {
                 let want = match name {
-                    "std_dev" | "skew" | "range" | "std_dev_all" => 0.0,
+                    "std_dev" | "skew" | "range" | "bypass_total" | "outliers_total" => 0.0,
+                    "cleaned.std_dev" | "cleaned.skew" | "cleaned.range" => 0.0,
+                    "total" => v * s.samples as f64,
                     _ => v,
                 };
-                prop_assert_eq!(
-                    x,
-                    want,
-                    "{} of {} equal values: {:?}",
+                // The total is a sum in ticks, scaled once: to the last bit of `n * v`.
+                let exact = name != "total" || close(x, want, 1e-15, 0.0);
+                prop_assert!(
+                    if name == "total" { exact } else { x == want },
+                    "{} of {} equal values: {} vs {}: {:?}",
                     name,
                     values.len(),
+                    x,
+                    want,
                     s
                 );
             }
@@ -1407,12 +1481,13 @@ fn mean_of_equal_values_is_the_value() {
                 unit: Unit::Cycles,
                 data: Data::Raw,
                 cleaning: Cleaning::OFF,
+                ..ReportOptions::default()
             };
             let s = row(&Report::from_capture(&capture, &cal, &options), "equal");
-            if (s.avg_all, s.avg) != (v as f64, v as f64) {
+            if (s.avg, s.avg) != (v as f64, v as f64) {
                 failures.push(format!(
-                    "{n} x {v}: avg_all = {}, avg = {} (min_all = {}, max_all = {})",
-                    s.avg_all, s.avg, s.min_all, s.max_all
+                    "{n} x {v}: avg = {}, avg = {} (min = {}, max = {})",
+                    s.avg, s.avg, s.min, s.max
                 ));
             }
         }
@@ -1628,6 +1703,7 @@ fn acceptance(what: &str, values: Vec<u64>, cal: &Calibration, removes: bool) {
                 unit: Unit::Cycles,
                 data,
                 cleaning,
+                ..ReportOptions::default()
             };
             let report = Report::from_capture(&capture, cal, &options);
             let s = report.threads[0].rows[0].stats;
@@ -1638,28 +1714,32 @@ fn acceptance(what: &str, values: Vec<u64>, cal: &Calibration, removes: bool) {
 
             // Counts, exactly.
             assert_eq!(
-                (s.seen, s.folded, s.lost, s.migrated),
+                (s.seen, s.samples, s.lost, s.migrated),
                 (N as u64 + 4_321, N as u64, 4_321, N as u64 / 1_000),
                 "{what}"
             );
-            assert_eq!(s.samples + s.bypass + s.outliers, s.folded, "{what}");
+            assert_eq!(
+                s.cleaned.samples + s.bypass + s.outliers,
+                s.samples,
+                "{what}"
+            );
             // Extremes exactly, mean and spread to 1e-9.
             assert_eq!(
-                (s.min_all, s.max_all),
+                (s.min, s.max),
                 (values[0] as f64, values[N - 1] as f64),
                 "{what}"
             );
             let all = prefix.range(0..N);
             assert!(
-                close(s.avg_all, all.mean(), 1e-9, 0.0),
-                "{what}: avg_all {} vs {}",
-                s.avg_all,
+                close(s.avg, all.mean(), 1e-9, 0.0),
+                "{what}: avg {} vs {}",
+                s.avg,
                 all.mean()
             );
             assert!(
-                close(s.std_dev_all, all.std_dev(), 1e-9, 0.0),
-                "{what}: std_dev_all {} vs {}",
-                s.std_dev_all,
+                close(s.std_dev, all.std_dev(), 1e-9, 0.0),
+                "{what}: std_dev {} vs {}",
+                s.std_dev,
                 all.std_dev()
             );
             // Tails: within half a bucket, so within 0.1%.
@@ -1679,7 +1759,7 @@ fn acceptance(what: &str, values: Vec<u64>, cal: &Calibration, removes: bool) {
 
             if cleaning == Cleaning::OFF {
                 assert_eq!(
-                    (s.samples, s.bypass, s.outliers),
+                    (s.cleaned.samples, s.bypass, s.outliers),
                     (N as u64, 0, 0),
                     "{what}"
                 );
@@ -1690,17 +1770,11 @@ fn acceptance(what: &str, values: Vec<u64>, cal: &Calibration, removes: bool) {
                 );
             }
             if s.bypass + s.outliers == 0 {
+                let c = s.cleaned;
                 assert_eq!(
-                    (s.samples, s.avg, s.std_dev, s.min, s.max, s.median),
-                    (
-                        N as u64,
-                        s.avg_all,
-                        s.std_dev_all,
-                        s.min_all,
-                        s.max_all,
-                        s.p50
-                    ),
-                    "{what}: nothing removed, the exact figures"
+                    (c.samples, c.avg, c.std_dev, c.skew, c.min, c.max, c.median),
+                    (N as u64, s.avg, s.std_dev, s.skew, s.min, s.max, s.median),
+                    "{what}: nothing flagged, the cleaned figures are the headline"
                 );
             }
             let exact = Exactly {
@@ -1767,7 +1841,7 @@ fn check_cleaned_against_exact(
     }
     let (kept, bypass, outliers) = naive_clean(reps, cleaning, cal);
     assert_eq!(
-        (s.samples, s.bypass, s.outliers),
+        (s.cleaned.samples, s.bypass, s.outliers),
         (kept.len() as u64, bypass, outliers),
         "{what}: samples, bypass, outliers against the rule on the representatives"
     );
@@ -1780,12 +1854,16 @@ fn check_cleaned_against_exact(
     let (min, max) = (kept[0] as f64, kept[kept.len() - 1] as f64);
     if bypass + outliers > 0 {
         for (name, got, want) in [
-            ("min", s.min, min),
-            ("max", s.max, max),
-            ("range", s.range, max - min),
-            ("median", s.median, order_statistic(&kept, 1, 2) as f64),
-            ("avg", s.avg, sums.mean()),
-            ("std_dev", s.std_dev, sums.std_dev()),
+            ("min", s.cleaned.min, min),
+            ("max", s.cleaned.max, max),
+            ("range", s.cleaned.range, max - min),
+            (
+                "median",
+                s.cleaned.median,
+                order_statistic(&kept, 1, 2) as f64,
+            ),
+            ("avg", s.cleaned.avg, sums.mean()),
+            ("std_dev", s.cleaned.std_dev, sums.std_dev()),
         ] {
             assert!(
                 close(got, want, 1e-9, 1e-9),
@@ -1802,12 +1880,17 @@ fn check_cleaned_against_exact(
     let (mean, sd) = (sums.mean(), sums.std_dev());
     let fuzz = |x: f64| 1e-9 * x.abs() + 1e-9;
     for (name, got, want, bound) in [
-        ("min", s.min, min, slack(min)),
-        ("max", s.max, max, slack(max)),
-        ("median", s.median, median, slack(median)),
-        ("avg", s.avg, mean, (mean + overhead as f64) / 2_048.0),
-        ("std_dev", s.std_dev, sd, slack(max)),
-        ("range", s.range, max - min, slack(min) + slack(max)),
+        ("min", s.cleaned.min, min, slack(min)),
+        ("max", s.cleaned.max, max, slack(max)),
+        ("median", s.cleaned.median, median, slack(median)),
+        (
+            "avg",
+            s.cleaned.avg,
+            mean,
+            (mean + overhead as f64) / 2_048.0,
+        ),
+        ("std_dev", s.cleaned.std_dev, sd, slack(max)),
+        ("range", s.cleaned.range, max - min, slack(min) + slack(max)),
     ] {
         assert!(
             (got - want).abs() <= bound + fuzz(want),

@@ -61,7 +61,7 @@ fn components(reports: &[Loaded]) -> Result<Vec<page::Component>, Failure> {
             .report
             .all_threads
             .iter()
-            .filter(|r| r.stats.folded > 0)
+            .filter(|r| r.stats.samples > 0)
         {
             let Some(dist) = Dist::of(loaded, &row.component)? else {
                 continue;

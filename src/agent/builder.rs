@@ -5,7 +5,7 @@ use super::guard::Guard;
 use super::running::{self, Line};
 use super::{drain, export, hlog, placement, signals};
 use crate::clock::{self, ClockChoice};
-use crate::config::{self, Data, ReportOptions, Unit};
+use crate::config::{self, ReportOptions};
 use crate::error::Error;
 use crate::report::{Focus, Format, TableOptions};
 use crossbeam_channel::bounded;
@@ -53,11 +53,7 @@ impl Default for Builder {
             memory_cap: None,
             // Time on calibrated data: what a reader wants first. The seed's view
             // (cycles, raw) is `.unit(Unit::Cycles).data(Data::Raw)`.
-            options: ReportOptions {
-                unit: Unit::Time,
-                data: Data::Calibrated,
-                ..ReportOptions::default()
-            },
+            options: ReportOptions::default(),
             format: Format::Table,
             table: TableOptions::default(),
             focus: Focus::default(),
@@ -287,6 +283,7 @@ impl Builder {
             hlog,
             final_report: self.final_report,
             failures: Failures::new(shared.clone()),
+            headed: (false, false),
             #[cfg(feature = "otlp")]
             otlp: wiring.queue(),
         };

@@ -40,9 +40,18 @@ pub(super) struct Drain {
     pub(super) final_report: bool,
     /// Periodic reports that could not be written, until a report shows them.
     pub(super) failures: Failures,
+    /// Whether the main sink and the periodic sink have had a report with the header
+    /// blocks (ENVIRONMENT, OVERHEAD): later ones leave them out.
+    pub(super) headed: (bool, bool),
     /// Where OTLP pushes are queued, with their interval.
     #[cfg(feature = "otlp")]
     pub(super) otlp: Option<crate::fleet::otlp::Queue>,
+}
+
+/// Which sink a report goes to.
+enum SinkKind {
+    Main,
+    Periodic,
 }
 
 /// When the next periodic report and the next fold are due.
@@ -132,7 +141,7 @@ impl Drain {
                     }
                 }
                 Ok(Command::ReportInterval(reply)) => {
-                    let _ = reply.send(self.interval(&mut at));
+                    let _ = reply.send(self.interval(&mut at, true));
                 }
                 Ok(Command::Shutdown(reply)) => {
                     let result = self.finish(&mut at);
@@ -162,7 +171,7 @@ impl Drain {
         if let (Some(due), Some(interval)) = (at.next_periodic, self.periodic)
             && now >= due
         {
-            if let Err(e) = self.interval(at) {
+            if let Err(e) = self.interval(at, true) {
                 self.failures.failed(e);
             }
             // Skip missed ticks rather than bursting to catch up.
@@ -194,8 +203,9 @@ impl Drain {
         Duration::try_from_secs_f64(secs).map_or(max, |d| d.clamp(min, max))
     }
 
-    /// A report of what was recorded since the previous one.
-    fn interval(&mut self, at: &mut Schedule) -> Result<(), Error> {
+    /// A report of what was recorded since the previous one, written if `write` (the
+    /// interval log gets it either way).
+    fn interval(&mut self, at: &mut Schedule, write: bool) -> Result<(), Error> {
         let calibration = calibration();
         let totals = collect::take_interval();
         at.periodic_count += 1;
@@ -207,10 +217,10 @@ impl Drain {
         let report = self.assemble(&totals, calibration, Some(label));
         let logged = self.log_interval(&totals, calibration, at);
         at.last_periodic = Instant::now();
-        // The first periodic report carries the header blocks; the later ones only
-        // their title and rows.
-        let compact = at.periodic_count > 1;
-        self.write(report, Some(compact)).and(logged)
+        if !write {
+            return logged;
+        }
+        self.write(report, Some(())).and(logged)
     }
 
     /// Appends the interval's per-id histograms to the interval log, if there is one.
@@ -231,13 +241,18 @@ impl Drain {
             .map_err(|e| Error::Hlog(Arc::new(e)))
     }
 
-    /// The last interval (so the periodic reports add up to the whole run), then the
-    /// final report, which shows the periodic reports that failed. Returns the final
+    /// The last interval (so the periodic reports add up to the whole run; as a table
+    /// only when the final report goes elsewhere), then the final report, which shows the periodic reports that failed. Returns the final
     /// report's error, else the run's periodic failures (the last interval's among
     /// them), else `Ok`.
     fn finish(&mut self, at: &mut Schedule) -> Result<(), Error> {
+        // The last interval's table is not written just above the final table it
+        // is part of (JSON reports and the interval log get it: their intervals add
+        // up to the whole run).
+        let above_final =
+            self.final_report && self.periodic_sink.is_none() && self.format == Format::Table;
         if self.periodic.is_some()
-            && let Err(e) = self.interval(at)
+            && let Err(e) = self.interval(at, !above_final)
         {
             self.failures.failed(e);
         }
@@ -301,19 +316,26 @@ impl Drain {
         analyze::assemble(&totals, calibration, &self.options, context)
     }
 
-    /// Writes a report to the sink (an interval report, `Some(compact)`, to the
+    /// Writes a report to the sink (an interval report, `interval` set, to the
     /// periodic sink if there is one), with the periodic failures not shown yet. A sink
     /// that panics is an error like a sink that fails: returned (or counted, for
     /// periodic reports), and the agent goes on.
-    fn write(&mut self, report: Report, interval: Option<bool>) -> Result<(), Error> {
+    fn write(&mut self, report: Report, interval: Option<()>) -> Result<(), Error> {
         let mut report = report.focus(&self.focus)?;
         self.failures.show_in(&mut report);
-        let sink = match &mut self.periodic_sink {
-            Some(periodic) if interval.is_some() => periodic,
-            _ => &mut self.sink,
+        let (sink, sink_kind) = match &mut self.periodic_sink {
+            Some(periodic) if interval.is_some() => (periodic, SinkKind::Periodic),
+            _ => (&mut self.sink, SinkKind::Main),
+        };
+        // A sink's first report carries the header blocks; later ones to the same sink
+        // leave them out. Periodic reports are compact.
+        let first = match sink_kind {
+            SinkKind::Periodic => !std::mem::replace(&mut self.headed.1, true),
+            SinkKind::Main => !std::mem::replace(&mut self.headed.0, true),
         };
         let table = TableOptions {
-            compact: self.table.compact || interval == Some(true),
+            compact: self.table.compact || interval.is_some(),
+            brief: self.table.brief || !first,
             ..self.table.clone()
         };
         let format = self.format;

@@ -1,23 +1,27 @@
 //! Data cleaning per (thread, id): BYPASS first, then Tukey's IQR fences, on the
-//! whole-run distribution.
+//! whole-run distribution. Cleaning *flags*: a report counts the flagged samples and
+//! their share of the time, keeps them in every headline figure, and computes the C++
+//! original's cleaned statistics without them (`Summary::cleaned`).
 //!
 //! **BYPASS** (OS preemption, interrupts, page faults taken inside a scope): a value is
-//! removed and counted when it exceeds both `factor x median` and
-//! `median + floor_ns` of the component's values. The factor keeps components with a
-//! naturally wide distribution intact; the floor means only delays of the size of an
-//! interrupt or a context switch (microseconds) can be classified as the OS's doing.
+//! flagged when it exceeds both `factor x median` and `median + floor_ns` of the
+//! component's values. The factor keeps components with a naturally wide distribution
+//! intact; the floor means only delays of the size of an interrupt or a context switch
+//! (microseconds) can be classified as the OS's doing. A value rule cannot tell a
+//! preemption from real slow work (a replan, a cache-miss storm): that is why flagged
+//! samples stay in the headline.
 //!
-//! **Outliers**: on what is left, values outside `[Q1 - k·IQR, Q3 + k·IQR]` are removed
-//! and counted (Tukey's fences). The spread used is never less than one step of the
+//! **Outliers**: on what is left, values outside `[Q1 - k·IQR, Q3 + k·IQR]` are
+//! flagged (Tukey's fences). The spread used is never less than one step of the
 //! counter (`Calibration::resolution`): on a counter that moves in steps, a workload
 //! whose values straddle two steps is not a workload with outliers. When the IQR is 0
 //! (at least half the values share one value) the spread is
 //! `zero_iqr_fraction x median`, and again at least one step, so a lone far value is
 //! still caught but neither the mode nor its neighbouring step is split off.
 //!
-//! Both steps only remove from the ends of the sorted values, so cleaning is two
-//! binary searches. On a histogram it removes whole buckets: a value is kept or
-//! removed with the other values of its bucket (within 1/2,048 of it).
+//! Both steps only take from the ends of the sorted values, so cleaning is two
+//! binary searches. On a histogram it takes whole buckets: a value is flagged or kept
+//! with the other values of its bucket (within 1/2,048 of it).
 
 use super::calibrate::Calibration;
 use super::dist::{self, Runs};
@@ -65,11 +69,22 @@ pub fn clean(sorted: &[u64], cleaning: &Cleaning, calibration: &Calibration) -> 
     }
 }
 
-/// What cleaning kept of a distribution's runs.
+/// What cleaning kept of a distribution's runs, and the sums of what it flagged.
 pub(crate) struct KeptRuns {
     pub(crate) runs: Range<usize>,
     pub(crate) bypass: u64,
     pub(crate) outliers: u64,
+    /// Sum of the values flagged by BYPASS (ticks, from the runs).
+    pub(crate) bypass_sum: u128,
+    /// Sum of the values outside the fences (ticks, from the runs).
+    pub(crate) outliers_sum: u128,
+}
+
+/// Sum of the runs' values.
+fn sum(runs: &[(u64, u64)]) -> u128 {
+    runs.iter()
+        .map(|&(v, k)| u128::from(v) * u128::from(k))
+        .sum()
 }
 
 /// Cleans ascending runs of ticks; `step` is the counter's resolution in ticks.
@@ -87,8 +102,10 @@ pub(crate) fn clean_runs(
         end = runs.partition_point(|&(v, _)| v as f64 <= limit);
         bypass = dist::count(&runs[end..]);
     }
+    let bypass_sum = sum(&runs[end..]);
     let mut start = 0;
     let mut outliers = 0;
+    let mut outliers_sum = 0;
     if let Some(rule) = cleaning.fences {
         let rest = &runs[..end];
         let (q1, q3) = (
@@ -117,12 +134,15 @@ pub(crate) fn clean_runs(
             .partition_point(|&(v, _)| (v as f64) < low)
             .min(new_end);
         outliers = dist::count(rest) - dist::count(&rest[start..new_end]);
+        outliers_sum = sum(&rest[..start]) + sum(&rest[new_end..]);
         end = new_end;
     }
     KeptRuns {
         runs: start..end,
         bypass,
         outliers,
+        bypass_sum,
+        outliers_sum,
     }
 }
 

@@ -51,11 +51,13 @@ pub(crate) fn shifted(raw: Runs, overhead: u64) -> Runs {
 /// are read from the runs, which are exact there whenever `c` is below 2,048 ticks
 /// (always, for latte's own overheads).
 fn shifted_exact(tally: &Tally, raw: &[(u64, u64)], c: u64) -> Exact {
-    let (mut n_lo, mut s1_lo, mut s2_lo) = (0u64, 0u128, 0u128);
+    let (mut n_lo, mut s1_lo, mut s2_lo, mut s3_lo) = (0u64, 0u128, 0u128, 0u128);
     for &(v, k) in raw.iter().take_while(|(v, _)| *v < c) {
-        n_lo += k;
-        s1_lo += u128::from(v) * u128::from(k);
-        s2_lo += u128::from(v) * u128::from(v) * u128::from(k);
+        let (v, k) = (u128::from(v), u128::from(k));
+        n_lo += k as u64;
+        s1_lo += v * k;
+        s2_lo += v * v * k;
+        s3_lo += v * v * v * k;
     }
     let all = &tally.exact;
     let (c, n_hi) = (u128::from(c), u128::from(all.count - n_lo));
@@ -67,10 +69,20 @@ fn shifted_exact(tally: &Tally, raw: &[(u64, u64)], c: u64) -> Exact {
             .checked_add(c.checked_mul(c)?.checked_mul(n_hi)?)?
             .checked_sub(c.checked_mul(2)?.checked_mul(s1_hi)?)
     });
+    // sum over x >= c of (x - c)^3 = s3_hi + 3c^2*s1_hi - 3c*s2_hi - c^3*n_hi, >= 0.
+    let sum_cu = all.sum_sq.zip(all.sum_cu).and_then(|(s2, s3)| {
+        let (s2_hi, s3_hi) = (s2 - s2_lo, s3 - s3_lo);
+        let cc = c.checked_mul(c)?;
+        s3_hi
+            .checked_add(cc.checked_mul(3)?.checked_mul(s1_hi)?)?
+            .checked_sub(c.checked_mul(3)?.checked_mul(s2_hi)?)?
+            .checked_sub(cc.checked_mul(c)?.checked_mul(n_hi)?)
+    });
     Exact {
         count: all.count,
         sum,
         sum_sq,
+        sum_cu,
         min: all.min.saturating_sub(c as u64),
         max: all.max.saturating_sub(c as u64),
     }
@@ -193,7 +205,9 @@ mod tests {
             let shifted: Vec<u64> = values.iter().map(|v| v.saturating_sub(c)).collect();
             let sum: u128 = shifted.iter().map(|&v| u128::from(v)).sum();
             let sq: u128 = shifted.iter().map(|&v| u128::from(v) * u128::from(v)).sum();
+            let cu: u128 = shifted.iter().map(|&v| u128::from(v).pow(3)).sum();
             assert_eq!((e.count, e.sum, e.sum_sq), (7, sum, Some(sq)), "c = {c}");
+            assert_eq!(e.sum_cu, Some(cu), "c = {c}");
             assert_eq!((e.min, e.max), (3u64.saturating_sub(c), 3_000_000 - c));
             assert_eq!(count(&runs), 7);
             let mean = sum as f64 / 7.0;

@@ -1,5 +1,6 @@
 //! What the whole run keeps of one sample kind of one (thread, id): an HdrHistogram
-//! of raw ticks plus exact count, sums, minimum and maximum.
+//! of raw ticks plus exact count, sums of values, squares and cubes, minimum and
+//! maximum.
 //!
 //! The histogram keeps 3 significant digits: every value below 2,048 ticks has a
 //! bucket of its own, and above that a bucket is at most 1/1,024 of the values in it
@@ -66,6 +67,9 @@ pub(crate) struct Exact {
     pub(crate) sum: u128,
     /// `None` when the squares no longer fit: the spread then comes from the runs.
     pub(crate) sum_sq: Option<u128>,
+    /// `None` when the cubes no longer fit (values past 2^42 ticks, or many large
+    /// ones): the skewness then comes from the runs.
+    pub(crate) sum_cu: Option<u128>,
     pub(crate) min: u64,
     pub(crate) max: u64,
 }
@@ -76,6 +80,7 @@ impl Default for Exact {
             count: 0,
             sum: 0,
             sum_sq: Some(0),
+            sum_cu: Some(0),
             min: u64::MAX,
             max: 0,
         }
@@ -90,6 +95,8 @@ impl Exact {
         self.sum += u128::from(value);
         let square = u128::from(value) * u128::from(value);
         self.sum_sq = self.sum_sq.and_then(|s| s.checked_add(square));
+        let cube = square.checked_mul(u128::from(value));
+        self.sum_cu = self.sum_cu.zip(cube).and_then(|(s, c)| s.checked_add(c));
         self.min = self.min.min(value);
         self.max = self.max.max(value);
     }
@@ -102,6 +109,10 @@ impl Exact {
             sum_sq: self
                 .sum_sq
                 .zip(other.sum_sq)
+                .and_then(|(a, b)| a.checked_add(b)),
+            sum_cu: self
+                .sum_cu
+                .zip(other.sum_cu)
                 .and_then(|(a, b)| a.checked_add(b)),
             min: self.min.min(other.min),
             max: self.max.max(other.max),
@@ -139,6 +150,39 @@ impl Exact {
         let m2 = whole as f64 - (r as f64 * r as f64) / n as f64;
         Some((m2.max(0.0) / n as f64).sqrt())
     }
+
+    /// The population skewness `m3 / m2^1.5` (0 when there is no spread), exact up
+    /// to the final rounding, or `None` when the sums no longer fit.
+    ///
+    /// With `sum = n*q + r` and `d = x - q`, the sums of `d^2` and `d^3` are
+    /// integers (`S2 - n*q^2 - 2*q*r` and `S3 - 3*q*S2 + 2*n*q^3 + 3*q^2*r`); the
+    /// moments about the mean `q + r/n` follow from them with one small fractional
+    /// correction each, so a spread of a few ticks under a large common value keeps
+    /// its shape (three values in one histogram bucket included).
+    pub(crate) fn skew(&self) -> Option<f64> {
+        let n = u128::from(self.count);
+        let (s2, s3) = (self.sum_sq?, self.sum_cu?);
+        if n == 0 {
+            return Some(0.0);
+        }
+        let (q, r) = (self.sum / n, self.sum % n);
+        let qq = q.checked_mul(q)?;
+        let d2 = s2.checked_sub(qq.checked_mul(n)?.checked_add(2 * q * r)?)?;
+        let plus = s3
+            .checked_add(qq.checked_mul(q)?.checked_mul(2 * n)?)?
+            .checked_add(qq.checked_mul(3 * r)?)?;
+        let minus = s2.checked_mul(3 * q)?;
+        let d3 = if plus >= minus {
+            (plus - minus) as f64
+        } else {
+            -((minus - plus) as f64)
+        };
+        let (n, r) = (n as f64, r as f64);
+        let f = r / n;
+        let m2 = (d2 as f64 - r * r / n) / n;
+        let m3 = (d3 - 3.0 * f * d2 as f64 + 2.0 * r * r * r / (n * n)) / n;
+        Some(if m2 > 0.0 { m3 / m2.powf(1.5) } else { 0.0 })
+    }
 }
 
 #[cfg(test)]
@@ -167,6 +211,57 @@ mod tests {
         u.add(&Tally::default());
         let (a, b) = (u.exact, t.exact);
         assert_eq!((a.count, a.sum, a.min, a.max), (4, b.sum, 1, 3_000_000));
+    }
+
+    /// The skewness of `values` by its definition, in f64 about the exact mean.
+    fn skew_of(values: &[u64]) -> f64 {
+        let n = values.len() as f64;
+        let mean = values.iter().map(|&v| v as f64).sum::<f64>() / n;
+        let m = |k: i32| {
+            values
+                .iter()
+                .map(|&v| (v as f64 - mean).powi(k))
+                .sum::<f64>()
+                / n
+        };
+        if m(2) > 0.0 {
+            m(3) / m(2).powf(1.5)
+        } else {
+            0.0
+        }
+    }
+
+    #[test]
+    fn skewness_is_exact_even_inside_one_bucket() {
+        let mut e = Exact::default();
+        [3_000, 3_001, 3_001].iter().for_each(|&v| e.record(v));
+        // By the definition: -2/27 / (2/9)^1.5 = -1/sqrt(2).
+        assert!((e.skew().unwrap() + std::f64::consts::FRAC_1_SQRT_2).abs() < 1e-12);
+        for values in [
+            vec![1u64, 2, 3, 10],
+            vec![5; 7],
+            vec![1 << 40, (1 << 40) + 3, (1 << 40) + 3, (1 << 40) + 4],
+            (0..1_000u64).map(|i| 100 + i * i % 977).collect(),
+            vec![0, 0, 0, 26, 26_000_000],
+        ] {
+            let mut e = Exact::default();
+            values.iter().for_each(|&v| e.record(v));
+            let (got, want) = (e.skew().unwrap(), skew_of(&values));
+            assert!(
+                (got - want).abs() < 1e-9 * want.abs().max(1.0),
+                "{values:?}: {got} vs {want}"
+            );
+        }
+        assert_eq!(Exact::default().skew(), Some(0.0));
+    }
+
+    #[test]
+    fn cubes_that_overflow_are_given_up_not_wrapped() {
+        let mut e = Exact::default();
+        e.record(1 << 43);
+        assert_eq!(e.sum_cu, None);
+        assert_eq!(e.skew(), None);
+        assert!(e.std_dev().is_some());
     }
 
     #[test]

@@ -67,9 +67,9 @@ pub(crate) struct Series {
     pub(crate) seen: u64,
     /// Samples overwritten before latte read them: only grows.
     pub(crate) lost: u64,
-    /// Values cleaning removes as preemption (BYPASS): may go down again.
+    /// Values the cleaning rule flags as preemption (BYPASS): may go down again.
     pub(crate) bypass: u64,
-    /// Values cleaning removes as outliers: may go down again.
+    /// Values the cleaning rule flags as outliers: may go down again.
     pub(crate) outliers: u64,
 }
 
@@ -84,12 +84,9 @@ impl MetricSet {
             component: row.component.clone(),
             thread: thread.cloned(),
             buckets: buckets(row, bounds, report.ticks_per_ns),
-            count: row.stats.folded,
-            sum: match row.stats.folded {
-                0 => 0.0,
-                n => per_second(row.stats.avg_all) * n as f64,
-            },
-            quantiles: [row.stats.p50, row.stats.p99, row.stats.p999].map(per_second),
+            count: row.stats.samples,
+            sum: per_second(row.stats.total),
+            quantiles: [row.stats.median, row.stats.p99, row.stats.p999].map(per_second),
             seen: row.stats.seen,
             lost: row.stats.lost,
             bypass: row.stats.bypass,
@@ -180,7 +177,7 @@ mod tests {
         Row {
             component: "c".into(),
             stats: Summary {
-                folded: hist.len(),
+                samples: hist.len(),
                 ..Summary::default()
             },
             histogram: Some(base64::engine::general_purpose::STANDARD.encode(bytes)),

@@ -82,13 +82,13 @@ impl Collector {
             ),
             (
                 "latte_samples_bypass",
-                "Samples cleaning removes as OS preemption (BYPASS).",
+                "Samples the cleaning rule flags as OS preemption (BYPASS); they stay in every figure.",
                 MetricType::Gauge,
                 |s| s.bypass,
             ),
             (
                 "latte_samples_outliers",
-                "Samples cleaning removes as outliers (IQR fences).",
+                "Samples the cleaning rule flags as outliers (IQR fences); they stay in every figure.",
                 MetricType::Gauge,
                 |s| s.outliers,
             ),

@@ -139,7 +139,7 @@ impl Id {
     /// let report = Report::collect(&ReportOptions::default());
     /// let row = report.all_threads.iter().find(|r| r.component == "doc_expect_period").unwrap();
     /// let corrected = row.corrected.unwrap();
-    /// assert!(corrected.count > row.stats.folded);
+    /// assert!(corrected.count > row.stats.samples);
     /// ```
     pub fn expect_period(&self, period: Duration) {
         let index = self.index() as usize;

@@ -14,7 +14,7 @@ impl Report {
     /// use latte::{Report, ReportOptions, Unit};
     /// let id: &'static latte::Id = Box::leak(Box::new(latte::Id::new("doc_in_unit")));
     /// (1..=9).for_each(|v| latte::record(id, v * 1_000));
-    /// let cycles = Report::collect(&ReportOptions::default());
+    /// let cycles = Report::collect(&ReportOptions { unit: Unit::Cycles, ..Default::default() });
     /// let ns = cycles.in_unit(Unit::Time);
     /// let row = |r: &Report| r.all_threads.iter().find(|r| r.component == "doc_in_unit").unwrap().stats;
     /// assert_eq!(ns.unit, Unit::Time);
@@ -59,7 +59,10 @@ fn scale_row(row: &mut Row, factor: f64) {
     }
 }
 
-fn scale_summary(s: &mut Summary, factor: f64) {
+/// Multiplies every duration of a summary by `factor` (counts and skewness stay): the
+/// one conversion of a summary's unit, for the analysis and for [`Report::in_unit`].
+pub(crate) fn scale_summary(s: &mut Summary, factor: f64) {
+    let c = &mut s.cleaned;
     for v in [
         &mut s.avg,
         &mut s.median,
@@ -67,15 +70,19 @@ fn scale_summary(s: &mut Summary, factor: f64) {
         &mut s.min,
         &mut s.max,
         &mut s.range,
-        &mut s.p50,
         &mut s.p90,
         &mut s.p99,
         &mut s.p999,
         &mut s.p9999,
-        &mut s.avg_all,
-        &mut s.std_dev_all,
-        &mut s.min_all,
-        &mut s.max_all,
+        &mut s.total,
+        &mut s.bypass_total,
+        &mut s.outliers_total,
+        &mut c.avg,
+        &mut c.median,
+        &mut c.std_dev,
+        &mut c.min,
+        &mut c.max,
+        &mut c.range,
     ] {
         *v *= factor;
     }

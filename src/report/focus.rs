@@ -2,8 +2,8 @@
 //! [`Report::focus`]), on the report value itself, so it works the same on a report
 //! just made and on one read back from JSON.
 
-use super::table::{Column, sort_value};
-use super::{Report, Row};
+use super::table::Column;
+use super::{Report, Row, RowKind};
 use crate::error::Error;
 use std::cmp::Ordering;
 
@@ -41,7 +41,8 @@ pub struct Focus {
     /// THREADS then covers only those threads; [`Report::focus`] on a finished report
     /// can only drop the other threads' sections, and leaves ALL THREADS as it was.
     pub threads: Option<String>,
-    /// The order of the rows (`None`: order of first record).
+    /// The order of the rows (`None`: scopes by TOTAL, largest first, then pulses by
+    /// TOTAL).
     pub sort: Option<Sort>,
     /// Keep only the first `n` rows of each section, after sorting.
     pub top: Option<usize>,
@@ -119,10 +120,7 @@ fn compile(text: Option<&str>) -> Result<Option<glob::Pattern>, Error> {
 
 /// `a` before `b` in `sort`'s order (a stable sort keeps ties in their order).
 fn compare(a: &Row, b: &Row, sort: Sort) -> Ordering {
-    let (x, y) = (
-        sort_value(sort.column, &a.stats),
-        sort_value(sort.column, &b.stats),
-    );
+    let (x, y) = (sort.column.number(&a.stats), sort.column.number(&b.stats));
     let order = match (x, y) {
         (None, None) => a.component.cmp(&b.component),
         // A NaN (no value) goes last whichever the direction.
@@ -137,4 +135,16 @@ fn compare(a: &Row, b: &Row, sort: Sort) -> Ordering {
     } else {
         order
     }
+}
+
+/// The order a report's rows come in: scopes and values by TOTAL, largest first, then
+/// pulses by TOTAL (a pulse's TOTAL is about the time its loop ran, not time spent
+/// in it). A [`Focus::sort`] replaces it.
+pub(crate) fn by_total(rows: &mut [Row]) {
+    rows.sort_by(|a, b| {
+        let pulse = |r: &Row| r.kind == RowKind::Pulse;
+        pulse(a)
+            .cmp(&pulse(b))
+            .then(b.stats.total.total_cmp(&a.stats.total))
+    });
 }

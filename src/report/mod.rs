@@ -9,12 +9,20 @@
 
 mod convert;
 mod focus;
+pub mod numbers;
+mod row;
 mod table;
+mod wire;
+
+pub(crate) use convert::scale_summary;
+pub(crate) use focus::by_total;
+pub use row::{CleanedSummary, Corrected, Row, RowKind, Slowest, Summary};
 
 pub use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
 pub use focus::{Focus, Sort};
-pub use table::{Column, TableOptions};
+pub use table::{Column, SEED_WIDTH, TableOptions};
 
+pub use crate::config::Figures;
 use crate::config::{Cleaning, Data, Unit};
 use crate::error::Error;
 use serde::{Deserialize, Serialize};
@@ -48,14 +56,28 @@ pub enum JsonStyle {
 
 /// A full latency report: the header facts, the overhead matrix when calibrated, one
 /// section per thread and an all-threads section.
+///
+/// As JSON ([`Report::to_json`]) it carries [`format_version`](Report::format_version);
+/// serde reads the current format and format 1 (latte before the headline covered
+/// every sample, see [`Summary`]), and refuses a newer one with an error naming its
+/// version.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Report {
+    /// The JSON format this report follows: [`Report::FORMAT_VERSION`] for a report
+    /// made by this latte, 1 for one read from format 1 (whose main figures were
+    /// cleaned: they are in [`Summary::cleaned`] now, and the figures format 1 did not
+    /// store are NaN, `null` in JSON).
+    #[serde(default = "wire::format_1", deserialize_with = "wire::known_version")]
+    pub format_version: u32,
     /// What the report covers when it is not everything, e.g. `periodic #3, last 1.00 s`.
     pub label: Option<String>,
     /// Unit of every value below.
     pub unit: Unit,
     /// Raw or overhead-corrected.
     pub data: Data,
+    /// Which figures a table's main columns show (the JSON carries both sets).
+    #[serde(default)]
+    pub figures: Figures,
     /// The counter read (`TSC`, `CNTVCT_EL0`, `OS monotonic clock`).
     pub clock: String,
     /// Calibrated counter frequency, ticks per nanosecond.
@@ -65,13 +87,13 @@ pub struct Report {
     /// The counter's granularity, in the report's unit: no value finer than this is
     /// measurable (calibration measures it: `latte::analyze::Calibration::resolution`).
     pub resolution: f64,
-    /// The cleaning rule applied before the main statistics.
+    /// The rule that flags samples (BYPASS, OUTLIERS).
     pub cleaning: Cleaning,
     /// Instrumentation overhead per mode pair and for pulse; `Some` when calibrated.
     pub overhead: Option<Overhead>,
     /// One section per thread that recorded, in order of first record.
     pub threads: Vec<ThreadReport>,
-    /// Every component over all threads: each thread's cleaned values together.
+    /// Every component over all threads: each thread's values together.
     pub all_threads: Vec<Row>,
     /// Records dropped during thread teardown (see [`Capture::teardown_drops`](crate::Capture::teardown_drops)).
     pub teardown_drops: u64,
@@ -153,129 +175,6 @@ pub struct EndedFrames {
     pub counts: FrameCounts,
 }
 
-/// One component's statistics.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Row {
-    /// The id's name.
-    pub component: String,
-    /// Its statistics.
-    pub stats: Summary,
-    /// The slowest samples of the report's window, slowest first (at most
-    /// [`Builder::slowest`](crate::Builder::slowest) per thread).
-    #[serde(default)]
-    pub slowest: Vec<Slowest>,
-    /// Tails corrected for coordinated omission, for an id with a declared period
-    /// ([`Id::expect_period`](crate::Id::expect_period)).
-    #[serde(default)]
-    pub corrected: Option<Corrected>,
-    /// Every folded value (before cleaning) as an HdrHistogram, V2 deflate format,
-    /// base64: any quantile can be recomputed from it. Values are counter ticks of
-    /// the report's data (raw, or minus the overhead when calibrated) whatever the
-    /// unit: divide by `ticks_per_ns` for nanoseconds.
-    #[serde(default)]
-    pub histogram: Option<String>,
-}
-
-/// One of a component's slowest samples: its value, its thread, and when it was
-/// recorded (between two of the drain's folds, so to within milliseconds).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Slowest {
-    /// The value, in the report's unit and data.
-    pub value: f64,
-    /// The thread that recorded it.
-    pub thread: String,
-    /// Recorded at or after this time, milliseconds since the Unix epoch (0: before
-    /// latte first read the rings, time unknown).
-    pub not_before_ms: u64,
-    /// Recorded before this time, milliseconds since the Unix epoch (0: unknown, for a
-    /// report made from a stored capture).
-    pub not_after_ms: u64,
-}
-
-/// Tails of a loop with a declared period, corrected for coordinated omission: each
-/// value longer than the period also stands for the iterations it held up, as
-/// HdrHistogram's expected-interval correction adds them (`v - period`,
-/// `v - 2 x period`, ... while above the period).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Corrected {
-    /// The declared period, in the report's unit.
-    pub period: f64,
-    /// Values after correction (folded samples plus the ones added).
-    pub count: u64,
-    /// Median after correction.
-    pub p50: f64,
-    /// 90th percentile after correction.
-    pub p90: f64,
-    /// 99th percentile after correction.
-    pub p99: f64,
-    /// 99.9th percentile after correction.
-    pub p999: f64,
-    /// 99.99th percentile after correction.
-    pub p9999: f64,
-    /// Largest value (the correction adds none above it).
-    pub max: f64,
-}
-
-/// Statistics of one component, in the report's unit, over the report's window (the
-/// whole run, or one interval: see [`Report::label`]).
-///
-/// The main columns (`avg` .. `range`) describe the values left after cleaning. The
-/// tail columns (`p50` .. `p9999`) and the `_all` fields describe every folded sample,
-/// before cleaning, so the report never hides what cleaning removed. Counts and the
-/// `_all` fields are exact; quantiles are order statistics (the value of rank
-/// `ceil(q * n)`) read from a histogram, within 1/2,048 of the exact value (see
-/// `docs/report-format.md`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    /// Values the main statistics are computed on (after cleaning).
-    pub samples: u64,
-    /// Samples recorded: `folded + lost`.
-    pub seen: u64,
-    /// Samples the statistics cover (before cleaning).
-    pub folded: u64,
-    /// Samples overwritten in their ring before latte read them: recorded, but in no
-    /// statistic.
-    pub lost: u64,
-    /// Mean.
-    pub avg: f64,
-    /// Median (an order statistic, see above).
-    pub median: f64,
-    /// Population standard deviation.
-    pub std_dev: f64,
-    /// Population skewness `m3 / m2^1.5` (0 when the spread is 0).
-    pub skew: f64,
-    /// Smallest value.
-    pub min: f64,
-    /// Largest value.
-    pub max: f64,
-    /// `max - min`.
-    pub range: f64,
-    /// Values removed as OS preemption / interrupts (BYPASS).
-    pub bypass: u64,
-    /// Values removed by the IQR fences.
-    pub outliers: u64,
-    /// Median of all folded samples.
-    pub p50: f64,
-    /// 90th percentile of all folded samples.
-    pub p90: f64,
-    /// 99th percentile of all folded samples.
-    pub p99: f64,
-    /// 99.9th percentile of all folded samples.
-    pub p999: f64,
-    /// 99.99th percentile of all folded samples.
-    pub p9999: f64,
-    /// Mean of all folded samples (exact).
-    pub avg_all: f64,
-    /// Standard deviation of all folded samples (exact).
-    pub std_dev_all: f64,
-    /// Smallest folded sample (exact).
-    pub min_all: f64,
-    /// Largest folded sample (exact).
-    pub max_all: f64,
-    /// Folded samples whose Start and Stop ran on different CPUs.
-    pub migrated: u64,
-}
-
 /// The ENVIRONMENT block of a report: what the numbers rest on, and what to beware of.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Environment {
@@ -313,6 +212,11 @@ pub struct Environment {
 }
 
 impl Report {
+    /// The JSON format a report made by this latte follows (see
+    /// [`format_version`](Report::format_version)); `CHANGELOG.md` says what each
+    /// version changed.
+    pub const FORMAT_VERSION: u32 = 2;
+
     /// Writes the report to `out` as a table or as one line of JSON. A writer that
     /// fails is [`Error::Sink`], with the writer's error as its source.
     ///
@@ -369,7 +273,7 @@ impl Report {
     /// use latte::report::JsonStyle;
     /// # let report = latte::Report::collect(&latte::ReportOptions::default());
     /// let json = report.to_json(JsonStyle::Pretty);
-    /// assert!(json.contains("\"unit\": \"Cycles\""));
+    /// assert!(json.contains("\"unit\": \"Time\"") && json.contains("\"format_version\": 2"));
     /// let back: latte::Report = serde_json::from_str(&json).unwrap();
     /// assert_eq!(back.to_json(JsonStyle::Compact), report.to_json(JsonStyle::Compact));
     /// ```

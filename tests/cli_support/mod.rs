@@ -42,20 +42,16 @@ pub fn row(name: &str, hist: &Histogram<u64>) -> Row {
     let stats = Summary {
         samples: hist.len(),
         seen: hist.len(),
-        folded: hist.len(),
         avg: hist.mean(),
         median: q(0.5),
         min: hist.min() as f64,
         max: hist.max() as f64,
         range: (hist.max() - hist.min()) as f64,
-        p50: q(0.5),
         p90: q(0.9),
         p99: q(0.99),
         p999: q(0.999),
         p9999: q(0.9999),
-        avg_all: hist.mean(),
-        min_all: hist.min() as f64,
-        max_all: hist.max() as f64,
+        total: hist.mean() * hist.len() as f64,
         ..Summary::default()
     };
     Row {
@@ -69,6 +65,8 @@ pub fn row(name: &str, hist: &Histogram<u64>) -> Row {
 /// A report in cycles on the TSC with these rows.
 pub fn report(rows: Vec<Row>) -> Report {
     Report {
+        format_version: Report::FORMAT_VERSION,
+        figures: latte::report::Figures::All,
         label: None,
         unit: Unit::Cycles,
         data: Data::Raw,

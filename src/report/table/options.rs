@@ -1,6 +1,7 @@
 //! What a table shows: [`TableOptions`] (width, columns, wide and compact modes) and
 //! the [`Column`]s with their priority.
 
+use crate::report::Summary;
 use comfy_table::Table;
 
 /// Width used when neither the options, `COLUMNS` nor a terminal give one.
@@ -11,9 +12,10 @@ pub const MIN_WIDTH: usize = 40;
 /// A column of the table, in the order a wide table shows them; [`Column::header`]
 /// is its title.
 ///
-/// [`Column::PRIORITY`] is the order in which columns are given room when the table
-/// is narrower than all of them: component, samples, median, p99, p99.9, the largest
-/// sample before cleaning (`MAX ALL`), then the rest.
+/// Which columns a table shows unless [`TableOptions::columns`] chooses: at 120
+/// display columns or more, [`Column::SEED`] (the C++ original's nine, in its order,
+/// plus P99, P99.9 and TOTAL); narrower, [`Column::NARROW`]; where even those do not
+/// fit, the least important go first ([`Column::PRIORITY`]) and a line names them.
 ///
 /// ```
 /// use latte::report::Column;
@@ -25,39 +27,39 @@ pub const MIN_WIDTH: usize = 40;
 pub enum Column {
     /// The id's text (shortened when too long, see `docs/report-format.md`).
     Component,
-    /// Values left after cleaning.
+    /// Samples the figures cover.
     Samples,
-    /// Mean after cleaning.
+    /// Mean.
     Avg,
-    /// Median after cleaning.
+    /// Median.
     Median,
-    /// Standard deviation after cleaning.
+    /// Standard deviation.
     StdDev,
-    /// Skewness after cleaning.
+    /// Skewness.
     Skew,
-    /// Smallest value after cleaning.
+    /// Smallest value.
     Min,
-    /// Largest value after cleaning.
+    /// Largest value.
     Max,
-    /// `MAX - MIN` after cleaning.
+    /// `MAX - MIN`.
     Range,
-    /// Values removed as OS preemption.
+    /// Samples flagged as OS preemption (in every figure).
     Bypass,
-    /// Values removed by the IQR fences.
+    /// Samples flagged by the IQR fences (in every figure).
     Outliers,
-    /// 90th percentile of every folded sample.
+    /// 90th percentile.
     P90,
-    /// 99th percentile of every folded sample.
+    /// 99th percentile.
     P99,
-    /// 99.9th percentile of every folded sample.
+    /// 99.9th percentile.
     P999,
-    /// Largest folded sample, before cleaning.
-    MaxAll,
-    /// Samples recorded: folded + lost.
+    /// Sum of the values: where the time goes.
+    Total,
+    /// Samples recorded: SAMPLES + LOST.
     Seen,
-    /// Samples overwritten before latte read them (`!` when not 0).
+    /// Samples overwritten before latte read them (in no figure).
     Lost,
-    /// Folded samples whose Start and Stop ran on different CPUs.
+    /// Samples whose Start and Stop ran on different CPUs.
     Migrated,
 }
 
@@ -78,10 +80,41 @@ impl Column {
         Column::P90,
         Column::P99,
         Column::P999,
-        Column::MaxAll,
+        Column::Total,
         Column::Seen,
         Column::Lost,
         Column::Migrated,
+    ];
+
+    /// What a table of 120 display columns or more shows: the C++ original's nine
+    /// columns in its order, then P99, P99.9 and TOTAL.
+    pub const SEED: [Column; 12] = [
+        Column::Samples,
+        Column::Avg,
+        Column::Median,
+        Column::StdDev,
+        Column::Skew,
+        Column::Min,
+        Column::Max,
+        Column::Range,
+        Column::Bypass,
+        Column::P99,
+        Column::P999,
+        Column::Total,
+    ];
+
+    /// What a narrower table shows, as far as it fits: the seed's columns without
+    /// SKEW, RANGE and BYPASS (the seed's own table is 110 columns wide).
+    pub const NARROW: [Column; 9] = [
+        Column::Samples,
+        Column::Avg,
+        Column::Median,
+        Column::StdDev,
+        Column::Min,
+        Column::Max,
+        Column::P99,
+        Column::P999,
+        Column::Total,
     ];
 
     /// Every column, most important first: what a narrow table keeps.
@@ -90,27 +123,26 @@ impl Column {
         Column::Samples,
         Column::Median,
         Column::P99,
-        Column::P999,
-        Column::MaxAll,
-        Column::Lost,
         Column::Avg,
-        Column::P90,
-        Column::Min,
+        Column::Total,
+        Column::P999,
         Column::Max,
+        Column::Min,
         Column::StdDev,
         Column::Bypass,
-        Column::Outliers,
-        Column::Seen,
-        Column::Migrated,
         Column::Skew,
         Column::Range,
+        Column::P90,
+        Column::Outliers,
+        Column::Lost,
+        Column::Seen,
+        Column::Migrated,
     ];
 
-    /// The column's title, without the unit a table adds to time columns
-    /// (`MEDIAN (us)`).
+    /// The column's title (headers carry no unit: every cell has its own).
     ///
     /// ```
-    /// assert_eq!(latte::report::Column::MaxAll.header(), "MAX ALL");
+    /// assert_eq!(latte::report::Column::StdDev.header(), "STD DEV");
     /// ```
     pub fn header(self) -> &'static str {
         match self {
@@ -128,27 +160,65 @@ impl Column {
             Column::P90 => "P90",
             Column::P99 => "P99",
             Column::P999 => "P99.9",
-            Column::MaxAll => "MAX ALL",
+            Column::Total => "TOTAL",
             Column::Seen => "SEEN",
             Column::Lost => "LOST",
             Column::Migrated => "MIGR",
+        }
+    }
+
+    /// The column's place in [`Column::ALL`].
+    pub(super) fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The number this column shows for `s` (its headline figure), to sort rows by;
+    /// `None` for COMPONENT, which sorts by text.
+    pub(in crate::report) fn number(self, s: &Summary) -> Option<f64> {
+        let count = |n: u64| Some(n as f64);
+        match self {
+            Column::Component => None,
+            Column::Samples => count(s.samples),
+            Column::Avg => Some(s.avg),
+            Column::Median => Some(s.median),
+            Column::StdDev => Some(s.std_dev),
+            Column::Skew => Some(s.skew),
+            Column::Min => Some(s.min),
+            Column::Max => Some(s.max),
+            Column::Range => Some(s.range),
+            Column::Bypass => count(s.bypass),
+            Column::Outliers => count(s.outliers),
+            Column::P90 => Some(s.p90),
+            Column::P99 => Some(s.p99),
+            Column::P999 => Some(s.p999),
+            Column::Total => Some(s.total),
+            Column::Seen => count(s.seen),
+            Column::Lost => count(s.lost),
+            Column::Migrated => count(s.migrated),
         }
     }
 }
 
 /// How [`Report::write_table`](crate::Report::write_table) lays out a table.
 /// `Default` is what [`Report::write`](crate::Report::write) uses: the width of the
-/// terminal, the columns that fit in [`Column::PRIORITY`] order, every header line.
+/// terminal, the columns for that width, the full report.
 ///
 /// * **Width**: `width` if set, else the `COLUMNS` environment variable, else the
 ///   terminal's width when stdout is a terminal, else 100 columns (never below 40).
-///   No line of the table is wider, counted in display columns.
-/// * **Columns**: `columns` chooses them (in that order; `COMPONENT` is always first);
-///   otherwise every column is a candidate. Candidates are given room in priority
-///   order; those that do not fit are left out and named in a footer line.
-/// * **Wide**: every chosen column and every id in full, whatever the width.
-/// * **Compact**: the title line and the tables only: no clock, memory, cleaning,
-///   ENVIRONMENT, overhead or slowest lines (for periodic reports).
+///   No line is wider, counted in display columns.
+/// * **Columns**: `columns` chooses them (in that order; `COMPONENT` is always
+///   first); otherwise [`Column::SEED`] from 120 columns on, [`Column::NARROW`] below.
+///   Columns that do not fit are left out, least important first
+///   ([`Column::PRIORITY`]; chosen ones from the end), and named in one line.
+/// * **Wide**: every column (or every chosen one), every id in full and every list
+///   unabridged, whatever the width.
+/// * **Compact** (what periodic reports use): the clock line and the notices (lost
+///   samples, failures) under the title, one table over all threads (plus each
+///   thread's with `per_thread`), its first 20 rows and a line counting the rest; no
+///   memory or cleaning lines, no flagged and slowest samples, no closing rule.
+/// * **Brief**: no ENVIRONMENT or OVERHEAD blocks, for a report whose reader has seen
+///   them in an earlier one (the agent's reports after the first to the same sink). A
+///   clocksource change during the run, lost samples and anomalies still print.
 ///
 /// ```
 /// use latte::report::{Column, TableOptions};
@@ -168,12 +238,16 @@ impl Column {
 pub struct TableOptions {
     /// Width in display columns; `None`: `COLUMNS`, the terminal, or 100.
     pub width: Option<usize>,
-    /// The columns to show after `COMPONENT`, in this order; `None`: all that fit.
+    /// The columns to show after `COMPONENT`, in this order; `None`: by width.
     pub columns: Option<Vec<Column>>,
-    /// Show every chosen column and every id in full, however wide.
+    /// Every chosen column, every id in full, every list unabridged, however wide.
     pub wide: bool,
-    /// Only the title line and the tables (periodic reports).
+    /// One table over all threads, its first 20 rows, no slowest samples.
     pub compact: bool,
+    /// With `compact`: each thread's table too.
+    pub per_thread: bool,
+    /// Leave out the blocks an earlier report showed (ENVIRONMENT, OVERHEAD).
+    pub brief: bool,
 }
 
 impl TableOptions {
@@ -190,21 +264,27 @@ impl TableOptions {
         })
     }
 
-    /// The columns after `COMPONENT` that are candidates, in display order.
-    pub(super) fn candidates(&self) -> Vec<Column> {
-        let mut chosen: Vec<Column> = Vec::new();
-        let wanted = match &self.columns {
-            Some(columns) => columns.as_slice(),
-            None => &Column::ALL[..],
+    /// The columns after `COMPONENT` a table of `width` tries to show, in display
+    /// order, and whether the user chose them.
+    pub(super) fn candidates(&self, width: usize) -> (Vec<Column>, bool) {
+        let (wanted, chosen): (&[Column], bool) = match &self.columns {
+            Some(columns) => (columns, true),
+            None if self.wide => (&Column::ALL, false),
+            None if width >= SEED_WIDTH => (&Column::SEED, false),
+            None => (&Column::NARROW, false),
         };
+        let mut out: Vec<Column> = Vec::new();
         for &column in wanted {
-            if column != Column::Component && !chosen.contains(&column) {
-                chosen.push(column);
+            if column != Column::Component && !out.contains(&column) {
+                out.push(column);
             }
         }
-        chosen
+        (out, chosen)
     }
 }
+
+/// From this width on, a table shows the seed's columns.
+pub const SEED_WIDTH: usize = 120;
 
 /// `explicit`, else `COLUMNS` (a positive number), else the terminal's width, else
 /// [`DEFAULT_WIDTH`]; never below [`MIN_WIDTH`].
@@ -251,10 +331,13 @@ mod tests {
         headers.sort_unstable();
         headers.dedup();
         assert_eq!(headers.len(), Column::ALL.len());
+        for (i, c) in Column::ALL.iter().enumerate() {
+            assert_eq!(c.index(), i);
+        }
     }
 
     #[test]
-    fn chosen_columns_keep_their_order_without_component_or_repeats() {
+    fn the_width_picks_the_columns_and_chosen_ones_keep_their_order() {
         let options = TableOptions {
             columns: Some(vec![
                 Column::P99,
@@ -264,10 +347,17 @@ mod tests {
             ]),
             ..TableOptions::default()
         };
-        assert_eq!(options.candidates(), [Column::P99, Column::Samples]);
         assert_eq!(
-            TableOptions::default().candidates().len(),
-            Column::ALL.len() - 1
+            options.candidates(80),
+            (vec![Column::P99, Column::Samples], true)
         );
+        let default = TableOptions::default();
+        assert_eq!(default.candidates(119).0, Column::NARROW);
+        assert_eq!(default.candidates(120).0, Column::SEED);
+        let wide = TableOptions {
+            wide: true,
+            ..TableOptions::default()
+        };
+        assert_eq!(wide.candidates(80).0.len(), Column::ALL.len() - 1);
     }
 }

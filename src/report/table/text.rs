@@ -1,10 +1,12 @@
-//! The free text of a table: the header lines, ENVIRONMENT, the overhead matrix,
-//! the lines under a section's rows and the slowest samples.
+//! The words of a report, as lines before wrapping: the title and header lines,
+//! ENVIRONMENT and the overhead matrix (the notes are in `notes.rs`).
 
-use super::numbers::{Scale, format_value, plain};
-use crate::config::{Cleaning, Data, Unit};
-use crate::report::{Anomalies, EndedFrames, Environment, Overhead, PeriodicFailures, Report};
-use comfy_table::{CellAlignment, ContentArrangement, Table};
+use crate::config::{Cleaning, Data, Figures, Unit};
+use crate::report::numbers::{self, count, plain};
+use crate::report::{Environment, Overhead, Report};
+
+/// Continuation indent of wrapped text lines.
+pub(super) const INDENT: &str = "  ";
 
 /// The title line: `LATTE TELEMETRY [TIME][CAL]` and the report's label.
 pub(super) fn title(report: &Report) -> String {
@@ -23,8 +25,13 @@ pub(super) fn title(report: &Report) -> String {
     title
 }
 
+/// A duration of the report, in its own unit.
+pub(super) fn value(report: &Report, v: f64) -> String {
+    numbers::value(v, report.unit)
+}
+
 /// The clock line: counter, frequency, accuracy, resolution, teardown drops.
-fn clock(report: &Report) -> String {
+pub(super) fn clock(report: &Report) -> String {
     let mut clock = format!("clock {}", report.clock);
     if report.ticks_per_ns.is_finite() && report.ticks_per_ns > 0.0 {
         clock.push_str(&format!(" @ {:.3} GHz", report.ticks_per_ns));
@@ -32,60 +39,73 @@ fn clock(report: &Report) -> String {
             clock.push_str(&format!(" (±{:.1} ppm)", report.frequency_accuracy * 1e6));
         }
         if report.resolution > 0.0 {
-            let value = format_value(report.resolution, report.unit);
             let ticks = if report.unit == Unit::Cycles {
                 " ticks"
             } else {
                 ""
             };
-            clock.push_str(&format!(", resolution {value}{ticks}"));
+            let step = value(report, report.resolution);
+            clock.push_str(&format!(", resolution {step}{ticks}"));
         }
     } else {
         clock.push_str(" @ unknown frequency");
     }
     if report.teardown_drops > 0 {
-        clock.push_str(&format!(", teardown drops: {}", report.teardown_drops));
+        let drops = count(report.teardown_drops);
+        clock.push_str(&format!(", teardown drops: {drops}"));
     }
     clock
 }
 
-/// What must be seen even in a compact report: periodic reports that failed, ids the
-/// memory cap kept from recording.
-pub(super) fn notices(report: &Report) -> Vec<String> {
-    let failures = report.periodic_failures.as_ref().map(periodic_failures);
-    failures.into_iter().chain(over_cap(report)).collect()
+/// The line naming a clocksource that changed during the run, for brief reports
+/// (full ones show it among ENVIRONMENT's warnings).
+pub(super) fn clocksource_changed(env: &Environment) -> Option<String> {
+    match (&env.clocksource_at_start, &env.clocksource_now) {
+        (Some(a), Some(b)) if a != b => Some(format!(
+            "warning: the kernel clocksource changed from `{a}` to `{b}` during the run"
+        )),
+        _ => None,
+    }
 }
 
-/// The header lines under the title: clock, notices, memory, cleaning.
-pub(super) fn header(report: &Report) -> Vec<String> {
+/// The header lines of a full report under the title: clock, notices, memory and
+/// the flagging rule.
+pub(super) fn header(report: &Report, wide: bool) -> Vec<String> {
     let mut lines = vec![clock(report)];
-    lines.extend(notices(report));
+    lines.extend(super::notes::notices(report, wide));
     if let Some(f) = &report.footprint {
+        let memory = if wide {
+            format!(
+                "memory: {} in {} rings ({} reserved, cap {}) and {} histograms ({})",
+                bytes(f.bytes),
+                count(f.rings),
+                bytes(f.ring_bytes_reserved),
+                bytes(f.memory_cap),
+                count(f.histograms),
+                bytes(f.histogram_bytes)
+            )
+        } else {
+            format!(
+                "memory: {} ({} rings, {} histograms; cap {})",
+                bytes(f.bytes + f.histogram_bytes),
+                count(f.rings),
+                count(f.histograms),
+                bytes(f.memory_cap)
+            )
+        };
+        let folded = match f.folded_threads {
+            0 => String::new(),
+            n => format!(", {} folded", count(n)),
+        };
         lines.push(format!(
-            "memory: {} in {} rings ({} reserved, cap {}) and {} histograms ({}); threads: {} live, {} exited, {} folded; drain CPU {}",
-            bytes(f.bytes),
-            f.rings,
-            bytes(f.ring_bytes_reserved),
-            bytes(f.memory_cap),
-            f.histograms,
-            bytes(f.histogram_bytes),
-            f.live_threads,
-            f.exited_threads,
-            f.folded_threads,
-            format_value(f.drain_cpu_ns as f64, Unit::Time)
+            "{memory}; threads: {} live, {} exited{folded}; drain CPU {}",
+            count(f.live_threads),
+            count(f.exited_threads),
+            numbers::time(f.drain_cpu_ns as f64)
         ));
     }
-    lines.push(cleaning(&report.cleaning));
+    lines.push(cleaning(&report.cleaning, report.figures));
     lines
-}
-
-/// The line naming periodic reports that could not be written.
-fn periodic_failures(failures: &PeriodicFailures) -> String {
-    let (count, s) = (failures.count, if failures.count == 1 { "" } else { "s" });
-    format!(
-        "{count} periodic report{s} could not be written: {}",
-        failures.last_error
-    )
 }
 
 /// The ENVIRONMENT block: facts, the clock and why, then one line per warning.
@@ -111,10 +131,12 @@ pub(super) fn environment(env: &Environment) -> Vec<String> {
             known(&env.governor),
             known(&env.isolated_cpus)
         ),
-        format!("clock: {}, because {}", env.clock, env.clock_reason),
+        format!(
+            "clock: {}, because {}; kernel clocksource: {clocksource}",
+            env.clock, env.clock_reason
+        ),
     ];
     lines.extend(counter(env));
-    lines.push(format!("kernel clocksource: {clocksource}"));
     lines.extend(env.warnings.iter().map(|w| format!("warning: {w}")));
     lines
 }
@@ -122,7 +144,7 @@ pub(super) fn environment(env: &Environment) -> Vec<String> {
 /// The counter line, where the hardware states the counter's frequency (aarch64
 /// `CNTFRQ_EL0`): that frequency, the measured step of the clock in use, and whether
 /// the kernel keeps time with that same counter (`arch_sys_counter`). On x86_64 the
-/// title line already gives the step, and the TSC states no frequency: no line.
+/// clock line already gives the step, and the TSC states no frequency: no line.
 fn counter(env: &Environment) -> Option<String> {
     let hz = env.counter_hz?;
     let step = match (env.step_ticks, env.step_ns) {
@@ -149,8 +171,8 @@ fn bytes(n: u64) -> String {
     }
 }
 
-/// The cleaning rule in a few words.
-fn cleaning(cleaning: &Cleaning) -> String {
+/// The flagging rule in a few words, and what it does to the figures.
+fn cleaning(cleaning: &Cleaning, figures: Figures) -> String {
     let mut steps = Vec::new();
     if let Some(b) = cleaning.bypass {
         steps.push(format!(
@@ -160,208 +182,46 @@ fn cleaning(cleaning: &Cleaning) -> String {
         ));
     }
     if let Some(f) = cleaning.fences {
-        steps.push(format!("fences Q1/Q3 ± {} IQR", plain(f.k)));
+        steps.push(format!("outliers outside Q1/Q3 ± {} IQR", plain(f.k)));
     }
-    if steps.is_empty() {
-        "cleaning: off".to_owned()
-    } else {
-        format!("cleaning: {}", steps.join(", "))
+    match (steps.is_empty(), figures) {
+        (true, _) => "cleaning: off (nothing flagged)".to_owned(),
+        (false, Figures::All) => format!("flagged, and kept in every figure: {}", steps.join(", ")),
+        (false, Figures::Cleaned) => format!(
+            "cleaning (SAMPLES to RANGE without the flagged; tails and TOTAL with them): {}",
+            steps.join(", ")
+        ),
     }
-}
-
-/// The non-zero anomaly counters, e.g. `anomalies: 1 abandoned frame, 2 orphaned frames`,
-/// or `None` when every counter is zero.
-///
-pub(super) fn anomalies(a: &Anomalies) -> Option<String> {
-    let listed = a.phrases();
-    (!listed.is_empty()).then(|| format!("anomalies: {}", listed.join(", ")))
-}
-
-/// The ids whose scopes ended without their Stop, e.g. `scopes without their Stop:
-/// parse 937 abandoned + 63 open at exit`, and those that recorded nothing past the
-/// memory cap, e.g. `past the memory cap, not recorded: quote 12`.
-pub(super) fn ended_frames(frames: &[EndedFrames]) -> Vec<String> {
-    let listed: Vec<String> = frames
-        .iter()
-        .filter(|f| f.counts.frames() > 0)
-        .map(|f| {
-            let c = &f.counts;
-            let parts: Vec<String> = [
-                (c.abandoned, "abandoned"),
-                (c.orphaned, "orphaned"),
-                (c.open_at_exit, "open at exit"),
-            ]
-            .iter()
-            .filter(|(n, _)| *n > 0)
-            .map(|(n, what)| format!("{n} {what}"))
-            .collect();
-            format!("{} {}", f.component, parts.join(" + "))
-        })
-        .collect();
-    let capped: Vec<String> = frames
-        .iter()
-        .filter(|f| f.counts.over_cap > 0)
-        .map(|f| format!("{} {}", f.component, f.counts.over_cap))
-        .collect();
-    let mut lines = Vec::new();
-    if !listed.is_empty() {
-        lines.push(format!("scopes without their Stop: {}", listed.join(", ")));
-    }
-    if !capped.is_empty() {
-        lines.push(format!(
-            "past the memory cap, not recorded: {}",
-            capped.join(", ")
-        ));
-    }
-    lines
-}
-
-/// The ids the memory cap kept from recording on some thread, named once for the
-/// whole report, e.g. `memory cap reached: quote, fill recorded nothing on some
-/// threads (12 records dropped); raise Builder::memory_cap`.
-fn over_cap(report: &Report) -> Option<String> {
-    let mut ids: Vec<&str> = Vec::new();
-    let mut dropped = 0u64;
-    for f in report.threads.iter().flat_map(|t| &t.frames) {
-        if f.counts.over_cap > 0 {
-            dropped = dropped.saturating_add(f.counts.over_cap);
-            if !ids.contains(&f.component.as_str()) {
-                ids.push(&f.component);
-            }
-        }
-    }
-    (dropped > 0).then(|| {
-        format!(
-            "memory cap reached: {} recorded nothing on some threads ({dropped} records dropped); \
-             raise Builder::memory_cap",
-            ids.join(", ")
-        )
-    })
-}
-
-/// Slowest samples the table shows per component (the JSON has all of them).
-const SLOWEST_SHOWN: usize = 5;
-
-/// Per component of ALL THREADS: its slowest samples with thread and time, and its
-/// tails corrected for coordinated omission when it has a declared period.
-pub(super) fn slowest_and_corrected(report: &Report) -> Vec<String> {
-    let mut lines = Vec::new();
-    for row in &report.all_threads {
-        if !row.slowest.is_empty() {
-            let listed: Vec<String> = row
-                .slowest
-                .iter()
-                .take(SLOWEST_SHOWN)
-                .map(|s| {
-                    let when = match s.not_after_ms {
-                        0 => String::new(),
-                        t => format!(", before {} UTC", clock_time(t)),
-                    };
-                    format!(
-                        "{} ({}{when})",
-                        format_value(s.value, report.unit),
-                        s.thread
-                    )
-                })
-                .collect();
-            lines.push(format!("slowest {}: {}", row.component, listed.join(", ")));
-        }
-        if let Some(c) = &row.corrected {
-            let v = |x: f64| format_value(x, report.unit);
-            lines.push(format!(
-                "corrected for a period of {} {}: {} values, p50 {}, p90 {}, p99 {}, p99.9 {}, max {}",
-                v(c.period),
-                row.component,
-                c.count,
-                v(c.p50),
-                v(c.p90),
-                v(c.p99),
-                v(c.p999),
-                v(c.max)
-            ));
-        }
-    }
-    lines
-}
-
-/// `hh:mm:ss.mmm` (UTC) of a time in milliseconds since the Unix epoch.
-fn clock_time(unix_ms: u64) -> String {
-    let day_ms = unix_ms % 86_400_000;
-    format!(
-        "{:02}:{:02}:{:02}.{:03}",
-        day_ms / 3_600_000,
-        day_ms / 60_000 % 60,
-        day_ms / 1_000 % 60,
-        day_ms % 1_000
-    )
 }
 
 /// The overhead matrix (rows: start mode, columns: stop mode) and the pulse overhead,
-/// in one unit picked from their largest value.
-pub(super) fn overhead(overhead: &Overhead, unit: Unit, step: f64) -> Vec<String> {
+/// each cell in its own unit, `< 1 step` below the counter's step.
+pub(super) fn overhead(report: &Report, overhead: &Overhead) -> Vec<String> {
     const LETTERS: [&str; 3] = ["F", "M", "H"];
-    let values = overhead.scope.iter().flatten().chain([&overhead.pulse]);
-    let max = values
-        .map(|v| v.abs())
-        .filter(|v| v.is_finite())
-        .fold(0.0, f64::max);
-    let scale = Scale::for_values(max, unit, step);
-    let mut table = Table::new();
-    table
-        .load_style(comfy_table::presets::NOTHING)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(
-            [scale.unit_label()]
-                .into_iter()
-                .chain(LETTERS.map(String::from)),
-        );
-    for (letter, row) in LETTERS.iter().zip(&overhead.scope) {
-        let cells = row.iter().map(|&v| scale.one(v));
-        table.add_row([letter.to_string()].into_iter().chain(cells));
-    }
-    table.add_row(["PULSE".to_owned(), scale.one(overhead.pulse)]);
-    for column in table.column_iter_mut().skip(1) {
-        column.set_cell_alignment(CellAlignment::Right);
-    }
+    let cell = |v: f64| below_step(v, report.resolution).unwrap_or_else(|| value(report, v));
+    let rows: Vec<(String, Vec<String>)> = LETTERS
+        .iter()
+        .zip(&overhead.scope)
+        .map(|(letter, row)| (format!(" {letter}"), row.iter().map(|&v| cell(v)).collect()))
+        .chain([(" PULSE".to_owned(), vec![cell(overhead.pulse)])])
+        .collect();
+    let width = rows
+        .iter()
+        .flat_map(|(_, cells)| cells.iter().map(String::len))
+        .max()
+        .unwrap_or(1);
     let mut lines = vec!["OVERHEAD H[Start] x W[Stop]".to_owned()];
-    lines.extend(table.lines().map(|line| line.trim_end().to_owned()));
+    let head: String = LETTERS.iter().map(|l| format!(" {l:>width$}")).collect();
+    lines.push(format!("{:6}{head}", ""));
+    for (label, cells) in rows {
+        let cells: String = cells.iter().map(|c| format!(" {c:>width$}")).collect();
+        lines.push(format!("{label:6}{cells}"));
+    }
     lines
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn clock_times_are_utc_time_of_day() {
-        assert_eq!(clock_time(0), "00:00:00.000");
-        // 2026-11-23 11:48:22.123 UTC
-        assert_eq!(clock_time(1_795_434_502_123), "11:48:22.123");
-    }
-
-    #[test]
-    fn the_overhead_matrix_has_one_unit_and_marks_what_is_below_a_step() {
-        let o = Overhead {
-            scope: [
-                [0.21, 10.02, 10.02],
-                [0.21, 10.02, 20.04],
-                [0.0, 10.02, 10.02],
-            ],
-            pulse: 10.02,
-        };
-        let lines = overhead(&o, Unit::Time, 10.01);
-        assert_eq!(
-            lines[1].split_whitespace().collect::<Vec<_>>(),
-            ["(ns)", "F", "M", "H"]
-        );
-        assert!(
-            lines[2].starts_with(" F") && lines[2].contains("< 1 step"),
-            "{lines:?}"
-        );
-        assert!(lines[3].contains("20.04"), "{lines:?}");
-        assert!(
-            lines[5].contains("PULSE") && lines[5].contains("10.02"),
-            "{lines:?}"
-        );
-    }
+/// `< 1 step` for a measured value below the counter's step (0 after calibration is
+/// one step or less), `None` otherwise.
+pub(super) fn below_step(v: f64, step: f64) -> Option<String> {
+    (step > 0.0 && v.is_finite() && v < step).then(|| "< 1 step".to_owned())
 }

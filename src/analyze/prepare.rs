@@ -1,0 +1,231 @@
+//! One component of one thread, from its whole-run tallies to a report [`Row`]: its
+//! values in the report's data, the cleaning rule's flags, the headline figures over
+//! every sample (exact where the sums allow) and the cleaned figures beside them;
+//! then the same for the component over all threads, by adding the threads'.
+
+use super::calibrate::Calibration;
+use super::dist::{self, Runs};
+use super::{clean, export, overhead, stats};
+use crate::collect::{ComponentTotals, Exact, SampleKind};
+use crate::config::ReportOptions;
+use crate::report::{CleanedSummary, Corrected, Row, RowKind, Slowest, Summary};
+
+/// One component's distribution in the report's data, with what cleaning flagged.
+#[derive(Default)]
+pub(super) struct Prepared {
+    kind: RowKind,
+    all: Runs,
+    exact: Exact,
+    cleaned: Runs,
+    /// Whether cleaning flagged nothing (then the exact moments describe `cleaned`).
+    untouched: bool,
+    seen: u64,
+    lost: u64,
+    bypass: u64,
+    outliers: u64,
+    /// Sums of the flagged values, in ticks.
+    bypass_sum: u128,
+    outliers_sum: u128,
+    migrated: u64,
+    /// Slowest first, values in ticks of the report's data.
+    slowest: Vec<Slowest>,
+    /// The declared period in ticks, and the values corrected for coordinated
+    /// omission.
+    corrected: Option<(u64, Runs)>,
+}
+
+impl Prepared {
+    pub(super) fn new(
+        c: &ComponentTotals,
+        thread: &str,
+        calibration: &Calibration,
+        options: &ReportOptions,
+        periods: &[u64],
+    ) -> Prepared {
+        let overhead = |kind| overhead(kind, calibration, options.data);
+        let (all, exact) = dist::kinds_together(&c.kinds, overhead);
+        let slowest = c
+            .slowest
+            .iter()
+            .map(|s| Slowest {
+                value: s.ticks.saturating_sub(overhead(s.kind)) as f64,
+                thread: thread.to_owned(),
+                not_before_ms: s.not_before_ms,
+                not_after_ms: s.not_after_ms,
+            })
+            .collect();
+        let period_ns = periods.get(c.index as usize).copied().unwrap_or(0);
+        let corrected = (period_ns > 0 && c.index != 0).then(|| {
+            let period = ((period_ns as f64 * calibration.ticks_per_ns).round() as u64).max(1);
+            (period, corrected_runs(c, period, overhead))
+        });
+        let kept = clean::clean_runs(
+            &all,
+            &options.cleaning,
+            calibration.ticks_per_ns,
+            calibration.resolution,
+        );
+        Prepared {
+            kind: row_kind(c),
+            cleaned: all[kept.runs].to_vec(),
+            untouched: kept.bypass + kept.outliers == 0,
+            all,
+            exact,
+            seen: c.seen,
+            lost: c.lost,
+            bypass: kept.bypass,
+            outliers: kept.outliers,
+            bypass_sum: kept.bypass_sum,
+            outliers_sum: kept.outliers_sum,
+            migrated: c.migrated,
+            slowest,
+            corrected,
+        }
+    }
+
+    /// The row of these values, in the report's unit.
+    pub(super) fn row(&self, component: &str, scale: f64) -> Row {
+        let corrected = self.corrected.as_ref().map(|(period, runs)| {
+            let q = |q: f64| dist::quantile(runs, q) as f64 * scale;
+            Corrected {
+                period: *period as f64 * scale,
+                count: dist::count(runs),
+                p50: q(0.5),
+                p90: q(0.9),
+                p99: q(0.99),
+                p999: q(0.999),
+                p9999: q(0.9999),
+                // The correction adds values below the largest only: the exact
+                // maximum stands.
+                max: extremes(&self.exact).1 * scale,
+            }
+        });
+        let slowest = self
+            .slowest
+            .iter()
+            .map(|s| Slowest {
+                value: s.value * scale,
+                ..s.clone()
+            })
+            .collect();
+        Row {
+            component: component.to_owned(),
+            kind: self.kind,
+            stats: scaled(self.summary(), scale),
+            slowest,
+            corrected,
+            histogram: export::encode(&self.all),
+        }
+    }
+
+    /// Statistics in ticks: the headline over every sample, exact where the sums
+    /// allow; the cleaned figures over what cleaning kept.
+    fn summary(&self) -> Summary {
+        let all = stats::run_moments(&self.all);
+        let q = |q: f64| dist::quantile(&self.all, q) as f64;
+        let (min, max) = extremes(&self.exact);
+        let std_dev = self.exact.std_dev().unwrap_or(all.std_dev);
+        let skew = self.exact.skew().unwrap_or(all.skew);
+        let mut c = stats::run_moments(&self.cleaned);
+        if self.untouched {
+            // Nothing was flagged: the exact figures hold for the cleaned set too.
+            (c.mean, c.std_dev, c.skew) = (self.exact.mean(), std_dev, skew);
+            (c.min, c.max) = (min, max);
+        }
+        Summary {
+            samples: self.exact.count,
+            seen: self.seen,
+            lost: self.lost,
+            avg: self.exact.mean(),
+            median: q(0.5),
+            std_dev,
+            skew,
+            min,
+            max,
+            range: max - min,
+            p90: q(0.90),
+            p99: q(0.99),
+            p999: q(0.999),
+            p9999: q(0.9999),
+            total: self.exact.sum as f64,
+            bypass: self.bypass,
+            bypass_total: self.bypass_sum as f64,
+            outliers: self.outliers,
+            outliers_total: self.outliers_sum as f64,
+            migrated: self.migrated,
+            cleaned: CleanedSummary {
+                samples: c.count,
+                avg: c.mean,
+                median: dist::quantile(&self.cleaned, 0.5) as f64,
+                std_dev: c.std_dev,
+                skew: c.skew,
+                min: c.min,
+                max: c.max,
+                range: c.max - c.min,
+            },
+        }
+    }
+
+    /// Adds another thread's prepared values of the same id.
+    pub(super) fn add(&mut self, other: &Prepared) {
+        self.all = dist::merge(&self.all, &other.all);
+        self.cleaned = dist::merge(&self.cleaned, &other.cleaned);
+        self.untouched &= other.untouched;
+        self.exact = self.exact.plus(&other.exact);
+        self.seen += other.seen;
+        self.lost += other.lost;
+        self.bypass += other.bypass;
+        self.outliers += other.outliers;
+        self.bypass_sum += other.bypass_sum;
+        self.outliers_sum += other.outliers_sum;
+        self.migrated += other.migrated;
+        let keep = self.slowest.len().max(other.slowest.len());
+        self.slowest.extend(other.slowest.iter().cloned());
+        self.slowest.sort_by(|a, b| b.value.total_cmp(&a.value));
+        self.slowest.truncate(keep);
+        self.corrected = match (self.corrected.take(), &other.corrected) {
+            (Some((p, a)), Some((_, b))) => Some((p, dist::merge(&a, b))),
+            (mine, theirs) => mine.or_else(|| theirs.clone()),
+        };
+    }
+}
+
+/// What recorded a component: pulses or values when every sample is one, else scopes.
+fn row_kind(c: &ComponentTotals) -> RowKind {
+    let all = |f: fn(&SampleKind) -> bool| c.kinds.iter().all(|(k, _)| f(k));
+    if c.kinds.is_empty() {
+        RowKind::Scope
+    } else if all(|k| matches!(k, SampleKind::Pulse)) {
+        RowKind::Pulse
+    } else if all(|k| matches!(k, SampleKind::Recorded)) {
+        RowKind::Value
+    } else {
+        RowKind::Scope
+    }
+}
+
+/// Every kind's values corrected for coordinated omission with `period` ticks (raw
+/// ticks, as HdrHistogram's correction is defined), then minus the kind's overhead.
+fn corrected_runs(c: &ComponentTotals, period: u64, overhead: impl Fn(SampleKind) -> u64) -> Runs {
+    let mut runs = Runs::new();
+    for (kind, tally) in &c.kinds {
+        let hist = tally.hist.clone_correct(period);
+        let raw = dist::hist_runs(&hist, hist.min().min(tally.exact.min), tally.exact.max);
+        runs = dist::merge(&runs, &dist::shifted(raw, overhead(*kind)));
+    }
+    runs
+}
+
+/// Exact minimum and maximum (0 for no values).
+fn extremes(exact: &Exact) -> (f64, f64) {
+    match exact.count {
+        0 => (0.0, 0.0),
+        _ => (exact.min as f64, exact.max as f64),
+    }
+}
+
+/// Converts the value fields of a tick summary to the report's unit.
+fn scaled(mut s: Summary, f: f64) -> Summary {
+    crate::report::scale_summary(&mut s, f);
+    s
+}

@@ -1,0 +1,185 @@
+//! One component's row of a report: its statistics ([`Summary`], with the cleaned
+//! figures beside the headline), what recorded it, its slowest samples, its corrected
+//! tails and its histogram.
+
+use serde::{Deserialize, Serialize};
+
+/// One component's statistics.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// The id's name.
+    pub component: String,
+    /// What recorded it: scopes, pulses or values (tables list pulses after scopes:
+    /// a pulse's TOTAL is about the time it ran, not time spent in it).
+    #[serde(default)]
+    pub kind: RowKind,
+    /// Its statistics.
+    pub stats: Summary,
+    /// The slowest samples of the report's window, slowest first (at most
+    /// [`Builder::slowest`](crate::Builder::slowest) per thread).
+    #[serde(default)]
+    pub slowest: Vec<Slowest>,
+    /// Tails corrected for coordinated omission, for an id with a declared period
+    /// ([`Id::expect_period`](crate::Id::expect_period)).
+    #[serde(default)]
+    pub corrected: Option<Corrected>,
+    /// Every folded value as an HdrHistogram, V2 deflate format, base64: any quantile
+    /// can be recomputed from it. Values are counter ticks of the report's data (raw,
+    /// or minus the overhead when calibrated) whatever the unit: divide by
+    /// `ticks_per_ns` for nanoseconds.
+    #[serde(default)]
+    pub histogram: Option<String>,
+}
+
+/// What recorded a component's samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RowKind {
+    /// Scopes (Start/Stop, guards, `#[timed]`, timers, spans), or a mix of kinds.
+    #[default]
+    Scope,
+    /// Pulses: the time between successive pulses of the id on a thread.
+    Pulse,
+    /// Values given to [`record`](crate::record).
+    Value,
+}
+
+/// One of a component's slowest samples: its value, its thread, and when it was
+/// recorded (between two of the drain's folds, so to within milliseconds).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Slowest {
+    /// The value, in the report's unit and data.
+    pub value: f64,
+    /// The thread that recorded it.
+    pub thread: String,
+    /// Recorded at or after this time, milliseconds since the Unix epoch (0: before
+    /// latte first read the rings, time unknown).
+    pub not_before_ms: u64,
+    /// Recorded before this time, milliseconds since the Unix epoch (0: unknown, for a
+    /// report made from a stored capture).
+    pub not_after_ms: u64,
+}
+
+/// Tails of a loop with a declared period, corrected for coordinated omission: each
+/// value longer than the period also stands for the iterations it held up, as
+/// HdrHistogram's expected-interval correction adds them (`v - period`,
+/// `v - 2 x period`, ... while above the period).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Corrected {
+    /// The declared period, in the report's unit.
+    pub period: f64,
+    /// Values after correction (folded samples plus the ones added).
+    pub count: u64,
+    /// Median after correction.
+    pub p50: f64,
+    /// 90th percentile after correction.
+    pub p90: f64,
+    /// 99th percentile after correction.
+    pub p99: f64,
+    /// 99.9th percentile after correction.
+    pub p999: f64,
+    /// 99.99th percentile after correction.
+    pub p9999: f64,
+    /// Largest value (the correction adds none above it).
+    pub max: f64,
+}
+
+/// Statistics of one component, in the report's unit, over the report's window (the
+/// whole run, or one interval: see [`Report::label`](crate::Report::label)).
+///
+/// **Every figure covers every sample** the window folded: `samples` is every scope
+/// (pulse, value) recorded less the `lost` ones, and `avg` .. `p9999` and `total` are
+/// computed over all of them (calibrated data: each sample minus its own overhead,
+/// never below zero). The cleaning rule ([`Report::cleaning`](crate::Report::cleaning)) only *flags* samples:
+/// `bypass` and `outliers` count them, `bypass_total` and `outliers_total` say how much
+/// of `total` they hold, and [`cleaned`](Summary::cleaned) has the C++ original's
+/// statistics computed without them. Counts, `avg`, `std_dev`, `skew`, `min`, `max`
+/// and `total` are exact; quantiles are order statistics (the value of rank
+/// `ceil(q * n)`) read from a histogram, within 1/2,048 of the exact value, and so are
+/// the flagged totals (see `docs/report-format.md`). A figure a report does not know
+/// (one read from format 1) is NaN.
+///
+/// ```
+/// use latte::{Id, Report, ReportOptions, Unit, Data};
+/// static WAIT: Id = Id::new("doc_summary_wait");
+/// (0..9_000).for_each(|_| latte::record(&WAIT, 100));
+/// (0..1_000).for_each(|_| latte::record(&WAIT, 20_000)); // real slow work
+/// let options = ReportOptions { unit: Unit::Cycles, data: Data::Raw, ..Default::default() };
+/// let report = Report::collect(&options);
+/// let s = report.all_threads.iter().find(|r| r.component == "doc_summary_wait").unwrap().stats;
+/// assert_eq!((s.samples, s.avg, s.max), (10_000, 2_090.0, 20_000.0)); // every sample
+/// assert_eq!(s.bypass, 1_000); // flagged as OS preemption, still in every figure
+/// assert_eq!(s.cleaned.avg, 100.0); // the C++ original's figure
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "super::wire::SummaryWire")]
+pub struct Summary {
+    /// Samples the figures cover: every one recorded in the window less the lost ones.
+    pub samples: u64,
+    /// Samples recorded: `samples + lost`.
+    pub seen: u64,
+    /// Samples overwritten in their ring before latte read them: recorded, but in no
+    /// figure.
+    pub lost: u64,
+    /// Mean (exact).
+    pub avg: f64,
+    /// Median (an order statistic, see above).
+    pub median: f64,
+    /// Population standard deviation (exact).
+    pub std_dev: f64,
+    /// Population skewness `m3 / m2^1.5` from exact moments (0 when the spread is 0):
+    /// exact while the sum of cubes fits in 128 bits (values below about 2^42 ticks,
+    /// half an hour at 2.6 GHz), past that from the histogram.
+    pub skew: f64,
+    /// Smallest value (exact).
+    pub min: f64,
+    /// Largest value (exact).
+    pub max: f64,
+    /// `max - min`.
+    pub range: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+    /// 99.99th percentile.
+    pub p9999: f64,
+    /// Sum of the values (exact): the time spent in the component. Nested scopes'
+    /// totals overlap; a pulse's total is about the time its loop ran.
+    pub total: f64,
+    /// Samples the BYPASS rule flags as OS preemption or interrupts (in every figure).
+    pub bypass: u64,
+    /// The sum of those samples: their share of `total`.
+    pub bypass_total: f64,
+    /// Samples outside the IQR fences (after BYPASS; in every figure).
+    pub outliers: u64,
+    /// The sum of those samples: their share of `total`.
+    pub outliers_total: f64,
+    /// Samples whose Start and Stop ran on different CPUs.
+    pub migrated: u64,
+    /// The C++ original's statistics: computed after removing the flagged samples.
+    pub cleaned: CleanedSummary,
+}
+
+/// A component's statistics without the samples the cleaning rule flags (BYPASS and
+/// OUTLIERS), as the C++ original computes them before its table. The main columns
+/// show these under [`Figures::Cleaned`](crate::report::Figures::Cleaned) ([`ReportOptions::seed`](crate::ReportOptions::seed)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CleanedSummary {
+    /// Values left after cleaning.
+    pub samples: u64,
+    /// Mean.
+    pub avg: f64,
+    /// Median.
+    pub median: f64,
+    /// Population standard deviation.
+    pub std_dev: f64,
+    /// Population skewness.
+    pub skew: f64,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+    /// `max - min`.
+    pub range: f64,
+}

@@ -1,0 +1,383 @@
+//! The first step of writing a table: everything a report will print, each cell
+//! formatted once (text and width) for every column, before any column is chosen.
+//!
+//! A [`Doc`] is the title, the lines under it, and blocks: text, fixed-width lines
+//! (the overhead matrix), sections (a title, rows of cells, notes) and the tails
+//! block (per component: flagged samples and the slowest).
+
+use super::notes::{self, LISTED};
+use super::options::{Column, TableOptions};
+use super::text;
+use crate::config::Figures;
+use crate::report::numbers::{count, share};
+use crate::report::{Report, Row, ThreadReport};
+
+/// Rows a compact table shows before counting the rest.
+pub(super) const COMPACT_ROWS: usize = 20;
+/// Rows the tails block shows before counting the rest (unless wide).
+const TAIL_ROWS: usize = 20;
+/// Slowest samples the tails block shows per component (the JSON has them all).
+const SLOWEST_SHOWN: usize = 3;
+
+/// A report as lines and cells.
+pub(super) struct Doc {
+    /// `LATTE TELEMETRY [..][..] label`.
+    pub(super) title: String,
+    /// Lines under the title (clock, notices, memory, cleaning).
+    pub(super) head: Vec<String>,
+    /// The rest, in order, a blank line between two.
+    pub(super) blocks: Vec<Block>,
+    /// One of a series of compact reports.
+    pub(super) compact: bool,
+}
+
+/// One block of a report.
+pub(super) enum Block {
+    /// Free text, wrapped to the width.
+    Text(Vec<String>),
+    /// Lines already laid out (the overhead matrix).
+    Fixed(Vec<String>),
+    /// A table of components.
+    Section(Section),
+    /// Per component: flagged samples and their share of its time, the slowest.
+    Tails(Tails),
+}
+
+/// A section: its title, one row per component, and the lines under the table.
+pub(super) struct Section {
+    pub(super) title: String,
+    pub(super) rows: Vec<Cells>,
+    /// Lines under the rows: rows left out, anomalies, scopes without their Stop.
+    pub(super) notes: Vec<String>,
+}
+
+/// One component's cells, formatted once, indexed by [`Column::index`].
+pub(super) struct Cells {
+    pub(super) id: String,
+    pub(super) cells: Vec<String>,
+}
+
+/// The tails block's rows.
+pub(super) struct Tails {
+    pub(super) title: String,
+    pub(super) rows: Vec<Tail>,
+    pub(super) more: Option<String>,
+}
+
+/// One component's tails: flagged counts and shares, the slowest samples.
+pub(super) struct Tail {
+    pub(super) id: String,
+    /// BYPASS, its share, OUTLIERS, its share.
+    pub(super) flagged: [String; 4],
+    /// The slowest values, slowest first, each with its thread unless `on` says it.
+    pub(super) slowest: Vec<String>,
+    /// The thread of every slowest value, when it is one thread.
+    pub(super) on: Option<String>,
+}
+
+/// The tails block's headers after COMPONENT.
+pub(super) const TAIL_HEADERS: [&str; 5] = ["BYPASS", "OF TIME", "OUTLIERS", "OF TIME", "SLOWEST"];
+
+impl Doc {
+    /// Everything `report` prints with `options`.
+    pub(super) fn of(report: &Report, options: &TableOptions) -> Doc {
+        let wide = options.wide;
+        let mut head = Vec::new();
+        let mut blocks = Vec::new();
+        if options.compact {
+            head.push(text::clock(report));
+            head.extend(notes::notices(report, wide));
+        } else {
+            head.extend(text::header(report, wide));
+        }
+        if options.brief {
+            let env = report.environment.as_ref();
+            head.extend(env.and_then(text::clocksource_changed));
+        } else {
+            let env = report.environment.as_ref().map(text::environment);
+            blocks.extend(env.map(Block::Text));
+            let matrix = report.overhead.as_ref().map(|o| text::overhead(report, o));
+            blocks.extend(matrix.map(Block::Fixed));
+        }
+        blocks.extend(sections(report, options).into_iter().map(Block::Section));
+        if !options.compact {
+            blocks.extend(tails(report, wide).map(Block::Tails));
+            let corrected = notes::corrected(report);
+            if !corrected.is_empty() {
+                blocks.push(Block::Text(corrected));
+            }
+        }
+        Doc {
+            title: text::title(report),
+            head,
+            blocks,
+            compact: options.compact,
+        }
+    }
+
+    /// Every section's rows.
+    pub(super) fn rows(&self) -> impl Iterator<Item = &Cells> {
+        self.blocks.iter().flat_map(|b| match b {
+            Block::Section(s) => s.rows.as_slice(),
+            _ => &[],
+        })
+    }
+
+    /// Every component id the tables show, each once, in order of appearance.
+    pub(super) fn ids(&self) -> Vec<&str> {
+        let mut ids: Vec<&str> = Vec::new();
+        let tails = self.blocks.iter().flat_map(|b| match b {
+            Block::Tails(t) => t.rows.as_slice(),
+            _ => &[],
+        });
+        let names = self.rows().map(|r| r.id.as_str());
+        for id in names.chain(tails.map(|t| t.id.as_str())) {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        ids
+    }
+}
+
+/// The sections a report prints.
+///
+/// Full reports: each thread's section; ALL THREADS after them only when a component
+/// was recorded on more than one thread (otherwise it would repeat their rows), or
+/// when there are no thread sections (a focus left none). Compact reports: ALL
+/// THREADS, then each thread's section only with `per_thread`; their notes carry the
+/// thread's name.
+fn sections(report: &Report, options: &TableOptions) -> Vec<Section> {
+    let mut out = Vec::new();
+    let threads = &report.threads;
+    let per_thread = !options.compact || options.per_thread;
+    let shared = report.all_threads.len() < threads.iter().map(|t| t.rows.len()).sum();
+    let all = if options.compact {
+        true
+    } else {
+        threads.is_empty() || (threads.len() > 1 && shared)
+    };
+    if options.compact && all {
+        out.push(all_threads(report, options));
+    }
+    if per_thread {
+        out.extend(threads.iter().map(|t| thread(report, t, options)));
+    }
+    if !options.compact && all {
+        out.push(all_threads(report, options));
+    }
+    if threads.is_empty() && report.all_threads.is_empty() {
+        out.clear();
+        out.push(Section {
+            title: "no samples were recorded".to_owned(),
+            rows: Vec::new(),
+            notes: Vec::new(),
+        });
+    }
+    out
+}
+
+/// The ALL THREADS section; in a compact report it also carries every thread's notes,
+/// each naming its thread.
+fn all_threads(report: &Report, options: &TableOptions) -> Section {
+    let n = report.threads.len();
+    let title = match n {
+        0 | 1 => "ALL THREADS".to_owned(),
+        n => format!("ALL THREADS ({} threads)", count(n as u64)),
+    };
+    let mut section = Section {
+        title,
+        rows: Vec::new(),
+        notes: Vec::new(),
+    };
+    fill(&mut section, report, &report.all_threads, options);
+    if options.compact && !options.per_thread {
+        for t in &report.threads {
+            let name = format!("{} (#{})", t.name, t.serial);
+            let notes = thread_notes(t, options.wide);
+            section
+                .notes
+                .extend(notes.into_iter().map(|n| format!("{name}: {n}")));
+        }
+    }
+    section
+}
+
+/// A thread's section.
+fn thread(report: &Report, t: &ThreadReport, options: &TableOptions) -> Section {
+    let exited = if t.exited { " exited" } else { "" };
+    let mut section = Section {
+        title: format!("THREAD {} (#{}){exited}", t.name, t.serial),
+        rows: Vec::new(),
+        notes: Vec::new(),
+    };
+    fill(&mut section, report, &t.rows, options);
+    if t.rows.is_empty() {
+        section.notes.insert(0, "no samples recorded".to_owned());
+    }
+    section.notes.extend(thread_notes(t, options.wide));
+    section
+}
+
+/// A thread's anomalies and the scopes that ended without their Stop.
+fn thread_notes(t: &ThreadReport, wide: bool) -> Vec<String> {
+    let mut notes: Vec<String> = notes::anomalies(&t.anomalies).into_iter().collect();
+    notes.extend(notes::ended_frames(&t.frames, wide));
+    notes
+}
+
+/// The rows of `rows`, the first [`COMPACT_ROWS`] in a compact report.
+fn fill(section: &mut Section, report: &Report, rows: &[Row], options: &TableOptions) {
+    let shown = if options.compact && !options.wide {
+        COMPACT_ROWS.min(rows.len())
+    } else {
+        rows.len()
+    };
+    section.rows = rows[..shown].iter().map(|r| cells(report, r)).collect();
+    if shown < rows.len() {
+        let more = count((rows.len() - shown) as u64);
+        section
+            .notes
+            .push(format!("and {more} more (wide shows every row)"));
+    }
+}
+
+/// Every column's cell of `row`.
+fn cells(report: &Report, row: &Row) -> Cells {
+    Cells {
+        id: row.component.clone(),
+        cells: Column::ALL.iter().map(|&c| cell(report, row, c)).collect(),
+    }
+}
+
+/// The cell of `column` for `row`: durations in their own unit, counts grouped, `-`
+/// for a figure of no samples (or not known), `< 1 step` for a single measured value
+/// below the counter's step (a mean, a spread and a sum are always numbers).
+fn cell(report: &Report, row: &Row, column: Column) -> String {
+    let s = &row.stats;
+    let c = &s.cleaned;
+    let cleaned = report.figures == Figures::Cleaned;
+    // The main figures: the headline, or the cleaned set under the seed's preset.
+    let (n, avg, median, std_dev, skew, min, max, range) = if cleaned {
+        let c = *c;
+        (
+            c.samples, c.avg, c.median, c.std_dev, c.skew, c.min, c.max, c.range,
+        )
+    } else {
+        (
+            s.samples, s.avg, s.median, s.std_dev, s.skew, s.min, s.max, s.range,
+        )
+    };
+    let none = |n: u64| n == 0;
+    let number = |n: u64, v: f64| {
+        if none(n) {
+            "-".to_owned()
+        } else {
+            text::value(report, v)
+        }
+    };
+    let single = |n: u64, v: f64| {
+        if none(n) {
+            "-".to_owned()
+        } else {
+            text::below_step(v, report.resolution).unwrap_or_else(|| text::value(report, v))
+        }
+    };
+    match column {
+        Column::Component => String::new(),
+        Column::Samples => count(n),
+        Column::Avg => number(n, avg),
+        Column::Median => single(n, median),
+        Column::StdDev => number(n, std_dev),
+        Column::Skew if none(n) || !skew.is_finite() => "-".to_owned(),
+        Column::Skew => {
+            let text = format!("{skew:.2}");
+            if text == "-0.00" {
+                "0.00".to_owned()
+            } else {
+                text
+            }
+        }
+        Column::Min => single(n, min),
+        Column::Max => single(n, max),
+        Column::Range => number(n, range),
+        Column::Bypass => count(s.bypass),
+        Column::Outliers => count(s.outliers),
+        Column::P90 => single(s.samples, s.p90),
+        Column::P99 => single(s.samples, s.p99),
+        Column::P999 => single(s.samples, s.p999),
+        Column::Total => number(s.samples, s.total),
+        Column::Seen => count(s.seen),
+        Column::Lost => count(s.lost),
+        Column::Migrated => count(s.migrated),
+    }
+}
+
+/// The tails block: per component of ALL THREADS (in its order), the flagged samples
+/// with their share of its time and the slowest samples with their threads; `None`
+/// when no component has any.
+fn tails(report: &Report, wide: bool) -> Option<Tails> {
+    let rows: Vec<&Row> = report
+        .all_threads
+        .iter()
+        .filter(|r| r.stats.bypass > 0 || r.stats.outliers > 0 || !r.slowest.is_empty())
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let shown = if wide {
+        rows.len()
+    } else {
+        TAIL_ROWS.min(rows.len())
+    };
+    let more = (shown < rows.len()).then(|| {
+        let more = count((rows.len() - shown) as u64);
+        format!("and {more} more (wide shows every row)")
+    });
+    let title = match report.figures {
+        Figures::All => "FLAGGED (in every figure above) AND SLOWEST",
+        Figures::Cleaned => "FLAGGED (left out of SAMPLES to RANGE) AND SLOWEST",
+    };
+    Some(Tails {
+        title: title.to_owned(),
+        rows: rows[..shown]
+            .iter()
+            .map(|r| tail(report, r, wide))
+            .collect(),
+        more,
+    })
+}
+
+/// One component's tails line.
+fn tail(report: &Report, row: &Row, wide: bool) -> Tail {
+    let s = &row.stats;
+    let flagged = [
+        count(s.bypass),
+        share(s.bypass_total, s.total),
+        count(s.outliers),
+        share(s.outliers_total, s.total),
+    ];
+    let shown = if wide { LISTED } else { SLOWEST_SHOWN };
+    let slowest: Vec<_> = row.slowest.iter().take(shown).collect();
+    let one = slowest
+        .first()
+        .filter(|first| slowest.iter().all(|s| s.thread == first.thread))
+        .map(|first| first.thread.clone());
+    let slowest = slowest
+        .iter()
+        .map(|s| {
+            let v = text::value(report, s.value);
+            if one.is_some() {
+                v
+            } else {
+                format!("{v} ({})", s.thread)
+            }
+        })
+        .collect();
+    Tail {
+        id: row.component.clone(),
+        flagged,
+        slowest,
+        on: one,
+    }
+}

@@ -1,0 +1,191 @@
+//! The notes of a report: what must be seen in every report (periodic reports that
+//! failed, the memory cap, lost samples), what goes under a thread's table
+//! (anomalies, scopes without their Stop) and the corrected tails. Long lists are
+//! summarised (wide shows them whole).
+
+use super::text::value;
+use crate::report::numbers::count;
+use crate::report::{Anomalies, EndedFrames, PeriodicFailures, Report, Row};
+
+/// Names a summarised list shows before `and N more` (a wide table shows them all).
+pub(super) const LISTED: usize = 6;
+
+/// What must be seen in every report, brief or not: periodic reports that failed,
+/// ids the memory cap kept from recording, lost samples, a clocksource that changed,
+/// and what a report read from an older format does not know.
+pub(super) fn notices(report: &Report, wide: bool) -> Vec<String> {
+    let mut lines: Vec<String> = report
+        .periodic_failures
+        .iter()
+        .map(periodic_failures)
+        .collect();
+    lines.extend(over_cap(report, wide));
+    lines.extend(lost(report, wide));
+    if report.format_version == 1 {
+        lines.push(
+            "read from a format-1 report (its main figures were cleaned: they are the \
+             `cleaned` figures now); SKEW over every sample and the flagged samples' \
+             share were not kept: -"
+                .to_owned(),
+        );
+    }
+    lines
+}
+
+/// The line naming periodic reports that could not be written.
+fn periodic_failures(failures: &PeriodicFailures) -> String {
+    let (n, s) = (failures.count, if failures.count == 1 { "" } else { "s" });
+    format!(
+        "{} periodic report{s} could not be written: {}",
+        count(n),
+        failures.last_error
+    )
+}
+
+/// `names` joined, at most [`LISTED`] of them unless `wide`, then `and N more`.
+pub(super) fn listed(names: Vec<String>, wide: bool) -> String {
+    let total = names.len();
+    if wide || total <= LISTED {
+        return names.join(", ");
+    }
+    let shown: Vec<String> = names.into_iter().take(LISTED).collect();
+    format!(
+        "{} and {} more",
+        shown.join(", "),
+        count((total - LISTED) as u64)
+    )
+}
+
+/// The non-zero anomaly counters, e.g. `anomalies: 1 abandoned frame, 2 orphaned
+/// frames`, or `None` when every counter is zero.
+pub(super) fn anomalies(a: &Anomalies) -> Option<String> {
+    let listed = a.phrases();
+    (!listed.is_empty()).then(|| format!("anomalies: {}", listed.join(", ")))
+}
+
+/// The ids whose scopes ended without their Stop, e.g. `scopes without their Stop:
+/// parse 937 abandoned + 63 open at exit`, and those that recorded nothing past the
+/// memory cap, e.g. `past the memory cap, not recorded: quote 12`.
+pub(super) fn ended_frames(frames: &[EndedFrames], wide: bool) -> Vec<String> {
+    let ended: Vec<String> = frames
+        .iter()
+        .filter(|f| f.counts.frames() > 0)
+        .map(|f| {
+            let c = &f.counts;
+            let parts: Vec<String> = [
+                (c.abandoned, "abandoned"),
+                (c.orphaned, "orphaned"),
+                (c.open_at_exit, "open at exit"),
+            ]
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{} {what}", count(*n)))
+            .collect();
+            format!("{} {}", f.component, parts.join(" + "))
+        })
+        .collect();
+    let capped: Vec<String> = frames
+        .iter()
+        .filter(|f| f.counts.over_cap > 0)
+        .map(|f| format!("{} {}", f.component, count(f.counts.over_cap)))
+        .collect();
+    let mut lines = Vec::new();
+    if !ended.is_empty() {
+        lines.push(format!(
+            "scopes without their Stop: {}",
+            listed(ended, wide)
+        ));
+    }
+    if !capped.is_empty() {
+        let capped = listed(capped, wide);
+        lines.push(format!("past the memory cap, not recorded: {capped}"));
+    }
+    lines
+}
+
+/// The ids the memory cap kept from recording on some thread, named once for the
+/// whole report, e.g. `memory cap reached: quote, fill recorded nothing on some
+/// threads (12 records dropped); raise Builder::memory_cap`.
+fn over_cap(report: &Report, wide: bool) -> Option<String> {
+    let mut ids: Vec<String> = Vec::new();
+    let mut dropped = 0u64;
+    for f in report.threads.iter().flat_map(|t| &t.frames) {
+        if f.counts.over_cap > 0 {
+            dropped = dropped.saturating_add(f.counts.over_cap);
+            if !ids.contains(&f.component) {
+                ids.push(f.component.clone());
+            }
+        }
+    }
+    (dropped > 0).then(|| {
+        format!(
+            "memory cap reached: {} recorded nothing on some threads ({} records dropped); \
+             raise Builder::memory_cap",
+            listed(ids, wide),
+            count(dropped)
+        )
+    })
+}
+
+/// The components that lost samples (overwritten in their ring before latte read
+/// them), e.g. `lost, in no figure: quote 1,204 of 201,000`.
+fn lost(report: &Report, wide: bool) -> Option<String> {
+    let rows: Vec<&Row> = if report.all_threads.is_empty() {
+        report.threads.iter().flat_map(|t| &t.rows).collect()
+    } else {
+        report.all_threads.iter().collect()
+    };
+    let named: Vec<String> = rows
+        .iter()
+        .filter(|r| r.stats.lost > 0)
+        .map(|r| {
+            let s = &r.stats;
+            format!("{} {} of {}", r.component, count(s.lost), count(s.seen))
+        })
+        .collect();
+    (!named.is_empty()).then(|| {
+        format!(
+            "lost (overwritten in the ring before latte read them, in no figure): {}",
+            listed(named, wide)
+        )
+    })
+}
+
+/// Per component with a declared period: its tails corrected for coordinated
+/// omission.
+pub(super) fn corrected(report: &Report) -> Vec<String> {
+    let v = |x: f64| value(report, x);
+    report
+        .all_threads
+        .iter()
+        .filter_map(|row| {
+            let c = row.corrected.as_ref()?;
+            Some(format!(
+                "corrected for a period of {} {}: {} values, p50 {}, p90 {}, p99 {}, p99.9 {}, max {}",
+                v(c.period),
+                row.component,
+                count(c.count),
+                v(c.p50),
+                v(c.p90),
+                v(c.p99),
+                v(c.p999),
+                v(c.max)
+            ))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lists_are_summarised_unless_wide() {
+        let names: Vec<String> = (0..9).map(|i| format!("id{i}")).collect();
+        assert_eq!(
+            listed(names.clone(), false),
+            "id0, id1, id2, id3, id4, id5 and 3 more"
+        );
+        assert_eq!(listed(names, true).matches(", ").count(), 8);
+    }
+}
