@@ -4,6 +4,7 @@ use super::stats::{Change, Method, Verdict};
 use super::{Compared, Comparison};
 use comfy_table::{CellAlignment, Table, presets};
 use latte::Unit;
+use latte::report::numbers;
 use std::io::{self, Write};
 
 /// The unit's name in output.
@@ -38,23 +39,14 @@ pub fn method_note(method: Method, base: usize, new: usize) -> Option<String> {
     }
 }
 
-/// A value with 4 significant figures and its unit (`41.23 ns`, `1.204 us`).
+/// A value in its own unit with 4 significant figures, by the library's rules
+/// (`41.23 ns`, `1.204 us`; cycles as `1.234 k cycles`).
 pub fn value(v: f64, unit: &str) -> String {
-    if !v.is_finite() {
-        return "-".into();
+    match unit {
+        "ns" => numbers::time(v),
+        _ if !v.is_finite() => numbers::ticks(v),
+        _ => format!("{} {unit}", numbers::ticks(v)),
     }
-    let (v, unit) = match unit {
-        "ns" if v >= 1e9 => (v / 1e9, "s"),
-        "ns" if v >= 1e6 => (v / 1e6, "ms"),
-        "ns" if v >= 1e3 => (v / 1e3, "us"),
-        _ => (v, unit),
-    };
-    let digits = if v >= 1000.0 {
-        0
-    } else {
-        3 - (v.abs().max(1.0).log10().floor() as usize).min(3)
-    };
-    format!("{v:.digits$} {unit}")
 }
 
 /// A relative change as a signed percentage (`+20.1%`).
