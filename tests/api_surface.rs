@@ -1,10 +1,12 @@
 //! The public API is deliberate: at most 35 items at the crate root, each listed in
-//! `docs/api.md`, and nothing listed there that the root no longer has.
+//! `docs/api.md`, and nothing listed there that the root no longer has; and no example
+//! or doc binds `latte::init()` without handling its error.
 //!
 //! The root items are read from the source: `pub use` and `pub mod` in `src/lib.rs`
 //! (hidden `__private` aside) and the `#[macro_export]` macros of `src/macros.rs`.
 
 use std::collections::BTreeSet;
+use std::path::Path;
 
 const LIMIT: usize = 35;
 
@@ -119,4 +121,45 @@ fn use_statements_are_read_item_by_item() {
         ["C", "d", "F"]
     );
     assert_eq!(used_names("pub use report::Format;"), ["Format"]);
+}
+
+#[test]
+fn no_example_or_doc_drops_the_error_of_init() {
+    // `let _latte = latte::init();` binds a `Result`: an agent that failed to start
+    // goes unnoticed. Every example says `?` or `.expect(...)`.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md")];
+    for dir in ["docs", "src", "examples", "benches"] {
+        let mut stack = vec![root.join(dir)];
+        while let Some(d) = stack.pop() {
+            for entry in std::fs::read_dir(&d).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs" || e == "md") {
+                    files.push(path);
+                }
+            }
+        }
+    }
+    assert!(files.len() > 20, "{files:?}");
+    let mut bad = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let bound = line.contains("let _latte = latte::init()")
+                || line.contains("let latte = latte::init()");
+            let handled = ["init()?", "init().expect(", "init().unwrap()"]
+                .iter()
+                .any(|h| line.contains(h));
+            if bound && !handled {
+                bad.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "init() bound without handling its error:\n{}",
+        bad.join("\n")
+    );
 }

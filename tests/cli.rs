@@ -413,7 +413,10 @@ fn html_writes_one_self_contained_page() {
 
 #[test]
 fn show_and_diff_read_the_previous_format_and_refuse_a_newer_one() {
-    let old = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/report-format-1.json");
+    let old = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/report-format-1.json"
+    );
     let text = stdout(tool().args(["show", "--width", "100", old]), 0);
     assert!(text.contains("read from a format-1 report"), "{text}");
     assert!(text.contains("DP_StateLoop"), "{text}");

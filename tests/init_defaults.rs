@@ -83,3 +83,48 @@ fn a_guard_dropped_at_once_prints_a_hint() {
         hints[0]
     );
 }
+
+#[test]
+fn report_options_default_is_what_init_reports() {
+    // The agent's default options are `ReportOptions::default()`: the same report a
+    // user gets from `Report::collect(&ReportOptions::default())`.
+    let _one = common::one_agent();
+    let sink = common::SharedSink::default();
+    let guard = latte::builder()
+        .format(latte::Format::Json)
+        .sink(sink.clone())
+        .start()
+        .unwrap();
+    latte::latte_pulse!("init_defaults_options");
+    latte::latte_pulse!("init_defaults_options");
+    guard.stop().unwrap();
+    let report = sink.json_reports().pop().expect("the final report");
+    let options = latte::ReportOptions::default();
+    assert_eq!(
+        (
+            report["unit"].as_str(),
+            report["data"].as_str(),
+            report["figures"].as_str()
+        ),
+        (Some("Time"), Some("Calibrated"), Some("All"))
+    );
+    assert_eq!(
+        (options.unit, options.data, options.figures),
+        (
+            latte::Unit::Time,
+            latte::Data::Calibrated,
+            latte::report::Figures::All
+        )
+    );
+    assert_eq!(options.cleaning, latte::Cleaning::default());
+    // The C++ original's view is one constructor away.
+    let seed = latte::ReportOptions::seed();
+    assert_eq!(
+        (seed.unit, seed.data, seed.figures),
+        (
+            latte::Unit::Cycles,
+            latte::Data::Raw,
+            latte::report::Figures::Cleaned
+        )
+    );
+}

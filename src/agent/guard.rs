@@ -14,7 +14,7 @@ use std::thread::JoinHandle;
 /// The hint for a guard dropped before anything was recorded.
 const DROPPED_AT_ONCE: &str = "latte: the agent stopped before anything was recorded; \
      if this is `let _ = latte::init()`, the guard dropped at once: bind it with \
-     `let _latte = latte::init()` to keep the agent until the end of the scope";
+     `let _latte = latte::init()?` to keep the agent until the end of the scope";
 
 /// Commands to the drain thread.
 pub(crate) enum Command {

@@ -1,6 +1,6 @@
 //! The agent: one named background thread that does the heavy work off the hot path.
 //!
-//! `let _latte = latte::init();` starts it with the defaults (time units on calibrated
+//! `let _latte = latte::init()?;` starts it with the defaults (time units on calibrated
 //! data, report on stdout); [`builder`] sets everything else, the C++ original's
 //! cycles and raw data too. The drain thread
 //! calibrates at start-up, folds what the threads record into the whole-run histograms

@@ -2,7 +2,7 @@
 //! cleaning, format, table layout, focus, sinks.
 
 use super::builder::Builder;
-use crate::config::{Cleaning, Data, Unit};
+use crate::config::{Cleaning, Data, ReportOptions, Unit};
 use crate::report::{Focus, Format, TableOptions};
 use std::io::Write;
 
@@ -29,7 +29,8 @@ impl Builder {
         self
     }
 
-    /// The cleaning applied before the main statistics. A number that is NaN,
+    /// The rule that flags samples as preemption (BYPASS) or outliers; flagged samples
+    /// stay in every figure, and the cleaned figures leave them out. A number that is NaN,
     /// infinite or negative makes [`start`](Builder::start) return
     /// [`Error::Cleaning`](crate::Error::Cleaning) (see [`Cleaning`]).
     ///
@@ -43,6 +44,25 @@ impl Builder {
     /// ```
     pub fn cleaning(mut self, cleaning: Cleaning) -> Builder {
         self.options.cleaning = cleaning;
+        self
+    }
+
+    /// Every report option at once: unit, data, cleaning rule and which figures the
+    /// table's main columns show (default [`ReportOptions::default`]: time, calibrated,
+    /// every sample). [`ReportOptions::seed`] is the C++ original's view: counter
+    /// ticks as recorded, statistics after cleaning.
+    ///
+    /// ```
+    /// use latte::ReportOptions;
+    /// let guard = latte::builder()
+    ///     .report_options(ReportOptions::seed())
+    ///     .sink(std::io::sink())
+    ///     .start()?;
+    /// guard.stop()?;
+    /// # Ok::<(), latte::Error>(())
+    /// ```
+    pub fn report_options(mut self, options: ReportOptions) -> Builder {
+        self.options = options;
         self
     }
 
