@@ -144,8 +144,8 @@ pub enum Data {
 
 /// Which figures a table's main columns (SAMPLES, AVG, MEDIAN, STD DEV, SKEW, MIN,
 /// MAX, RANGE) show. A [`Report`](crate::Report) always carries both sets: the
-/// headline in [`Summary`](crate::report::Summary)'s fields, the cleaned set in
-/// [`Summary::cleaned`](crate::report::Summary::cleaned).
+/// headline in `report::Summary`'s fields, the cleaned set in
+/// `report::Summary::cleaned`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Figures {
     /// Every sample: the samples the cleaning rule flags (BYPASS, OUTLIERS) stay in
@@ -204,7 +204,7 @@ impl ReportOptions {
 
 /// The rule that flags samples as OS preemption (BYPASS) or as outliers. Flagged
 /// samples are counted, with their share of the component's time, and stay in every
-/// headline figure; the cleaned figures ([`Summary::cleaned`](crate::report::Summary::cleaned),
+/// headline figure; the cleaned figures (`report::Summary::cleaned`,
 /// and the main columns under [`Figures::Cleaned`]) leave them out. `Default` is both
 /// steps on with the documented constants; [`Cleaning::OFF`] flags nothing. The rules
 /// are explained with `latte::analyze::clean`.

@@ -89,27 +89,15 @@ fn demo(columns: usize, misuse: bool) -> (String, serde_json::Value) {
     (report, serde_json::from_str(json).unwrap())
 }
 
-/// The headers a table can have, longest first where one contains another.
-const HEADERS: [&str; 18] = [
-    "COMPONENT",
-    "SAMPLES",
-    "AVG",
-    "MEDIAN",
-    "STD DEV",
-    "SKEW",
-    "MIN",
-    "MAX",
-    "RANGE",
-    "BYPASS",
-    "OUTLIERS",
-    "P90",
-    "P99.9",
-    "P99",
-    "TOTAL",
-    "SEEN",
-    "LOST",
-    "MIGR",
-];
+/// The headers a table can have, longest first (P99.9 before P99).
+fn header_titles() -> Vec<&'static str> {
+    let mut titles: Vec<&str> = latte::report::Column::ALL
+        .iter()
+        .map(|c| c.header())
+        .collect();
+    titles.sort_by_key(|t| std::cmp::Reverse(t.len()));
+    titles
+}
 
 /// One table of the report: its headers and, per row, the cell under each header.
 struct Table {
@@ -134,9 +122,9 @@ fn tables(report: &str) -> Vec<Table> {
             let rest = &line[at..];
             let skip = rest.len() - rest.trim_start().len();
             at += skip;
-            let name = HEADERS
-                .iter()
-                .find(|h| line[at..].starts_with(**h))
+            let name = header_titles()
+                .into_iter()
+                .find(|h| line[at..].starts_with(*h))
                 .unwrap_or_else(|| panic!("unknown header at {at} in {line:?}"));
             at += name.len();
             headers.push((name.to_string(), at));
