@@ -123,10 +123,12 @@ pub(crate) fn bump(counter: &AtomicU64, n: u64) {
     counter.store(counter.load(Relaxed).saturating_add(n), Relaxed);
 }
 
-/// What one id lost on one thread: its scopes that ended without their Stop, and its
-/// records dropped past the memory cap. The per-id split of the thread's
+/// What happened to one id on one thread besides its samples: its scopes that ended
+/// without their Stop, its records dropped past the memory cap, and its timers
+/// cancelled. All but `cancelled_timers` are the per-id split of the thread's
 /// `abandoned_frames`, `orphaned_frames`, `open_at_exit` and `over_cap`
-/// [anomalies](Anomalies) (each thread total is the sum over its ids).
+/// [anomalies](Anomalies) (each thread total is the sum over its ids); a cancelled
+/// [`Timer`](crate::Timer) is not misuse and has no thread counter.
 ///
 /// ```
 /// use latte::collect::FrameCounts;
@@ -147,6 +149,10 @@ pub struct FrameCounts {
     /// there was nowhere to keep them.
     #[serde(default)]
     pub over_cap: u64,
+    /// Timers of this id cancelled on this thread ([`Timer::cancel`](crate::Timer::cancel)):
+    /// they recorded nothing, on purpose. Information, not misuse: no anomaly counts it.
+    #[serde(default)]
+    pub cancelled_timers: u64,
 }
 
 /// Which way a frame ended without its Stop: selects a field of [`FrameCounts`] and
@@ -166,6 +172,7 @@ impl FrameCounts {
             orphaned: self.orphaned.saturating_add(other.orphaned),
             open_at_exit: self.open_at_exit.saturating_add(other.open_at_exit),
             over_cap: self.over_cap.saturating_add(other.over_cap),
+            cancelled_timers: self.cancelled_timers.saturating_add(other.cancelled_timers),
         }
     }
 
@@ -176,6 +183,9 @@ impl FrameCounts {
             orphaned: self.orphaned.saturating_sub(earlier.orphaned),
             open_at_exit: self.open_at_exit.saturating_sub(earlier.open_at_exit),
             over_cap: self.over_cap.saturating_sub(earlier.over_cap),
+            cancelled_timers: self
+                .cancelled_timers
+                .saturating_sub(earlier.cancelled_timers),
         }
     }
 
@@ -186,10 +196,13 @@ impl FrameCounts {
             .saturating_add(self.open_at_exit)
     }
 
-    /// Everything the id lost: [`frames`](Self::frames) and
-    /// [`over_cap`](Self::over_cap) (saturating).
+    /// Every count of the id: [`frames`](Self::frames),
+    /// [`over_cap`](Self::over_cap) and [`cancelled_timers`](Self::cancelled_timers)
+    /// (saturating). An id is listed with its counts when this is not zero.
     pub fn total(&self) -> u64 {
-        self.frames().saturating_add(self.over_cap)
+        self.frames()
+            .saturating_add(self.over_cap)
+            .saturating_add(self.cancelled_timers)
     }
 
     /// Adds `n` frames that ended `end`'s way (saturating).

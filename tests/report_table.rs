@@ -187,8 +187,7 @@ fn calibrated_time() -> Report {
                     counts: FrameCounts {
                         abandoned: 1,
                         orphaned: 2,
-                        open_at_exit: 0,
-                        over_cap: 0,
+                        ..FrameCounts::default()
                     },
                 }],
                 rows: rows.clone(),

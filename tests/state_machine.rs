@@ -424,8 +424,7 @@ fn full_stack_gives_up_the_oldest_then_mismatched_stops() {
     let ends = |abandoned, orphaned| FrameCounts {
         abandoned,
         orphaned,
-        open_at_exit: 0,
-        over_cap: 0,
+        ..FrameCounts::default()
     };
     assert_eq!(m.ends, [ends(1, 1), ends(1, 1), ends(0, 0), ends(0, 1)]);
     assert_eq!(m.samples[A], [Expected::Scope(Fast, Fast)]);

@@ -134,16 +134,16 @@ pub struct ThreadReport {
     /// Misuse and clock anomalies counted on the thread.
     pub anomalies: Anomalies,
     /// Per id, the scopes that ended without their own Stop (abandoned on a full
-    /// stack, orphaned by a missed Stop, open at exit) and the records dropped past
-    /// the memory cap; ids with none are left out.
+    /// stack, orphaned by a missed Stop, open at exit), the records dropped past the
+    /// memory cap and the timers cancelled; ids with none are left out.
     #[serde(default)]
     pub frames: Vec<EndedFrames>,
     /// One row per component, in order of first record.
     pub rows: Vec<Row>,
 }
 
-/// One id's scopes that ended without their own Stop, and its records dropped past
-/// the memory cap, on one thread.
+/// One id's scopes that ended without their own Stop, its records dropped past the
+/// memory cap, and its timers cancelled, on one thread.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EndedFrames {
     /// The id's name.

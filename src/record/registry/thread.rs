@@ -15,9 +15,10 @@ pub(crate) type RingList = Arc<Vec<(u32, Arc<Ring>)>>;
 /// such frame.
 pub(crate) type FrameList = Arc<Vec<(u32, FrameCounts)>>;
 
-/// The thread's ids whose ring the memory cap refused, each with the records it
-/// dropped since (written by the owning thread only), in order of refusal.
-pub(crate) type CappedList = Arc<Vec<(u32, Arc<AtomicU64>)>>;
+/// Per id index, a count written by the owning thread only (a load and a store) and
+/// read by anyone: the records an id dropped past the memory cap, the timers of an id
+/// cancelled. In order of the first such event.
+pub(crate) type CountList = Arc<Vec<(u32, Arc<AtomicU64>)>>;
 
 /// What one thread shares with readers.
 pub(crate) struct ThreadShared {
@@ -35,7 +36,10 @@ pub(crate) struct ThreadShared {
     frames: Mutex<FrameList>,
     /// Copy-on-write like `rings`: the per-id split of the `over_cap` counter. Read
     /// through [`frames`](Self::frames).
-    capped: Mutex<CappedList>,
+    capped: Mutex<CountList>,
+    /// Copy-on-write like `rings`: the timers cancelled per id (no thread counter: a
+    /// cancel is not an anomaly). Read through [`frames`](Self::frames).
+    cancelled: Mutex<CountList>,
 }
 
 /// Records dropped because the calling thread's recorder was already torn down (a
@@ -101,6 +105,7 @@ impl ThreadShared {
             counters: Counters::default(),
             frames: Mutex::new(Arc::new(Vec::new())),
             capped: Mutex::new(Arc::new(Vec::new())),
+            cancelled: Mutex::new(Arc::new(Vec::new())),
         }
     }
 
@@ -132,14 +137,7 @@ impl ThreadShared {
         let mut list = Vec::clone(&current);
         let mut n = 0;
         for idx in ids {
-            let at = match list.iter().position(|(i, _)| *i == idx) {
-                Some(at) => at,
-                None => {
-                    list.push((idx, FrameCounts::default()));
-                    list.len() - 1
-                }
-            };
-            list[at].1.add(end, 1);
+            entry(&mut list, idx).add(end, 1);
             n += 1;
         }
         bump(self.counters.frames(end), n);
@@ -160,27 +158,40 @@ impl ThreadShared {
         count
     }
 
+    /// Counts a cancelled timer of `idx` (owning thread, cold paths only): a load and
+    /// a store once the id has a counter here; its first cancel adds one (the new list
+    /// built and the old one freed outside the lock).
+    pub(crate) fn count_cancel(&self, idx: u32) {
+        let current = lock(&self.cancelled).clone();
+        if let Some((_, n)) = current.iter().find(|(i, _)| *i == idx) {
+            return bump(n, 1);
+        }
+        let mut list = Vec::clone(&current);
+        list.push((idx, Arc::new(AtomicU64::new(1))));
+        let old = std::mem::replace(&mut *lock(&self.cancelled), Arc::new(list));
+        drop((old, current));
+    }
+
     /// The per-id frame counts, with the records each capped id dropped
-    /// ([`FrameCounts::over_cap`]).
+    /// ([`FrameCounts::over_cap`]) and the timers cancelled
+    /// ([`FrameCounts::cancelled_timers`]).
     pub(crate) fn frames(&self) -> FrameList {
         let frames = lock(&self.frames).clone();
         let capped = lock(&self.capped).clone();
-        if capped.is_empty() {
+        let cancelled = lock(&self.cancelled).clone();
+        if capped.is_empty() && cancelled.is_empty() {
             return frames;
         }
         let mut list = Vec::clone(&frames);
-        for (idx, count) in capped.iter() {
-            let n = count.load(Ordering::Relaxed);
-            match list.iter_mut().find(|(i, _)| i == idx) {
-                Some((_, c)) => c.over_cap = n,
-                None => list.push((
-                    *idx,
-                    FrameCounts {
-                        over_cap: n,
-                        ..FrameCounts::default()
-                    },
-                )),
-            }
+        let counts = |list: &CountList| -> Vec<(u32, u64)> {
+            let read = |(idx, n): &(u32, Arc<AtomicU64>)| (*idx, n.load(Ordering::Relaxed));
+            list.iter().map(read).collect()
+        };
+        for (idx, n) in counts(&capped) {
+            entry(&mut list, idx).over_cap = n;
+        }
+        for (idx, n) in counts(&cancelled) {
+            entry(&mut list, idx).cancelled_timers = n;
         }
         Arc::new(list)
     }
@@ -201,4 +212,16 @@ impl ThreadShared {
     pub(crate) fn internal(&self) -> bool {
         self.internal.load(Ordering::Relaxed)
     }
+}
+
+/// The counts of `idx` in `list`, added (all zero) if missing.
+fn entry(list: &mut Vec<(u32, FrameCounts)>, idx: u32) -> &mut FrameCounts {
+    let at = match list.iter().position(|(i, _)| *i == idx) {
+        Some(at) => at,
+        None => {
+            list.push((idx, FrameCounts::default()));
+            list.len() - 1
+        }
+    };
+    &mut list[at].1
 }

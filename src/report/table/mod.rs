@@ -31,9 +31,11 @@
 //! | `numbers.rs` | 3-4 significant figures, a unit per column, `< 1 step` |
 //! | `ids.rs` | ids escaped onto one line and shortened, always distinct |
 //! | `text.rs` | header lines, ENVIRONMENT, overhead matrix, lines under the rows |
+//! | `misuse.rs` | lines under a thread's rows that name ids: cancelled timers |
 
 mod grid;
 mod ids;
+mod misuse;
 mod numbers;
 mod options;
 mod text;
@@ -41,7 +43,7 @@ mod text;
 pub(super) use numbers::sort_value;
 pub use options::{Column, TableOptions};
 
-use super::{Anomalies, EndedFrames, Report, Row};
+use super::{Report, Row, ThreadReport};
 use grid::Grid;
 use std::io::{self, Write};
 
@@ -56,22 +58,21 @@ enum Line {
     Table(String),
 }
 
-/// A section: title, the table of its rows (or a note that there are none), then the
-/// anomalies and the scopes that ended without their Stop.
-fn section(
-    title: String,
-    rows: &[Row],
-    (anomalies, frames): (Option<&Anomalies>, &[EndedFrames]),
-    grid: &Grid,
-) -> Vec<Line> {
+/// A section: title, the table of its rows (or a note that there are none), then, for
+/// a thread, the anomalies, the scopes that ended without their Stop and the timers
+/// cancelled.
+fn section(title: String, rows: &[Row], thread: Option<&ThreadReport>, grid: &Grid) -> Vec<Line> {
     let mut lines = vec![Line::Text(title)];
     if rows.is_empty() {
         lines.push(Line::Text("no samples recorded".to_owned()));
     } else {
         lines.extend(grid.lines(rows).into_iter().map(Line::Table));
     }
-    lines.extend(anomalies.and_then(text::anomalies).map(Line::Text));
-    lines.extend(text::ended_frames(frames).into_iter().map(Line::Text));
+    if let Some(t) = thread {
+        lines.extend(text::anomalies(&t.anomalies).map(Line::Text));
+        lines.extend(text::ended_frames(&t.frames).into_iter().map(Line::Text));
+        lines.extend(misuse::cancelled(t).map(Line::Text));
+    }
     lines
 }
 
@@ -81,14 +82,13 @@ fn sections(report: &Report, grid: &Grid) -> Vec<Vec<Line>> {
     for t in &report.threads {
         let exited = if t.exited { " exited" } else { "" };
         let title = format!("THREAD {} (#{}){exited}", t.name, t.serial);
-        let counts = (Some(&t.anomalies), t.frames.as_slice());
-        blocks.push(section(title, &t.rows, counts, grid));
+        blocks.push(section(title, &t.rows, Some(t), grid));
     }
     if report.threads.is_empty() && report.all_threads.is_empty() {
         blocks.push(vec![Line::Text("no samples were recorded".to_owned())]);
     } else {
         let title = "ALL THREADS".to_owned();
-        blocks.push(section(title, &report.all_threads, (None, &[]), grid));
+        blocks.push(section(title, &report.all_threads, None, grid));
     }
     blocks
 }
