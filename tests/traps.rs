@@ -124,3 +124,112 @@ fn a_cancelled_timer_records_nothing_and_is_counted_as_information() {
         "{text:#?}"
     );
 }
+
+// ------------------------------------------------------ Stops that name their id
+
+static PARSE: Id = Id::new("traps_parse");
+static COMMIT: Id = Id::new("traps_commit");
+static OUTER: Id = Id::new("traps_outer");
+
+#[test]
+fn empty_and_unmatched_stops_name_their_ids() {
+    let t = on_named_thread("traps-stops", || {
+        latte::stop(&PARSE, Mode::Fast); // nothing open: empty
+        latte::stop(&PARSE, Mode::Fast);
+        latte::start(&OUTER, Mode::Fast);
+        latte::stop(&COMMIT, Mode::Fast); // no open scope of it: unmatched
+        latte::stop(&OUTER, Mode::Fast); // the stack was left as it was
+    });
+    assert_eq!(t.frame_counts("traps_parse").empty_stops, 2);
+    assert_eq!(t.frame_counts("traps_commit").unmatched_stops, 1);
+    assert_eq!(t.frame_counts("traps_outer").total(), 0);
+    assert_eq!(t.component("traps_outer").unwrap().seen, 1);
+    let a = t.anomalies;
+    assert_eq!((a.empty_stops, a.unmatched_stops, a.total()), (2, 1, 3));
+
+    let report = Report::collect(&ReportOptions::default());
+    let s = section(&report, "traps-stops");
+    let counts = |id: &str| {
+        s.frames
+            .iter()
+            .find(|f| f.component == id)
+            .map(|f| f.counts)
+            .unwrap_or_else(|| panic!("{id} not in the report: {:?}", s.frames))
+    };
+    assert_eq!(counts("traps_parse").empty_stops, 2);
+    assert_eq!(counts("traps_commit").unmatched_stops, 1);
+    let text = section_text(&report, "traps-stops");
+    let line = "anomalies: 2 empty stops (traps_parse 2), 1 unmatched stop (traps_commit)";
+    assert!(text.iter().any(|l| l == line), "{text:#?}");
+    // Stops that found no scope are not scopes that ended without their Stop.
+    assert!(
+        !text.iter().any(|l| l.starts_with("scopes without")),
+        "{text:#?}"
+    );
+}
+
+#[test]
+fn a_long_list_of_ids_names_six_and_the_json_has_all() {
+    let ids: Vec<&'static Id> = (0..8)
+        .map(|k| Id::intern(&format!("traps_many_{k}")).unwrap())
+        .collect();
+    on_named_thread("traps-many", move || {
+        for (k, id) in ids.iter().enumerate() {
+            for _ in 0..=k {
+                latte::stop(id, Mode::Fast); // traps_many_7 most often
+            }
+        }
+    });
+    let report = Report::collect(&ReportOptions::default());
+    let s = section(&report, "traps-many");
+    assert_eq!(s.anomalies.empty_stops, 36);
+    let per_id: Vec<(String, u64)> = s
+        .frames
+        .iter()
+        .map(|f| (f.component.clone(), f.counts.empty_stops))
+        .collect();
+    let all: Vec<(String, u64)> = (0..8).map(|k| (format!("traps_many_{k}"), k + 1)).collect();
+    assert_eq!(per_id, all);
+    // The line wraps at the table's width: read it unwrapped.
+    let lines = section_text(&report, "traps-many");
+    let text = lines.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
+    assert!(
+        text.contains(
+            "anomalies: 36 empty stops (traps_many_7 8, traps_many_6 7, traps_many_5 6, \
+             traps_many_4 5, traps_many_3 4, traps_many_2 3, and 2 more)"
+        ),
+        "{text}"
+    );
+}
+
+/// Reports written before these counts existed still read: every new field defaults.
+#[test]
+fn a_report_without_the_new_fields_still_reads() {
+    on_named_thread("traps-old-json", || {
+        latte::stop(&PARSE, Mode::Fast);
+        let mut t = Timer::start(&FETCH, Mode::Fast, Mode::Fast);
+        t.cancel();
+    });
+    let report = Report::collect(&ReportOptions::default());
+    let mut json = serde_json::to_value(&report).unwrap();
+    for t in json["threads"].as_array_mut().unwrap() {
+        let t = t.as_object_mut().unwrap();
+        t.remove("open");
+        for f in t["frames"].as_array_mut().unwrap() {
+            let f = f.as_object_mut().unwrap();
+            for key in ["empty_stops", "unmatched_stops", "cancelled_timers"] {
+                assert!(f.remove(key).is_some(), "{key} is written");
+            }
+        }
+    }
+    let old: Report = serde_json::from_value(json).unwrap();
+    let s = section(&old, "traps-old-json");
+    assert_eq!(s.anomalies.empty_stops, 1);
+    assert!(s.frames.iter().all(|f| f.counts.total() == 0));
+    // Without per-id counts the line names no id.
+    let text = section_text(&old, "traps-old-json");
+    assert!(
+        text.iter().any(|l| l == "anomalies: 1 empty stop"),
+        "{text:#?}"
+    );
+}

@@ -162,7 +162,7 @@ impl Local {
         let found = self.cold(|l, shared| {
             let d = l.depth.get() as usize;
             let Some(stack) = l.stack().filter(|_| d > 0) else {
-                bump(&shared.counters.empty_stops, 1);
+                shared.count_frames(FrameEnd::EmptyStop, [idx]);
                 return None;
             };
             let (top, floor) = (d - 1, l.floor.get() as usize);
@@ -177,7 +177,7 @@ impl Local {
             // Search down for ours; the frames above it will never be closed correctly,
             // so they are dropped and counted rather than mispaired with later Stops.
             let Some(k) = (floor..=top).rev().find(|&p| stack.id(p) == idx) else {
-                bump(&shared.counters.unmatched_stops, 1);
+                shared.count_frames(FrameEnd::UnmatchedStop, [idx]);
                 return None;
             };
             shared.count_frames(FrameEnd::Orphaned, (k + 1..=top).map(|p| stack.id(p)));
@@ -196,11 +196,14 @@ impl Local {
     #[inline(never)]
     pub(super) fn stop_unordered_slow(&self, idx: u32, mode: Mode, now: Stamp) {
         let found = self.cold(|l, shared| {
-            let stack = l.stack()?;
             let (d, floor) = (l.depth.get() as usize, l.floor.get() as usize);
+            let Some(stack) = l.stack().filter(|_| d > 0) else {
+                shared.count_frames(FrameEnd::EmptyStop, [idx]);
+                return None;
+            };
             let Some(k) = (floor..d).rev().find(|&p| stack.id(p) == idx) else {
                 if floor == 0 {
-                    bump(&shared.counters.unmatched_stops, 1);
+                    shared.count_frames(FrameEnd::UnmatchedStop, [idx]);
                     return None;
                 }
                 // Not held: taken as the exit of a span given up on a full stack

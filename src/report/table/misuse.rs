@@ -1,13 +1,45 @@
-//! The lines under a thread's rows that name ids: timers cancelled on purpose
-//! (information, not misuse).
+//! The lines under a thread's rows that name ids: the anomalies, with the ids of the
+//! Stops that found no scope; timers cancelled on purpose (information, not misuse).
 //!
 //! Pure functions from a thread's report data to text. A long list names the first
 //! [`NAMED`] ids and counts the rest (`and 3 more`): the JSON has them all.
 
-use crate::report::ThreadReport;
+use crate::report::{Anomalies, FrameCounts, ThreadReport};
 
 /// Ids a line names before it counts the rest.
 const NAMED: usize = 6;
+
+/// The non-zero anomaly counters, those of Stops with their ids, e.g. `anomalies: 2
+/// empty stops (parse 2), 1 unmatched stop (commit), 1 orphaned frame`; `None` when
+/// every counter is zero. Ids are named as far as the report has them per id (a report
+/// written before they were counted per id has none).
+pub(super) fn anomalies(thread: &ThreadReport) -> Option<String> {
+    let ids = |count: fn(&FrameCounts) -> u64| {
+        let per_id = thread
+            .frames
+            .iter()
+            .map(|f| (f.component.as_str(), count(&f.counts)));
+        by_count(per_id)
+    };
+    let phrases: Vec<String> = Anomalies::LABELS
+        .iter()
+        .zip(thread.anomalies.iter())
+        .filter(|(_, (_, n))| *n > 0)
+        .map(|((one, many), (name, n))| {
+            let label = if n == 1 { one } else { many };
+            let ids = match name {
+                "empty_stops" => ids(|c| c.empty_stops),
+                "unmatched_stops" => ids(|c| c.unmatched_stops),
+                _ => Vec::new(),
+            };
+            match ids.is_empty() {
+                true => format!("{n} {label}"),
+                false => format!("{n} {label} ({})", named(&ids)),
+            }
+        })
+        .collect();
+    (!phrases.is_empty()).then(|| format!("anomalies: {}", phrases.join(", ")))
+}
 
 /// The timers cancelled on the thread, per id (most first), e.g. `cancelled timers
 /// (not recorded): fetch 3, quote`; `None` when there were none.

@@ -31,7 +31,7 @@
 //! | `numbers.rs` | 3-4 significant figures, a unit per column, `< 1 step` |
 //! | `ids.rs` | ids escaped onto one line and shortened, always distinct |
 //! | `text.rs` | header lines, ENVIRONMENT, overhead matrix, lines under the rows |
-//! | `misuse.rs` | lines under a thread's rows that name ids: cancelled timers |
+//! | `misuse.rs` | lines under a thread's rows that name ids: anomalies, cancelled timers |
 
 mod grid;
 mod ids;
@@ -69,7 +69,7 @@ fn section(title: String, rows: &[Row], thread: Option<&ThreadReport>, grid: &Gr
         lines.extend(grid.lines(rows).into_iter().map(Line::Table));
     }
     if let Some(t) = thread {
-        lines.extend(text::anomalies(&t.anomalies).map(Line::Text));
+        lines.extend(misuse::anomalies(t).map(Line::Text));
         lines.extend(text::ended_frames(&t.frames).into_iter().map(Line::Text));
         lines.extend(misuse::cancelled(t).map(Line::Text));
     }

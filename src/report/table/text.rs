@@ -3,7 +3,7 @@
 
 use super::numbers::{Scale, format_value, plain};
 use crate::config::{Cleaning, Data, Unit};
-use crate::report::{Anomalies, EndedFrames, Environment, Overhead, PeriodicFailures, Report};
+use crate::report::{EndedFrames, Environment, Overhead, PeriodicFailures, Report};
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
 /// The title line: `LATTE TELEMETRY [TIME][CAL]` and the report's label.
@@ -167,14 +167,6 @@ fn cleaning(cleaning: &Cleaning) -> String {
     } else {
         format!("cleaning: {}", steps.join(", "))
     }
-}
-
-/// The non-zero anomaly counters, e.g. `anomalies: 1 abandoned frame, 2 orphaned frames`,
-/// or `None` when every counter is zero.
-///
-pub(super) fn anomalies(a: &Anomalies) -> Option<String> {
-    let listed = a.phrases();
-    (!listed.is_empty()).then(|| format!("anomalies: {}", listed.join(", ")))
 }
 
 /// The ids whose scopes ended without their Stop, e.g. `scopes without their Stop:
