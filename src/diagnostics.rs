@@ -241,6 +241,29 @@ impl Counters {
     }
 }
 
+/// One id's scopes open on a live thread when a report was taken (its
+/// [`ThreadReport::open`](crate::report::ThreadReport::open)): frames the thread's
+/// stack held then, whose Stop had not come yet.
+///
+/// ```
+/// use latte::{Id, Mode, Report, ReportOptions};
+/// static FRAME: Id = Id::new("doc_open_frame");
+/// latte::start(&FRAME, Mode::Fast);
+/// let report = Report::collect(&ReportOptions::default());
+/// latte::stop(&FRAME, Mode::Fast);
+/// let me = std::thread::current().name().unwrap().to_owned();
+/// let section = report.threads.iter().find(|t| t.name == me && !t.exited).unwrap();
+/// let open = latte::report::OpenScopes { component: "doc_open_frame".into(), count: 1 };
+/// assert!(section.open.contains(&open));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenScopes {
+    /// The id's name.
+    pub component: String,
+    /// How many of its scopes were open (more than 1 when nested: a recursion).
+    pub count: u64,
+}
+
 /// Memory latte holds for its samples, and the threads behind it.
 ///
 /// ```

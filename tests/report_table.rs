@@ -190,6 +190,7 @@ fn calibrated_time() -> Report {
                         ..FrameCounts::default()
                     },
                 }],
+                open: Vec::new(),
                 rows: rows.clone(),
             },
             ThreadReport {
@@ -198,6 +199,7 @@ fn calibrated_time() -> Report {
                 exited: true,
                 anomalies: Anomalies::default(),
                 frames: Vec::new(),
+                open: Vec::new(),
                 rows: vec![row("Idle_Component", Summary::default()), rows[2].clone()],
             },
         ],
@@ -315,6 +317,7 @@ fn raw_cycles() -> Report {
             exited: false,
             anomalies: Anomalies::default(),
             frames: Vec::new(),
+            open: Vec::new(),
             rows: rows.clone(),
         }],
         all_threads: rows,
@@ -404,6 +407,7 @@ fn extreme() -> Report {
             exited: true,
             anomalies: all,
             frames: Vec::new(),
+            open: Vec::new(),
             rows: vec![row(&"é\t".repeat(40), huge)],
         }],
         all_threads: vec![row("x", huge)],

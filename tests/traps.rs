@@ -233,3 +233,140 @@ fn a_report_without_the_new_fields_still_reads() {
         "{text:#?}"
     );
 }
+
+// ------------------------------------------------ scopes open when a report is taken
+
+static FRAME: Id = Id::new("traps_frame");
+static PHYSICS: Id = Id::new("traps_physics");
+static STUCK: Id = Id::new("traps_stuck");
+
+/// Runs `body` on thread `name` until it has opened its scopes, then returns a
+/// function that lets it finish (and joins it). No sleeping: two channels.
+fn hold_open(name: &str, body: impl FnOnce() + Send + 'static) -> impl FnOnce() {
+    let (opened, wait_opened) = std::sync::mpsc::channel::<()>();
+    let (release, wait_release) = std::sync::mpsc::channel::<()>();
+    let thread = std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(move || {
+            body();
+            opened.send(()).unwrap();
+            wait_release.recv().unwrap();
+        })
+        .unwrap();
+    wait_opened.recv().unwrap();
+    move || {
+        release.send(()).unwrap();
+        thread.join().unwrap();
+    }
+}
+
+#[test]
+fn scopes_open_when_a_report_is_taken_are_listed_per_thread_and_id() {
+    let finish = hold_open("traps-open", || {
+        latte::start(&FRAME, Mode::Fast);
+        latte::start(&PHYSICS, Mode::Fast);
+        latte::start(&PHYSICS, Mode::Fast); // nested: a recursion
+        latte::start(&PHYSICS, Mode::Fast);
+        latte::stop(&PHYSICS, Mode::Fast); // one closed: two left
+    });
+    let report = Report::collect(&ReportOptions::default());
+    let s = section(&report, "traps-open");
+    let open: Vec<(&str, u64)> = s
+        .open
+        .iter()
+        .map(|o| (o.component.as_str(), o.count))
+        .collect();
+    assert_eq!(open, [("traps_frame", 1), ("traps_physics", 2)]);
+    let text = section_text(&report, "traps-open");
+    assert!(
+        text.iter()
+            .any(|l| l == "open now: traps_frame 1, traps_physics 2"),
+        "{text:#?}"
+    );
+    // In the JSON too.
+    let json: serde_json::Value =
+        serde_json::from_str(&report.to_json(Default::default())).unwrap();
+    let thread = json["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "traps-open")
+        .unwrap();
+    assert_eq!(thread["open"][1]["component"], "traps_physics");
+    assert_eq!(thread["open"][1]["count"], 2);
+
+    // Once the thread has exited, its open scopes are `open at exit`, not `open now`.
+    finish();
+    let report = Report::collect(&ReportOptions::default());
+    let s = section(&report, "traps-open");
+    assert!(s.exited && s.open.is_empty(), "{:?}", s.open);
+    let at_exit = |id: &str| s.frames.iter().find(|f| f.component == id).unwrap().counts;
+    assert_eq!(at_exit("traps_frame").open_at_exit, 1);
+    assert_eq!(at_exit("traps_physics").open_at_exit, 2);
+    assert!(
+        !section_text(&report, "traps-open")
+            .iter()
+            .any(|l| l.starts_with("open now")),
+    );
+}
+
+#[test]
+fn the_agents_interval_report_shows_a_thread_stuck_in_a_scope() {
+    let _one = common::one_agent();
+    let sink = common::SharedSink::default();
+    let guard = latte::builder()
+        .format(Format::Json)
+        .sink(sink.clone())
+        .final_report(false)
+        .start()
+        .unwrap();
+    let finish = hold_open("traps-stuck", || {
+        latte::start(&STUCK, Mode::Fast);
+        latte::start(&STUCK, Mode::Fast);
+        latte::stop(&STUCK, Mode::Fast); // one sample; one scope left open
+    });
+    guard.report_interval().unwrap(); // the sample
+    guard.report_interval().unwrap(); // nothing new: the thread is shown for its scope
+    finish();
+    guard.stop().unwrap();
+    let reports = sink.json_reports();
+    let stuck = |report: &serde_json::Value| {
+        report["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "traps-stuck")
+            .cloned()
+    };
+    let (first, second) = (stuck(&reports[0]).unwrap(), stuck(&reports[1]).unwrap());
+    assert_eq!(first["rows"][0]["stats"]["seen"], 1);
+    assert!(second["rows"].as_array().unwrap().is_empty(), "{second}");
+    for t in [&first, &second] {
+        assert_eq!(t["open"][0]["component"], "traps_stuck", "{t}");
+        assert_eq!(t["open"][0]["count"], 1, "{t}");
+    }
+}
+
+#[test]
+fn a_long_open_list_names_six_ids() {
+    let ids: Vec<&'static Id> = (0..9)
+        .map(|k| Id::intern(&format!("traps_deep_{k}")).unwrap())
+        .collect();
+    let finish = hold_open("traps-deep", move || {
+        for id in ids {
+            latte::start(id, Mode::Fast);
+        }
+    });
+    let report = Report::collect(&ReportOptions::default());
+    finish();
+    assert_eq!(section(&report, "traps-deep").open.len(), 9);
+    let lines = section_text(&report, "traps-deep");
+    let text = lines.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
+    assert!(
+        text.contains(
+            "open now: traps_deep_0 1, traps_deep_1 1, traps_deep_2 1, traps_deep_3 1, \
+             traps_deep_4 1, traps_deep_5 1, and 3 more"
+        ),
+        "{text}"
+    );
+}

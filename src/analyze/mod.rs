@@ -103,6 +103,7 @@ pub(crate) fn assemble(
             exited: t.exited,
             anomalies: t.anomalies,
             frames: ended_frames(&t.frames),
+            open: t.open.clone(),
             rows: t
                 .components
                 .iter()

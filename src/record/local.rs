@@ -383,6 +383,9 @@ impl Drop for Local {
     fn drop(&mut self) {
         self.count_open_at_exit();
         if let Some(shared) = self.shared.get() {
+            // Before any of this recorder's memory goes: no reader of its open scopes
+            // can be inside it after this.
+            shared.recorder.clear();
             shared.retire();
         }
     }

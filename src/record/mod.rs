@@ -12,6 +12,7 @@
 //! | `id.rs` | [`Id`]: a name and its dense index, the interner |
 //! | `local.rs`, `cold.rs` | the per-thread recorder: stack and id table (hot), first use and [`prepare`] (cold) |
 //! | `stack.rs` | the stack of open scopes: positions, the floor, a full stack and missed Stops (cold) |
+//! | `open.rs` | another thread's open scopes, read while it records |
 //! | `sample.rs` | the sample word's private layout, [`Sample`] |
 //! | `budget.rs` | the memory cap: bytes charged by rings, refused past the cap |
 //! | `ring/` | the single-writer ring, its read protocol and its signal-safe claim; tests and loom model in `ring/tests.rs` |
@@ -24,6 +25,7 @@ mod cold;
 pub(crate) mod fork;
 pub(crate) mod id;
 pub(crate) mod local;
+mod open;
 pub(crate) mod registry;
 pub(crate) mod ring;
 pub(crate) mod sample;

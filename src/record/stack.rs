@@ -26,7 +26,7 @@
 use super::local::{Local, Word, push_frame, signal_fence};
 use crate::clock::{Mode, Stamp};
 use crate::config;
-use crate::diagnostics::{FrameEnd, bump};
+use crate::diagnostics::FrameEnd;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Open scopes, structure-of-arrays: a view of the thread's stack words, the tags in
@@ -72,6 +72,11 @@ impl<'a> Stack<'a> {
             l.stack_base.store(words.as_ptr().cast_mut(), Relaxed);
             signal_fence();
             l.stack_len.store(words.len() / 2, Relaxed);
+            // And for readers on other threads (their open scopes), under a lock that
+            // orders the stores above before their reads.
+            if let Some(shared) = l.shared.get() {
+                shared.recorder.set(l);
+            }
             words
         });
         Stack::over(words)
@@ -219,7 +224,7 @@ impl Local {
             stack.remove(k, d);
             l.depth.set(d as u32 - 1);
             if k != d - 1 {
-                bump(&shared.counters.unordered_stops, 1);
+                crate::diagnostics::bump(&shared.counters.unordered_stops, 1);
             }
             Some(frame)
         });

@@ -11,7 +11,7 @@ mod convert;
 mod focus;
 mod table;
 
-pub use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
+pub use crate::diagnostics::{Anomalies, Footprint, FrameCounts, OpenScopes};
 pub use focus::{Focus, Sort};
 pub use table::{Column, TableOptions};
 
@@ -138,6 +138,12 @@ pub struct ThreadReport {
     /// memory cap and the timers cancelled; ids with none are left out.
     #[serde(default)]
     pub frames: Vec<EndedFrames>,
+    /// Per id, the scopes open on the thread when the report was taken, outermost
+    /// first: a snapshot read while the thread runs, which may be a scope off (see
+    /// `docs/report-format.md`). Empty for an exited thread (see `frames`) and for a
+    /// report made from a capture.
+    #[serde(default)]
+    pub open: Vec<OpenScopes>,
     /// One row per component, in order of first record.
     pub rows: Vec<Row>,
 }

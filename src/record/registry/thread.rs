@@ -3,9 +3,11 @@
 //! lock, so a test allocator can check nothing is allocated or freed under one).
 
 use crate::diagnostics::{Counters, FrameCounts, FrameEnd, bump};
+use crate::record::local::Local;
+use crate::record::open;
 use crate::record::ring::Ring;
 use crate::record::sync::{AtomicBool, Mutex, MutexGuard, Ordering};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicPtr, AtomicU64};
 use std::sync::{Arc, PoisonError};
 
 /// A thread's rings with their id indices, in order of first use.
@@ -40,6 +42,50 @@ pub(crate) struct ThreadShared {
     /// Copy-on-write like `rings`: the timers cancelled per id (no thread counter: a
     /// cancel is not an anomaly). Read through [`frames`](Self::frames).
     cancelled: Mutex<CountList>,
+    /// The thread's recorder, for readers of its open scopes: set once the recorder
+    /// has its stack, cleared by the recorder's destructor (see
+    /// [`open_scopes`](Self::open_scopes)).
+    pub(crate) recorder: Link<Local>,
+}
+
+/// A pointer that one thread publishes so that others can read what it points at
+/// while it lives: set and cleared under a lock that a reader holds while it uses the
+/// pointer. The owner clears it before the pointee goes, so a reader holding the lock
+/// and seeing it set reads live memory; and whatever the owner wrote before setting it
+/// is visible to that reader (the lock orders them).
+pub(crate) struct Link<T> {
+    /// Accessed under the lock only: the atomic is just a raw pointer that is `Send`
+    /// without an `unsafe impl`.
+    ptr: Mutex<AtomicPtr<T>>,
+}
+
+impl<T> Link<T> {
+    pub(crate) fn new() -> Link<T> {
+        Link {
+            ptr: Mutex::new(AtomicPtr::new(std::ptr::null_mut())),
+        }
+    }
+
+    /// Publishes `target` (owner only).
+    pub(crate) fn set(&self, target: &T) {
+        let target: *const T = target;
+        lock(&self.ptr).store(target.cast_mut(), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Withdraws the pointer (owner only), before what it points at goes: once this
+    /// returns, no reader is using it or will.
+    pub(crate) fn clear(&self) {
+        lock(&self.ptr).store(std::ptr::null_mut(), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Runs `read` on the published pointer, under the lock, so its target lives until
+    /// `read` returns; `None` when nothing is published. `read` must neither allocate
+    /// nor free (a registry lock is held, see `no_alloc_under_lock`).
+    pub(crate) fn read<R>(&self, read: impl FnOnce(*const T) -> R) -> Option<R> {
+        let ptr = lock(&self.ptr);
+        let target = ptr.load(std::sync::atomic::Ordering::Relaxed);
+        (!target.is_null()).then(|| read(target))
+    }
 }
 
 /// Records dropped because the calling thread's recorder was already torn down (a
@@ -106,6 +152,7 @@ impl ThreadShared {
             frames: Mutex::new(Arc::new(Vec::new())),
             capped: Mutex::new(Arc::new(Vec::new())),
             cancelled: Mutex::new(Arc::new(Vec::new())),
+            recorder: Link::new(),
         }
     }
 
@@ -196,6 +243,23 @@ impl ThreadShared {
         Arc::new(list)
     }
 
+    /// The scopes the thread has open now (not given up on a full stack), per id
+    /// index, counted, in order of their first (outermost) frame; none once the
+    /// thread has exited. Safe to call while the thread records, which it does not
+    /// slow: read from its stack's atomics, so a snapshot that may be a scope off
+    /// while the thread opens and closes them (each frame is read once, at a slightly
+    /// different moment).
+    pub(crate) fn open_scopes(&self) -> Vec<(u32, u64)> {
+        let mut open: Vec<(u32, u64)> = Vec::new();
+        for idx in open::open_ids(&self.recorder) {
+            match open.iter_mut().find(|(i, _)| *i == idx) {
+                Some((_, n)) => *n += 1,
+                None => open.push((idx, 1)),
+            }
+        }
+        open
+    }
+
     /// Marks the thread as gone: no push can follow.
     pub(crate) fn retire(&self) {
         self.exited.store(true, Ordering::Release);
@@ -224,4 +288,67 @@ fn entry(list: &mut Vec<(u32, FrameCounts)>, idx: u32) -> &mut FrameCounts {
         }
     };
     &mut list[at].1
+}
+
+/// `RUSTFLAGS="--cfg latte_loom" cargo test --lib --release loom`: what a reader of
+/// another thread's open scopes relies on (`record/open.rs`).
+#[cfg(all(test, latte_loom))]
+mod loom_model {
+    use super::Link;
+    use crate::record::sync::{AtomicBool, Ordering};
+    use loom::sync::Arc;
+    use loom::thread;
+
+    /// The owner publishes, clears, then its memory goes (`alive` false); a reader that
+    /// finds the link set must find the memory alive, whatever the interleaving.
+    #[test]
+    fn loom_a_link_is_never_read_after_it_is_cleared() {
+        loom::model(|| {
+            let link = Arc::new(Link::<AtomicBool>::new());
+            let alive = Arc::new(AtomicBool::new(true));
+            let owner = {
+                let (link, alive) = (link.clone(), alive.clone());
+                thread::spawn(move || {
+                    link.set(&alive);
+                    link.clear();
+                    alive.store(false, Ordering::Relaxed); // the recorder's memory goes
+                })
+            };
+            link.read(|_| {
+                assert!(
+                    alive.load(Ordering::Relaxed),
+                    "read through a link already cleared"
+                )
+            });
+            owner.join().unwrap();
+        });
+    }
+
+    /// The same life with a flag instead of the lock: a reader can see the link set,
+    /// be overtaken by the clear and the free, and read freed memory. Loom finds it.
+    #[test]
+    fn loom_a_link_without_the_lock_is_read_after_it_is_cleared() {
+        let result = std::panic::catch_unwind(|| {
+            loom::model(|| {
+                let published = Arc::new(AtomicBool::new(false));
+                let alive = Arc::new(AtomicBool::new(true));
+                let owner = {
+                    let (published, alive) = (published.clone(), alive.clone());
+                    thread::spawn(move || {
+                        published.store(true, Ordering::Release);
+                        published.store(false, Ordering::Release);
+                        alive.store(false, Ordering::Relaxed);
+                    })
+                };
+                if published.load(Ordering::Acquire) {
+                    assert!(alive.load(Ordering::Relaxed), "read after the clear");
+                }
+                owner.join().unwrap();
+            })
+        });
+        assert!(
+            result.is_err(),
+            "loom found no read after the clear without the lock"
+        );
+    }
 }

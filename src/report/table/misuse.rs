@@ -1,5 +1,6 @@
 //! The lines under a thread's rows that name ids: the anomalies, with the ids of the
-//! Stops that found no scope; timers cancelled on purpose (information, not misuse).
+//! Stops that found no scope; timers cancelled on purpose (information, not misuse);
+//! the scopes open when the report was taken.
 //!
 //! Pure functions from a thread's report data to text. A long list names the first
 //! [`NAMED`] ids and counts the rest (`and 3 more`): the JSON has them all.
@@ -51,6 +52,21 @@ pub(super) fn cancelled(thread: &ThreadReport) -> Option<String> {
             .map(|f| (f.component.as_str(), f.counts.cancelled_timers)),
     );
     (!ids.is_empty()).then(|| format!("cancelled timers (not recorded): {}", named(&ids)))
+}
+
+/// The scopes open on the thread when the report was taken, per id, outermost first,
+/// e.g. `open now: frame 1, physics 1`; `None` when there were none.
+pub(super) fn open_now(thread: &ThreadReport) -> Option<String> {
+    let mut parts: Vec<String> = thread
+        .open
+        .iter()
+        .take(NAMED)
+        .map(|o| format!("{} {}", o.component, o.count))
+        .collect();
+    if thread.open.len() > NAMED {
+        parts.push(format!("and {} more", thread.open.len() - NAMED));
+    }
+    (!parts.is_empty()).then(|| format!("open now: {}", parts.join(", ")))
 }
 
 /// The ids with a non-zero count, most first (ties in their order).

@@ -31,7 +31,7 @@
 //! | `numbers.rs` | 3-4 significant figures, a unit per column, `< 1 step` |
 //! | `ids.rs` | ids escaped onto one line and shortened, always distinct |
 //! | `text.rs` | header lines, ENVIRONMENT, overhead matrix, lines under the rows |
-//! | `misuse.rs` | lines under a thread's rows that name ids: anomalies, cancelled timers |
+//! | `misuse.rs` | lines under a thread's rows that name ids: anomalies, cancelled timers, open now |
 
 mod grid;
 mod ids;
@@ -59,8 +59,8 @@ enum Line {
 }
 
 /// A section: title, the table of its rows (or a note that there are none), then, for
-/// a thread, the anomalies, the scopes that ended without their Stop and the timers
-/// cancelled.
+/// a thread, the anomalies, the scopes that ended without their Stop, the timers
+/// cancelled and the scopes open now.
 fn section(title: String, rows: &[Row], thread: Option<&ThreadReport>, grid: &Grid) -> Vec<Line> {
     let mut lines = vec![Line::Text(title)];
     if rows.is_empty() {
@@ -72,6 +72,7 @@ fn section(title: String, rows: &[Row], thread: Option<&ThreadReport>, grid: &Gr
         lines.extend(misuse::anomalies(t).map(Line::Text));
         lines.extend(text::ended_frames(&t.frames).into_iter().map(Line::Text));
         lines.extend(misuse::cancelled(t).map(Line::Text));
+        lines.extend(misuse::open_now(t).map(Line::Text));
     }
     lines
 }
