@@ -13,6 +13,7 @@
 //! | `local.rs`, `cold.rs` | the per-thread recorder: stack and id table (hot), first use and [`prepare`] (cold) |
 //! | `stack.rs` | the stack of open scopes: positions, the floor, a full stack and missed Stops (cold) |
 //! | `open.rs` | another thread's open scopes, read while it records |
+//! | `unordered.rs` | the `tracing` bridge's exit: out of LIFO order, handing back the ticks |
 //! | `sample.rs` | the sample word's private layout, [`Sample`] |
 //! | `budget.rs` | the memory cap: bytes charged by rings, refused past the cap |
 //! | `ring/` | the single-writer ring, its read protocol and its signal-safe claim; tests and loom model in `ring/tests.rs` |
@@ -32,6 +33,8 @@ pub(crate) mod sample;
 mod stack;
 pub(crate) mod sync;
 mod timer;
+#[cfg(feature = "tracing")]
+mod unordered;
 
 // Without `record` the bodies that read the clock compile away.
 #[cfg_attr(not(feature = "record"), allow(unused_imports))]
@@ -150,17 +153,44 @@ pub(crate) fn start_index(idx: u32, mode: Mode) {
 /// of an id already resolved to its index:
 /// closes the innermost open scope of `idx` wherever it is on the stack, keeps the ones
 /// above it open, and counts an `unordered_stops` anomaly when it was not on top.
-/// `now` is the stop read, taken by the caller before any lookup of its own.
+/// Returns the scope's ticks when plausible; records them as a sample of `record_as`,
+/// if given. `now` is the stop read, taken by the caller before any lookup of its own.
 #[cfg(feature = "tracing")]
 #[inline(always)]
-pub(crate) fn stop_unordered(idx: u32, mode: Mode, now: clock::Stamp) {
+pub(crate) fn stop_unordered(
+    idx: u32,
+    mode: Mode,
+    now: clock::Stamp,
+    record_as: Option<u32>,
+) -> Option<u64> {
     #[cfg(feature = "record")]
-    local::with(
-        #[inline(always)]
-        |l| l.stop_unordered(idx, mode, now),
-    );
+    {
+        let mut ticks = None;
+        local::with(
+            #[inline(always)]
+            |l| ticks = l.stop_unordered(idx, mode, now, record_as),
+        );
+        ticks
+    }
     #[cfg(not(feature = "record"))]
-    let _ = (idx, mode, now);
+    {
+        let _ = (idx, mode, now, record_as);
+        None
+    }
+}
+
+/// Records `ticks` under `idx` on this thread as one scope of (`start`, `stop`) modes,
+/// which calibration corrects like one scope: the `tracing` bridge's busy total of a
+/// span (the sum of its polls' ticks).
+#[cfg(feature = "tracing")]
+pub(crate) fn record_scope(idx: u32, ticks: u64, start: Mode, stop: Mode) {
+    #[cfg(feature = "record")]
+    {
+        let meta = (start as u64) << sample::START_SHIFT | (stop as u64) << sample::STOP_SHIFT;
+        local::with(|l| l.store(idx, ticks, meta));
+    }
+    #[cfg(not(feature = "record"))]
+    let _ = (idx, ticks, start, stop);
 }
 
 /// Records the ticks since this thread's previous `pulse` of `id` (Fast read).

@@ -196,10 +196,13 @@ impl Local {
         }
     }
 
+    /// The cold case of the bridge's exit (`Local::stop_unordered`): closes the
+    /// innermost open scope of `idx` wherever it is and returns its frame (tag, start
+    /// ticks), or counts why there is none.
     #[cfg(feature = "tracing")]
     #[cold]
     #[inline(never)]
-    pub(super) fn stop_unordered_slow(&self, idx: u32, mode: Mode, now: Stamp) {
+    pub(super) fn take_unordered_slow(&self, idx: u32) -> Option<(u64, u64)> {
         let found = self.cold(|l, shared| {
             let (d, floor) = (l.depth.get() as usize, l.floor.get() as usize);
             let Some(stack) = l.stack().filter(|_| d > 0) else {
@@ -228,9 +231,7 @@ impl Local {
             }
             Some(frame)
         });
-        if let Some(Some((tag, start_ticks))) = found {
-            self.finish(idx, tag, start_ticks, mode, now);
-        }
+        found.flatten()
     }
 
     /// Counts the frames still held as open at exit, under their ids (thread exit).
