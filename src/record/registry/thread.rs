@@ -200,7 +200,10 @@ impl ThreadShared {
         let current = lock(&self.capped).clone();
         let mut list = Vec::clone(&current);
         list.push((idx, count.clone()));
-        let old = std::mem::replace(&mut *lock(&self.capped), Arc::new(list));
+        // Built before the lock is taken: the lock is an operand of `replace`, and
+        // operands are evaluated in order.
+        let list = Arc::new(list);
+        let old = std::mem::replace(&mut *lock(&self.capped), list);
         drop(old);
         count
     }
@@ -215,7 +218,10 @@ impl ThreadShared {
         }
         let mut list = Vec::clone(&current);
         list.push((idx, Arc::new(AtomicU64::new(1))));
-        let old = std::mem::replace(&mut *lock(&self.cancelled), Arc::new(list));
+        // Built before the lock is taken: the lock is an operand of `replace`, and
+        // operands are evaluated in order.
+        let list = Arc::new(list);
+        let old = std::mem::replace(&mut *lock(&self.cancelled), list);
         drop((old, current));
     }
 
