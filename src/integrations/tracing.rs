@@ -62,9 +62,9 @@
 //!
 //! A span is recorded under its static name, or under the value of its `latte.id`
 //! field when it has one at creation (`tracing::info_span!("order", latte.id = %venue)`,
-//! a `&str` or a `%`-formatted value): the text goes through [`Id::intern`], so
+//! a `&str` or a `%`-formatted value): the text goes through [`Id::intern`](crate::Id::intern), so
 //! it is the same component as any other id of that text, and it counts against
-//! [`Id::MAX_INTERNED`] (past it the span falls back to its static name). The
+//! [`Id::MAX_INTERNED`](crate::Id::MAX_INTERNED) (past it the span falls back to its static name). The
 //! lifetime component is then `"<text> (lifetime)"`.
 //!
 //! ```
@@ -83,7 +83,7 @@
 //! # Cost
 //!
 //! A span's component is resolved once, when the span is made (a read-locked map keyed
-//! by the callsite, or [`Id::intern`] of its `latte.id`), and kept in the span's
+//! by the callsite, or [`Id::intern`](crate::Id::intern) of its `latte.id`), and kept in the span's
 //! extensions with its busy total (taken from a pool of totals: one short lock per
 //! span made and per span closed). An enter or exit then looks the span up in this
 //! layer's per-thread cache (a `thread_local::ThreadLocal` of a small direct-mapped
