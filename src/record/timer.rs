@@ -124,6 +124,7 @@ impl<'a> Timer<'a> {
             thread,
         }
     }
+
     /// Stops the timer now and records its sample, as dropping it would (on the
     /// calling thread); the timer stays where it is, spent: its drop records nothing.
     ///
