@@ -2,9 +2,10 @@
 //!
 //! `cargo run --release --example tracing_bridge`
 //!
-//! The async handler's span shows its busy time per poll (`handle_request`) next to
-//! its whole life from creation to close (`handle_request (lifetime)`), which includes
-//! the time it spent waiting. The `send` spans name their component at run time with a
+//! The async handler's span shows its busy time (`handle_request`: one sample per
+//! request, the sum of its polls, on whichever worker polled them) next to its whole
+//! life from creation to close (`handle_request (lifetime)`), which includes the time
+//! it spent waiting. The `send` spans name their component at run time with a
 //! `latte.id` field (`send to XNAS`, `send to XLON`, ...): one row per venue, as if each
 //! had its own static name.
 

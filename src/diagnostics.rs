@@ -68,8 +68,8 @@ macro_rules! anomaly_list {
 
 anomaly_list! {
     abandoned_frames: "abandoned frame" / "abandoned frames", "Open scopes given up because the stack was full: a Start on a full stack takes the oldest frame's place (its Stop is absorbed later). Per id in `ThreadCapture::frames`.";
-    empty_stops: "empty stop" / "empty stops", "Stops with no open scope at all.";
-    unmatched_stops: "unmatched stop" / "unmatched stops", "Stops whose id matched no open scope (the stack was left as it was).";
+    empty_stops: "empty stop" / "empty stops", "Stops with no open scope at all. Per id in `ThreadCapture::frames`.";
+    unmatched_stops: "unmatched stop" / "unmatched stops", "Stops whose id matched no open scope (the stack was left as it was). Per id in `ThreadCapture::frames`.";
     orphaned_frames: "orphaned frame" / "orphaned frames", "Open scopes discarded because a Stop for a scope below them arrived first. Per id in `ThreadCapture::frames`.";
     clock_anomalies: "clock anomaly" / "clock anomalies", "Deltas discarded because the counter went backwards or jumped past `Sample::MAX_TICKS`.";
     cross_core: "cross-core delta" / "cross-core deltas", "Deltas discarded because they were read on two cores whose counters disagree: a `Timer` closed on another thread, or a scope whose Mid/Hard reads name two CPUs, whose counter appeared to go backwards or jump past `Sample::MAX_TICKS`. Not counted in `clock_anomalies`.";
@@ -83,17 +83,6 @@ impl Anomalies {
     /// Every counter as (name, value), in the order of [`NAMES`](Self::NAMES).
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + use<> {
         Anomalies::NAMES.iter().copied().zip(self.values())
-    }
-
-    /// The non-zero counters as table phrases (`1 abandoned frame`, `2 orphaned
-    /// frames`), in the order of [`NAMES`](Self::NAMES).
-    pub(crate) fn phrases(&self) -> Vec<String> {
-        Anomalies::LABELS
-            .iter()
-            .zip(self.values())
-            .filter(|(_, n)| *n > 0)
-            .map(|((one, many), n)| format!("{n} {}", if n == 1 { one } else { many }))
-            .collect()
     }
 
     /// Field-wise sum (saturating).
@@ -123,10 +112,13 @@ pub(crate) fn bump(counter: &AtomicU64, n: u64) {
     counter.store(counter.load(Relaxed).saturating_add(n), Relaxed);
 }
 
-/// What one id lost on one thread: its scopes that ended without their Stop, and its
-/// records dropped past the memory cap. The per-id split of the thread's
-/// `abandoned_frames`, `orphaned_frames`, `open_at_exit` and `over_cap`
-/// [anomalies](Anomalies) (each thread total is the sum over its ids).
+/// What happened to one id on one thread besides its samples: its scopes that ended
+/// without their Stop, its Stops that found no scope, its records dropped past the
+/// memory cap, and its timers cancelled. All but `cancelled_timers` are the per-id
+/// split of the thread's `abandoned_frames`, `orphaned_frames`, `open_at_exit`,
+/// `empty_stops`, `unmatched_stops` and `over_cap` [anomalies](Anomalies) (each thread
+/// total is the sum over its ids); a cancelled [`Timer`](crate::Timer) is not misuse
+/// and has no thread counter.
 ///
 /// ```
 /// use latte::collect::FrameCounts;
@@ -147,15 +139,29 @@ pub struct FrameCounts {
     /// there was nowhere to keep them.
     #[serde(default)]
     pub over_cap: u64,
+    /// Timers of this id cancelled on this thread ([`Timer::cancel`](crate::Timer::cancel)):
+    /// they recorded nothing, on purpose. Information, not misuse: no anomaly counts it.
+    #[serde(default)]
+    pub cancelled_timers: u64,
+    /// Stops of this id on a stack with no open scope at all.
+    #[serde(default)]
+    pub empty_stops: u64,
+    /// Stops of this id that matched no open scope (the stack was left as it was).
+    #[serde(default)]
+    pub unmatched_stops: u64,
 }
 
-/// Which way a frame ended without its Stop: selects a field of [`FrameCounts`] and
-/// the thread counter it adds to.
+/// Which way a frame ended without its Stop, or a Stop without its frame: selects a
+/// field of [`FrameCounts`] and the thread counter it adds to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum FrameEnd {
     Abandoned,
     Orphaned,
     OpenAtExit,
+    /// A Stop on a stack with no open scope.
+    EmptyStop,
+    /// A Stop whose id matched no open scope.
+    UnmatchedStop,
 }
 
 impl FrameCounts {
@@ -166,6 +172,9 @@ impl FrameCounts {
             orphaned: self.orphaned.saturating_add(other.orphaned),
             open_at_exit: self.open_at_exit.saturating_add(other.open_at_exit),
             over_cap: self.over_cap.saturating_add(other.over_cap),
+            cancelled_timers: self.cancelled_timers.saturating_add(other.cancelled_timers),
+            empty_stops: self.empty_stops.saturating_add(other.empty_stops),
+            unmatched_stops: self.unmatched_stops.saturating_add(other.unmatched_stops),
         }
     }
 
@@ -176,6 +185,11 @@ impl FrameCounts {
             orphaned: self.orphaned.saturating_sub(earlier.orphaned),
             open_at_exit: self.open_at_exit.saturating_sub(earlier.open_at_exit),
             over_cap: self.over_cap.saturating_sub(earlier.over_cap),
+            cancelled_timers: self
+                .cancelled_timers
+                .saturating_sub(earlier.cancelled_timers),
+            empty_stops: self.empty_stops.saturating_sub(earlier.empty_stops),
+            unmatched_stops: self.unmatched_stops.saturating_sub(earlier.unmatched_stops),
         }
     }
 
@@ -186,10 +200,19 @@ impl FrameCounts {
             .saturating_add(self.open_at_exit)
     }
 
-    /// Everything the id lost: [`frames`](Self::frames) and
-    /// [`over_cap`](Self::over_cap) (saturating).
+    /// Stops of the id that found no scope to close: empty and unmatched (saturating).
+    pub fn stops(&self) -> u64 {
+        self.empty_stops.saturating_add(self.unmatched_stops)
+    }
+
+    /// Every count of the id: [`frames`](Self::frames), [`stops`](Self::stops),
+    /// [`over_cap`](Self::over_cap) and [`cancelled_timers`](Self::cancelled_timers)
+    /// (saturating). An id is listed with its counts when this is not zero.
     pub fn total(&self) -> u64 {
-        self.frames().saturating_add(self.over_cap)
+        self.frames()
+            .saturating_add(self.stops())
+            .saturating_add(self.over_cap)
+            .saturating_add(self.cancelled_timers)
     }
 
     /// Adds `n` frames that ended `end`'s way (saturating).
@@ -198,6 +221,8 @@ impl FrameCounts {
             FrameEnd::Abandoned => &mut self.abandoned,
             FrameEnd::Orphaned => &mut self.orphaned,
             FrameEnd::OpenAtExit => &mut self.open_at_exit,
+            FrameEnd::EmptyStop => &mut self.empty_stops,
+            FrameEnd::UnmatchedStop => &mut self.unmatched_stops,
         };
         *field = field.saturating_add(n);
     }
@@ -210,8 +235,33 @@ impl Counters {
             FrameEnd::Abandoned => &self.abandoned_frames,
             FrameEnd::Orphaned => &self.orphaned_frames,
             FrameEnd::OpenAtExit => &self.open_at_exit,
+            FrameEnd::EmptyStop => &self.empty_stops,
+            FrameEnd::UnmatchedStop => &self.unmatched_stops,
         }
     }
+}
+
+/// One id's scopes open on a live thread when a report was taken (its
+/// [`ThreadReport::open`](crate::report::ThreadReport::open)): frames the thread's
+/// stack held then, whose Stop had not come yet.
+///
+/// ```
+/// use latte::{Id, Mode, Report, ReportOptions};
+/// static FRAME: Id = Id::new("doc_open_frame");
+/// latte::start(&FRAME, Mode::Fast);
+/// let report = Report::collect(&ReportOptions::default());
+/// latte::stop(&FRAME, Mode::Fast);
+/// let me = std::thread::current().name().unwrap().to_owned();
+/// let section = report.threads.iter().find(|t| t.name == me && !t.exited).unwrap();
+/// let open = latte::report::OpenScopes { component: "doc_open_frame".into(), count: 1 };
+/// assert!(section.open.contains(&open));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenScopes {
+    /// The id's name.
+    pub component: String,
+    /// How many of its scopes were open (more than 1 when nested: a recursion).
+    pub count: u64,
 }
 
 /// Memory latte holds for its samples, and the threads behind it.
@@ -270,7 +320,10 @@ mod tests {
         let a = Anomalies::from_values(distinct);
         assert_eq!(a.values(), distinct);
         assert_eq!(a.iter().map(|(_, v)| v).collect::<Vec<_>>(), distinct);
-        assert_eq!(a.phrases()[0], "1 abandoned frame");
+        assert_eq!(
+            Anomalies::LABELS[0],
+            ("abandoned frame", "abandoned frames")
+        );
         assert_eq!(a.since(&a), Anomalies::default());
         assert_eq!(a.plus(&a).total(), 2 * a.total());
         let counters = Counters::default();

@@ -67,7 +67,7 @@ fn each_counter_is_named_with_its_value_in_table_and_json() {
         .collect::<Vec<_>>()
         .join(" ");
     for ((name, value), (_, plural)) in anomalies.iter().zip(Anomalies::LABELS) {
-        let phrase = format!("{value} {plural}");
+        let phrase = format!("{} {plural}", latte::report::numbers::count(value));
         assert!(
             table.contains(&phrase),
             "{name}: `{phrase}` not in the table:\n{table}"

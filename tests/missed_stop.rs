@@ -57,7 +57,7 @@ fn a_leak_outside_any_scope_does_not_stop_the_scope_beside_it() {
             abandoned: CALLS - (DEPTH - 1),
             orphaned: 0,
             open_at_exit: DEPTH - 1,
-            over_cap: 0,
+            ..FrameCounts::default()
         }
     );
     assert_eq!(leak.total(), CALLS, "every leaked frame is counted once");

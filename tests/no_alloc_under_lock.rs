@@ -61,6 +61,8 @@ fn no_allocation_or_free_under_a_registry_lock() {
         .sink(std::io::sink())
         .start()
         .unwrap();
+    // Open on this thread through every report: each reads it (`open now`).
+    latte::latte_start!("noalloc_open");
     for wave in 0..5 {
         let threads: Vec<_> = (0..10)
             .map(|k| {
@@ -71,6 +73,15 @@ fn no_allocation_or_free_under_a_registry_lock() {
                             latte::record(&latte::Id::new("noalloc"), v);
                             latte::latte_start!("noalloc_scope");
                             latte::latte_stop!("noalloc_scope");
+                            // Counted per id: a cancel, an empty Stop.
+                            static CANCELLED: latte::Id = latte::Id::new("noalloc_cancel");
+                            let mut timer = latte::Timer::start(
+                                &CANCELLED,
+                                latte::Mode::Fast,
+                                latte::Mode::Fast,
+                            );
+                            timer.cancel();
+                            latte::latte_stop!("noalloc_empty");
                         }
                     })
                     .unwrap()
@@ -82,6 +93,11 @@ fn no_allocation_or_free_under_a_registry_lock() {
         let _ = latte::snapshot("noalloc");
         let _ = latte::footprint();
     }
+    let report = latte::Report::collect(&latte::ReportOptions::default());
+    let me = std::thread::current().name().unwrap().to_owned();
+    let mine = report.threads.iter().find(|t| t.name == me && !t.exited);
+    assert_eq!(mine.unwrap().open[0].component, "noalloc_open");
+    latte::latte_stop!("noalloc_open");
     let f = latte::footprint();
     assert!(f.folded_threads > 0, "the workload folded threads: {f:?}");
     guard.stop().unwrap();

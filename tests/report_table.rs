@@ -195,10 +195,10 @@ fn calibrated_time() -> Report {
                     counts: FrameCounts {
                         abandoned: 1,
                         orphaned: 2,
-                        open_at_exit: 0,
-                        over_cap: 0,
+                        ..FrameCounts::default()
                     },
                 }],
+                open: Vec::new(),
                 rows: rows.clone(),
             },
             ThreadReport {
@@ -207,6 +207,7 @@ fn calibrated_time() -> Report {
                 exited: true,
                 anomalies: Anomalies::default(),
                 frames: Vec::new(),
+                open: Vec::new(),
                 rows: vec![row("Idle_Component", Summary::default()), rows[2].clone()],
             },
         ],
@@ -321,6 +322,7 @@ fn raw_cycles() -> Report {
             exited: false,
             anomalies: Anomalies::default(),
             frames: Vec::new(),
+            open: Vec::new(),
             rows: rows.clone(),
         }],
         all_threads: rows,
@@ -421,6 +423,7 @@ fn extreme() -> Report {
             exited: true,
             anomalies: all,
             frames: Vec::new(),
+            open: Vec::new(),
             rows: vec![row(&"é\t".repeat(40), huge)],
         }],
         all_threads: vec![row("x", huge)],
@@ -607,6 +610,7 @@ fn a_compact_table_shows_twenty_rows_and_counts_the_rest() {
             exited: false,
             anomalies: Anomalies::default(),
             frames: Vec::new(),
+            open: Vec::new(),
             rows,
         }],
         ..empty()

@@ -52,6 +52,7 @@ fn report(ids: &[String]) -> Report {
             exited: false,
             anomalies: Default::default(),
             frames: Vec::new(),
+            open: Vec::new(),
             rows: rows.clone(),
         }],
         all_threads: rows,

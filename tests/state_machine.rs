@@ -77,7 +77,7 @@ struct Model {
     abandoned: usize,
     /// The held frames: (component, start mode), bottom first; at most `DEPTH`.
     frames: Vec<(usize, Mode)>,
-    /// Frames that ended without their Stop, per component.
+    /// Frames that ended without their Stop, and Stops without a frame, per component.
     ends: [FrameCounts; COMPONENTS],
     /// Whether the component has had its baseline pulse.
     pulsed: [bool; COMPONENTS],
@@ -106,6 +106,7 @@ impl Model {
             Op::Stop(id, mode) => {
                 let c = component(id);
                 if self.depth == 0 {
+                    self.ends[c].empty_stops += 1;
                     self.anomalies.empty_stops += 1;
                 } else if self.frames.is_empty() {
                     // Only abandoned scopes are open: this closes one, whatever the id.
@@ -122,6 +123,7 @@ impl Model {
                     self.depth = self.abandoned + k;
                     self.samples[c].push(Expected::Scope(start, mode));
                 } else {
+                    self.ends[c].unmatched_stops += 1;
                     self.anomalies.unmatched_stops += 1;
                 }
             }
@@ -424,10 +426,18 @@ fn full_stack_gives_up_the_oldest_then_mismatched_stops() {
     let ends = |abandoned, orphaned| FrameCounts {
         abandoned,
         orphaned,
-        open_at_exit: 0,
-        over_cap: 0,
+        ..FrameCounts::default()
     };
-    assert_eq!(m.ends, [ends(1, 1), ends(1, 1), ends(0, 0), ends(0, 1)]);
+    // The unmatched Stop was B's, the empty one A's.
+    let b = FrameCounts {
+        unmatched_stops: 1,
+        ..ends(1, 1)
+    };
+    let a = FrameCounts {
+        empty_stops: 1,
+        ..ends(1, 1)
+    };
+    assert_eq!(m.ends, [a, b, ends(0, 0), ends(0, 1)]);
     assert_eq!(m.samples[A], [Expected::Scope(Fast, Fast)]);
     assert_eq!(m.samples[B], [Expected::Scope(Fast, Hard)]);
     assert_eq!(m.samples[C], [Expected::Scope(Fast, Fast); 2]);

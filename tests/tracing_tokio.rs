@@ -1,5 +1,6 @@
-//! Instrumented futures on a multi-threaded tokio runtime: one busy sample per poll,
-//! one lifetime per future, no anomaly on any worker. Own binary: it installs the
+//! Instrumented futures on a multi-threaded tokio runtime: one busy sample per span,
+//! the sum of its polls wherever they ran; with per-poll samples on, one per poll;
+//! one lifetime per future; no anomaly on any worker. Own binary: it installs the
 //! global subscriber.
 
 use latte::tracing::LatteLayer;
@@ -19,8 +20,8 @@ async fn tokio_task(i: usize) -> usize {
 
 #[test]
 fn instrumented_futures_on_four_workers() {
-    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(LatteLayer::new()))
-        .unwrap();
+    let layer = LatteLayer::new().per_poll(true);
+    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer)).unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(4)
         .thread_name("tokio-worker")
@@ -36,20 +37,27 @@ fn instrumented_futures_on_four_workers() {
     });
     drop(runtime);
     let capture = latte::capture();
-    let total = |id: &str| -> usize {
+    let samples = |id: &str| -> Vec<u64> {
         capture
             .threads
             .iter()
             .filter_map(|t| t.component(id))
-            .map(|c| c.samples.len())
-            .sum()
+            .flat_map(|c| c.samples.iter().map(|s| s.ticks()))
+            .collect()
     };
-    // Each task is polled YIELDS + 1 times: one busy sample per poll, per span, plus
-    // one for the enter tracing makes when it drops the inner future in its span.
-    assert_eq!(total("tokio_task"), TASKS * (YIELDS + 2));
-    assert_eq!(total("tokio_outer"), TASKS * (YIELDS + 2));
-    assert_eq!(total("tokio_task (lifetime)"), TASKS);
-    assert_eq!(total("tokio_outer (lifetime)"), TASKS);
+    for span in ["tokio_task", "tokio_outer"] {
+        // One busy sample per span, on whichever worker closed it.
+        let busy = samples(span);
+        assert_eq!(busy.len(), TASKS, "{span}");
+        // Each task is polled YIELDS + 1 times, plus the enter tracing makes when it
+        // drops the inner future in its span: one per-poll sample each.
+        let polls = samples(&format!("{span} (poll)"));
+        assert_eq!(polls.len(), TASKS * (YIELDS + 2), "{span}");
+        // The busy totals add up exactly the per-poll ticks, across the workers.
+        let sum = |v: &[u64]| v.iter().sum::<u64>();
+        assert_eq!(sum(&busy), sum(&polls), "{span}");
+        assert_eq!(samples(&format!("{span} (lifetime)")).len(), TASKS);
+    }
     for t in &capture.threads {
         assert_eq!(t.anomalies.total(), 0, "{}: {:?}", t.name, t.anomalies);
     }

@@ -151,6 +151,7 @@ fn sections(
                 exited: t.exited,
                 anomalies: t.anomalies,
                 frames: ended_frames(&t.frames),
+                open: t.open.clone(),
                 rows,
             }
         })

@@ -60,13 +60,14 @@ pub struct ThreadCapture {
     /// One entry per component the thread recorded, in order of first use.
     pub components: Vec<ComponentCapture>,
     /// One entry per id with scopes that ended without their Stop (abandoned,
-    /// orphaned, open at exit) or records dropped past the memory cap, in order of the
-    /// first such event: the per-id split of those four `anomalies`.
+    /// orphaned, open at exit), records dropped past the memory cap or timers
+    /// cancelled, in order of the first such event: the per-id split of those four
+    /// `anomalies`, and the cancels (which are not anomalies).
     pub frames: Vec<IdFrames>,
 }
 
-/// One (thread, id)'s scopes that ended without their Stop, and records dropped past
-/// the memory cap.
+/// One (thread, id)'s scopes that ended without their Stop, records dropped past the
+/// memory cap, and timers cancelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IdFrames {
     /// The id's name.
@@ -117,8 +118,9 @@ impl ThreadCapture {
         self.components.iter().find(|c| c.name == name)
     }
 
-    /// The scopes of id `name` on this thread that ended without their Stop (all zero
-    /// if none did).
+    /// The counts of id `name` on this thread besides its samples: scopes that ended
+    /// without their Stop, records past the memory cap, timers cancelled (all zero if
+    /// none).
     ///
     /// ```
     /// use latte::{Id, Mode};

@@ -5,7 +5,7 @@
 use super::tally::Tally;
 use super::{Capture, Sample, SampleKind};
 use crate::config;
-use crate::diagnostics::{Anomalies, FrameCounts};
+use crate::diagnostics::{Anomalies, FrameCounts, OpenScopes};
 use crate::record::id;
 use crate::record::registry::FOLDED_NAME;
 use std::collections::{BTreeMap, HashSet};
@@ -30,6 +30,9 @@ pub(crate) struct ThreadTotals {
     /// Per id, the frames that ended without their Stop (in an interval being
     /// accumulated: their values when the interval began).
     pub(crate) frames: Vec<(&'static str, FrameCounts)>,
+    /// The scopes open on the thread when the report is taken: set in the whole run
+    /// just before (`Ledger::note_open_scopes`), read from there by every window.
+    pub(crate) open: Vec<OpenScopes>,
     /// In order of first record (the order of the thread's rings).
     pub(crate) components: Vec<ComponentTotals>,
 }
@@ -172,6 +175,7 @@ impl Totals {
                 exited: t.exited,
                 anomalies: t.anomalies,
                 frames: t.frames.iter().map(|f| (f.name, f.counts)).collect(),
+                open: Vec::new(),
                 components,
             };
             // Serials are unique in a capture taken by latte; a hand-made one may
@@ -214,6 +218,7 @@ impl Totals {
                 exited: true,
                 anomalies: Anomalies::default(),
                 frames: Vec::new(),
+                open: Vec::new(),
                 components: Vec::new(),
             });
             folded.anomalies = folded.anomalies.plus(&t.anomalies);

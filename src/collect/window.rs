@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 pub(crate) fn whole_run<R>(f: impl FnOnce(&Totals) -> R) -> R {
     let mut ledger = ledger();
     ledger.fold();
+    ledger.note_open_scopes();
     match &ledger.since_reset {
         None => f(&ledger.whole),
         Some(base) => {
@@ -30,6 +31,7 @@ pub(crate) fn whole_run<R>(f: impl FnOnce(&Totals) -> R) -> R {
 pub(crate) fn take_interval() -> Totals {
     let mut ledger = ledger();
     ledger.fold();
+    ledger.note_open_scopes();
     let Ledger {
         whole,
         interval,
@@ -103,12 +105,15 @@ fn increments(whole: &Totals, window: &mut Totals, advance: bool) -> Totals {
                 taken
             })
             .collect();
-        if !components.is_empty() || since.total() > 0 || !frames.is_empty() {
+        // A thread with nothing new but a scope open is shown: it may be stuck there.
+        let open = now.open.clone();
+        if !components.is_empty() || since.total() > 0 || !frames.is_empty() || !open.is_empty() {
             let thread = ThreadTotals {
                 name: t.name.clone(),
                 exited: t.exited,
                 anomalies: since,
                 frames,
+                open,
                 components,
             };
             out.threads.insert(*serial, thread);

@@ -1,19 +1,92 @@
-//! The `tracing` bridge's per-thread table from a span id to its component's index,
-//! which spares an enter or exit every registry lookup; and the guard that keeps it
-//! out of thread teardown.
+//! The `tracing` bridge's per-thread table from a span id to its component's index
+//! and its busy total, which spares an enter or exit every registry lookup; the busy
+//! totals themselves; and the guard that keeps the table out of thread teardown.
+#![allow(unsafe_code)] // a `&'static SpanBusy` kept in an `AtomicPtr`
 
+use crate::record::fork::PerProcess;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::{Mutex, PoisonError};
 use thread_local::ThreadLocal;
 
 /// Slots in each thread's [`SpanCache`]: enough for the spans one thread keeps
-/// entered or re-enters, small enough to stay in a few cache lines (16 bytes each).
+/// entered or re-enters, small enough to stay in a few cache lines (24 bytes each).
 const SLOTS: usize = 64;
 
-/// One thread's direct-mapped table from a span id to its component's index. Written
-/// by its own thread; a slot's `span` is also cleared by whichever thread closes that
-/// span. A slot is read as a pair: `index` is written by the owning thread only, before
-/// `span`, so a `span` that matches always comes with its own `index`.
+/// One span's busy time so far: the sum of its polls' enter-to-exit ticks, on every
+/// thread that polled it. Recorded as one sample when the span closes.
+///
+/// Never freed: taken from a per-process pool when a span is made and given back
+/// when it closes, so a reference to one is `'static` and a table slot that still
+/// pointed at one after its span closed (which the closing protocol rules out, see
+/// [`SpanCache::forget`]) could only misattribute, never read freed memory. The pool
+/// holds as many as were ever open at once.
+pub(super) struct SpanBusy {
+    ticks: AtomicU64,
+    /// Whether a poll was measured: only then is the total recorded.
+    polled: AtomicBool,
+    /// The index of the span's per-poll component (`per_poll`), else 0.
+    poll: AtomicU32,
+}
+
+impl SpanBusy {
+    /// Adds one poll's ticks: a relaxed add (a span may be polled on two threads at
+    /// once) and, on its first poll, a store.
+    #[inline(always)]
+    pub(super) fn add(&self, ticks: u64) {
+        self.ticks.fetch_add(ticks, Relaxed);
+        if !self.polled.load(Relaxed) {
+            self.polled.store(true, Relaxed);
+        }
+    }
+
+    /// The index of the span's per-poll component.
+    #[inline(always)]
+    pub(super) fn poll(&self) -> u32 {
+        self.poll.load(Relaxed)
+    }
+
+    /// The total, if any poll was measured (at the span's close).
+    pub(super) fn total(&self) -> Option<u64> {
+        self.polled.load(Relaxed).then(|| self.ticks.load(Relaxed))
+    }
+}
+
+/// Spans' busy totals not in use, per process (a forked child starts its own pool:
+/// the parent's lock may be held).
+static POOL: PerProcess<Mutex<Vec<&'static SpanBusy>>> = PerProcess::new(|| Mutex::new(Vec::new()));
+
+/// A zeroed busy total for a new span whose per-poll component is `poll` (0: none).
+pub(super) fn take_busy(poll: u32) -> &'static SpanBusy {
+    let pooled = POOL
+        .get()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .pop();
+    let busy = pooled.unwrap_or_else(|| {
+        Box::leak(Box::new(SpanBusy {
+            ticks: AtomicU64::new(0),
+            polled: AtomicBool::new(false),
+            poll: AtomicU32::new(0),
+        }))
+    });
+    busy.poll.store(poll, Relaxed);
+    busy
+}
+
+/// Gives a closed span's busy total back to the pool, zeroed.
+pub(super) fn give_back(busy: &'static SpanBusy) {
+    busy.ticks.store(0, Relaxed);
+    busy.polled.store(false, Relaxed);
+    let mut pool = POOL.get().lock().unwrap_or_else(PoisonError::into_inner);
+    pool.push(busy);
+}
+
+/// One thread's direct-mapped table from a span id to its component's index and its
+/// busy total. Written by its own thread; a slot's `span` is also cleared by whichever
+/// thread closes that span. A slot is read as a whole: `index` and `busy` are written
+/// by the owning thread only, before `span`, so a `span` that matches always comes
+/// with its own `index` and `busy`.
 pub(super) struct SpanCache {
     slots: [Slot; SLOTS],
 }
@@ -23,6 +96,8 @@ struct Slot {
     span: AtomicU64,
     /// Its component's dense index.
     index: AtomicU32,
+    /// Its busy total (a `&'static SpanBusy`), or null for a span without one.
+    busy: AtomicPtr<SpanBusy>,
 }
 
 impl Default for SpanCache {
@@ -32,6 +107,7 @@ impl Default for SpanCache {
                 Slot {
                     span: AtomicU64::new(0),
                     index: AtomicU32::new(0),
+                    busy: AtomicPtr::new(std::ptr::null_mut()),
                 }
             }; SLOTS],
         }
@@ -47,15 +123,31 @@ impl SpanCache {
         &self.slots[hash as usize % SLOTS]
     }
 
+    /// The component index of `span`, if this table holds it (an enter).
     #[inline(always)]
     pub(super) fn get(&self, span: u64) -> Option<u32> {
         let slot = self.slot(span);
         (slot.span.load(Relaxed) == span).then(|| slot.index.load(Relaxed))
     }
 
-    pub(super) fn insert(&self, span: u64, index: u32) {
+    /// The component index and busy total of `span`, if this table holds it (an exit).
+    #[inline(always)]
+    pub(super) fn get_with_busy(&self, span: u64) -> Option<(u32, Option<&'static SpanBusy>)> {
+        let slot = self.slot(span);
+        if slot.span.load(Relaxed) != span {
+            return None;
+        }
+        let busy = slot.busy.load(Relaxed);
+        // SAFETY: a non-null `busy` was stored by `insert` from a `&'static SpanBusy`
+        // (leaked, never freed), and is only ever read back as a shared reference.
+        Some((slot.index.load(Relaxed), unsafe { busy.as_ref() }))
+    }
+
+    pub(super) fn insert(&self, span: u64, index: u32, busy: Option<&'static SpanBusy>) {
         let slot = self.slot(span);
         slot.index.store(index, Relaxed);
+        let busy = busy.map_or(std::ptr::null_mut(), |b| std::ptr::from_ref(b).cast_mut());
+        slot.busy.store(busy, Relaxed);
         slot.span.store(span, Relaxed);
     }
 
@@ -128,15 +220,37 @@ mod tests {
     fn a_slot_holds_one_span_and_a_colliding_span_takes_it() {
         let cache = SpanCache::default();
         assert_eq!(cache.get(7), None);
-        cache.insert(7, 70);
+        cache.insert(7, 70, None);
         assert_eq!(cache.get(7), Some(70));
         let other = (8..)
             .find(|&k| std::ptr::eq(cache.slot(k), cache.slot(7)))
             .unwrap();
-        cache.insert(other, 80);
+        cache.insert(other, 80, None);
         assert_eq!((cache.get(7), cache.get(other)), (None, Some(80)));
         cache.forget(7); // not in its slot any more: the other span stays
         assert_eq!(cache.get(other), Some(80));
+    }
+
+    #[test]
+    fn a_slot_keeps_its_span_s_busy_total_and_totals_are_reused_zeroed() {
+        let cache = SpanCache::default();
+        let busy = take_busy(5);
+        cache.insert(3, 30, Some(busy));
+        let (index, found) = cache.get_with_busy(3).unwrap();
+        assert_eq!(
+            (index, found.map(std::ptr::from_ref)),
+            (30, Some(std::ptr::from_ref(busy)))
+        );
+        assert_eq!(busy.total(), None, "no poll yet");
+        busy.add(7);
+        busy.add(8);
+        assert_eq!((busy.total(), busy.poll()), (Some(15), 5));
+        cache.insert(4, 40, None); // a span the layer did not see made
+        assert!(matches!(cache.get_with_busy(4), Some((40, None))));
+        give_back(busy);
+        let again = take_busy(0);
+        assert_eq!((again.total(), again.poll()), (None, 0));
+        give_back(again);
     }
 
     #[test]
@@ -144,7 +258,7 @@ mod tests {
         let caches = ThreadLocal::<SpanCache>::new();
         let (a, b) = (11, 12);
         let mine = local(&caches).unwrap();
-        mine.insert(a, 1);
+        mine.insert(a, 1, None);
         // Two threads alive at once (an exited thread's table goes to the next thread).
         let (cached, closed) = (std::sync::Barrier::new(3), std::sync::Barrier::new(3));
         let after = std::thread::scope(|s| {
@@ -152,8 +266,8 @@ mod tests {
                 .map(|_| {
                     s.spawn(|| {
                         let cache = local(&caches).unwrap();
-                        cache.insert(a, 1);
-                        cache.insert(b, 2);
+                        cache.insert(a, 1, None);
+                        cache.insert(b, 2, None);
                         cached.wait();
                         closed.wait();
                         (cache.get(a), cache.get(b))

@@ -14,18 +14,41 @@
 //!
 //! # What is measured
 //!
-//! * **Busy time**, under the span's name: each enter/exit pair is one Start/Stop on
-//!   the entering thread. A future wrapped with `.instrument(span)` (and an
-//!   `#[tracing::instrument] async fn`) enters its span on every poll, so it records
-//!   **one sample per poll**: the time spent running, not the time spent waiting.
-//!   `tracing` also enters the span once more when it drops the finished future, so a
-//!   future polled `n` times records `n + 1` busy samples.
+//! * **Busy time**, under the span's name: **one sample per span**, recorded when the
+//!   span closes, on the thread that closes it: the sum of the ticks of all its
+//!   enter/exit pairs, on every thread that entered it. A future wrapped with
+//!   `.instrument(span)` (and an `#[tracing::instrument] async fn`) enters its span on
+//!   every poll, so its busy sample is the time it spent running, not waiting, summed
+//!   over its polls; `tracing` also enters the span once more when it drops the
+//!   finished future, and that pair is in the sum too. Each enter is a Start on the
+//!   entering thread's stack, so latte scopes opened inside nest under it and a
+//!   report's `open now` lists the span while it is entered; each exit closes it there
+//!   and adds its ticks to the span's total instead of recording them.
+//! * **Per poll**, under `"<name> (poll)"`, only with
+//!   [`per_poll(true)`](LatteLayer::per_poll): each enter/exit pair as one sample, on
+//!   the exiting thread (`n + 1` samples for a future polled `n` times). They are the
+//!   very ticks the busy total adds up.
 //! * **Lifetime**, under `"<name> (lifetime)"` when
 //!   [`span_lifetimes`](LatteLayer::span_lifetimes) is on (default): from the span's
 //!   creation to its close, once per span, recorded on the closing thread.
 //! * **Events as pulses** when [`event_pulses`](LatteLayer::event_pulses) is on: each
 //!   event is a pulse of its callsite's name, so you get the time between successive
 //!   events of one callsite on a thread.
+//!
+//! What a busy sample holds, exactly:
+//!
+//! * Raw counter ticks of each pair (stop read minus start read), added together. It
+//!   is recorded as a scope of the layer's (start, stop) modes, so a calibrated report
+//!   subtracts **one** scope overhead (the report's OVERHEAD matrix, that cell): a
+//!   span entered once reads exactly as a scope does, and a span entered `n` times
+//!   keeps `n - 1` overheads in its total. The per-poll samples are each corrected.
+//! * A span entered on two threads at once adds both (busy time is time on threads,
+//!   and may exceed the lifetime); a span entered again while already entered on the
+//!   same thread adds both pairs, the inner one counted twice.
+//! * A pair whose delta is implausible (the counter went backwards or jumped) is left
+//!   out of the sum and counted, as a Stop counts it; a pair whose frame was given up
+//!   on a full stack adds nothing. A span none of whose pairs was measured, and a span
+//!   that never closes, record no busy sample.
 //!
 //! # Correctness
 //!
@@ -39,9 +62,9 @@
 //!
 //! A span is recorded under its static name, or under the value of its `latte.id`
 //! field when it has one at creation (`tracing::info_span!("order", latte.id = %venue)`,
-//! a `&str` or a `%`-formatted value): the text goes through [`Id::intern`], so
+//! a `&str` or a `%`-formatted value): the text goes through [`Id::intern`](crate::Id::intern), so
 //! it is the same component as any other id of that text, and it counts against
-//! [`Id::MAX_INTERNED`] (past it the span falls back to its static name). The
+//! [`Id::MAX_INTERNED`](crate::Id::MAX_INTERNED) (past it the span falls back to its static name). The
 //! lifetime component is then `"<text> (lifetime)"`.
 //!
 //! ```
@@ -60,28 +83,28 @@
 //! # Cost
 //!
 //! A span's component is resolved once, when the span is made (a read-locked map keyed
-//! by the callsite, or [`Id::intern`] of its `latte.id`), and kept in the span's
-//! extensions. An enter or exit then looks the span up in this layer's per-thread
-//! cache (a `thread_local::ThreadLocal` of a small direct-mapped table from span id to
-//! component index: one multiply, two loads, no lock, no hashing of strings, no
-//! registry lookup) and does a latte Start or Stop. Only a span's first enter on a
-//! thread, or one whose cache slot another span took, reads the span's extensions from
-//! the registry. Closing a span clears its slot in every thread's table (one load per
-//! thread that used the layer), so a span id the registry hands out again never finds
-//! a stale component. The Stop reads the clock before the lookup, so it stays outside
-//! the measured span.
+//! by the callsite, or [`Id::intern`](crate::Id::intern) of its `latte.id`), and kept in the span's
+//! extensions with its busy total (taken from a pool of totals: one short lock per
+//! span made and per span closed). An enter or exit then looks the span up in this
+//! layer's per-thread cache (a `thread_local::ThreadLocal` of a small direct-mapped
+//! table from span id to component index and busy total: one multiply, a few loads,
+//! no lock, no hashing of strings, no registry lookup). An enter is a latte Start; an
+//! exit closes the scope on the stack and adds its ticks to the span's total (a
+//! relaxed atomic add), where a Stop would store a sample. Only a span's first enter
+//! on a thread, or one whose cache slot another span took, reads the span's extensions
+//! from the registry. Closing a span clears its slot in every thread's table (one load
+//! per thread that used the layer), so a span id the registry hands out again never
+//! finds a stale component or total, then records the total. The exit reads the clock
+//! before the lookup, so it stays outside the measured span.
 //! `cargo bench --bench overhead` prints the layer's own cost against a Fast
 //! Start+Stop; figures in `docs/performance.md`.
 
-use super::span_cache::{self, SpanCache};
+use super::span_cache::{self, SpanBusy, SpanCache};
+use super::span_ids::{event_id, new_span_ids, span_ids};
 use crate::clock::{self, Mode};
-use crate::record::{self, Id, Timer};
-use std::collections::HashMap;
-use std::sync::{LazyLock, PoisonError, RwLock};
+use crate::record::{self, Timer};
 use thread_local::ThreadLocal;
-use tracing_core::callsite::Identifier;
-use tracing_core::field::{Field, Visit};
-use tracing_core::{Event, Metadata, Subscriber, span};
+use tracing_core::{Event, Subscriber, span};
 use tracing_subscriber::Layer;
 use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
@@ -93,6 +116,7 @@ pub struct LatteLayer {
     stop: Mode,
     lifetimes: bool,
     pulses: bool,
+    per_poll: bool,
     /// Each thread's table from span id to component index.
     cache: ThreadLocal<SpanCache>,
 }
@@ -104,6 +128,7 @@ impl Clone for LatteLayer {
             .modes(self.start, self.stop)
             .span_lifetimes(self.lifetimes)
             .event_pulses(self.pulses)
+            .per_poll(self.per_poll)
     }
 }
 
@@ -114,6 +139,7 @@ impl core::fmt::Debug for LatteLayer {
             .field("stop", &self.stop)
             .field("lifetimes", &self.lifetimes)
             .field("pulses", &self.pulses)
+            .field("per_poll", &self.per_poll)
             .finish_non_exhaustive()
     }
 }
@@ -125,13 +151,15 @@ impl Default for LatteLayer {
 }
 
 impl LatteLayer {
-    /// Fast reads at both ends, span lifetimes on, events ignored.
+    /// Fast reads at both ends, span lifetimes on, one busy sample per span (no
+    /// per-poll samples), events ignored.
     pub const fn new() -> LatteLayer {
         LatteLayer {
             start: Mode::Fast,
             stop: Mode::Fast,
             lifetimes: true,
             pulses: false,
+            per_poll: false,
             cache: ThreadLocal::new(),
         }
     }
@@ -160,106 +188,54 @@ impl LatteLayer {
         self.pulses = enabled;
         self
     }
-}
 
-/// The ids of one span callsite, made once and kept for the process.
-struct CallsiteIds {
-    busy: Id,
-    lifetime: Id,
-    /// The callsite's `latte.id` field, if it declares one.
-    named_by: Option<Field>,
+    /// Whether each enter/exit pair (each poll of an instrumented future) is also
+    /// recorded, as one sample of its own, under `"<name> (poll)"`. Off by default:
+    /// the span's busy time is then one sample per span, under its name, the sum of
+    /// its polls (see the [module docs](self)). The per-poll samples are the very
+    /// ticks the busy total adds up.
+    ///
+    /// ```
+    /// use tracing::Instrument;
+    /// use tracing_subscriber::layer::SubscriberExt;
+    ///
+    /// let layer = latte::tracing::LatteLayer::new().per_poll(true);
+    /// let subscriber = tracing_subscriber::registry().with(layer);
+    /// tracing::subscriber::with_default(subscriber, || {
+    ///     let task = async {
+    ///         for _ in 0..2 {
+    ///             tokio::task::yield_now().await; // Pending once: one more poll
+    ///         }
+    ///     };
+    ///     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    ///     runtime.block_on(task.instrument(tracing::info_span!("doc_per_poll")));
+    /// });
+    /// // 3 polls, and the enter tracing makes to drop the finished future.
+    /// assert_eq!(latte::snapshot("doc_per_poll (poll)").len(), 4);
+    /// let busy = latte::snapshot("doc_per_poll");
+    /// let polls = latte::snapshot("doc_per_poll (poll)");
+    /// assert_eq!(busy, [polls.iter().sum::<u64>()]); // one sample: their sum
+    /// ```
+    pub const fn per_poll(mut self, enabled: bool) -> LatteLayer {
+        self.per_poll = enabled;
+        self
+    }
 }
 
 /// What the layer keeps in each span's extensions.
 struct SpanState {
-    /// The component's index, under which enter/exit pairs record.
+    /// The component's index: enters and exits are Starts and Stops of it on the
+    /// stack, and the busy total is recorded under it.
     busy: u32,
+    /// The sum of the span's polls so far.
+    total: &'static SpanBusy,
     /// Held for its `Drop`, which records the span's lifetime (when lifetimes are on).
     _lifetime: Option<Timer<'static>>,
 }
 
-/// The ids of a callsite: a read-locked lookup by the callsite's address (not its
-/// name), made once per span creation or per event.
-fn cached<T: Sync + 'static>(
-    cache: &'static LazyLock<RwLock<HashMap<Identifier, &'static T>>>,
-    meta: &'static Metadata<'static>,
-    make: impl FnOnce() -> T,
-) -> &'static T {
-    let key = meta.callsite();
-    if let Some(&ids) = cache
-        .read()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get(&key)
-    {
-        return ids;
-    }
-    let mut map = cache.write().unwrap_or_else(PoisonError::into_inner);
-    // One leak per callsite: bounded by the program's code, like the callsites are.
-    map.entry(key)
-        .or_insert_with(|| Box::leak(Box::new(make())))
-}
-
-fn span_ids(meta: &'static Metadata<'static>) -> &'static CallsiteIds {
-    static CACHE: LazyLock<RwLock<HashMap<Identifier, &'static CallsiteIds>>> =
-        LazyLock::new(Default::default);
-    cached(&CACHE, meta, || CallsiteIds {
-        busy: Id::new(meta.name()),
-        lifetime: Id::new(Box::leak(
-            format!("{} (lifetime)", meta.name()).into_boxed_str(),
-        )),
-        named_by: meta.fields().field("latte.id"),
-    })
-}
-
-fn event_id(meta: &'static Metadata<'static>) -> &'static Id {
-    static CACHE: LazyLock<RwLock<HashMap<Identifier, &'static Id>>> =
-        LazyLock::new(Default::default);
-    cached(&CACHE, meta, || Id::new(meta.name()))
-}
-
-/// Reads the text of a span's `latte.id` field.
-struct NameVisitor<'f> {
-    field: &'f Field,
-    text: Option<String>,
-}
-
-impl Visit for NameVisitor<'_> {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        if field == self.field {
-            self.text = Some(value.to_owned());
-        }
-    }
-
-    fn record_debug(&mut self, field: &Field, value: &dyn core::fmt::Debug) {
-        if field == self.field {
-            self.text = Some(format!("{value:?}"));
-        }
-    }
-}
-
-/// The busy and lifetime ids of a new span: its `latte.id` field's, interned, or
-/// its callsite's (also when the interner refuses a new text).
-fn new_span_ids(attrs: &span::Attributes<'_>, lifetimes: bool) -> (&'static Id, &'static Id) {
-    let ids = span_ids(attrs.metadata());
-    let Some(field) = &ids.named_by else {
-        return (&ids.busy, &ids.lifetime);
-    };
-    let mut visitor = NameVisitor { field, text: None };
-    attrs.record(&mut visitor);
-    let Some(text) = visitor.text else {
-        return (&ids.busy, &ids.lifetime);
-    };
-    let Ok(busy) = Id::intern(&text) else {
-        return (&ids.busy, &ids.lifetime);
-    };
-    if !lifetimes {
-        return (busy, &ids.lifetime); // the lifetime id is not used
-    }
-    match Id::intern(&format!("{text} (lifetime)")) {
-        Ok(lifetime) => (busy, lifetime),
-        Err(_) => (busy, &ids.lifetime),
-    }
-}
+/// A span as an enter or exit needs it: its component's index, and its busy total
+/// (`None` for a span the layer did not see made: its polls are recorded one by one).
+type Entered = (u32, Option<&'static SpanBusy>);
 
 impl LatteLayer {
     /// The component index of an entered span: from this thread's table, else from
@@ -274,6 +250,21 @@ impl LatteLayer {
         if let Some(index) = cache.and_then(|c| c.get(key)) {
             return Some(index);
         }
+        Self::busy_slow(key, id, ctx, cache).map(|(index, _)| index)
+    }
+
+    /// The component index and busy total of an exiting span, as [`busy`](Self::busy)
+    /// finds them.
+    #[inline(always)]
+    fn busy_with_total<S>(&self, id: &span::Id, ctx: &Context<'_, S>) -> Option<Entered>
+    where
+        S: Subscriber + for<'a> LookupSpan<'a>,
+    {
+        let key = id.into_u64();
+        let cache = span_cache::local(&self.cache);
+        if let Some(found) = cache.and_then(|c| c.get_with_busy(key)) {
+            return Some(found);
+        }
         Self::busy_slow(key, id, ctx, cache)
     }
 
@@ -284,19 +275,19 @@ impl LatteLayer {
         id: &span::Id,
         ctx: &Context<'_, S>,
         cache: Option<&SpanCache>,
-    ) -> Option<u32>
+    ) -> Option<Entered>
     where
         S: Subscriber + for<'a> LookupSpan<'a>,
     {
         let span = ctx.span(id)?;
-        let index = match span.extensions().get::<SpanState>() {
-            Some(state) => state.busy,
-            None => span_ids(span.metadata()).busy.index(),
+        let (index, total) = match span.extensions().get::<SpanState>() {
+            Some(state) => (state.busy, Some(state.total)),
+            None => (span_ids(span.metadata()).busy.index(), None),
         };
         if let Some(cache) = cache {
-            cache.insert(key, index);
+            cache.insert(key, index, total);
         }
-        Some(index)
+        Some((index, total))
     }
 }
 
@@ -306,12 +297,14 @@ where
 {
     fn on_new_span(&self, attrs: &span::Attributes<'_>, id: &span::Id, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(id) else { return };
-        let (busy, lifetime) = new_span_ids(attrs, self.lifetimes);
+        let ids = new_span_ids(attrs, self.lifetimes, self.per_poll);
+        let poll = if self.per_poll { ids.poll.index() } else { 0 };
         let lifetime = self
             .lifetimes
-            .then(|| Timer::start(lifetime, self.start, self.stop));
+            .then(|| Timer::start(ids.lifetime, self.start, self.stop));
         span.extensions_mut().insert(SpanState {
-            busy: busy.index(),
+            busy: ids.busy.index(),
+            total: span_cache::take_busy(poll),
             _lifetime: lifetime,
         });
     }
@@ -324,8 +317,18 @@ where
 
     fn on_exit(&self, id: &span::Id, ctx: Context<'_, S>) {
         let now = clock::read(self.stop);
-        if let Some(index) = self.busy(id, &ctx) {
-            record::stop_unordered(index, self.stop, now);
+        match self.busy_with_total(id, &ctx) {
+            Some((index, Some(total))) => {
+                let poll = self.per_poll.then(|| total.poll());
+                if let Some(ticks) = record::stop_unordered(index, self.stop, now, poll) {
+                    total.add(ticks);
+                }
+            }
+            // A span made before the layer saw it: each poll is a sample.
+            Some((index, None)) => {
+                record::stop_unordered(index, self.stop, now, Some(index));
+            }
+            None => {}
         }
     }
 
@@ -334,10 +337,17 @@ where
         for cache in self.cache.iter() {
             cache.forget(key);
         }
-        if let Some(span) = ctx.span(&id) {
-            // Dropping the state drops its lifetime timer, which records.
-            drop(span.extensions_mut().remove::<SpanState>());
+        let Some(span) = ctx.span(&id) else { return };
+        let Some(state) = span.extensions_mut().remove::<SpanState>() else {
+            return;
+        };
+        // Every exit of the span happened before its close: the total is complete.
+        if let Some(ticks) = state.total.total() {
+            record::record_scope(state.busy, ticks, self.start, self.stop);
         }
+        span_cache::give_back(state.total);
+        // Dropping the state drops its lifetime timer, which records.
+        drop(state);
     }
 
     fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {

@@ -148,6 +148,13 @@ impl Local {
         });
     }
 
+    /// Counts a cancelled [`Timer`](super::Timer) of `idx` on this thread.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn cancelled(&self, idx: u32) {
+        self.cold(|_, shared| shared.count_cancel(idx));
+    }
+
     /// Counts a delta that cannot be a duration (the counter went backwards or jumped):
     /// as `cross_core` when its two reads ran on cores whose counters may disagree (a
     /// `Timer` closed on another thread, a scope whose reads named two CPUs), as a

@@ -306,17 +306,6 @@ impl Local {
         self.store(idx, ticks, RECORD);
     }
 
-    #[cfg(feature = "tracing")]
-    /// Stop for scopes that may close out of LIFO order (the `tracing` bridge): the
-    /// innermost open scope of `idx` is closed and recorded wherever it is in the
-    /// stack, and the scopes above it stay open.
-    #[inline(always)]
-    pub(crate) fn stop_unordered(&self, idx: u32, mode: Mode, now: Stamp) {
-        if !self.pop_top(idx, mode, now) {
-            self.stop_unordered_slow(idx, mode, now);
-        }
-    }
-
     /// Builds the sample for a closed scope and stores it.
     #[inline(always)]
     pub(crate) fn finish(&self, idx: u32, tag: u64, start_ticks: u64, mode: Mode, now: Stamp) {
@@ -383,6 +372,9 @@ impl Drop for Local {
     fn drop(&mut self) {
         self.count_open_at_exit();
         if let Some(shared) = self.shared.get() {
+            // Before any of this recorder's memory goes: no reader of its open scopes
+            // can be inside it after this.
+            shared.recorder.clear();
             shared.retire();
         }
     }

@@ -26,7 +26,7 @@
 use super::local::{Local, Word, push_frame, signal_fence};
 use crate::clock::{Mode, Stamp};
 use crate::config;
-use crate::diagnostics::{FrameEnd, bump};
+use crate::diagnostics::FrameEnd;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Open scopes, structure-of-arrays: a view of the thread's stack words, the tags in
@@ -72,6 +72,11 @@ impl<'a> Stack<'a> {
             l.stack_base.store(words.as_ptr().cast_mut(), Relaxed);
             signal_fence();
             l.stack_len.store(words.len() / 2, Relaxed);
+            // And for readers on other threads (their open scopes), under a lock that
+            // orders the stores above before their reads.
+            if let Some(shared) = l.shared.get() {
+                shared.recorder.set(l);
+            }
             words
         });
         Stack::over(words)
@@ -162,7 +167,7 @@ impl Local {
         let found = self.cold(|l, shared| {
             let d = l.depth.get() as usize;
             let Some(stack) = l.stack().filter(|_| d > 0) else {
-                bump(&shared.counters.empty_stops, 1);
+                shared.count_frames(FrameEnd::EmptyStop, [idx]);
                 return None;
             };
             let (top, floor) = (d - 1, l.floor.get() as usize);
@@ -177,7 +182,7 @@ impl Local {
             // Search down for ours; the frames above it will never be closed correctly,
             // so they are dropped and counted rather than mispaired with later Stops.
             let Some(k) = (floor..=top).rev().find(|&p| stack.id(p) == idx) else {
-                bump(&shared.counters.unmatched_stops, 1);
+                shared.count_frames(FrameEnd::UnmatchedStop, [idx]);
                 return None;
             };
             shared.count_frames(FrameEnd::Orphaned, (k + 1..=top).map(|p| stack.id(p)));
@@ -191,16 +196,22 @@ impl Local {
         }
     }
 
+    /// The cold case of the bridge's exit (`Local::stop_unordered`): closes the
+    /// innermost open scope of `idx` wherever it is and returns its frame (tag, start
+    /// ticks), or counts why there is none.
     #[cfg(feature = "tracing")]
     #[cold]
     #[inline(never)]
-    pub(super) fn stop_unordered_slow(&self, idx: u32, mode: Mode, now: Stamp) {
+    pub(super) fn take_unordered_slow(&self, idx: u32) -> Option<(u64, u64)> {
         let found = self.cold(|l, shared| {
-            let stack = l.stack()?;
             let (d, floor) = (l.depth.get() as usize, l.floor.get() as usize);
+            let Some(stack) = l.stack().filter(|_| d > 0) else {
+                shared.count_frames(FrameEnd::EmptyStop, [idx]);
+                return None;
+            };
             let Some(k) = (floor..d).rev().find(|&p| stack.id(p) == idx) else {
                 if floor == 0 {
-                    bump(&shared.counters.unmatched_stops, 1);
+                    shared.count_frames(FrameEnd::UnmatchedStop, [idx]);
                     return None;
                 }
                 // Not held: taken as the exit of a span given up on a full stack
@@ -216,13 +227,11 @@ impl Local {
             stack.remove(k, d);
             l.depth.set(d as u32 - 1);
             if k != d - 1 {
-                bump(&shared.counters.unordered_stops, 1);
+                crate::diagnostics::bump(&shared.counters.unordered_stops, 1);
             }
             Some(frame)
         });
-        if let Some(Some((tag, start_ticks))) = found {
-            self.finish(idx, tag, start_ticks, mode, now);
-        }
+        found.flatten()
     }
 
     /// Counts the frames still held as open at exit, under their ids (thread exit).

@@ -18,7 +18,7 @@ pub(crate) use convert::scale_summary;
 pub(crate) use focus::by_total;
 pub use row::{CleanedSummary, Corrected, Row, RowKind, Slowest, Summary};
 
-pub use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
+pub use crate::diagnostics::{Anomalies, Footprint, FrameCounts, OpenScopes};
 pub use focus::{Focus, Sort};
 pub use table::{Column, SEED_WIDTH, TableOptions};
 
@@ -156,16 +156,22 @@ pub struct ThreadReport {
     /// Misuse and clock anomalies counted on the thread.
     pub anomalies: Anomalies,
     /// Per id, the scopes that ended without their own Stop (abandoned on a full
-    /// stack, orphaned by a missed Stop, open at exit) and the records dropped past
-    /// the memory cap; ids with none are left out.
+    /// stack, orphaned by a missed Stop, open at exit), the records dropped past the
+    /// memory cap and the timers cancelled; ids with none are left out.
     #[serde(default)]
     pub frames: Vec<EndedFrames>,
+    /// Per id, the scopes open on the thread when the report was taken, outermost
+    /// first: a snapshot read while the thread runs, which may be a scope off (see
+    /// `docs/report-format.md`). Empty for an exited thread (see `frames`) and for a
+    /// report made from a capture.
+    #[serde(default)]
+    pub open: Vec<OpenScopes>,
     /// One row per component, in order of first record.
     pub rows: Vec<Row>,
 }
 
-/// One id's scopes that ended without their own Stop, and its records dropped past
-/// the memory cap, on one thread.
+/// One id's scopes that ended without their own Stop, its records dropped past the
+/// memory cap, and its timers cancelled, on one thread.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EndedFrames {
     /// The id's name.

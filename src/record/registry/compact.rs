@@ -222,12 +222,15 @@ mod tests {
             .store(4, std::sync::atomic::Ordering::Relaxed);
         b.add_capped(12)
             .store(5, std::sync::atomic::Ordering::Relaxed);
+        // So do cancelled timers.
+        b.count_cancel(12);
+        b.count_cancel(12);
         let (a, b) = (compact_copy(&a), compact_copy(&b));
         let counts = |abandoned, orphaned, open_at_exit| FrameCounts {
             abandoned,
             orphaned,
             open_at_exit,
-            over_cap: 0,
+            ..FrameCounts::default()
         };
         let capped = |over_cap, orphaned| FrameCounts {
             over_cap,
@@ -247,7 +250,13 @@ mod tests {
                 (7, counts(2, 0, 0)),
                 (9, counts(1, 1, 1)),
                 (11, capped(4, 1)),
-                (12, capped(5, 0))
+                (
+                    12,
+                    FrameCounts {
+                        cancelled_timers: 2,
+                        ..capped(5, 0)
+                    }
+                )
             ]
         );
         assert_eq!(folded.anomalies.orphaned_frames, 2);

@@ -17,7 +17,7 @@ mod thread;
 pub(crate) use compact::{CompactRing, FOLDED_NAME};
 #[cfg(feature = "test-hooks")]
 pub(crate) use thread::lock_held;
-pub(crate) use thread::{TEARDOWN_DROPS, ThreadShared};
+pub(crate) use thread::{Link, TEARDOWN_DROPS, ThreadShared};
 
 use super::ring::Ring;
 use super::sync::Mutex;

@@ -3,9 +3,11 @@
 //! lock, so a test allocator can check nothing is allocated or freed under one).
 
 use crate::diagnostics::{Counters, FrameCounts, FrameEnd, bump};
+use crate::record::local::Local;
+use crate::record::open;
 use crate::record::ring::Ring;
 use crate::record::sync::{AtomicBool, Mutex, MutexGuard, Ordering};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicPtr, AtomicU64};
 use std::sync::{Arc, PoisonError};
 
 /// A thread's rings with their id indices, in order of first use.
@@ -15,9 +17,10 @@ pub(crate) type RingList = Arc<Vec<(u32, Arc<Ring>)>>;
 /// such frame.
 pub(crate) type FrameList = Arc<Vec<(u32, FrameCounts)>>;
 
-/// The thread's ids whose ring the memory cap refused, each with the records it
-/// dropped since (written by the owning thread only), in order of refusal.
-pub(crate) type CappedList = Arc<Vec<(u32, Arc<AtomicU64>)>>;
+/// Per id index, a count written by the owning thread only (a load and a store) and
+/// read by anyone: the records an id dropped past the memory cap, the timers of an id
+/// cancelled. In order of the first such event.
+pub(crate) type CountList = Arc<Vec<(u32, Arc<AtomicU64>)>>;
 
 /// What one thread shares with readers.
 pub(crate) struct ThreadShared {
@@ -35,7 +38,54 @@ pub(crate) struct ThreadShared {
     frames: Mutex<FrameList>,
     /// Copy-on-write like `rings`: the per-id split of the `over_cap` counter. Read
     /// through [`frames`](Self::frames).
-    capped: Mutex<CappedList>,
+    capped: Mutex<CountList>,
+    /// Copy-on-write like `rings`: the timers cancelled per id (no thread counter: a
+    /// cancel is not an anomaly). Read through [`frames`](Self::frames).
+    cancelled: Mutex<CountList>,
+    /// The thread's recorder, for readers of its open scopes: set once the recorder
+    /// has its stack, cleared by the recorder's destructor (see
+    /// [`open_scopes`](Self::open_scopes)).
+    pub(crate) recorder: Link<Local>,
+}
+
+/// A pointer that one thread publishes so that others can read what it points at
+/// while it lives: set and cleared under a lock that a reader holds while it uses the
+/// pointer. The owner clears it before the pointee goes, so a reader holding the lock
+/// and seeing it set reads live memory; and whatever the owner wrote before setting it
+/// is visible to that reader (the lock orders them).
+pub(crate) struct Link<T> {
+    /// Accessed under the lock only: the atomic is just a raw pointer that is `Send`
+    /// without an `unsafe impl`.
+    ptr: Mutex<AtomicPtr<T>>,
+}
+
+impl<T> Link<T> {
+    pub(crate) fn new() -> Link<T> {
+        Link {
+            ptr: Mutex::new(AtomicPtr::new(std::ptr::null_mut())),
+        }
+    }
+
+    /// Publishes `target` (owner only).
+    pub(crate) fn set(&self, target: &T) {
+        let target: *const T = target;
+        lock(&self.ptr).store(target.cast_mut(), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Withdraws the pointer (owner only), before what it points at goes: once this
+    /// returns, no reader is using it or will.
+    pub(crate) fn clear(&self) {
+        lock(&self.ptr).store(std::ptr::null_mut(), std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Runs `read` on the published pointer, under the lock, so its target lives until
+    /// `read` returns; `None` when nothing is published. `read` must neither allocate
+    /// nor free (a registry lock is held, see `no_alloc_under_lock`).
+    pub(crate) fn read<R>(&self, read: impl FnOnce(*const T) -> R) -> Option<R> {
+        let ptr = lock(&self.ptr);
+        let target = ptr.load(std::sync::atomic::Ordering::Relaxed);
+        (!target.is_null()).then(|| read(target))
+    }
 }
 
 /// Records dropped because the calling thread's recorder was already torn down (a
@@ -101,6 +151,8 @@ impl ThreadShared {
             counters: Counters::default(),
             frames: Mutex::new(Arc::new(Vec::new())),
             capped: Mutex::new(Arc::new(Vec::new())),
+            cancelled: Mutex::new(Arc::new(Vec::new())),
+            recorder: Link::new(),
         }
     }
 
@@ -132,14 +184,7 @@ impl ThreadShared {
         let mut list = Vec::clone(&current);
         let mut n = 0;
         for idx in ids {
-            let at = match list.iter().position(|(i, _)| *i == idx) {
-                Some(at) => at,
-                None => {
-                    list.push((idx, FrameCounts::default()));
-                    list.len() - 1
-                }
-            };
-            list[at].1.add(end, 1);
+            entry(&mut list, idx).add(end, 1);
             n += 1;
         }
         bump(self.counters.frames(end), n);
@@ -155,34 +200,70 @@ impl ThreadShared {
         let current = lock(&self.capped).clone();
         let mut list = Vec::clone(&current);
         list.push((idx, count.clone()));
-        let old = std::mem::replace(&mut *lock(&self.capped), Arc::new(list));
+        // Built before the lock is taken: the lock is an operand of `replace`, and
+        // operands are evaluated in order.
+        let list = Arc::new(list);
+        let old = std::mem::replace(&mut *lock(&self.capped), list);
         drop(old);
         count
     }
 
+    /// Counts a cancelled timer of `idx` (owning thread, cold paths only): a load and
+    /// a store once the id has a counter here; its first cancel adds one (the new list
+    /// built and the old one freed outside the lock).
+    pub(crate) fn count_cancel(&self, idx: u32) {
+        let current = lock(&self.cancelled).clone();
+        if let Some((_, n)) = current.iter().find(|(i, _)| *i == idx) {
+            return bump(n, 1);
+        }
+        let mut list = Vec::clone(&current);
+        list.push((idx, Arc::new(AtomicU64::new(1))));
+        // Built before the lock is taken: the lock is an operand of `replace`, and
+        // operands are evaluated in order.
+        let list = Arc::new(list);
+        let old = std::mem::replace(&mut *lock(&self.cancelled), list);
+        drop((old, current));
+    }
+
     /// The per-id frame counts, with the records each capped id dropped
-    /// ([`FrameCounts::over_cap`]).
+    /// ([`FrameCounts::over_cap`]) and the timers cancelled
+    /// ([`FrameCounts::cancelled_timers`]).
     pub(crate) fn frames(&self) -> FrameList {
         let frames = lock(&self.frames).clone();
         let capped = lock(&self.capped).clone();
-        if capped.is_empty() {
+        let cancelled = lock(&self.cancelled).clone();
+        if capped.is_empty() && cancelled.is_empty() {
             return frames;
         }
         let mut list = Vec::clone(&frames);
-        for (idx, count) in capped.iter() {
-            let n = count.load(Ordering::Relaxed);
-            match list.iter_mut().find(|(i, _)| i == idx) {
-                Some((_, c)) => c.over_cap = n,
-                None => list.push((
-                    *idx,
-                    FrameCounts {
-                        over_cap: n,
-                        ..FrameCounts::default()
-                    },
-                )),
-            }
+        let counts = |list: &CountList| -> Vec<(u32, u64)> {
+            let read = |(idx, n): &(u32, Arc<AtomicU64>)| (*idx, n.load(Ordering::Relaxed));
+            list.iter().map(read).collect()
+        };
+        for (idx, n) in counts(&capped) {
+            entry(&mut list, idx).over_cap = n;
+        }
+        for (idx, n) in counts(&cancelled) {
+            entry(&mut list, idx).cancelled_timers = n;
         }
         Arc::new(list)
+    }
+
+    /// The scopes the thread has open now (not given up on a full stack), per id
+    /// index, counted, in order of their first (outermost) frame; none once the
+    /// thread has exited. Safe to call while the thread records, which it does not
+    /// slow: read from its stack's atomics, so a snapshot that may be a scope off
+    /// while the thread opens and closes them (each frame is read once, at a slightly
+    /// different moment).
+    pub(crate) fn open_scopes(&self) -> Vec<(u32, u64)> {
+        let mut open: Vec<(u32, u64)> = Vec::new();
+        for idx in open::open_ids(&self.recorder) {
+            match open.iter_mut().find(|(i, _)| *i == idx) {
+                Some((_, n)) => *n += 1,
+                None => open.push((idx, 1)),
+            }
+        }
+        open
     }
 
     /// Marks the thread as gone: no push can follow.
@@ -200,5 +281,80 @@ impl ThreadShared {
 
     pub(crate) fn internal(&self) -> bool {
         self.internal.load(Ordering::Relaxed)
+    }
+}
+
+/// The counts of `idx` in `list`, added (all zero) if missing.
+fn entry(list: &mut Vec<(u32, FrameCounts)>, idx: u32) -> &mut FrameCounts {
+    let at = match list.iter().position(|(i, _)| *i == idx) {
+        Some(at) => at,
+        None => {
+            list.push((idx, FrameCounts::default()));
+            list.len() - 1
+        }
+    };
+    &mut list[at].1
+}
+
+/// `RUSTFLAGS="--cfg latte_loom" cargo test --lib --release loom`: what a reader of
+/// another thread's open scopes relies on (`record/open.rs`).
+#[cfg(all(test, latte_loom))]
+mod loom_model {
+    use super::Link;
+    use crate::record::sync::{AtomicBool, Ordering};
+    use loom::sync::Arc;
+    use loom::thread;
+
+    /// The owner publishes, clears, then its memory goes (`alive` false); a reader that
+    /// finds the link set must find the memory alive, whatever the interleaving.
+    #[test]
+    fn loom_a_link_is_never_read_after_it_is_cleared() {
+        loom::model(|| {
+            let link = Arc::new(Link::<AtomicBool>::new());
+            let alive = Arc::new(AtomicBool::new(true));
+            let owner = {
+                let (link, alive) = (link.clone(), alive.clone());
+                thread::spawn(move || {
+                    link.set(&alive);
+                    link.clear();
+                    alive.store(false, Ordering::Relaxed); // the recorder's memory goes
+                })
+            };
+            link.read(|_| {
+                assert!(
+                    alive.load(Ordering::Relaxed),
+                    "read through a link already cleared"
+                )
+            });
+            owner.join().unwrap();
+        });
+    }
+
+    /// The same life with a flag instead of the lock: a reader can see the link set,
+    /// be overtaken by the clear and the free, and read freed memory. Loom finds it.
+    #[test]
+    fn loom_a_link_without_the_lock_is_read_after_it_is_cleared() {
+        let result = std::panic::catch_unwind(|| {
+            loom::model(|| {
+                let published = Arc::new(AtomicBool::new(false));
+                let alive = Arc::new(AtomicBool::new(true));
+                let owner = {
+                    let (published, alive) = (published.clone(), alive.clone());
+                    thread::spawn(move || {
+                        published.store(true, Ordering::Release);
+                        published.store(false, Ordering::Release);
+                        alive.store(false, Ordering::Relaxed);
+                    })
+                };
+                if published.load(Ordering::Acquire) {
+                    assert!(alive.load(Ordering::Relaxed), "read after the clear");
+                }
+                owner.join().unwrap();
+            })
+        });
+        assert!(
+            result.is_err(),
+            "loom found no read after the clear without the lock"
+        );
     }
 }

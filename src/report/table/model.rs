@@ -219,11 +219,14 @@ fn thread(report: &Report, t: &ThreadReport, options: &TableOptions) -> Section 
     section
 }
 
-/// A thread's anomalies and the scopes that ended without their Stop.
+/// A thread's anomalies, the scopes that ended without their Stop, the timers
+/// cancelled and the scopes open now.
 fn thread_notes(t: &ThreadReport, wide: bool) -> Vec<String> {
-    let mut notes: Vec<String> = notes::anomalies(&t.anomalies).into_iter().collect();
-    notes.extend(notes::ended_frames(&t.frames, wide));
-    notes
+    let mut lines: Vec<String> = notes::anomalies(t, wide).into_iter().collect();
+    lines.extend(notes::ended_frames(&t.frames, wide));
+    lines.extend(notes::cancelled(t, wide));
+    lines.extend(notes::open_now(t, wide));
+    lines
 }
 
 /// The rows of `rows`, the first [`COMPACT_ROWS`] in a compact report.

@@ -1,11 +1,14 @@
 //! The notes of a report: what must be seen in every report (periodic reports that
-//! failed, the memory cap, lost samples), what goes under a thread's table
-//! (anomalies, scopes without their Stop) and the corrected tails. Long lists are
+//! failed, the memory cap, lost samples), what goes under a thread's table (anomalies
+//! with the ids of the Stops that found no scope, scopes without their Stop, timers
+//! cancelled on purpose, scopes open now) and the corrected tails. Long lists are
 //! summarised (wide shows them whole).
 
 use super::text::value;
 use crate::report::numbers::count;
-use crate::report::{Anomalies, EndedFrames, PeriodicFailures, Report, Row};
+use crate::report::{
+    Anomalies, EndedFrames, FrameCounts, PeriodicFailures, Report, Row, ThreadReport,
+};
 
 /// Names a summarised list shows before `and N more` (a wide table shows them all).
 pub(super) const LISTED: usize = 6;
@@ -56,11 +59,78 @@ pub(super) fn listed(names: Vec<String>, wide: bool) -> String {
     )
 }
 
-/// The non-zero anomaly counters, e.g. `anomalies: 1 abandoned frame, 2 orphaned
-/// frames`, or `None` when every counter is zero.
-pub(super) fn anomalies(a: &Anomalies) -> Option<String> {
-    let listed = a.phrases();
-    (!listed.is_empty()).then(|| format!("anomalies: {}", listed.join(", ")))
+/// The non-zero anomaly counters, those of Stops with their ids, e.g. `anomalies: 2
+/// empty stops (parse 2), 1 unmatched stop (commit), 1 orphaned frame`; `None` when
+/// every counter is zero. Ids are named as far as the report has them per id (a report
+/// written before they were counted per id has none).
+pub(super) fn anomalies(thread: &ThreadReport, wide: bool) -> Option<String> {
+    let ids = |count: fn(&FrameCounts) -> u64| {
+        let per_id = thread
+            .frames
+            .iter()
+            .map(|f| (f.component.as_str(), count(&f.counts)));
+        by_count(per_id)
+    };
+    let phrases: Vec<String> = Anomalies::LABELS
+        .iter()
+        .zip(thread.anomalies.iter())
+        .filter(|(_, (_, n))| *n > 0)
+        .map(|((one, many), (name, n))| {
+            let label = if n == 1 { one } else { many };
+            let ids = match name {
+                "empty_stops" => ids(|c| c.empty_stops),
+                "unmatched_stops" => ids(|c| c.unmatched_stops),
+                _ => Vec::new(),
+            };
+            match ids.is_empty() {
+                true => format!("{} {label}", count(n)),
+                false => format!("{} {label} ({})", count(n), named(ids, wide)),
+            }
+        })
+        .collect();
+    (!phrases.is_empty()).then(|| format!("anomalies: {}", phrases.join(", ")))
+}
+
+/// The timers cancelled on the thread, per id (most first), e.g. `cancelled timers
+/// (not recorded): fetch 3, quote`; `None` when there were none.
+pub(super) fn cancelled(thread: &ThreadReport, wide: bool) -> Option<String> {
+    let ids = by_count(
+        thread
+            .frames
+            .iter()
+            .map(|f| (f.component.as_str(), f.counts.cancelled_timers)),
+    );
+    (!ids.is_empty()).then(|| format!("cancelled timers (not recorded): {}", named(ids, wide)))
+}
+
+/// The scopes open on the thread when the report was taken, per id, outermost first,
+/// e.g. `open now: frame 1, physics 1`; `None` when there were none.
+pub(super) fn open_now(thread: &ThreadReport, wide: bool) -> Option<String> {
+    let parts: Vec<String> = thread
+        .open
+        .iter()
+        .map(|o| format!("{} {}", o.component, count(o.count)))
+        .collect();
+    (!parts.is_empty()).then(|| format!("open now: {}", listed(parts, wide)))
+}
+
+/// The ids with a non-zero count, most first (ties in their order).
+fn by_count<'a>(counts: impl Iterator<Item = (&'a str, u64)>) -> Vec<(&'a str, u64)> {
+    let mut ids: Vec<(&str, u64)> = counts.filter(|(_, n)| *n > 0).collect();
+    ids.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+    ids
+}
+
+/// `parse 2, commit` (a count of 1 is left out), summarised as [`listed`] does.
+fn named(ids: Vec<(&str, u64)>, wide: bool) -> String {
+    let parts = ids
+        .into_iter()
+        .map(|(id, n)| match n {
+            1 => id.to_owned(),
+            n => format!("{id} {}", count(n)),
+        })
+        .collect();
+    listed(parts, wide)
 }
 
 /// The ids whose scopes ended without their Stop, e.g. `scopes without their Stop:
@@ -187,5 +257,11 @@ mod tests {
             "id0, id1, id2, id3, id4, id5 and 3 more"
         );
         assert_eq!(listed(names, true).matches(", ").count(), 8);
+        let ids: Vec<(&str, u64)> = ["a", "b", "c", "d", "e", "f", "g", "h"]
+            .into_iter()
+            .zip([1, 2, 1, 1, 1, 1, 1, 1])
+            .collect();
+        let ids = by_count(ids.into_iter());
+        assert_eq!(named(ids, false), "b 2, a, c, d, e, f and 2 more");
     }
 }

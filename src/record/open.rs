@@ -1,0 +1,81 @@
+//! Another thread's open scopes, read while it records: what a report lists as
+//! `open now`.
+//!
+//! A recorder publishes itself through its thread's [`Link`] once its stack exists
+//! (`Stack::of`) and withdraws before it goes (`Local`'s destructor); a reader holds
+//! the link's lock while it reads, so it reads live memory, and the lock orders the
+//! stack's making before the read. The frames themselves are the relaxed atomics the
+//! hot path writes: reading them is no data race and costs the writer nothing.
+#![allow(unsafe_code)]
+
+use super::local::Local;
+use super::registry::Link;
+use std::sync::atomic::Ordering::Relaxed;
+
+/// The id indices of the frames a recorder holds open (positions `floor .. depth`),
+/// bottom first, read from any thread through the recorder's [`Link`] (set once its
+/// stack exists, cleared by its destructor). Only atomics are read, so a thread that
+/// keeps recording is neither stopped nor slowed; each frame is read once, at a
+/// slightly different moment, so the result may be a scope off while it opens and
+/// closes scopes. A frame being written may still show the tombstone, which is
+/// skipped. Allocates outside the link's lock only.
+pub(crate) fn open_ids(link: &Link<Local>) -> Vec<u32> {
+    let len = link.read(|p| {
+        // SAFETY: `Link::read` runs this under the link's lock while the recorder
+        // lives (its destructor clears the link first), so `p` points at a live
+        // `Local`; only an atomic field is reached, by place projection, never a
+        // reference to the whole `Local` (which is not `Sync`).
+        unsafe { (*p).stack_len.load(Relaxed) }
+    });
+    let Some(len) = len.filter(|&len| len > 0) else {
+        return Vec::new();
+    };
+    let mut ids = vec![0; len];
+    let n = link.read(|p| {
+        // SAFETY: as above, `p` is a live `Local`; its thread set the link, under the
+        // lock held now, after making its stack (`Stack::of`): `read_open`'s contract.
+        unsafe { read_open(p, &mut ids) }
+    });
+    ids.truncate(n.unwrap_or(0));
+    ids
+}
+
+/// Writes the id indices of the frames `local` holds open into `out` (at most its
+/// length), bottom first; returns how many.
+///
+/// # Safety
+///
+/// `local` points at a live `Local`, and its stack, if `stack_len` is not 0, was made
+/// before the caller synchronised with its thread (the caller holds the lock under
+/// which the thread published `local` after making its stack).
+unsafe fn read_open(local: *const Local, out: &mut [u32]) -> usize {
+    // SAFETY: `local` is live (the caller's contract); each field reached is an
+    // atomic, projected without a reference to the whole `Local`.
+    let (depth, floor, len, base) = unsafe {
+        (
+            (*local).depth.get() as usize,
+            (*local).floor.get() as usize,
+            (*local).stack_len.load(Relaxed),
+            (*local).stack_base.load(Relaxed),
+        )
+    };
+    if len == 0 || base.is_null() {
+        return 0;
+    }
+    // SAFETY: `stack_base` points at the `2 * len` words owned by the recorder's
+    // `stack_words`, which live as long as the recorder (see `Local::stack`); both
+    // were stored before the caller synchronised with the thread (the contract).
+    let tags = unsafe { std::slice::from_raw_parts(base, len) };
+    // The held frames are `floor .. depth`, at most `len` of them; a floor read after
+    // a later depth may be above it (then nothing is held at this snapshot).
+    let lowest = floor.max(depth.saturating_sub(len));
+    let mut n = 0;
+    for p in lowest..depth {
+        let idx = tags[p % len].get() as u32;
+        if idx != 0 && n < out.len() {
+            out[n] = idx;
+            n += 1;
+        }
+    }
+    n
+}

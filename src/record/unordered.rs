@@ -1,0 +1,74 @@
+//! The `tracing` bridge's exit: a Stop that may close a scope out of LIFO order (a
+//! span exited while spans entered after it are still entered), and hands the
+//! scope's ticks back, so the bridge can add a span's polls together.
+//!
+//! The stack is the same as the macros': a span's enter is a plain Start. Only the
+//! exit differs from a Stop, and only here and in `stack.rs`'s cold path; the macros'
+//! hot Stop (`Local::stop`) is untouched.
+
+use super::local::{Local, signal_fence};
+use super::sample::{CPU_MASK, CPU_SHIFT, DELTA_MASK, START_MASK, START_SHIFT};
+use crate::clock::{Mode, Stamp};
+
+impl Local {
+    /// Closes the innermost open scope of `idx` wherever it is on the stack (the
+    /// scopes above it stay open) and returns its ticks, `now` minus its Start, when
+    /// plausible (an implausible delta is counted, as a Stop counts it). With
+    /// `record_as`, the ticks are also recorded as a sample of that id, as a Stop
+    /// would record them.
+    #[inline(always)]
+    pub(crate) fn stop_unordered(
+        &self,
+        idx: u32,
+        mode: Mode,
+        now: Stamp,
+        record_as: Option<u32>,
+    ) -> Option<u64> {
+        let (tag, start_ticks) = match self.take_top(idx) {
+            Some(frame) => frame,
+            None => self.take_unordered_slow(idx)?,
+        };
+        if let Some(id) = record_as {
+            self.finish(id, tag, start_ticks, mode, now);
+        }
+        let ticks = now.ticks.wrapping_sub(start_ticks);
+        if ticks > DELTA_MASK {
+            if record_as.is_none() {
+                self.implausible(two_cpus(tag, mode, now));
+            }
+            return None;
+        }
+        Some(ticks)
+    }
+
+    /// The hot case of [`stop_unordered`](Self::stop_unordered), as `Local::pop_top`
+    /// does it for a Stop: the innermost open scope is `idx`'s. Closes it and returns
+    /// its frame (tag, start ticks); `None` (nothing changed) otherwise.
+    #[inline(always)]
+    fn take_top(&self, idx: u32) -> Option<(u64, u64)> {
+        let stack = self.stack()?;
+        // Empty, past a full stack, or another id on top: the cold path.
+        let top = self.depth.get().wrapping_sub(1) as usize;
+        if top >= stack.len() {
+            return None;
+        }
+        let tag = stack.tags[top].get();
+        if tag as u32 != idx {
+            return None;
+        }
+        let start_ticks = stack.ticks[top].get();
+        // The frame is read before the depth goes down (see `Local::pop_top`).
+        signal_fence();
+        self.depth.set(top as u32);
+        Some((tag, start_ticks))
+    }
+}
+
+/// Whether a scope's two reads named two CPUs (both Mid or Hard), as `Local::finish`
+/// decides it: an implausible delta is then a cross-core one.
+#[inline(always)]
+fn two_cpus(tag: u64, mode: Mode, now: Stamp) -> bool {
+    mode != Mode::Fast
+        && tag & START_MASK != (Mode::Fast as u64) << START_SHIFT
+        && (tag >> CPU_SHIFT) & CPU_MASK != u64::from(now.cpu) & CPU_MASK
+}
