@@ -208,6 +208,12 @@ pub mod test_hooks {
         crate::record::registry::lock_held()
     }
 
+    /// Bounds the final report on a signal (`Builder::SIGNAL_REPORT_TIMEOUT` unless
+    /// set) for every agent of the process from now on.
+    pub fn set_signal_report_timeout(timeout: std::time::Duration) {
+        crate::agent::set_signal_report_timeout(timeout)
+    }
+
     /// The platform facts gathered when the clock was chosen.
     pub fn platform_facts() -> &'static Facts {
         crate::clock::facts()

@@ -70,7 +70,7 @@ impl Default for Builder {
             placement: placement::Placement::default(),
             max_exited_threads: Builder::DEFAULT_MAX_EXITED_THREADS,
             final_report: true,
-            on_signals: false,
+            on_signals: signals::DEFAULT,
             fleet: crate::fleet::Settings::default(),
         }
     }

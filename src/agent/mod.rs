@@ -35,6 +35,8 @@ mod signals;
 pub use builder::Builder;
 pub(crate) use guard::Command;
 pub use guard::Guard;
+#[cfg(feature = "test-hooks")]
+pub(crate) use signals::set_report_timeout as set_signal_report_timeout;
 
 use crate::error::Error;
 
