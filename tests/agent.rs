@@ -171,3 +171,29 @@ fn without_an_agent_everything_still_records_and_reports() {
         .unwrap();
     assert!(String::from_utf8(out).unwrap().contains("agent_none"));
 }
+
+/// Agent after agent in one process (as in this test binary) install latte's SIGTERM
+/// and SIGINT handler once and start one listening thread, whatever they ask.
+#[cfg(target_os = "linux")]
+#[test]
+fn agents_one_after_another_share_one_signal_listener() {
+    let _one = serial();
+    for on_signals in [true, true, false, true] {
+        latte::builder()
+            .final_report_on_signals(on_signals)
+            .sink(std::io::sink())
+            .start()
+            .unwrap()
+            .stop()
+            .unwrap();
+    }
+    let listeners = std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|t| {
+            std::fs::read_to_string(t.path().join("comm"))
+                .is_ok_and(|c| c.trim_end() == "latte-signals")
+        })
+        .count();
+    assert_eq!(listeners, 1);
+}
