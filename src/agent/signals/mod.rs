@@ -53,7 +53,7 @@ impl Builder {
     ///   say), the process ends anyway, by the signal. A second signal while the
     ///   report is being written ends it at once.
     /// - **Nothing changes otherwise.** Without a running agent that asked for it, the
-    ///   signals take their default course at once, as do they in a forked child. A
+    ///   signals take their default course at once, as they do in a forked child. A
     ///   signal the process ignores (`SIG_IGN`, as a shell leaves SIGINT for a
     ///   background job, or `nohup`) stays ignored: latte installs no handler for it.
     ///   Before tokio's `ctrl_c` is first polled, latte's handling applies.
