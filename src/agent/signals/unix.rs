@@ -111,22 +111,20 @@ fn start() -> Result<(), Error> {
     let failed = |e| Error::Signals(Arc::new(e));
     let (mut read, write) = UnixStream::pair().map_err(failed)?;
     write.set_nonblocking(true).map_err(failed)?; // the handler never blocks
-    std::thread::Builder::new()
-        .name("latte-signals".into())
-        .spawn(move || {
-            let mut signal = [0u8];
-            // Nothing else writes to the pipe; a read error other than an interruption
-            // leaves the signals to their default course.
-            loop {
-                match read.read(&mut signal) {
-                    Ok(1) => on_signal(c_int::from(signal[0])),
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    _ => break,
-                }
+    spawn_deaf(move || {
+        let mut signal = [0u8];
+        // Nothing else writes to the pipe; a read error other than an interruption
+        // leaves the signals to their default course.
+        loop {
+            match read.read(&mut signal) {
+                Ok(1) => on_signal(c_int::from(signal[0])),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                _ => break,
             }
-            LISTENER.store(0, Ordering::Release);
-        })
-        .map_err(|e| Error::Spawn(Arc::new(e)))?;
+        }
+        LISTENER.store(0, Ordering::Release);
+    })
+    .map_err(|e| Error::Spawn(Arc::new(e)))?;
     // The write end stays open for the life of the process.
     WAKE.store(write.into_raw_fd(), Ordering::Release);
     LISTENER.store(std::process::id(), Ordering::Release);
@@ -134,6 +132,38 @@ fn start() -> Result<(), Error> {
         install(slot, signal).map_err(failed)?;
     }
     Ok(())
+}
+
+/// Starts the `latte-signals` thread with every signal blocked but those a fault raises
+/// on the faulting thread: a signal sent to the process (a program's timer, its
+/// `SIGUSR1`, SIGTERM itself) is delivered to one of the program's threads, never to
+/// this one, which lives as long as the process and is woken through its pipe.
+/// (`emulate_default_handler` unblocks the one signal it raises.)
+fn spawn_deaf(listen: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
+    let (mut deaf, mut old) = (empty_action().sa_mask, empty_action().sa_mask);
+    // SAFETY: `deaf` and `old` are valid, owned `sigset_t`s; pthread_sigmask(3) changes
+    // the calling thread's mask only, and the new thread inherits it. The caller's mask
+    // is restored below, whatever the spawn did: a signal for it meanwhile is pending,
+    // and delivered then.
+    unsafe {
+        libc::sigfillset(&mut deaf);
+        for fault in [
+            libc::SIGSEGV,
+            libc::SIGBUS,
+            libc::SIGFPE,
+            libc::SIGILL,
+            libc::SIGTRAP,
+        ] {
+            libc::sigdelset(&mut deaf, fault);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &deaf, &mut old);
+    }
+    let spawned = std::thread::Builder::new()
+        .name("latte-signals".into())
+        .spawn(listen);
+    // SAFETY: as above; `old` is the mask the caller had.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    spawned.map(drop)
 }
 
 /// On the `latte-signals` thread: the final report (bounded in time), then the
