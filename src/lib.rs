@@ -81,7 +81,9 @@
 //! * **Agent.** [`init`] or [`builder`] start one named drain thread: calibration at
 //!   start-up, periodic reports of only the new samples, reports on request through
 //!   the [`Guard`], the final report when the guard drops (also while unwinding from a
-//!   panic). Without it, everything above still works synchronously.
+//!   panic), and on SIGTERM and SIGINT where POSIX signals exist, unless the program
+//!   handles those itself ([`Builder::final_report_on_signals`]). Without it,
+//!   everything above still works synchronously.
 //!
 //! See `docs/architecture.md` for the module map and `docs/design.md` for the full
 //! picture with measurements.
@@ -95,7 +97,8 @@
 //! | others | OS monotonic clock, nanoseconds | no |
 //!
 //! `docs/platforms.md` has the ordering instructions, the frequency sources, and what
-//! CI tests where (aarch64: cross-built, under qemu-user).
+//! CI tests where (aarch64: cross-built, under qemu-user). The final report on SIGTERM
+//! and SIGINT needs POSIX signals (Unix); elsewhere it is off by default.
 //!
 //! # Caveats
 //!
@@ -206,6 +209,12 @@ pub mod test_hooks {
     /// always `false` in release).
     pub fn registry_lock_held() -> bool {
         crate::record::registry::lock_held()
+    }
+
+    /// Bounds the final report on a signal (`Builder::SIGNAL_REPORT_TIMEOUT` unless
+    /// set) for every agent of the process from now on.
+    pub fn set_signal_report_timeout(timeout: std::time::Duration) {
+        crate::agent::set_signal_report_timeout(timeout)
     }
 
     /// The platform facts gathered when the clock was chosen.

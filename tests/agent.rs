@@ -171,3 +171,61 @@ fn without_an_agent_everything_still_records_and_reports() {
         .unwrap();
     assert!(String::from_utf8(out).unwrap().contains("agent_none"));
 }
+
+/// The `/proc/self/task` entries of this process's threads named `name`.
+#[cfg(target_os = "linux")]
+fn threads_named(name: &str) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|t| t.path())
+        .filter(|t| std::fs::read_to_string(t.join("comm")).is_ok_and(|c| c.trim_end() == name))
+        .collect()
+}
+
+/// Agent after agent in one process (as in this test binary) install latte's SIGTERM
+/// and SIGINT handler once and start one listening thread, whatever they ask.
+#[cfg(target_os = "linux")]
+#[test]
+fn agents_one_after_another_share_one_signal_listener() {
+    let _one = serial();
+    for on_signals in [true, true, false, true] {
+        latte::builder()
+            .final_report_on_signals(on_signals)
+            .sink(std::io::sink())
+            .start()
+            .unwrap()
+            .stop()
+            .unwrap();
+    }
+    assert_eq!(threads_named("latte-signals").len(), 1);
+}
+
+/// The listening thread, which outlives every agent, blocks the signals a program sends
+/// its process (its timer, SIGUSR1, SIGTERM and SIGINT themselves), so they reach the
+/// program's threads; not those a fault raises on the faulting thread.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_signal_listener_leaves_the_programs_signals_to_its_threads() {
+    let _one = serial();
+    latte::builder()
+        .sink(std::io::sink())
+        .start()
+        .unwrap()
+        .stop()
+        .unwrap();
+    let listener = threads_named("latte-signals");
+    let status = std::fs::read_to_string(listener[0].join("status")).unwrap();
+    let blocked = status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigBlk:"))
+        .map(|hex| u64::from_str_radix(hex.trim(), 16).unwrap())
+        .unwrap();
+    let is_blocked = |signal: i32| blocked & (1 << (signal - 1)) != 0;
+    for signal in [libc::SIGALRM, libc::SIGUSR1, libc::SIGTERM, libc::SIGINT] {
+        assert!(is_blocked(signal), "signal {signal}: SigBlk {blocked:x}");
+    }
+    for fault in [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL] {
+        assert!(!is_blocked(fault), "signal {fault}: SigBlk {blocked:x}");
+    }
+}

@@ -1,16 +1,21 @@
-//! The run survives exits. A child process (this test binary run again, running only
-//! `child_process`) records, and the parent ends it: SIGTERM or SIGINT with
+//! The run survives exits; a process of its own per case, since each ends the process.
+//! A child process (this test binary run again, running only `child_process`) records,
+//! and the parent ends it: SIGTERM or SIGINT with the default
 //! `Builder::final_report_on_signals` (the final report is complete and the child dies
-//! of the signal; a second signal does not wait for a stuck sink), `std::process::exit`
-//! after `Guard::stop_running`, and `kill -9` with the interval log on (every interval
-//! whose periodic report was written is in the log). The parent and the child talk
-//! through the child's stdout, line by line: no sleep stands in for a handshake.
+//! of the signal; a second signal does not wait for a stuck sink, nor does one signal
+//! wait for it past the bound), and with it off (the child dies at once, no report);
+//! SIGINT or SIGTERM to a program with its own handling (tokio, `ctrlc`, signal-hook,
+//! installed before or after `init`: it shuts down its own way, with one report);
+//! `std::process::exit` after `Guard::stop_running`; and `kill -9` with the interval
+//! log on (every interval whose periodic report was written is in the log). The parent
+//! and the child talk through the child's stdout, line by line: no sleep stands in for
+//! a handshake, and a watchdog kills a child that hangs.
 #![cfg(unix)]
-#![allow(unsafe_code)] // kill(2)
+#![allow(unsafe_code)] // kill(2), and the child's signal dispositions before exec
 
 mod common;
 use std::io::{BufRead, BufReader, Read};
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, ChildStdout, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -20,6 +25,8 @@ use std::time::{Duration, Instant};
 const ROLE: &str = "LATTE_EXITS_CHILD";
 /// Where the `kill -9` child writes its interval log.
 const HLOG: &str = "LATTE_EXITS_HLOG";
+/// The bound on the final report on a signal, in milliseconds, if the child sets it.
+const TIMEOUT_MS: &str = "LATTE_EXITS_TIMEOUT_MS";
 /// Lines the child says to the parent start with this.
 const SAYS: &str = "latte-exits-child: ";
 /// Scopes the child records on its main thread, and on a thread that exits.
@@ -41,7 +48,16 @@ fn child_process() {
     };
     match role.as_str() {
         "signal" => signal_child(),
+        "init" => init_child(),
+        "off" => off_child(),
         "stuck_sink" => stuck_sink_child(),
+        "stuck_before" => stuck_before_child(),
+        "tokio_after" => tokio_after_child(),
+        "tokio_before" => tokio_before_child(),
+        "ctrlc_after" => ctrlc_child(false),
+        "ctrlc_before" => ctrlc_child(true),
+        "signal_hook_after" => signal_hook_child(false),
+        "signal_hook_before" => signal_hook_child(true),
         "exit" => exit_child(),
         "kill9" => kill9_child(),
         _ => panic!("unknown role {role}"),
@@ -87,34 +103,142 @@ fn wait_for_the_parent() {
 }
 
 fn signal_child() {
-    let _latte = agent().final_report_on_signals(true).start().unwrap();
+    let _latte = agent().start().unwrap(); // final_report_on_signals: on by default
     record();
     say("recorded");
     wait_for_the_parent();
 }
 
-fn stuck_sink_child() {
-    /// A sink that never returns once written to.
-    struct Stuck;
-    impl std::io::Write for Stuck {
-        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
-            say("in the sink");
-            loop {
-                std::thread::park();
-            }
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let _latte = agent()
-        .final_report_on_signals(true)
-        .sink(Stuck)
-        .start()
-        .unwrap();
+/// The plainest program: `latte::init()`, the table on stdout.
+fn init_child() {
+    let _latte = latte::init().expect("latte");
     record();
     say("recorded");
     wait_for_the_parent();
+}
+
+fn off_child() {
+    let _latte = agent().final_report_on_signals(false).start().unwrap();
+    record();
+    say("recorded");
+    wait_for_the_parent();
+}
+
+/// A sink that never returns once written to.
+struct Stuck;
+
+impl std::io::Write for Stuck {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        say("in the sink");
+        loop {
+            std::thread::park();
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Sets the bound on the final report on a signal if the parent asked for one.
+fn bound_the_report() {
+    if let Ok(ms) = std::env::var(TIMEOUT_MS) {
+        let ms = ms.parse().expect("milliseconds");
+        latte::test_hooks::set_signal_report_timeout(Duration::from_millis(ms));
+    }
+}
+
+fn stuck_sink_child() {
+    bound_the_report();
+    let _latte = agent().sink(Stuck).start().unwrap();
+    record();
+    say("recorded");
+    wait_for_the_parent();
+}
+
+/// The drain is stuck in the sink before any signal comes.
+fn stuck_before_child() {
+    bound_the_report();
+    let latte = agent().sink(Stuck).start().unwrap();
+    record();
+    std::thread::scope(|s| {
+        s.spawn(|| latte.report()); // never returns: the sink does not
+        wait_for_the_parent();
+    });
+}
+
+/// A program with its own shutdown records, then says it is ready for the signal (its
+/// handler is installed).
+fn ready() {
+    record();
+    say("ready");
+}
+
+/// Its shutdown: work recorded as `shutdown_work`, then it says so. The program then
+/// returns, and the guard's drop writes the report.
+fn shutdown_work() {
+    let _scope = latte::latte_scope!("shutdown_work");
+    std::thread::sleep(Duration::from_millis(20)); // the program's own work
+    say("shutdown done");
+}
+
+/// tokio's `ctrl_c`, first polled (so installed) after `init`.
+#[tokio::main]
+async fn tokio_after_child() {
+    let _latte = latte::init().expect("latte");
+    tokio::select! {
+        biased; // `ctrl_c` is polled, and its handler installed, before `ready` runs
+        _ = tokio::signal::ctrl_c() => {}
+        _ = async {
+            ready();
+            std::future::pending::<()>().await
+        } => {}
+    }
+    shutdown_work();
+}
+
+/// tokio's SIGINT stream, installed before `init`.
+#[tokio::main]
+async fn tokio_before_child() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt()).expect("tokio signal");
+    let _latte = latte::init().expect("latte");
+    ready();
+    interrupt.recv().await;
+    shutdown_work();
+}
+
+/// The `ctrlc` crate's handler (its own `sigaction`), set before or after `init`.
+fn ctrlc_child(before: bool) {
+    let (tx, interrupted) = mpsc::channel();
+    let handle = move || ctrlc::set_handler(move || tx.send(()).unwrap()).expect("ctrlc");
+    let latte = if before {
+        handle();
+        latte::init().expect("latte")
+    } else {
+        let latte = latte::init().expect("latte");
+        handle();
+        latte
+    };
+    ready();
+    interrupted.recv().unwrap();
+    shutdown_work();
+    drop(latte);
+}
+
+/// A signal-hook iterator over SIGTERM, made before or after `init`.
+fn signal_hook_child(before: bool) {
+    use signal_hook::iterator::Signals;
+    let listen = || Signals::new([libc::SIGTERM]).expect("signal-hook");
+    let (mut signals, latte) = if before {
+        (listen(), latte::init().expect("latte"))
+    } else {
+        let latte = latte::init().expect("latte");
+        (listen(), latte)
+    };
+    ready();
+    signals.forever().next();
+    shutdown_work();
+    drop(latte);
 }
 
 fn exit_child() {
@@ -162,16 +286,22 @@ struct Running {
 }
 
 fn spawn(role: &str, env: &[(&str, &str)]) -> Running {
-    let mut child = common::this_test_binary()
+    let mut command = common::this_test_binary();
+    command
         .args(["child_process", "--exact", "--ignored", "--nocapture"])
         .args(["--test-threads=1"])
         .env(ROLE, role)
         .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    // The child starts as a program started from a terminal does: SIGTERM and SIGINT
+    // at their default, unblocked. (A shell's background job inherits SIGINT ignored,
+    // which latte, as it should, leaves ignored.)
+    // SAFETY: `start_as_from_a_terminal` only calls sigaction(2) and sigprocmask(2),
+    // async-signal-safe, on values made before the fork.
+    unsafe { command.pre_exec(start_as_from_a_terminal()) };
+    let mut child = command.spawn().unwrap();
     let mut stderr = child.stderr.take().unwrap();
     let stderr = std::thread::spawn(move || {
         let mut text = String::new();
@@ -194,6 +324,33 @@ fn spawn(role: &str, env: &[(&str, &str)]) -> Running {
         stderr: Some(stderr),
         lines: Vec::new(),
         _watch: watch,
+    }
+}
+
+/// What the child runs between `fork` and `exec`: SIGTERM and SIGINT to their default
+/// disposition and unblocked.
+fn start_as_from_a_terminal() -> impl FnMut() -> std::io::Result<()> + Send + Sync + 'static {
+    // SAFETY: all-zero bytes are a valid `sigaction` (SIG_DFL, no flags) and `sigset_t`.
+    let (default, mut set): (libc::sigaction, libc::sigset_t) =
+        unsafe { (std::mem::zeroed(), std::mem::zeroed()) };
+    // SAFETY: `set` is a valid, owned `sigset_t`.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGINT);
+    }
+    move || {
+        for signal in [libc::SIGTERM, libc::SIGINT] {
+            // SAFETY: sets a valid default action; the old one is not asked for.
+            if unsafe { libc::sigaction(signal, &default, std::ptr::null_mut()) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        // SAFETY: unblocks a valid set in the only thread of the forked child.
+        if unsafe { libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
     }
 }
 
@@ -316,9 +473,123 @@ fn sigint_writes_the_final_report_then_ends_the_process() {
     signal_writes_the_final_report_then_ends_the_process(libc::SIGINT);
 }
 
+/// The table reports among the child's lines (their title lines).
+fn tables(lines: &[String]) -> Vec<&String> {
+    lines
+        .iter()
+        .filter(|l| l.contains("LATTE TELEMETRY"))
+        .collect()
+}
+
+fn init_writes_the_final_report_then_ends_the_process(signal: i32) {
+    let mut child = spawn("init", &[]);
+    child.wait_until_it_says("recorded");
+    child.signal(signal);
+    let (status, lines, stderr) = child.finish();
+    let text = lines.join("\n");
+    assert_eq!(
+        status.signal(),
+        Some(signal),
+        "{status:?}\n{text}\n{stderr}"
+    );
+    let tables = tables(&lines);
+    assert_eq!(tables.len(), 1, "one report:\n{text}\n{stderr}");
+    assert!(tables[0].contains("final"), "{text}");
+    assert!(text.contains("exits_main"), "{text}");
+}
+
+#[test]
+fn sigterm_to_a_plain_init_writes_the_final_report_then_ends_the_process() {
+    init_writes_the_final_report_then_ends_the_process(libc::SIGTERM);
+}
+
+#[test]
+fn sigint_to_a_plain_init_writes_the_final_report_then_ends_the_process() {
+    init_writes_the_final_report_then_ends_the_process(libc::SIGINT);
+}
+
+#[test]
+fn with_the_report_on_signals_off_sigterm_ends_the_process_at_once() {
+    let mut child = spawn("off", &[]);
+    child.wait_until_it_says("recorded");
+    child.signal(libc::SIGTERM);
+    let (status, lines, stderr) = child.finish();
+    assert_eq!(
+        status.signal(),
+        Some(libc::SIGTERM),
+        "{status:?}\n{lines:?}\n{stderr}"
+    );
+    assert!(reports(&lines, false).is_empty(), "{lines:?}");
+}
+
+/// A program with its own handling of `signal` gets it, shuts down its own way and
+/// exits with its own status (0: the child's test passed), and the guard's drop writes
+/// the one final report, with the shutdown's work in it.
+fn own_handling_shuts_down_its_own_way(role: &str, signal: i32) {
+    let mut child = spawn(role, &[]);
+    child.wait_until_it_says("ready");
+    child.signal(signal);
+    let (status, lines, stderr) = child.finish();
+    let text = lines.join("\n");
+    assert_eq!(status.code(), Some(0), "{status:?}\n{text}\n{stderr}");
+    let done = format!("{SAYS}shutdown done");
+    assert!(lines.iter().any(|l| l.ends_with(&done)), "{text}");
+    let tables = tables(&lines);
+    assert_eq!(tables.len(), 1, "exactly one report:\n{text}\n{stderr}");
+    assert!(tables[0].contains("final"), "{text}");
+    assert!(text.contains("shutdown_work"), "{text}");
+}
+
+#[test]
+fn tokio_ctrl_c_installed_after_init_shuts_down_its_own_way() {
+    own_handling_shuts_down_its_own_way("tokio_after", libc::SIGINT);
+}
+
+#[test]
+fn tokio_signal_installed_before_init_shuts_down_its_own_way() {
+    own_handling_shuts_down_its_own_way("tokio_before", libc::SIGINT);
+}
+
+#[test]
+fn ctrlc_set_after_init_shuts_down_its_own_way() {
+    own_handling_shuts_down_its_own_way("ctrlc_after", libc::SIGINT);
+}
+
+#[test]
+fn ctrlc_set_before_init_shuts_down_its_own_way() {
+    own_handling_shuts_down_its_own_way("ctrlc_before", libc::SIGINT);
+}
+
+#[test]
+fn signal_hook_registered_after_init_shuts_down_its_own_way() {
+    own_handling_shuts_down_its_own_way("signal_hook_after", libc::SIGTERM);
+}
+
+#[test]
+fn signal_hook_registered_before_init_shuts_down_its_own_way() {
+    own_handling_shuts_down_its_own_way("signal_hook_before", libc::SIGTERM);
+}
+
+#[test]
+fn one_signal_does_not_wait_past_the_bound_for_a_stuck_sink() {
+    // The drain is stuck in the sink before the signal; 100 ms is the bound here.
+    let mut child = spawn("stuck_before", &[(TIMEOUT_MS, "100")]);
+    child.wait_until_it_says("in the sink");
+    child.signal(libc::SIGTERM);
+    let (status, lines, stderr) = child.finish();
+    assert_eq!(
+        status.signal(),
+        Some(libc::SIGTERM),
+        "{status:?}\n{lines:?}\n{stderr}"
+    );
+}
+
 #[test]
 fn a_second_signal_does_not_wait_for_a_stuck_sink() {
-    let mut child = spawn("stuck_sink", &[]);
+    // The bound is longer than the watchdog's patience: only the second signal can end
+    // the child in time.
+    let never = (HUNG * 2).as_millis().to_string();
+    let mut child = spawn("stuck_sink", &[(TIMEOUT_MS, &never)]);
     child.wait_until_it_says("recorded");
     child.signal(libc::SIGTERM);
     // The final report is being written, into a sink that never returns.

@@ -17,9 +17,12 @@ use std::time::Duration;
 ///
 /// How the run's final report survives exits: the guard's drop writes it (also while a
 /// panic unwinds); [`Guard::stop`] or [`Guard::stop_running`] writes it before
-/// [`std::process::exit`]; [`final_report_on_signals`](Builder::final_report_on_signals)
-/// writes it on SIGTERM and SIGINT; on an abort or `kill -9`, the [`hlog`](Builder::hlog)
-/// interval log keeps every interval but the last.
+/// [`std::process::exit`]; on SIGTERM and SIGINT, by default where POSIX signals exist,
+/// latte writes it and then lets the signal end the process, unless the program
+/// handles the signal itself and its shutdown drops the guard
+/// ([`final_report_on_signals`](Builder::final_report_on_signals) has the rules, and
+/// turns it off); on an abort or `kill -9`, the [`hlog`](Builder::hlog) interval log
+/// keeps every interval but the last.
 pub struct Builder {
     pub(super) clock: Option<ClockChoice>,
     pub(super) ring_capacity: Option<usize>,
@@ -66,7 +69,7 @@ impl Default for Builder {
             placement: placement::Placement::default(),
             max_exited_threads: Builder::DEFAULT_MAX_EXITED_THREADS,
             final_report: true,
-            on_signals: false,
+            on_signals: signals::DEFAULT,
             fleet: crate::fleet::Settings::default(),
         }
     }

@@ -7,6 +7,8 @@ use crate::error::Error;
 use crate::record::fork::PerProcess;
 use crossbeam_channel::{Receiver, Sender, bounded, select};
 use std::sync::{Mutex, MutexGuard, PoisonError};
+#[cfg(unix)]
+use std::time::{Duration, Instant};
 
 /// The way to a drain thread: its commands, and a channel that disconnects when it ends.
 #[derive(Clone)]
@@ -30,6 +32,23 @@ impl Line {
         select! {
             recv(answer) -> r => r.map_err(|_| Error::AgentStopped),
             recv(self.alive) -> _ => answer.try_recv().map_err(|_| Error::AgentStopped),
+        }
+    }
+
+    /// As [`ask`](Line::ask), but gives up at `deadline`, also while queueing the
+    /// command: `None` if the drain stopped without an answer or none came in time.
+    #[cfg(unix)]
+    pub(super) fn ask_until<T>(
+        &self,
+        command: impl FnOnce(Sender<T>) -> Command,
+        deadline: Instant,
+    ) -> Option<T> {
+        let (reply, answer) = bounded(1);
+        self.tx.send_deadline(command(reply), deadline).ok()?;
+        select! {
+            recv(answer) -> r => r.ok(),
+            recv(self.alive) -> _ => answer.try_recv().ok(),
+            default(deadline.saturating_duration_since(Instant::now())) => None,
         }
     }
 
@@ -83,4 +102,18 @@ pub(super) fn release() {
 pub(super) fn stop() -> Result<(), Error> {
     let line = slot().clone().ok_or(Error::AgentStopped)?;
     line.ask(Command::Shutdown)?
+}
+
+/// As [`stop`], but waits at most `timeout` for the final report (the signal listener:
+/// a sink that blocks must not keep the process alive); [`Error::AgentStopped`] if no
+/// answer came by then.
+#[cfg(unix)]
+pub(super) fn stop_within(timeout: Duration) -> Result<(), Error> {
+    let line = slot().clone().ok_or(Error::AgentStopped)?;
+    // A timeout too long to represent waits "forever": for a century.
+    let deadline = Instant::now()
+        .checked_add(timeout)
+        .unwrap_or_else(|| Instant::now() + Duration::from_secs(100 * 365 * 86_400));
+    line.ask_until(Command::Shutdown, deadline)
+        .unwrap_or(Err(Error::AgentStopped))
 }
