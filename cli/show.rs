@@ -24,7 +24,8 @@ pub struct ShowArgs {
     /// Every column and every id in full, however wide.
     #[arg(long)]
     pub wide: bool,
-    /// As periodic reports are: one table over all threads, its first 20 rows.
+    /// As later periodic reports are: one table over all threads, its first 20 rows,
+    /// no ENVIRONMENT or OVERHEAD blocks.
     #[arg(long)]
     pub compact: bool,
     /// With --compact: each thread's table too.
@@ -105,7 +106,7 @@ pub fn run(args: &ShowArgs) -> Result<Outcome, Failure> {
         wide: args.wide,
         compact: args.compact,
         per_thread: args.per_thread,
-        brief: false,
+        brief: args.compact,
     };
     let mut out = std::io::stdout().lock();
     match report.write_table(&mut out, &options) {

@@ -28,7 +28,8 @@ pub(super) struct Drain {
     pub(super) periodic_sink: Option<Box<dyn Write + Send>>,
     pub(super) options: ReportOptions,
     pub(super) format: Format,
-    /// How tables are laid out (periodic reports after the first are compact).
+    /// How tables are laid out (periodic reports are compact; a sink's later reports
+    /// brief).
     pub(super) table: TableOptions,
     /// Which components reports keep, in what order (validated by `start`).
     pub(super) focus: Focus,

@@ -73,9 +73,10 @@ impl Builder {
     }
 
     /// How tables are laid out: width (the terminal's, `COLUMNS` or 100 unless set),
-    /// columns, wide and compact modes (see [`TableOptions`]). Periodic reports after
-    /// the first are always compact: their title and rows, without the header blocks
-    /// the first one and the final report carry.
+    /// columns, wide and compact modes (see [`TableOptions`]). Periodic reports are
+    /// always compact (one table over all threads, the top 20 rows), and a sink's
+    /// reports after its first are brief: without the ENVIRONMENT and OVERHEAD blocks
+    /// its first one carried.
     ///
     /// ```
     /// use latte::report::{Column, TableOptions};

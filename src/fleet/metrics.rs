@@ -57,7 +57,7 @@ pub(crate) struct Series {
     /// Samples in each bucket of [`MetricSet::bounds`] (not cumulative), and one more
     /// for the values above the last bound.
     pub(crate) buckets: Vec<u64>,
-    /// Samples in the histogram (folded, before cleaning).
+    /// Samples in the histogram (every folded one).
     pub(crate) count: u64,
     /// Their sum, in seconds.
     pub(crate) sum: f64,

@@ -249,7 +249,7 @@ fn latency(set: &MetricSet, at: Stamp) -> [Metric; 2] {
     [
         metric(
             "latte.latency",
-            "Latency of each component over the whole run (every folded sample, before cleaning).",
+            "Latency of each component over the whole run (every folded sample).",
             "s",
             Data::Histogram(histogram),
         ),

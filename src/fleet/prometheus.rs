@@ -122,8 +122,7 @@ impl Collector {
 
     fn histograms(&self, encoder: &mut DescriptorEncoder) -> Result<(), FmtError> {
         let set = &self.0;
-        let help =
-            "Latency of each component over the whole run (every folded sample, before cleaning).";
+        let help = "Latency of each component over the whole run (every folded sample).";
         let unit = Unit::Seconds;
         let mut family =
             encoder.encode_descriptor("latte_latency", help, Some(&unit), MetricType::Histogram)?;
