@@ -9,6 +9,7 @@
 //! `cargo run --example trading_loop` would, then prints the same run's report as
 //! JSON for the parent to compare with.
 
+mod common;
 #[path = "../examples/trading_loop.rs"]
 #[allow(dead_code)]
 mod demo;
@@ -46,7 +47,8 @@ fn demo_child() {
 /// The demo's report at `columns` (the text between the first and last `=` rules) and
 /// the same run's report as JSON.
 fn demo(columns: usize, misuse: bool) -> (String, serde_json::Value) {
-    let child = Command::new(std::env::current_exe().unwrap())
+    // Through cargo's runner when there is one (qemu-user for aarch64).
+    let child = common::this_test_binary()
         .args(["--exact", "demo_child", "--nocapture", "--test-threads=1"])
         .env(
             "LATTE_LAYOUT_CHILD",
