@@ -52,14 +52,35 @@ fn dump_dom(browser: &str, page: &Path) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// An axis label's value in the report's unit, if the text is one (`50000 cycles`).
+/// An axis label's value in the report's unit, if the text is one: a time in its own
+/// unit (`12.35 us`, `546.8 ps`) or cycles with an SI multiple (`50.00 k cycles`,
+/// `588.6 cycles`), as `latte::report::numbers` writes them.
 fn label_value(text: &str) -> Option<f64> {
-    let (number, unit) = text.trim().split_once(' ')?;
-    let scale = match unit {
-        "cycles" | "ns" => 1.0,
-        "us" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let (number, scale) = match words.as_slice() {
+        [n, "cycles"] => (*n, 1.0),
+        [n, multiple, "cycles"] => (
+            *n,
+            match *multiple {
+                "k" => 1e3,
+                "M" => 1e6,
+                "G" => 1e9,
+                "T" => 1e12,
+                "P" => 1e15,
+                _ => return None,
+            },
+        ),
+        [n, unit] => (
+            *n,
+            match *unit {
+                "ps" => 1e-3,
+                "ns" => 1.0,
+                "us" => 1e3,
+                "ms" => 1e6,
+                "s" => 1e9,
+                _ => return None,
+            },
+        ),
         _ => return None,
     };
     Some(number.parse::<f64>().ok()? * scale)
