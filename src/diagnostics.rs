@@ -242,7 +242,7 @@ impl Counters {
 }
 
 /// One id's scopes open on a live thread when a report was taken (its
-/// [`ThreadReport::open`](crate::report::ThreadReport::open)): frames the thread's
+/// `report::ThreadReport::open`): frames the thread's
 /// stack held then, whose Stop had not come yet.
 ///
 /// ```

@@ -71,7 +71,7 @@ use crate::clock::{self, Mode};
 /// `forward.send(order)` compiles, where `drop(order.timer)` moves the timer out of
 /// the message and makes the next use of `order` an error (E0382, use of a partially
 /// moved value). A cancel is not misuse: it is counted per id, on the thread that
-/// cancels, as [`FrameCounts::cancelled_timers`](crate::collect::FrameCounts::cancelled_timers),
+/// cancels, as `collect::FrameCounts::cancelled_timers`,
 /// and the report lists it as information, not among the anomalies.
 #[must_use = "the timer records when it drops (or at `stop`)"]
 #[derive(Debug)]
@@ -167,7 +167,7 @@ impl<'a> Timer<'a> {
 
     /// Cancels the timer: it records nothing, now or when it drops. The cancel is
     /// counted under the timer's id on the calling thread
-    /// ([`FrameCounts::cancelled_timers`](crate::collect::FrameCounts::cancelled_timers)),
+    /// (`collect::FrameCounts::cancelled_timers`),
     /// as information: a cancel is not misuse. Cancelling a timer already stopped or
     /// cancelled does nothing. Costs no counter read; the count is a cold path (the
     /// first cancel of an id on a thread allocates, later ones do not).
