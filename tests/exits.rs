@@ -362,7 +362,7 @@ impl Running {
             Ok(0) | Err(_) => None,
             Ok(_) => {
                 // The test harness may have begun the line ("test child_process ... ").
-                let report = line.find("{\"format_version\"").unwrap_or(0);
+                let report = line.find("{\"").unwrap_or(0);
                 let line = line[report..].trim_end().to_owned();
                 self.lines.push(line.clone());
                 Some(line)

@@ -91,16 +91,6 @@ fn demo(columns: usize, misuse: bool) -> (String, serde_json::Value) {
     (report, serde_json::from_str(json).unwrap())
 }
 
-/// The headers a table can have, longest first (P99.9 before P99).
-fn header_titles() -> Vec<&'static str> {
-    let mut titles: Vec<&str> = latte::report::Column::ALL
-        .iter()
-        .map(|c| c.header())
-        .collect();
-    titles.sort_by_key(|t| std::cmp::Reverse(t.len()));
-    titles
-}
-
 /// One table of the report: its headers and, per row, the cell under each header.
 struct Table {
     headers: Vec<String>,
@@ -118,19 +108,10 @@ fn tables(report: &str) -> Vec<Table> {
             continue;
         }
         // Headers and the column where each ends.
-        let mut headers: Vec<(String, usize)> = Vec::new();
-        let mut at = 0;
-        while at < line.len() {
-            let rest = &line[at..];
-            let skip = rest.len() - rest.trim_start().len();
-            at += skip;
-            let name = header_titles()
-                .into_iter()
-                .find(|h| line[at..].starts_with(*h))
-                .unwrap_or_else(|| panic!("unknown header at {at} in {line:?}"));
-            at += name.len();
-            headers.push((name.to_string(), at));
-        }
+        let headers: Vec<(String, usize)> = common::header_titles(line)
+            .into_iter()
+            .map(|(title, end)| (title.to_owned(), end))
+            .collect();
         let mut rows = Vec::new();
         for row in lines[i + 2..].iter().take_while(|l| !l.is_empty()) {
             if !row.contains("  ") && !row.starts_with(char::is_alphanumeric) {

@@ -1,6 +1,8 @@
 //! The report table: snapshots of hand-built reports at several widths, and layout
 //! invariants (every line fits, omitted columns are named).
 
+mod common;
+
 use latte::report::{
     Anomalies, Column, EndedFrames, FrameCounts, Overhead, Row, Summary, TableOptions, ThreadReport,
 };
@@ -46,24 +48,13 @@ fn wide(report: &Report) -> String {
     with(report, &options)
 }
 
-/// The headers of the first table in `text`, in order (read by the columns' own
-/// titles: some hold a space, and columns are one space apart).
+/// The headers of the first table in `text`, in order.
 fn headers(text: &str) -> Vec<String> {
-    let mut line = text.lines().find(|l| l.starts_with("COMPONENT")).unwrap();
-    let mut titles: Vec<&str> = Column::ALL.iter().map(|c| c.header()).collect();
-    // A title that starts another (P99, P99.9) is tried after it.
-    titles.sort_by_key(|t| std::cmp::Reverse(t.len()));
-    let mut out = Vec::new();
-    while !line.trim().is_empty() {
-        line = line.trim_start();
-        let title = titles
-            .iter()
-            .find(|t| line.starts_with(**t))
-            .unwrap_or_else(|| panic!("no column title at {line:?}"));
-        out.push(title.to_string());
-        line = &line[title.len()..];
-    }
-    out
+    let line = text.lines().find(|l| l.starts_with("COMPONENT")).unwrap();
+    common::header_titles(line)
+        .into_iter()
+        .map(|(title, _)| title.to_owned())
+        .collect()
 }
 
 /// The columns the footer names as left out.

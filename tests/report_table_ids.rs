@@ -2,6 +2,8 @@
 //! place, control characters are escaped, and shortened ids stay distinct. JSON and
 //! CSV carry the exact id.
 
+mod common;
+
 use latte::report::{Row, Summary, TableOptions, ThreadReport};
 use latte::{Cleaning, Data, Report, Unit};
 use std::collections::HashSet;
@@ -90,24 +92,10 @@ fn rows(text: &str) -> Vec<&str> {
 /// The display column where each title after COMPONENT ends in the header: numbers
 /// are right-aligned, so each cell of a row ends there too.
 fn title_ends(header: &str) -> Vec<usize> {
-    let mut titles: Vec<&str> = latte::report::Column::ALL
+    common::header_titles(header)[1..]
         .iter()
-        .map(|c| c.header())
-        .collect();
-    titles.sort_by_key(|t| std::cmp::Reverse(t.len()));
-    let mut ends = Vec::new();
-    let mut at = "COMPONENT".len();
-    while at < header.len() {
-        let rest = &header[at..];
-        at += rest.len() - rest.trim_start().len();
-        let title = titles
-            .iter()
-            .find(|t| header[at..].starts_with(**t))
-            .unwrap();
-        at += title.len();
-        ends.push(header[..at].width());
-    }
-    ends
+        .map(|&(_, end)| end)
+        .collect()
 }
 
 /// The text of `line` from display column `from` to `to`.

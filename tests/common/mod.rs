@@ -316,3 +316,29 @@ pub fn this_test_binary() -> std::process::Command {
     command.args(words).arg(exe);
     command
 }
+
+/// The column titles of a table's header line, each with the column where it ends
+/// (columns are one space apart and some titles hold a space, so the line is read by
+/// the titles themselves: `Column::ALL`'s headers, a longer one tried before a title
+/// that starts it, P99.9 before P99). Numbers are right-aligned: each cell of a row
+/// ends where its title ends. The header is ASCII, so bytes are display columns.
+pub fn header_titles(line: &str) -> Vec<(&'static str, usize)> {
+    let mut titles: Vec<&'static str> = latte::report::Column::ALL
+        .iter()
+        .map(|c| c.header())
+        .collect();
+    titles.sort_by_key(|t| std::cmp::Reverse(t.len()));
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < line.trim_end().len() {
+        at += line[at..].len() - line[at..].trim_start().len();
+        let title = titles
+            .iter()
+            .copied()
+            .find(|t| line[at..].starts_with(t))
+            .unwrap_or_else(|| panic!("no column title at {at} in {line:?}"));
+        at += title.len();
+        out.push((title, at));
+    }
+    out
+}
