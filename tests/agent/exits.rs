@@ -13,7 +13,7 @@
 #![cfg(unix)]
 #![allow(unsafe_code)] // kill(2), and the child's signal dispositions before exec
 
-mod common;
+use crate::common;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, ChildStdout, ExitStatus, Stdio};
@@ -288,7 +288,8 @@ struct Running {
 fn spawn(role: &str, env: &[(&str, &str)]) -> Running {
     let mut command = common::this_test_binary();
     command
-        .args(["child_process", "--exact", "--ignored", "--nocapture"])
+        .arg(common::test_name(module_path!(), "child_process"))
+        .args(["--exact", "--ignored", "--nocapture"])
         .args(["--test-threads=1"])
         .env(ROLE, role)
         .envs(env.iter().copied())

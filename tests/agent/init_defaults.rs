@@ -6,7 +6,7 @@
 //! since `init` writes to stdout and the hint to stderr, and "nothing was recorded"
 //! is a property of the whole process.
 
-mod common;
+use crate::common;
 
 /// The child's side: what `LATTE_INIT_CASE` asks for. Ignored, so it runs only when
 /// the parent asks for it by name.
@@ -31,13 +31,8 @@ fn child() {
 /// Runs the child case `case`; its stdout and stderr.
 fn run(case: &str) -> (String, String) {
     let out = common::this_test_binary()
-        .args([
-            "--ignored",
-            "--exact",
-            "child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+        .args(["--ignored", "--exact", "--nocapture", "--test-threads=1"])
+        .arg(common::test_name(module_path!(), "child"))
         .env("LATTE_INIT_CASE", case)
         .output()
         .unwrap();
@@ -88,7 +83,7 @@ fn a_guard_dropped_at_once_prints_a_hint() {
 fn report_options_default_is_what_init_reports() {
     // The agent's default options are `ReportOptions::default()`: the same report a
     // user gets from `Report::collect(&ReportOptions::default())`.
-    let _one = common::one_agent();
+    let _one = common::exclusive();
     let sink = common::SharedSink::default();
     let guard = latte::builder()
         .format(latte::Format::Json)

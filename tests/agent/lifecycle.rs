@@ -1,8 +1,7 @@
 //! The agent's lifecycle: final report on drop and on panic, one agent per process,
 //! invalid options, failing sinks. One agent at a time, so these tests take a lock.
 
-mod common;
-use common::{SharedSink, assert_a_new_agent_can_start, one_agent as serial};
+use crate::common::{self, SharedSink, assert_a_new_agent_can_start, exclusive as serial};
 use latte::{Error, Id};
 use std::io::Write;
 use std::sync::Arc;

@@ -1,14 +1,14 @@
 //! Capacities, depths and the slowest list at and past their limits (issue 12,
 //! acceptance 1): each value either starts an agent that then records and reports as
 //! documented, or makes `start()` return the documented error, asserted by value.
-//! Periods of 0, 1 ns and `Duration::MAX` are in `tests/agent_survival.rs`.
+//! Periods of 0, 1 ns and `Duration::MAX` are in `survival.rs`.
 //!
-//! Own binary: the settings are process-wide and stay after an agent stops, so every
-//! test holds the one-agent lock, sets what it relies on, and records on fresh threads
-//! (a depth applies to threads that start recording later, a capacity to rings made
-//! later).
+//! The settings are process-wide and stay after an agent stops, so every test holds
+//! `common::exclusive()` (which puts the defaults back when it drops), sets what it
+//! relies on, and records on fresh threads (a depth applies to threads that start
+//! recording later, a capacity to rings made later).
 
-mod common;
+use crate::common;
 use latte::{Builder, Cleaning, Error, Guard, Id, Mode, Report, ReportOptions};
 
 /// A quiet agent (no output, no final report) with `settings`.
@@ -37,8 +37,7 @@ fn whole_run_row(component: &str) -> latte::report::Row {
 
 #[test]
 fn ring_capacities_past_the_limits_are_refused_by_value() {
-    let _one = common::one_agent();
-    restore(|b| b.ring_capacity(Builder::DEFAULT_RING_CAPACITY));
+    let _one = common::exclusive();
     assert_eq!(Builder::MIN_RING_CAPACITY, 2);
     assert_eq!(Builder::MAX_RING_CAPACITY, 1 << 28);
     for bad in [0, 1, 3, 1 << 29, usize::MAX] {
@@ -61,7 +60,7 @@ fn ring_capacities_past_the_limits_are_refused_by_value() {
 
 #[test]
 fn the_smallest_ring_keeps_the_newest_two_and_counts_the_rest() {
-    let _one = common::one_agent();
+    let _one = common::exclusive();
     let guard = start(|b| b.ring_capacity(Builder::MIN_RING_CAPACITY)).unwrap();
     static TINY: Id = Id::new("limits/tiny_ring");
     let me = common::on_named_thread("limits-tiny-ring", || {
@@ -83,12 +82,11 @@ fn the_smallest_ring_keeps_the_newest_two_and_counts_the_rest() {
     assert!(stats.samples >= 2, "{stats:?}");
     assert_eq!(stats.max, 14.0);
     guard.stop().unwrap();
-    restore(|b| b.ring_capacity(Builder::DEFAULT_RING_CAPACITY));
 }
 
 #[test]
 fn the_largest_ring_capacity_is_accepted() {
-    let _one = common::one_agent();
+    let _one = common::exclusive();
     // Accepted and applied to rings made from now on (2 GiB of address space each,
     // reserved only when a ring is made): starting reserves nothing. Calibration,
     // which records on its own thread, is finished first. One such ring is past the
@@ -104,15 +102,11 @@ fn the_largest_ring_capacity_is_accepted() {
     assert_eq!(after.rings, before.rings, "{after:?}");
     assert_eq!(after.ring_bytes_reserved, before.ring_bytes_reserved);
     guard.stop().unwrap();
-    restore(|b| {
-        b.ring_capacity(Builder::DEFAULT_RING_CAPACITY)
-            .memory_cap(Builder::DEFAULT_MEMORY_CAP)
-    });
 }
 
 #[test]
 fn stack_depths_past_the_limits_are_refused_by_value() {
-    let _one = common::one_agent();
+    let _one = common::exclusive();
     assert_eq!(Builder::MAX_STACK_DEPTH, 4096);
     for bad in [0, 4097, usize::MAX] {
         let err = start(|b| b.stack_depth(bad)).unwrap_err();
@@ -137,7 +131,7 @@ fn nest(outer: &'static Id, depth: usize, inner: Option<&'static Id>) {
 
 #[test]
 fn a_stack_of_one_and_the_deepest_stack_work_as_documented() {
-    let _one = common::one_agent();
+    let _one = common::exclusive();
     for depth in [1, Builder::MAX_STACK_DEPTH] {
         let guard = start(|b| b.stack_depth(depth)).unwrap();
         let outer: &'static Id = Box::leak(Box::new(Id::new(if depth == 1 {
@@ -171,12 +165,11 @@ fn a_stack_of_one_and_the_deepest_stack_work_as_documented() {
         assert_eq!(me.frame_counts(outer.name()).abandoned, 1);
         guard.stop().unwrap();
     }
-    restore(|b| b.stack_depth(Builder::DEFAULT_STACK_DEPTH));
 }
 
 #[test]
 fn the_slowest_list_at_and_past_its_limit() {
-    let _one = common::one_agent();
+    let _one = common::exclusive();
     assert_eq!(Builder::MAX_SLOWEST, 1_000);
     let err = start(|b| b.slowest(Builder::MAX_SLOWEST + 1)).unwrap_err();
     assert_eq!(err, Error::Slowest { requested: 1_001 });
@@ -204,10 +197,4 @@ fn the_slowest_list_at_and_past_its_limit() {
     common::on_named_thread("limits-slowest-none", || latte::record(&NONE, 5));
     assert!(whole_run_row(NONE.name()).slowest.is_empty());
     guard.stop().unwrap();
-    restore(|b| b.slowest(Builder::DEFAULT_SLOWEST));
-}
-
-/// Starts and stops an agent with `set`, so later tests get that setting back.
-fn restore(set: impl FnOnce(Builder) -> Builder) {
-    start(set).unwrap().stop().unwrap();
 }

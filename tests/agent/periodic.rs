@@ -1,7 +1,6 @@
 //! Periodic reports carry only what was recorded since the previous one.
 
-mod common;
-use common::{SharedSink, json_row, one_agent};
+use crate::common::{SharedSink, exclusive, json_row};
 use latte::{Cleaning, Data, Format, Id, Unit};
 use std::time::{Duration, Instant};
 
@@ -15,7 +14,7 @@ fn seen(report: &serde_json::Value, component: &str) -> u64 {
 
 #[test]
 fn each_periodic_report_shows_only_new_samples() {
-    let _one = one_agent();
+    let _one = exclusive();
     static A: Id = Id::new("periodic_a");
     static B: Id = Id::new("periodic_b");
     let sink = SharedSink::default();
@@ -75,7 +74,7 @@ fn each_periodic_report_shows_only_new_samples() {
 
 #[test]
 fn the_timer_writes_periodic_reports_and_none_repeats_a_sample() {
-    let _one = one_agent();
+    let _one = exclusive();
     static TICK: Id = Id::new("periodic_timer");
     let sink = SharedSink::default();
     let guard = latte::builder()
@@ -116,7 +115,7 @@ fn the_timer_writes_periodic_reports_and_none_repeats_a_sample() {
 
 #[test]
 fn periodic_reports_go_to_their_own_sink_with_only_active_components() {
-    let _one = one_agent();
+    let _one = exclusive();
     static A: Id = Id::new("periodic_sink_a");
     static B: Id = Id::new("periodic_sink_b");
     let (intervals, main) = (SharedSink::default(), SharedSink::default());
@@ -154,7 +153,7 @@ fn periodic_reports_go_to_their_own_sink_with_only_active_components() {
 
 #[test]
 fn periodic_tables_after_the_first_are_compact() {
-    let _one = one_agent();
+    let _one = exclusive();
     static C: Id = Id::new("periodic_compact");
     let (intervals, main) = (SharedSink::default(), SharedSink::default());
     let guard = latte::builder()

@@ -2,8 +2,7 @@
 //! lower priority, and the report says how much CPU it used. Linux only.
 #![cfg(target_os = "linux")]
 
-mod common;
-use common::one_agent;
+use crate::common::{self, exclusive};
 use latte::{Error, Format};
 
 /// The OS thread id of the thread named `name` in this process.
@@ -38,7 +37,7 @@ fn nice_of(tid: libc::pid_t) -> i32 {
 
 #[test]
 fn the_drain_runs_where_and_how_it_was_told() {
-    let _one = one_agent();
+    let _one = exclusive();
     let sink = common::SharedSink::default();
     let guard = latte::builder()
         .drain_cpus([0])
@@ -76,7 +75,7 @@ static STEADY: latte::Id = latte::Id::new("placement_steady");
 
 #[test]
 fn placements_the_os_refuses_are_errors() {
-    let _one = one_agent();
+    let _one = exclusive();
     let err = latte::builder().drain_cpus([100_000]).start().unwrap_err();
     assert!(matches!(err, Error::DrainPlacement(_)), "{err}");
     assert!(err.to_string().contains("CPU 100000"), "{err}");

@@ -1,8 +1,7 @@
 //! Report-now while 8 threads record: every report consistent (`seen = folded + lost`),
 //! totals exact at the end.
 
-mod common;
-use common::{SharedSink, json_row};
+use crate::common::{self, SharedSink, json_row};
 use latte::{Cleaning, Data, Format, Id, Unit};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -65,6 +64,7 @@ fn check(report: &serde_json::Value, totals: Option<&[u64]>) -> usize {
 
 #[test]
 fn report_now_while_eight_threads_record() {
+    let _one = common::exclusive();
     let sink = SharedSink::default();
     let guard = latte::builder()
         .ring_capacity(CAPACITY)

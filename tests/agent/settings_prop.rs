@@ -4,12 +4,12 @@
 //! on request and stops; and every report renders as a table, as JSON and as CSV.
 //!
 //! Each case starts at most one agent and stops it before the next (one agent per
-//! process). Settings stay after an agent stops, so each case records on a fresh
-//! thread, under ids of its own. Ring capacities above 2^16 are left to
-//! `tests/agent_limits.rs`, which checks 2^28 without making 2 GiB rings.
+//! process; the test holds `common::exclusive()` over all its cases). Settings stay
+//! after an agent stops, so each case records on a fresh thread, under ids of its own.
+//! Ring capacities above 2^16 are left to `limits.rs`, which checks 2^28 without
+//! making 2 GiB rings.
 
-mod common;
-use common::SharedSink;
+use crate::common::{self, SharedSink};
 use latte::analyze::{Bypass, Fences};
 use latte::clock::ClockChoice;
 use latte::report::JsonStyle;
@@ -447,7 +447,6 @@ fn check_whole_run(
 static CASE: AtomicU64 = AtomicU64::new(0);
 
 fn run(s: &Settings, samples: &Samples) -> Result<(), TestCaseError> {
-    let _one = common::one_agent();
     let case = CASE.fetch_add(1, Ordering::Relaxed);
     let sink = SharedSink::default();
     let (builder, hlog) = builder(s, &sink, case);
@@ -476,18 +475,15 @@ fn run(s: &Settings, samples: &Samples) -> Result<(), TestCaseError> {
     check_whole_run(&ids, samples, &s.options, case)
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig {
+#[test]
+fn any_settings_and_values_start_or_refuse_and_every_report_renders() {
+    let _one = common::exclusive(); // for every case
+    let config = ProptestConfig {
         cases: 64,
         failure_persistence: None,
         ..ProptestConfig::default()
-    })]
-
-    #[test]
-    fn any_settings_and_values_start_or_refuse_and_every_report_renders(
-        s in settings(),
-        samples in samples(),
-    ) {
+    };
+    proptest!(config, |(s in settings(), samples in samples())| {
         run(&s, &samples)?;
-    }
+    });
 }

@@ -2,8 +2,7 @@
 //! crawl, and a drain thread that dies with commands queued. Nothing panics in the
 //! caller, nothing waits forever.
 
-mod common;
-use common::one_agent;
+use crate::common::{self, exclusive};
 use latte::{Error, Format};
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -31,7 +30,7 @@ impl Write for PanicsOnWrite {
 
 #[test]
 fn periods_at_and_past_their_limits() {
-    let _one = one_agent();
+    let _one = exclusive();
     for too_short in [
         Duration::ZERO,
         Duration::from_nanos(1),
@@ -83,7 +82,7 @@ fn periods_at_and_past_their_limits() {
 
 #[test]
 fn a_sink_that_panics_is_an_error_and_the_agent_goes_on() {
-    let _one = one_agent();
+    let _one = exclusive();
     let writes = Arc::new(AtomicUsize::new(0));
     let sink = PanicsOnWrite {
         writes: writes.clone(),
@@ -141,7 +140,7 @@ fn a_sink_that_panics_is_an_error_and_the_agent_goes_on() {
 
 #[test]
 fn commands_queued_when_the_drain_dies_are_all_answered() {
-    let _one = one_agent();
+    let _one = exclusive();
     // The first report's sink says it has been entered, then waits until the test has
     // queued ten more commands and asked the drain to die.
     let gate = Arc::new(Barrier::new(2));
@@ -188,7 +187,7 @@ fn commands_queued_when_the_drain_dies_are_all_answered() {
 
 #[test]
 fn a_slow_sink_is_waited_for() {
-    let _one = one_agent();
+    let _one = exclusive();
     struct Slow;
     impl Write for Slow {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -247,7 +246,7 @@ impl Write for BreaksOnPeriodic {
 
 #[test]
 fn periodic_failures_are_kept_shown_in_the_next_report_and_returned_by_stop() {
-    let _one = one_agent();
+    let _one = exclusive();
     for (breaks, format) in [
         (Breaks::Fails, Format::Json),
         (Breaks::Panics, Format::Table),

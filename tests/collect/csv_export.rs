@@ -1,5 +1,6 @@
 //! CSV export of real samples, parsed back.
 
+use crate::common;
 use latte::collect::SampleKind;
 use latte::{Id, latte_pulse, latte_start, latte_stop};
 use serde::Deserialize;
@@ -41,6 +42,7 @@ fn parse(bytes: &[u8]) -> Vec<CsvRow> {
 
 #[test]
 fn rows_match_the_capture() {
+    let _shared = common::shared();
     std::thread::Builder::new()
         .name(THREAD.to_owned())
         .spawn(|| {
@@ -149,6 +151,7 @@ fn rows_match_the_capture() {
 
 #[test]
 fn empty_capture_still_has_a_header() {
+    let _shared = common::shared();
     let mut buf = Vec::new();
     let ticks_per_ns = latte::analyze::calibration().ticks_per_ns;
     latte::Capture::default()
@@ -184,6 +187,7 @@ impl std::io::Write for Failing {
 
 #[test]
 fn a_failing_writer_is_a_latte_error_with_the_writers_error_as_source() {
+    let _shared = common::shared();
     use std::error::Error as _;
     static FAILING: Id = Id::new("csv_export/failing");
     for _ in 0..1_000 {

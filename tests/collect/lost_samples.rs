@@ -1,7 +1,7 @@
 //! A ring far too small for a tight loop: samples are lost, and every one is counted.
-//! Own binary: the ring capacity is a process-wide setting.
+//! The ring capacity is a process-wide setting: the test holds `common::exclusive_with`.
 
-mod common;
+use crate::common;
 use latte::{Cleaning, Id, Report, ReportOptions};
 
 const CAPACITY: usize = 64;
@@ -12,7 +12,7 @@ static TIGHT: Id = Id::new("lost_tight");
 
 #[test]
 fn seen_is_folded_plus_lost_per_thread_and_id() {
-    common::configure(|b| b.ring_capacity(CAPACITY));
+    let _rings = common::exclusive_with(|b| b.ring_capacity(CAPACITY));
     std::thread::scope(|s| {
         for k in 0..THREADS {
             std::thread::Builder::new()

@@ -1,9 +1,9 @@
 //! `latte::collect::reset()` (issue 13, acceptance 4): a warm-up dropped from every
 //! report to come: the whole run, the open interval, and their anomaly counts, while
-//! the rings' windows keep their samples. Own binary: a reset is process-wide.
+//! the rings' windows keep their samples. A reset is process-wide: the tests
+//! hold `common::exclusive()`.
 
-mod common;
-use common::SharedSink;
+use crate::common::{self, SharedSink};
 use latte::{Cleaning, Data, Format, Id, Report, ReportOptions, Unit};
 
 static WARM: Id = Id::new("reset/warm");
@@ -29,7 +29,7 @@ fn row(report: &Report, thread: &str, id: &Id) -> Option<(u64, f64, f64)> {
 
 #[test]
 fn reset_drops_the_warm_up_from_reports_but_not_from_the_rings() {
-    let _one = common::one_agent();
+    let _one = common::exclusive();
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let worker = std::thread::Builder::new()
@@ -84,7 +84,7 @@ fn reset_drops_the_warm_up_from_reports_but_not_from_the_rings() {
 
 #[test]
 fn reset_restarts_the_open_interval() {
-    let _one = common::one_agent();
+    let _one = common::exclusive();
     static TICK: Id = Id::new("reset/interval");
     let sink = SharedSink::default();
     let guard = latte::builder()

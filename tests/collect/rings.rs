@@ -1,19 +1,18 @@
-//! Ring capacity, wrap-around, totals and lazy reservation. Own binary: it changes
-//! the process-wide capacity (through a quiet agent, see `common::configure`).
+//! Ring capacity, wrap-around, totals and lazy reservation. The capacity is
+//! process-wide: the tests that set it hold `common::exclusive_with`.
 
-mod common;
-use common::{mine, my_component, new_ring_capacity};
+use crate::common::{self, mine, my_component, new_ring_capacity};
 use latte::collect::Sample;
 use latte::{Error, Id, Mode};
 
-/// Every test here runs with 256-sample rings.
-fn small_rings() {
-    common::configure(|b| b.ring_capacity(256));
+/// 256-sample rings until the guard drops.
+fn small_rings() -> common::Exclusive {
+    common::exclusive_with(|b| b.ring_capacity(256))
 }
 
 #[test]
 fn wrap_keeps_exactly_the_newest_capacity_samples_in_order() {
-    small_rings();
+    let _rings = small_rings();
     static WRAP: Id = Id::new("wrap");
     for v in 0..1_000u64 {
         latte::record(&WRAP, v);
@@ -32,7 +31,7 @@ fn wrap_keeps_exactly_the_newest_capacity_samples_in_order() {
 
 #[test]
 fn exited_threads_rings_read_exactly() {
-    small_rings();
+    let _rings = small_rings();
     static EXITED: Id = Id::new("wrap_exited");
     std::thread::Builder::new()
         .name("wrap_exited".into())
@@ -48,7 +47,7 @@ fn exited_threads_rings_read_exactly() {
 
 #[test]
 fn invalid_capacities_are_clear_errors() {
-    small_rings();
+    let _rings = small_rings();
     for bad in [0, 1, 3, 1000, 65_535, latte::Builder::MAX_RING_CAPACITY * 2] {
         let err = latte::builder().ring_capacity(bad).start().unwrap_err();
         assert_eq!(err, Error::RingCapacity { requested: bad });
@@ -67,6 +66,7 @@ fn invalid_capacities_are_clear_errors() {
 
 #[test]
 fn no_ring_until_a_sample_is_stored_or_a_pulse_needs_a_baseline() {
+    let _shared = common::shared();
     // A start that never stops stores nothing, so no ring exists. A first pulse
     // stores nothing either, but makes the ring that keeps its baseline.
     latte::start(&Id::new("lazy_open"), Mode::Fast);
@@ -78,6 +78,7 @@ fn no_ring_until_a_sample_is_stored_or_a_pulse_needs_a_baseline() {
 
 #[test]
 fn implausible_values_are_discarded_and_counted() {
+    let _shared = common::shared();
     static BIG: Id = Id::new("implausible");
     latte::record(&BIG, latte::collect::Sample::MAX_TICKS);
     latte::record(&BIG, latte::collect::Sample::MAX_TICKS + 1);

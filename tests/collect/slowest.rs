@@ -1,8 +1,9 @@
 //! The slowest samples of the run, with thread and time; tails corrected for
 //! coordinated omission, as HdrHistogram corrects them.
 
-mod common;
+use crate::common;
 use hdrhistogram::Histogram;
+use latte::report::Focus;
 use latte::{Cleaning, Id, Report, ReportOptions};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -32,7 +33,7 @@ fn values(seed: u64, n: usize) -> Vec<u64> {
 
 #[test]
 fn the_slowest_list_is_exactly_the_largest_values() {
-    common::configure(|b| b.slowest(SLOWEST));
+    let _slowest = common::exclusive_with(|b| b.slowest(SLOWEST));
     static WORK: Id = Id::new("slowest_work");
     let before = now_ms();
     // Two threads; the injected spikes land in both, between ordinary values.
@@ -90,9 +91,18 @@ fn the_slowest_list_is_exactly_the_largest_values() {
         assert!(r.slowest.windows(2).all(|w| w[0].value >= w[1].value));
         assert!(r.slowest.iter().all(|s| s.thread == t.name));
     }
-    // The table names them.
+    // The table names them. Focused on this component: the tails block lists the
+    // first rows only, and the process holds other tests' components too.
+    let focus = Focus {
+        ids: Some(WORK.name().into()),
+        ..Focus::default()
+    };
     let mut table = Vec::new();
-    report.write(&mut table, latte::Format::Table).unwrap();
+    report
+        .focus(&focus)
+        .unwrap()
+        .write(&mut table, latte::Format::Table)
+        .unwrap();
     let table = String::from_utf8(table).unwrap();
     // The tails block names them, each with its thread.
     let tails = table
@@ -107,6 +117,7 @@ fn the_slowest_list_is_exactly_the_largest_values() {
 
 #[test]
 fn coordinated_omission_rows_match_hdrhistograms_correction() {
+    let _shared = common::shared();
     static LOOP: Id = Id::new("slowest_loop");
     // Data in cycles, raw: the period in ticks is the period in ns times the
     // calibrated frequency, as the report computes it. The loop's ordinary values

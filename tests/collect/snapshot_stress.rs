@@ -1,7 +1,8 @@
 //! Snapshots and captures while 8 threads record: every sample whole and correctly
-//! attributed, and the totals exact once they stop. Own binary (sets the capacity).
+//! attributed, and the totals exact once they stop. It sets the ring capacity
+//! (`common::exclusive_with`).
 
-mod common;
+use crate::common;
 use latte::{Capture, Id};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -59,7 +60,7 @@ fn check(capture: &Capture, finished: bool) -> usize {
 
 #[test]
 fn snapshots_while_eight_threads_record() {
-    common::configure(|b| b.ring_capacity(CAPACITY));
+    let _rings = common::exclusive_with(|b| b.ring_capacity(CAPACITY));
     let done = AtomicBool::new(false);
     let mut checked = 0;
     let mut captures = 0;

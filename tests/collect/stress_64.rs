@@ -3,7 +3,8 @@
 //!
 //! Each writer `k` records `k << 32 | seq` (`seq` = 0, 1, 2, ...) to its own id and to
 //! one shared id, so every sample says which thread wrote it and when. Rings hold
-//! 4,096 samples, so each wraps ~49 times. Own binary (it sets the ring capacity).
+//! 4,096 samples, so each wraps ~49 times. It sets the ring capacity
+//! (`common::exclusive_with`).
 //!
 //! Pacing: the writers register (first record) as they are spawned, then start
 //! together and pause [`PAUSE`] after every [`BURST`] records. The pauses only leave
@@ -12,7 +13,7 @@
 //! and see rings wrap between and during copies. Nothing synchronises a read with a
 //! write.
 
-mod common;
+use crate::common;
 use latte::collect::SampleKind;
 use latte::{Capture, Id};
 use std::sync::Barrier;
@@ -109,7 +110,7 @@ fn check_shared(values: &[u64]) {
 
 #[test]
 fn snapshots_every_millisecond_while_64_threads_record() {
-    common::configure(|b| b.ring_capacity(CAPACITY));
+    let _rings = common::exclusive_with(|b| b.ring_capacity(CAPACITY));
     // 64 ids made at runtime, one per writer.
     let own: Vec<&'static Id> = (0..THREADS)
         .map(|k| {

@@ -1,8 +1,7 @@
 //! Reports cover the whole run, not the ring's window: every sample counted, tails
 //! exact to the histogram's precision, periodic reports that add up to the final one.
 
-mod common;
-use common::{Rng, SharedSink, json_row, one_agent};
+use crate::common::{self, Rng, SharedSink, exclusive, json_row};
 use latte::{Cleaning, Data, Format, Id, Unit};
 use std::time::{Duration, Instant};
 
@@ -28,7 +27,7 @@ fn within(got: f64, exact: u64, rel: f64) -> bool {
 
 #[test]
 fn a_million_samples_through_a_small_ring_are_all_counted() {
-    let _one = one_agent();
+    let _one = exclusive();
     static SLOW_THEN_FAST: Id = Id::new("whole_run_million");
     let sink = SharedSink::default();
     let guard = latte::builder()
@@ -105,7 +104,7 @@ fn a_million_samples_through_a_small_ring_are_all_counted() {
 
 #[test]
 fn periodic_reports_add_up_to_the_final_one() {
-    let _one = one_agent();
+    let _one = exclusive();
     static A: Id = Id::new("whole_run_periodic_a");
     static B: Id = Id::new("whole_run_periodic_b");
     let sink = SharedSink::default();

@@ -2,8 +2,7 @@
 //! one busy sample per span (the sum of its polls), per-poll samples when asked,
 //! lifetimes, event pulses, and the anomaly cases.
 
-mod common;
-use common::{mine, my_component};
+use crate::common::{mine, my_component};
 use latte::Mode;
 use latte::collect::SampleKind;
 use latte::tracing::LatteLayer;

@@ -1,7 +1,6 @@
 //! Acceptance 5: cleaning on a counter that moves in steps. With a mock counter stepping
 //! 10 ns and 1 µs and latencies without outliers, cleaning removes at most 0.1% of the
-//! samples; injected preemption spikes are every one of them counted as BYPASS. Own
-//! binary: the mock replaces the process's clock.
+//! samples; injected preemption spikes are every one of them counted as BYPASS.
 //!
 //! Scopes are recorded through `latte::start`/`latte::stop` with the mock counter set to
 //! the true start and stop times (in ns, so 1 tick per ns) quantised down to the step,
@@ -19,25 +18,12 @@
 //! nothing is removed. `the_old_rule_fails_on_coarse_steps` shows it by cleaning the
 //! same capture with a resolution of 1 tick.
 
-mod common;
-use common::Rng;
+use crate::common::{self, Rng};
+use crate::mock;
 use latte::analyze::Calibration;
 use latte::report::Summary;
 use latte::{Cleaning, Data, Id, Mode, Report, ReportOptions, Unit};
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
-
-/// The mock counter is process-wide: tests take turns.
-static CLOCK: Mutex<()> = Mutex::new(());
-
-fn mock() -> MutexGuard<'static, ()> {
-    let guard = CLOCK.lock().unwrap_or_else(|e| e.into_inner());
-    assert!(
-        latte::test_hooks::install_mock_clock(),
-        "nothing read the clock before the mock"
-    );
-    guard
-}
 
 /// Scopes per case: fewer than a ring holds (65,536), so the capture has them all.
 const SCOPES: usize = 50_000;

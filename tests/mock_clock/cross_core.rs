@@ -2,23 +2,11 @@
 //! thread, or a scope whose Mid/Hard reads name two CPUs, and whose delta is
 //! implausible (the counter appears to go backwards, or jumps) is counted as
 //! `cross_core`, never as a clock anomaly; the same delta on one core still is a
-//! clock anomaly. Own binary: the mock replaces the process's clock.
+//! clock anomaly.
 
-use latte::test_hooks::{install_mock_clock, set_mock_core, set_mock_ticks};
+use crate::mock;
+use latte::test_hooks::{set_mock_core, set_mock_ticks};
 use latte::{Id, Mode, Timer};
-use std::sync::Mutex;
-
-/// The mock counter is process-wide: tests take turns.
-static CLOCK: Mutex<()> = Mutex::new(());
-
-fn mock() -> std::sync::MutexGuard<'static, ()> {
-    let guard = CLOCK.lock().unwrap_or_else(|e| e.into_inner());
-    assert!(
-        install_mock_clock(),
-        "nothing read the clock before the mock"
-    );
-    guard
-}
 
 fn anomalies(thread: &str) -> latte::report::Anomalies {
     latte::capture().thread(thread).expect("recorded").anomalies

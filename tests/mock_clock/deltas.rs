@@ -1,24 +1,10 @@
 //! A counter under the test's control: exact deltas, and a counter that goes
 //! backwards or jumps by 2^63 is discarded and counted, never an overflow panic (this
-//! runs in debug builds, where arithmetic overflow would panic). Own binary: the mock
-//! replaces the process's clock.
+//! runs in debug builds, where arithmetic overflow would panic).
 
-mod common;
-use common::{mine, my_component};
+use crate::common::{mine, my_component};
+use crate::mock;
 use latte::{Id, Mode};
-use std::sync::Mutex;
-
-/// The mock counter is process-wide: tests take turns.
-static CLOCK: Mutex<()> = Mutex::new(());
-
-fn mock() -> std::sync::MutexGuard<'static, ()> {
-    let guard = CLOCK.lock().unwrap_or_else(|e| e.into_inner());
-    assert!(
-        latte::test_hooks::install_mock_clock(),
-        "nothing read the clock before the mock"
-    );
-    guard
-}
 
 fn at(ticks: u64) {
     latte::test_hooks::set_mock_ticks(ticks);

@@ -2,6 +2,7 @@
 //! consumer, and the consumer's thread reports one sample per message, over the whole
 //! run. On the real clock (the mock's disagreeing cores are in `tests/cross_core.rs`).
 
+use crate::common;
 use latte::{Id, Mode, ReportOptions, Timer};
 
 static MESSAGE: Id = Id::new("xt_message");
@@ -29,6 +30,7 @@ fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> std::thread::JoinH
 
 #[test]
 fn the_consumer_reports_every_message() {
+    let _one = common::exclusive();
     // Rings that hold the whole run, and a drain that folds it.
     let guard = latte::builder()
         .ring_capacity(1 << 17)

@@ -4,9 +4,10 @@
 //! `lfence; rdtscp`), and the whole record path is inlined at the call site.
 //!
 //! The test builds `examples/asm_probe.rs` with `cargo build --release` into
-//! `target/asm_probe-release` (its own target directory, so it never waits on the lock of the
-//! build running this test), disassembles it with `objdump -d --no-show-raw-insn -C`
-//! and checks each `asm_probe::probe_*` function: one record path, inlined into it.
+//! `target/probes-release` (a target directory of its own, shared with `signals.rs`, so
+//! it never waits on the lock of the build running this test), disassembles it with
+//! `objdump -d --no-show-raw-insn -C` and checks each `asm_probe::probe_*` function:
+//! one record path, inlined into it.
 //!
 //! What is checked: each probe function's own body, and that it calls no function of its
 //! crate directly except the cold paths in [`COLD`]. Until the Stop was inlined whole,
@@ -22,8 +23,7 @@
 //! `CI` environment variable is set, where a missing `objdump` fails the test. Set
 //! `OBJDUMP` to use another binary.
 
-mod objdump;
-use objdump::{Insn, build_example, by_name, disassemble, functions, objdump_or_skip};
+use crate::objdump::{Insn, build_example, by_name, disassemble, functions, objdump_or_skip};
 
 /// Callees that are cold paths by design, allowed as direct calls from a probe
 /// (prefixes of demangled names). Today they are all called through the GOT; the list

@@ -2,6 +2,7 @@
 //! same component as a static `Id` of that text, and run-time ids appear in reports
 //! and captures like static ones, through every recording function.
 
+use crate::common;
 use latte::{Id, Mode, Report, ReportOptions, Timer};
 use std::time::Duration;
 
@@ -16,6 +17,7 @@ fn row(report: &Report, name: &str) -> Option<latte::report::Row> {
 
 #[test]
 fn the_same_text_twice_gives_the_same_id() {
+    let _shared = common::shared();
     let text = format!("intern_same_{}", std::process::id());
     let a = Id::intern(&text).unwrap();
     let b = Id::intern(&text.clone()).unwrap();
@@ -28,6 +30,7 @@ fn the_same_text_twice_gives_the_same_id() {
 
 #[test]
 fn an_interned_id_is_the_component_of_a_static_id_of_its_text() {
+    let _shared = common::shared();
     static STATIC: Id = Id::new("intern_static_and_runtime");
     // The static id resolves first here, then the run-time one of the same text.
     latte::start(&STATIC, Mode::Fast);
@@ -49,6 +52,7 @@ fn an_interned_id_is_the_component_of_a_static_id_of_its_text() {
 
 #[test]
 fn run_time_ids_appear_in_the_report_like_static_ones() {
+    let _shared = common::shared();
     let venues = ["XNAS", "XLON", "XTKS", "XPAR"];
     let ids: Vec<&'static Id> = venues
         .iter()
@@ -77,6 +81,7 @@ fn run_time_ids_appear_in_the_report_like_static_ones() {
 
 #[test]
 fn every_recording_function_takes_an_interned_id() {
+    let _shared = common::shared();
     let id = |what: &str| Id::intern(&format!("intern_fn_{what}")).unwrap();
     for _ in 0..3 {
         latte::pulse(id("pulse"));

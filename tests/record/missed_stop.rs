@@ -5,7 +5,7 @@
 //! Default stack depth (64). Each test runs on its own named thread and reads that
 //! thread back from `latte::capture()` after it has exited.
 
-mod common;
+use crate::common;
 use latte::collect::{FrameCounts, ThreadCapture};
 use latte::{Builder, latte_start, latte_stop};
 
@@ -34,6 +34,7 @@ fn leaky_nested() {
 
 #[test]
 fn a_leak_outside_any_scope_does_not_stop_the_scope_beside_it() {
+    let _shared = common::shared();
     let t = on_thread("ms-outside", || {
         for _ in 0..CALLS {
             leaky_outside();
@@ -96,6 +97,7 @@ fn a_leak_outside_any_scope_does_not_stop_the_scope_beside_it() {
 
 #[test]
 fn a_leak_inside_a_scope_is_orphaned_by_its_stop() {
+    let _shared = common::shared();
     let t = on_thread("ms-nested", || {
         for _ in 0..CALLS {
             latte_start!("ms_around");
@@ -132,6 +134,7 @@ fn recurse(n: u32) {
 
 #[test]
 fn recursion_deeper_than_the_stack_keeps_the_innermost_and_pairs_afterwards() {
+    let _shared = common::shared();
     let t = on_thread("ms-recursion", || {
         recurse(100);
         // The stack's slots now hold frames of this very id from the deep recursion:

@@ -1,13 +1,13 @@
 //! Timer modes: every start x stop pair is reachable and travels with the sample, and
 //! a scope that moved between CPUs is flagged when both ends know the CPU.
 
-mod common;
-use common::my_samples;
+use crate::common::{self, my_samples};
 use latte::collect::SampleKind;
 use latte::{Id, Mode, clock};
 
 #[test]
 fn every_start_stop_pair_is_recorded_with_its_modes() {
+    let _shared = common::shared();
     static PAIRS: Id = Id::new("mode_pairs");
     for start in Mode::ALL {
         for stop in Mode::ALL {
@@ -29,6 +29,7 @@ fn every_start_stop_pair_is_recorded_with_its_modes() {
 
 #[test]
 fn macros_reach_every_mode() {
+    let _shared = common::shared();
     latte::latte_start!("mode_macro", Hard);
     latte::latte_stop!("mode_macro", Fast);
     latte::latte_start!("mode_macro", Fast);
@@ -64,6 +65,7 @@ fn pin(core: core_affinity::CoreId) -> Option<u32> {
 
 #[test]
 fn a_scope_that_changed_cpu_is_flagged_in_mid_and_hard_only() {
+    let _shared = common::shared();
     if clock::source() != clock::Source::Tsc {
         return; // only RDTSCP reports the CPU
     }

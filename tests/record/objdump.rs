@@ -1,6 +1,6 @@
 //! Reading `objdump -d` output, and building an example in release to read, for the
-//! tests that inspect the machine code of the record path (`tests/disassembly.rs`,
-//! `tests/signals.rs`).
+//! tests that inspect the machine code of the record path (`disassembly.rs`,
+//! `signals.rs`).
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
@@ -133,12 +133,13 @@ pub fn objdump() -> Option<String> {
     }
 }
 
-/// Builds `example` of this package in release into its own target directory
-/// (`target/<example>-release`, so the build never waits on the lock of the build
-/// running the test); returns the binary.
+/// Builds `example` of this package in release into the probes' own target directory
+/// (`target/probes-release`: the build never waits on the lock of the build running
+/// the test, and the examples share the library and its dependencies, built once);
+/// returns the binary.
 pub fn build_example(example: &str) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let target = root.join("target").join(format!("{example}-release"));
+    let target = root.join("target").join("probes-release");
     let started = std::time::Instant::now();
     let status = Command::new(env!("CARGO"))
         .current_dir(root)

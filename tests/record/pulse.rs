@@ -1,11 +1,11 @@
 //! Pulse: the first call per thread is a baseline, later ones record the delta.
 
-mod common;
-use common::{my_component, my_samples};
+use crate::common::{self, my_component, my_samples};
 use latte::collect::SampleKind;
 
 #[test]
 fn n_pulses_record_n_minus_one_samples() {
+    let _shared = common::shared();
     for _ in 0..100 {
         latte::latte_pulse!("pulse_n");
     }
@@ -16,6 +16,7 @@ fn n_pulses_record_n_minus_one_samples() {
 
 #[test]
 fn pulse_delta_is_the_gap_between_calls() {
+    let _shared = common::shared();
     // Containment on one thread's monotonic counter, no timing assumption:
     // a scope inside the gap <= the pulse delta <= a scope around both pulses.
     latte::latte_start!("pulse_outer");
@@ -32,6 +33,7 @@ fn pulse_delta_is_the_gap_between_calls() {
 
 #[test]
 fn each_thread_has_its_own_baseline() {
+    let _shared = common::shared();
     latte::latte_pulse!("pulse_threads");
     std::thread::Builder::new()
         .name("pulse_other".into())
@@ -52,6 +54,7 @@ fn each_thread_has_its_own_baseline() {
 
 #[test]
 fn pulse_and_scopes_of_one_id_share_its_ring() {
+    let _shared = common::shared();
     latte::latte_pulse!("pulse_mixed");
     latte::latte_start!("pulse_mixed");
     latte::latte_stop!("pulse_mixed");

@@ -23,8 +23,7 @@
 //! Linux on x86_64 only (the trap flag, `ucontext_t`'s RIP); skips itself elsewhere, and
 //! without `objdump` outside CI.
 
-mod objdump;
-use objdump::{build_example, disassemble, functions, objdump_or_skip};
+use crate::objdump::{build_example, disassemble, functions, objdump_or_skip};
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 

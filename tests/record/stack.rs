@@ -1,12 +1,12 @@
 //! The per-thread stack: nesting, LIFO pairing and every counted misuse.
 
-mod common;
-use common::{mine, my_component};
+use crate::common::{self, mine, my_component};
 use latte::collect::SampleKind;
 use latte::{Id, Mode, latte_start, latte_stop};
 
 #[test]
 fn nested_scopes_pair_lifo() {
+    let _shared = common::shared();
     latte_start!("nest_outer");
     latte_start!("nest_inner", Mid);
     for _ in 0..3 {
@@ -46,6 +46,7 @@ fn nested_scopes_pair_lifo() {
 
 #[test]
 fn sixty_fifth_start_gives_up_the_oldest_frame_while_the_rest_pair() {
+    let _shared = common::shared();
     // Default depth is 64: open 65 distinct scopes, then close them in LIFO order.
     let ids: Vec<&'static Id> = (0..65)
         .map(|i| {
@@ -80,6 +81,7 @@ fn sixty_fifth_start_gives_up_the_oldest_frame_while_the_rest_pair() {
 
 #[test]
 fn stop_on_empty_stack_is_counted() {
+    let _shared = common::shared();
     latte_stop!("empty_stop");
     latte_stop!("empty_stop", Hard);
     let me = mine();
@@ -100,6 +102,7 @@ fn spin(d: std::time::Duration) {
 
 #[test]
 fn missed_stop_recovers_the_right_component_and_counts_orphans() {
+    let _shared = common::shared();
     latte_start!("mm_outer");
     latte_start!("mm_a");
     latte_start!("mm_probe"); // closed inside mm_a, before the orphans open
@@ -137,6 +140,7 @@ fn missed_stop_recovers_the_right_component_and_counts_orphans() {
 
 #[test]
 fn stop_of_an_id_that_is_not_open_changes_nothing() {
+    let _shared = common::shared();
     latte_start!("um_open");
     latte_stop!("um_never_started");
     latte_stop!("um_open");
@@ -148,6 +152,7 @@ fn stop_of_an_id_that_is_not_open_changes_nothing() {
 
 #[test]
 fn same_id_recursion_pairs_innermost_first() {
+    let _shared = common::shared();
     fn recurse(n: u32) {
         latte_start!("recursive");
         if n > 0 {
@@ -165,6 +170,7 @@ fn same_id_recursion_pairs_innermost_first() {
 
 #[test]
 fn scopes_left_open_at_thread_exit_are_counted() {
+    let _shared = common::shared();
     std::thread::Builder::new()
         .name("open_at_exit".into())
         .spawn(|| {
@@ -189,6 +195,7 @@ fn scopes_left_open_at_thread_exit_are_counted() {
 
 #[test]
 fn scope_guard_closes_on_every_path() {
+    let _shared = common::shared();
     fn work(fail: bool) -> Result<u32, &'static str> {
         let _scope = latte::latte_scope!("guard_paths", Fast, Hard);
         if fail {

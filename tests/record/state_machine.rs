@@ -15,7 +15,7 @@
 //! end of it, so every segment starts from a clean recorder and is found in
 //! `latte::capture()` by name.
 
-mod common;
+use crate::common;
 use latte::collect::{FrameCounts, Sample, SampleKind};
 use latte::report::Anomalies;
 use latte::{Capture, Id, Mode};
@@ -174,9 +174,10 @@ fn call(op: Op) {
     }
 }
 
-/// Sets the shared stack depth; every test calls this before spawning.
-fn setup() {
-    common::configure(|b| b.stack_depth(DEPTH));
+/// The stack depth `DEPTH` for threads that start recording until the guard drops;
+/// every test holds it while it spawns.
+fn setup() -> common::Exclusive {
+    common::exclusive_with(|b| b.stack_depth(DEPTH))
 }
 
 /// Runs `steps` on a new thread `name` (children as `name-c<j>`) that then exits, and
@@ -355,19 +356,18 @@ fn segments() -> impl Strategy<Value = Vec<Vec<Step>>> {
 
 static CASE: AtomicU64 = AtomicU64::new(0);
 
-proptest! {
-    #![proptest_config(ProptestConfig {
+#[test]
+fn recorder_matches_reference_model() {
+    let _depth = setup(); // for every case
+    let config = ProptestConfig {
         cases: 512,
         failure_persistence: None,
         ..ProptestConfig::default()
-    })]
-
-    #[test]
-    fn recorder_matches_reference_model(segments in segments()) {
-        setup();
+    };
+    proptest!(config, |(segments in segments())| {
         let case = CASE.fetch_add(1, Ordering::Relaxed);
         run_and_check(&format!("sm-{case}"), &segments)?;
-    }
+    });
 }
 
 // ------------------------------------------------------------ fixed regressions
@@ -385,7 +385,7 @@ const A2: usize = 4;
 /// Runs `ops` on one thread named `sm-fixed-<name>-0`, checks latte against the model,
 /// and returns the model so the test can pin its prediction too.
 fn fixed(name: &str, ops: &[Op]) -> Model {
-    setup();
+    let _depth = setup();
     let steps: Vec<Step> = ops.iter().copied().map(Step::Op).collect();
     if let Err(e) = run_and_check(&format!("sm-fixed-{name}"), &[steps]) {
         panic!("{e}");
@@ -513,7 +513,7 @@ fn recursion_with_a_missed_inner_stop() {
 
 #[test]
 fn pulses_and_records_are_per_thread_and_bounded() {
-    setup();
+    let _depth = setup();
     let parent = [
         Pulse(C),
         Pulse(C),

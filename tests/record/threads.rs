@@ -1,11 +1,11 @@
 //! Threads: isolation, exited threads, identity across call sites.
 
-mod common;
-use common::{mine, named};
+use crate::common::{self, mine, named};
 use latte::Id;
 
 #[test]
 fn two_threads_never_see_each_others_samples() {
+    let _shared = common::shared();
     static SHARED: Id = Id::new("iso_shared");
     let run = |name: &str, base: u64| {
         std::thread::Builder::new()
@@ -42,6 +42,7 @@ fn two_threads_never_see_each_others_samples() {
 
 #[test]
 fn samples_survive_their_threads_exit_under_its_name() {
+    let _shared = common::shared();
     for round in 0..3 {
         std::thread::Builder::new()
             .name("exiting_worker".into())
@@ -72,6 +73,7 @@ fn samples_survive_their_threads_exit_under_its_name() {
 
 #[test]
 fn unnamed_threads_get_a_stable_name() {
+    let _shared = common::shared();
     std::thread::spawn(|| latte::latte_pulse!("unnamed_pulse"))
         .join()
         .unwrap();
@@ -89,6 +91,7 @@ fn unnamed_threads_get_a_stable_name() {
 
 #[test]
 fn same_text_at_different_addresses_is_one_component() {
+    let _shared = common::shared();
     // Three call sites, three statics; one of them with a heap-built copy of the text.
     fn site_a() {
         latte::latte_start!("same_text");

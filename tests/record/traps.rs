@@ -2,8 +2,7 @@
 //! (inside the message it travels in), Stops that name their id, scopes open when a
 //! report is taken. Each test records on threads of its own, named after it.
 
-mod common;
-use common::on_named_thread;
+use crate::common::{self, on_named_thread};
 use latte::{Format, Id, Mode, Report, ReportOptions, Timer};
 
 /// The report's section of thread `name`.
@@ -46,6 +45,7 @@ struct Order {
 
 #[test]
 fn a_timer_in_a_message_stops_in_place_and_the_message_is_used_after() {
+    let _shared = common::shared();
     const ORDERS: u64 = 50;
     let (tx, rx) = std::sync::mpsc::channel::<Order>();
     let producer = std::thread::Builder::new()
@@ -94,6 +94,7 @@ fn a_timer_in_a_message_stops_in_place_and_the_message_is_used_after() {
 
 #[test]
 fn a_cancelled_timer_records_nothing_and_is_counted_as_information() {
+    let _shared = common::shared();
     let t = on_named_thread("traps-cancel", || {
         let mut fetch = Timer::start(&FETCH, Mode::Fast, Mode::Fast);
         fetch.cancel();
@@ -133,6 +134,7 @@ static OUTER: Id = Id::new("traps_outer");
 
 #[test]
 fn empty_and_unmatched_stops_name_their_ids() {
+    let _shared = common::shared();
     let t = on_named_thread("traps-stops", || {
         latte::stop(&PARSE, Mode::Fast); // nothing open: empty
         latte::stop(&PARSE, Mode::Fast);
@@ -170,6 +172,7 @@ fn empty_and_unmatched_stops_name_their_ids() {
 
 #[test]
 fn a_long_list_of_ids_names_six_and_the_json_has_all() {
+    let _shared = common::shared();
     let ids: Vec<&'static Id> = (0..8)
         .map(|k| Id::intern(&format!("traps_many_{k}")).unwrap())
         .collect();
@@ -205,6 +208,7 @@ fn a_long_list_of_ids_names_six_and_the_json_has_all() {
 /// Reports written before these counts existed still read: every new field defaults.
 #[test]
 fn a_report_without_the_new_fields_still_reads() {
+    let _shared = common::shared();
     on_named_thread("traps-old-json", || {
         latte::stop(&PARSE, Mode::Fast);
         let mut t = Timer::start(&FETCH, Mode::Fast, Mode::Fast);
@@ -262,6 +266,7 @@ fn hold_open(name: &str, body: impl FnOnce() + Send + 'static) -> impl FnOnce() 
 
 #[test]
 fn scopes_open_when_a_report_is_taken_are_listed_per_thread_and_id() {
+    let _shared = common::shared();
     let finish = hold_open("traps-open", || {
         latte::start(&FRAME, Mode::Fast);
         latte::start(&PHYSICS, Mode::Fast);
@@ -312,7 +317,7 @@ fn scopes_open_when_a_report_is_taken_are_listed_per_thread_and_id() {
 
 #[test]
 fn the_agents_interval_report_shows_a_thread_stuck_in_a_scope() {
-    let _one = common::one_agent();
+    let _one = common::exclusive();
     let sink = common::SharedSink::default();
     let guard = latte::builder()
         .format(Format::Json)
@@ -349,6 +354,7 @@ fn the_agents_interval_report_shows_a_thread_stuck_in_a_scope() {
 
 #[test]
 fn a_long_open_list_names_six_ids() {
+    let _shared = common::shared();
     let ids: Vec<&'static Id> = (0..9)
         .map(|k| Id::intern(&format!("traps_deep_{k}")).unwrap())
         .collect();

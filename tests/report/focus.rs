@@ -1,7 +1,7 @@
 //! `Report::focus` (issue 13, acceptance 4): filter by id pattern, sort by any column,
 //! keep the top N, in every section; a bad pattern is an error naming it.
 
-mod common;
+use crate::common;
 use latte::report::{Column, Focus, Sort};
 use latte::{Cleaning, Error, Id, Report, ReportOptions};
 
@@ -107,6 +107,7 @@ fn a_bad_pattern_is_an_error_that_names_it() {
 
 #[test]
 fn the_agent_writes_focused_reports_and_refuses_a_bad_pattern() {
+    let _one = common::exclusive();
     let bad = Focus {
         ids: Some("[".into()),
         ..Focus::default()

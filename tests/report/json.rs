@@ -1,8 +1,7 @@
 //! One report, one JSON: the agent's JSON reports are `Report::to_json` of the same
 //! value, and a report read back from JSON is the report that was written.
 
-mod common;
-use common::{SharedSink, one_agent};
+use crate::common::{SharedSink, exclusive};
 use latte::analyze::Calibration;
 use latte::collect::{ComponentCapture, Sample, SampleKind, ThreadCapture};
 use latte::report::{Anomalies, JsonStyle};
@@ -73,7 +72,7 @@ fn write_json_is_to_json_and_both_styles_are_one_value() {
 
 #[test]
 fn the_agents_json_is_to_json_of_the_same_report() {
-    let _one = one_agent();
+    let _one = exclusive();
     static WORK: Id = Id::new("json_agent_work");
     let sink = SharedSink::default();
     let guard = latte::builder()
@@ -104,7 +103,7 @@ fn the_agents_json_is_to_json_of_the_same_report() {
 
 /// A real report of the previous JSON format (no `format_version`: `trading_loop
 /// --ticks 3000` before the headline covered every sample), kept in `tests/data/`.
-const FORMAT_1: &str = include_str!("data/report-format-1.json");
+const FORMAT_1: &str = include_str!("../data/report-format-1.json");
 
 #[test]
 fn a_format_1_report_reads_with_its_cleaned_figures_as_cleaned() {

@@ -4,13 +4,13 @@
 //! named), no line is wider than the width, the 100-column report fits in 60 lines,
 //! and warnings, lost samples and anomalies are printed exactly when the data has them.
 //!
-//! A binary of its own: each report comes from a child process (this binary, run
-//! again) that runs the demo itself (`examples/trading_loop.rs`, included here), as
-//! `cargo run --example trading_loop` would, then prints the same run's report as
-//! JSON for the parent to compare with.
+//! Each report comes from a child process (this test binary, run again on
+//! `demo_child` alone) that runs the demo itself (`examples/trading_loop.rs`, included
+//! here), as `cargo run --example trading_loop` would, then prints the same run's
+//! report as JSON for the parent to compare with.
 
-mod common;
-#[path = "../examples/trading_loop.rs"]
+use crate::common;
+#[path = "../../examples/trading_loop.rs"]
 #[allow(dead_code)]
 mod demo;
 
@@ -49,7 +49,8 @@ fn demo_child() {
 fn demo(columns: usize, misuse: bool) -> (String, serde_json::Value) {
     // Through cargo's runner when there is one (qemu-user for aarch64).
     let child = common::this_test_binary()
-        .args(["--exact", "demo_child", "--nocapture", "--test-threads=1"])
+        .args(["--exact", "--nocapture", "--test-threads=1"])
+        .arg(common::test_name(module_path!(), "demo_child"))
         .env(
             "LATTE_LAYOUT_CHILD",
             if misuse { "misuse" } else { "plain" },

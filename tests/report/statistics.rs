@@ -12,8 +12,7 @@
 //! ([`half_bucket`]). Cleaning decides per bucket, and the cleaned statistics come from
 //! the bucket representatives unless cleaning removed nothing.
 
-mod common;
-use common::Rng;
+use crate::common::Rng;
 use latte::analyze::{Bypass, Calibration, Fences};
 use latte::analyze::{clean, moments, quantile};
 use latte::collect::{ComponentCapture, Sample, SampleKind, ThreadCapture};

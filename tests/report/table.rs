@@ -1,7 +1,7 @@
 //! The report table: snapshots of hand-built reports at several widths, and layout
 //! invariants (every line fits, omitted columns are named).
 
-mod common;
+use crate::common;
 
 use latte::report::{
     Anomalies, Column, EndedFrames, FrameCounts, Overhead, Row, Summary, TableOptions, ThreadReport,

@@ -2,7 +2,7 @@
 //! place, control characters are escaped, and shortened ids stay distinct. JSON and
 //! CSV carry the exact id.
 
-mod common;
+use crate::common;
 
 use latte::report::{Row, Summary, TableOptions, ThreadReport};
 use latte::{Cleaning, Data, Report, Unit};
