@@ -30,8 +30,8 @@ step() { printf '\n=== aarch64: %s\n' "$*"; }
 
 # Tests excluded from the stage, each with its reason. Exact names (`--exact`): a
 # test is named by its module path inside its binary (`signals::...` in
-# tests/record/, `timed_ui::ui` in tests/integrations/; a test of a binary of its own,
-# such as tests/fork.rs, by its function alone).
+# tests/record/; a test of a binary of its own, such as tests/fork.rs or
+# macros/tests/ui.rs, by its function alone).
 EXCLUDED=(
     # tests/record/signals.rs: single-steps the probe with the x86 trap flag; qemu-user
     # does not let ptrace or the trap flag single-step emulated code, and the probe is
@@ -54,10 +54,10 @@ EXCLUDED=(
     a_forked_child_records_and_reports
     a_forked_child_runs_its_own_agent_and_the_parent_is_unaffected
     a_forked_child_of_a_process_reporting_on_signals_still_dies_of_sigterm
-    # tests/integrations/timed_ui.rs: the compile errors of #[timed] are the same on
-    # every target, and native CI checks them; trybuild would build every dependency
-    # again for aarch64 in debug, from inside the emulator: ~3 minutes on 2 cores.
-    timed_ui::ui
+    # macros/tests/ui.rs: the compile errors of #[timed] are the same on every target,
+    # and native CI checks them; trybuild would build the library and its dependencies
+    # again for aarch64 in debug, from inside the emulator.
+    ui
 )
 # Kept although slow under emulation: churn.rs (~27 s) and churn_20k.rs (~60 s). They
 # run the ring and registry code as compiled for aarch64 (its atomics are LDAR, STLR and

@@ -1,6 +1,6 @@
-//! How code reaches latte: the crate root's public API, `#[latte::timed]` and the id
-//! macros (what they record, the errors they give), and the `tracing` bridge with
-//! scoped subscribers.
+//! How code reaches latte: the crate root's public API, what `#[latte::timed]`
+//! records, and the `tracing` bridge with scoped subscribers. (The errors the macros
+//! give are the macros crate's test, `macros/tests/ui.rs`.)
 //!
 //! One binary for the stage; its tests run on several threads of one process, each
 //! under ids and on threads of its own. None starts an agent or changes a setting.
@@ -10,5 +10,4 @@ mod common;
 
 mod api_surface;
 mod timed;
-mod timed_ui;
 mod tracing_bridge;

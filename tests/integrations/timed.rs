@@ -209,7 +209,7 @@ fn recursion_records_one_nested_sample_per_call() {
 }
 
 // ------------------------------------------------------- methods, generics, forms
-// (`unsafe fn` is covered by tests/ui/pass: `unsafe_code` is denied here.)
+// (`unsafe fn` is covered by macros/tests/ui/pass: `unsafe_code` is denied here.)
 
 #[derive(Debug, Default)]
 struct Counter {

@@ -2,6 +2,10 @@
 //! macros): the forms they accept (compiled with warnings denied, then run) and the
 //! errors they give, checked against the `.stderr` files next to each case.
 //! Regenerate those with `TRYBUILD=overwrite` and review.
+//!
+//! A test of the macros crate: trybuild builds the cases against the library with its
+//! default features, as a user's crate would, instead of every feature and
+//! dev-dependency of the library's own tests.
 
 #[test]
 fn ui() {
