@@ -322,18 +322,55 @@ fn stats(v: &[f64]) -> Stats {
 fn main() {
     #[cfg(feature = "prometheus")]
     if std::env::args().any(|a| a == "scraped") {
-        let pinned = core_affinity::get_core_ids()
-            .and_then(|ids| ids.last().copied())
-            .is_some_and(core_affinity::set_for_current);
-        println!("recorder pinned: {pinned}");
+        println!("recorder pinned: {}", pin());
         scraped::compare();
         return;
     }
-    let pinned = core_affinity::get_core_ids()
-        .and_then(|ids| ids.last().copied())
-        .is_some_and(core_affinity::set_for_current);
+    let pinned = pin();
 
-    let mut rows = vec![
+    let mut rows = raw_reads();
+    rows.extend(recording());
+    rows.extend(baselines());
+    rows.extend(front_ends());
+    rows.extend(ids());
+    // A Timer (the way to time a message across threads), here closed on its own
+    // thread: against the stack scope it is the alternative to.
+    static BENCH_TIMER: Id = Id::new("bench_timer");
+    rows.push(row("Latte", "Fast Timer start+drop", || {
+        for _ in 0..CALLS {
+            drop(latte::Timer::start(&BENCH_TIMER, Mode::Fast, Mode::Fast));
+        }
+    }));
+
+    for r in &mut rows {
+        trial(&mut r.run); // warm-up: first-use paths, caches, branch predictors
+    }
+    for _ in 0..TRIALS {
+        for r in &mut rows {
+            let c = trial(&mut r.run);
+            r.cycles.push(c);
+        }
+    }
+
+    let median = |name: &str| stats(&rows.iter().find(|r| r.name == name).unwrap().cycles).median;
+    print_table(&rows, pinned, median("RDTSC"));
+    targets(&median);
+    models_against_reads(&median);
+    infos(&median);
+    #[cfg(feature = "prometheus")]
+    scraped::compare();
+}
+
+/// Pins this thread to the last core; whether the OS agreed.
+fn pin() -> bool {
+    core_affinity::get_core_ids()
+        .and_then(|ids| ids.last().copied())
+        .is_some_and(core_affinity::set_for_current)
+}
+
+/// The bare counter reads, one and two per call, and latte's clock read in front of them.
+fn raw_reads() -> Vec<Row> {
+    vec![
         row("ASM", "RDTSC", || {
             for _ in 0..CALLS {
                 black_box(raw::rdtsc());
@@ -372,6 +409,12 @@ fn main() {
                 black_box(clock::read(Mode::Fast));
             }
         }),
+    ]
+}
+
+/// latte's Start+Stop in each mode and pulse, each beside its limit model.
+fn recording() -> Vec<Row> {
+    vec![
         row("Latte", "Fast Start+Stop", || {
             for _ in 0..CALLS {
                 latte_start!("bench_fast");
@@ -418,12 +461,16 @@ fn main() {
                 model::pulse();
             }
         }),
-        row("Std", "Instant::now", || {
-            for _ in 0..CALLS {
-                black_box(Instant::now());
-            }
-        }),
-    ];
+    ]
+}
+
+/// `Instant::now`, and the cost of reaching per-thread state.
+fn baselines() -> Vec<Row> {
+    let mut rows = vec![row("Std", "Instant::now", || {
+        for _ in 0..CALLS {
+            black_box(Instant::now());
+        }
+    })];
     // Why the recorder's per-thread state is a std `thread_local!` with `const` init
     // rather than the `thread_local` crate: the cost of reaching per-thread state.
     thread_local! {
@@ -441,6 +488,12 @@ fn main() {
             c.set(black_box(c.get() + 1));
         }
     }));
+    rows
+}
+
+/// The other ways in: the attribute, the scope macro, the tracing bridge.
+fn front_ends() -> Vec<Row> {
+    let mut rows = Vec::new();
     rows.push(row("Attr", "#[latte::timed] fn call", || {
         for i in 0..CALLS {
             black_box(timed_identity(black_box(i)));
@@ -473,6 +526,12 @@ fn main() {
             })
         }));
     }
+    rows
+}
+
+/// Fast Start+Stop with many ids live, interned and static ids, and interning itself.
+fn ids() -> Vec<Row> {
+    let mut rows = Vec::new();
     for n in [1usize, 64, 1000] {
         let ids = live_ids(n);
         let last = ids[n - 1];
@@ -513,27 +572,11 @@ fn main() {
             latte::stop(id, Mode::Fast);
         }
     }));
-    // A Timer (the way to time a message across threads), here closed on its own
-    // thread: against the stack scope it is the alternative to.
-    static BENCH_TIMER: Id = Id::new("bench_timer");
-    rows.push(row("Latte", "Fast Timer start+drop", || {
-        for _ in 0..CALLS {
-            drop(latte::Timer::start(&BENCH_TIMER, Mode::Fast, Mode::Fast));
-        }
-    }));
+    rows
+}
 
-    for r in &mut rows {
-        trial(&mut r.run); // warm-up: first-use paths, caches, branch predictors
-    }
-    for _ in 0..TRIALS {
-        for r in &mut rows {
-            let c = trial(&mut r.run);
-            r.cycles.push(c);
-        }
-    }
-
-    let median = |name: &str| stats(&rows.iter().find(|r| r.name == name).unwrap().cycles).median;
-    let rdtsc = median("RDTSC");
+/// The table: every row's statistics over the trials, and its median in RDTSCs.
+fn print_table(rows: &[Row], pinned: bool, rdtsc: f64) {
     println!(
         "latte overhead bench: {TRIALS} trials x {CALLS} calls, 1 warm-up trial, {}, counter: {}",
         if pinned {
@@ -555,7 +598,7 @@ fn main() {
         "range",
         "x RDTSC"
     );
-    for r in &rows {
+    for r in rows {
         let s = stats(&r.cycles);
         println!(
             "{:<6} {:<28} {:>9.1} {:>9.1} {:>9.2} {:>9.1} {:>9.1} {:>9.1} {:>9.2}",
@@ -570,6 +613,11 @@ fn main() {
             s.median / rdtsc
         );
     }
+}
+
+/// The targets: each record path against the reads it needs and against its model.
+fn targets(median: &dyn Fn(&str) -> f64) {
+    let rdtsc = median("RDTSC");
     let target = |label: &str, value: f64, limit: f64| {
         println!(
             "target {label:<46} {value:>6.3}  (target <= {limit}) {}",
@@ -615,6 +663,10 @@ fn main() {
         layer_cost / median("Fast Start+Stop"),
         1.3,
     );
+}
+
+/// Each limit model against the bare reads it needs, for information.
+fn models_against_reads(median: &dyn Fn(&str) -> f64) {
     for (model_row, reads, label) in [
         (
             "model Fast Start+Stop",
@@ -638,6 +690,13 @@ fn main() {
             median(model_row) / median(reads)
         );
     }
+}
+
+/// Other ratios printed for information, without a target.
+fn infos(median: &dyn Fn(&str) -> f64) {
+    let rdtsc = median("RDTSC");
+    let layer_cost =
+        median("span enter+exit, LatteLayer") - median("span enter+exit, registry only");
     println!(
         "info   clock::read(Fast) / RDTSC (clock selection)    {:>6.3}",
         median("latte::clock::read(Fast)") / rdtsc
@@ -675,8 +734,6 @@ fn main() {
         "info   ThreadLocal::get_or_default - std TLS access  {:>6.1} cycles",
         median("thread_local::ThreadLocal") - median("std thread_local! (const)")
     );
-    #[cfg(feature = "prometheus")]
-    scraped::compare();
 }
 
 /// Fast Start+Stop with the agent serving `/metrics` and an in-process scraper asking
