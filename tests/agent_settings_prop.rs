@@ -132,51 +132,64 @@ fn options() -> impl Strategy<Value = ReportOptions> {
         })
 }
 
-fn settings() -> impl Strategy<Value = Settings> {
-    let clock = proptest::option::of(prop_oneof![
-        Just(ClockChoice::Auto),
-        Just(ClockChoice::Hardware),
-        Just(ClockChoice::Os),
-    ]);
+fn ring_capacity() -> impl Strategy<Value = usize> {
     let capacities = &[0, 1, 2, 3, 4, 1000, 1024, 1 << 16, 1 << 29, usize::MAX];
     // Valid capacities are at most 2^16 (see the module docs).
-    let capacity = size(capacities).prop_map(|n| {
+    size(capacities).prop_map(|n| {
         if n.is_power_of_two() && n > 1 << 16 && n <= 1 << 28 {
             1 << 16
         } else {
             n
         }
-    });
-    let depths = &[0, 1, 2, 64, 4096, 4097, usize::MAX];
-    // Around one and two rings of 1,024 samples (8 KiB each), the default, the largest.
-    let caps = prop_oneof![
+    })
+}
+
+/// Around one and two rings of 1,024 samples (8 KiB each), the default, the largest.
+fn memory_cap() -> impl Strategy<Value = Cap> {
+    prop_oneof![
         2 => proptest::sample::select(vec![0, 1, 8191, 8192, 16384, 1 << 30, u64::MAX])
             .prop_map(Cap::Bytes),
         1 => any::<u64>().prop_map(Cap::Bytes),
         3 => (0u64..4).prop_map(Cap::Rings),
-    ];
-    let slowest = &[0, 1, 10, 1000, 1001, usize::MAX];
-    let exited = &[0, 1, 256, usize::MAX];
-    let hlog = prop_oneof![
+    ]
+}
+
+fn hlog() -> impl Strategy<Value = Hlog> {
+    prop_oneof![
         3 => Just(Hlog::Off),
         2 => Just(Hlog::Temp),
         1 => Just(Hlog::NoSuchDirectory),
         1 => Just(Hlog::ADirectory),
-    ];
-    let placement = (
+    ]
+}
+
+/// The drain's CPUs and niceness.
+fn placement() -> impl Strategy<Value = (Option<Vec<usize>>, Option<i32>)> {
+    (
         proptest::option::of(proptest::sample::select(vec![
             vec![],
             vec![0],
             vec![1 << 20],
         ])),
         proptest::option::of(proptest::sample::select(vec![i32::MIN, -1, 0, 19, 20])),
-    );
+    )
+}
+
+fn settings() -> impl Strategy<Value = Settings> {
+    let clock = proptest::option::of(prop_oneof![
+        Just(ClockChoice::Auto),
+        Just(ClockChoice::Hardware),
+        Just(ClockChoice::Os),
+    ]);
+    let depths = &[0, 1, 2, 64, 4096, 4097, usize::MAX];
+    let slowest = &[0, 1, 10, 1000, 1001, usize::MAX];
+    let exited = &[0, 1, 256, usize::MAX];
     (
         (
             clock,
-            proptest::option::of(capacity),
+            proptest::option::of(ring_capacity()),
             proptest::option::of(size(depths)),
-            proptest::option::of(caps),
+            proptest::option::of(memory_cap()),
         ),
         (
             proptest::option::of(duration()),
@@ -184,7 +197,7 @@ fn settings() -> impl Strategy<Value = Settings> {
             proptest::option::of(size(slowest)),
             proptest::option::of(size(exited)),
         ),
-        (options(), any::<bool>(), any::<bool>(), hlog, placement),
+        (options(), any::<bool>(), any::<bool>(), hlog(), placement()),
     )
         .prop_map(
             |((clock, ring_capacity, stack_depth, memory_cap), rest, last)| {

@@ -40,6 +40,39 @@ fn twenty_thousand_short_lived_threads() {
     // A report runs the drain's housekeeping: compact exited threads, fold the oldest.
     guard.report().unwrap();
 
+    let (kept, folded_seen) = capture_accounts_for_every_sample();
+
+    let f = latte::footprint();
+    assert_eq!(kept, f.exited_threads, "{f:?}");
+    assert_eq!(folded_seen, f.folded_threads * PER_THREAD, "{f:?}");
+    let bound = common::assert_churn_footprint(&f, THREADS as u64, MAX_EXITED as u64, PER_THREAD);
+    // Between waves too, compaction keeps up with the churn: exited threads give their
+    // rings back, so at most the last few waves' rings are ever live (each wave's
+    // threads have exited when this is measured; the one just joined, and one the drain
+    // may be compacting, can still hold theirs). A registry whose writers retried
+    // against each other once let 6,451 rings (3.4 GB of address space) pile up here.
+    assert!(
+        peak.1 <= 3 * WAVE as u64,
+        "{} rings ({} B reserved) live after wave {}: compaction fell behind",
+        peak.1,
+        peak.0,
+        peak.2
+    );
+    println!(
+        "{THREADS} threads ({WAVE} at a time) in {:.2} s; after the report: {f:?}; \
+         bound {bound} B; between waves: at most {} B of ring address space reserved \
+         ({} rings, after wave {}), at most {peak_bytes} B in use",
+        churned.as_secs_f64(),
+        peak.0,
+        peak.1,
+        peak.2
+    );
+    guard.stop().unwrap();
+}
+
+/// Every sample is in the capture: each kept exited thread holds its own, the folded
+/// entry the rest. Returns the number of kept threads and the folded entry's count.
+fn capture_accounts_for_every_sample() -> (u64, u64) {
     let capture = latte::capture();
     let kept: Vec<_> = capture
         .threads
@@ -74,31 +107,5 @@ fn twenty_thousand_short_lived_threads() {
         "every sample accounted for: {} kept threads with {kept_seen}, {fc:?} folded",
         kept.len()
     );
-
-    let f = latte::footprint();
-    assert_eq!(kept.len() as u64, f.exited_threads, "{f:?}");
-    assert_eq!(fc.seen, f.folded_threads * PER_THREAD, "{f:?}");
-    let bound = common::assert_churn_footprint(&f, THREADS as u64, MAX_EXITED as u64, PER_THREAD);
-    // Between waves too, compaction keeps up with the churn: exited threads give their
-    // rings back, so at most the last few waves' rings are ever live (each wave's
-    // threads have exited when this is measured; the one just joined, and one the drain
-    // may be compacting, can still hold theirs). A registry whose writers retried
-    // against each other once let 6,451 rings (3.4 GB of address space) pile up here.
-    assert!(
-        peak.1 <= 3 * WAVE as u64,
-        "{} rings ({} B reserved) live after wave {}: compaction fell behind",
-        peak.1,
-        peak.0,
-        peak.2
-    );
-    println!(
-        "{THREADS} threads ({WAVE} at a time) in {:.2} s; after the report: {f:?}; \
-         bound {bound} B; between waves: at most {} B of ring address space reserved \
-         ({} rings, after wave {}), at most {peak_bytes} B in use",
-        churned.as_secs_f64(),
-        peak.0,
-        peak.1,
-        peak.2
-    );
-    guard.stop().unwrap();
+    (kept.len() as u64, fc.seen)
 }

@@ -6,6 +6,7 @@ mod cli_support;
 
 use assert_cmd::Command;
 use cli_support::{COMPONENTS, dir, write, write_report};
+use std::path::{Path, PathBuf};
 
 fn tool() -> Command {
     Command::cargo_bin("latte-telemetry").unwrap()
@@ -39,54 +40,8 @@ fn diff_exit_status_follows_the_verdicts() {
     assert_eq!(text.matches("improved").count(), 9, "{text}");
     let text = stdout(tool().args(["diff"]).arg(&base).arg(&same), 0);
     assert!(text.contains("no regression beyond ±5%"), "{text}");
-    // Only the components asked for decide the exit status: `slow` regressed alone.
-    let partly = cli_support::report(
-        COMPONENTS
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let shifted = cli_support::Component {
-                    median: if c.name == "slow" {
-                        c.median * 1.2
-                    } else {
-                        c.median
-                    },
-                    ..*c
-                };
-                cli_support::row(c.name, &cli_support::histogram(&shifted, 10 + i as u64))
-            })
-            .collect(),
-    );
-    let partly = write_report(&d.join("partly.json"), &partly);
-    let text = stdout(tool().args(["diff"]).arg(&base).arg(&partly), 1);
-    assert!(text.contains("REGRESSED beyond ±5%: slow"), "{text}");
-    let text = stdout(
-        tool()
-            .args(["diff", "--filter", "fa*"])
-            .arg(&base)
-            .arg(&partly),
-        0,
-    );
-    assert!(text.contains("no regression"), "{text}");
-    // A gate that compared nothing does not pass: a filter that matches nothing, or
-    // reports with no component in common, are errors (exit 2), not "no regression".
-    let text = stderr(
-        tool()
-            .args(["diff", "--filter", "Fast*"])
-            .arg(&base)
-            .arg(&slower),
-        2,
-    );
-    assert!(
-        text.contains("--filter 'Fast*' matches no component of the reports"),
-        "{text}"
-    );
-    let empty = write_report(&d.join("empty.json"), &cli_support::report(Vec::new()));
-    let text = stderr(tool().args(["diff"]).arg(&base).arg(&empty), 2);
-    assert!(
-        text.contains("nothing compared (only in base: fast, slow, wide"),
-        "{text}"
-    );
+    only_the_components_asked_for_decide(&d, &base);
+    a_gate_that_compared_nothing_fails(&d, &base, &slower);
     // A reader that closes the pipe early does not turn a regression into an error.
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_latte-telemetry"))
         .arg("diff")
@@ -106,6 +61,60 @@ fn diff_exit_status_follows_the_verdicts() {
         0,
     );
     assert!(!text.contains("regressed"), "{text}");
+}
+
+/// Only the components asked for decide the exit status: `slow` regressed alone.
+fn only_the_components_asked_for_decide(d: &Path, base: &Path) {
+    let partly = cli_support::report(
+        COMPONENTS
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let shifted = cli_support::Component {
+                    median: if c.name == "slow" {
+                        c.median * 1.2
+                    } else {
+                        c.median
+                    },
+                    ..*c
+                };
+                cli_support::row(c.name, &cli_support::histogram(&shifted, 10 + i as u64))
+            })
+            .collect(),
+    );
+    let partly = write_report(&d.join("partly.json"), &partly);
+    let text = stdout(tool().args(["diff"]).arg(base).arg(&partly), 1);
+    assert!(text.contains("REGRESSED beyond ±5%: slow"), "{text}");
+    let text = stdout(
+        tool()
+            .args(["diff", "--filter", "fa*"])
+            .arg(base)
+            .arg(&partly),
+        0,
+    );
+    assert!(text.contains("no regression"), "{text}");
+}
+
+/// A gate that compared nothing does not pass: a filter that matches nothing, or
+/// reports with no component in common, are errors (exit 2), not "no regression".
+fn a_gate_that_compared_nothing_fails(d: &Path, base: &Path, slower: &Path) {
+    let text = stderr(
+        tool()
+            .args(["diff", "--filter", "Fast*"])
+            .arg(base)
+            .arg(slower),
+        2,
+    );
+    assert!(
+        text.contains("--filter 'Fast*' matches no component of the reports"),
+        "{text}"
+    );
+    let empty = write_report(&d.join("empty.json"), &cli_support::report(Vec::new()));
+    let text = stderr(tool().args(["diff"]).arg(base).arg(&empty), 2);
+    assert!(
+        text.contains("nothing compared (only in base: fast, slow, wide"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -183,6 +192,57 @@ fn diff_with_several_runs_and_components_on_one_side() {
 fn bad_input_names_the_file_and_the_problem() {
     let d = dir("bad");
     let good = write(&d.join("good.json"), &COMPONENTS[..1], 1.0, 1);
+    let cases = unusable_reports(&d);
+    for (file, expected) in &cases {
+        let text = stderr(tool().arg("diff").arg(&good).arg(file), 2);
+        assert!(
+            text.contains(expected),
+            "diff with {}: {text}",
+            file.display()
+        );
+        assert_eq!(text.lines().count(), 1, "one line: {text}");
+        let html = d.join("page.html");
+        let text = stderr(
+            tool().arg("html").arg(&good).arg(file).arg("-o").arg(&html),
+            2,
+        );
+        assert!(
+            text.contains(expected),
+            "html with {}: {text}",
+            file.display()
+        );
+    }
+    let not_json = &cases[1].0;
+    let text = stderr(tool().arg("show").arg(not_json), 2);
+    assert!(text.contains("notes.txt: not a latte report"), "{text}");
+    arguments_that_cannot_work_are_named(&good);
+    // A counter frequency that is no frequency (JSON has no infinities).
+    for (name, value) in [("zero", 0.0), ("negative", -2.5)] {
+        let mut report = cli_support::report(vec![cli_support::row(
+            "fast",
+            &cli_support::histogram(&COMPONENTS[0], 1),
+        )]);
+        report.ticks_per_ns = value;
+        let file = write_report(&d.join(format!("{name}.json")), &report);
+        let text = stderr(tool().arg("show").arg(&file), 2);
+        assert!(
+            text.contains(&format!("{name}.json: ticks_per_ns is")),
+            "{name}: {text}"
+        );
+    }
+    // Nothing to draw is an error too.
+    let text = stderr(
+        tool()
+            .args(["html", "--filter", "nothing*", "-o"])
+            .arg(d.join("none.html"))
+            .arg(&good),
+        2,
+    );
+    assert!(text.contains("matches no component with samples"), "{text}");
+}
+
+/// Files that are no usable report, each with what the error says of it.
+fn unusable_reports(d: &Path) -> [(PathBuf, &'static str); 6] {
     let missing = d.join("missing.json");
     let not_json = d.join("notes.txt");
     std::fs::write(&not_json, "median went up, I think\n").unwrap();
@@ -207,91 +267,48 @@ fn bad_input_names_the_file_and_the_problem() {
     os_clock.clock = "OS monotonic clock".into();
     let os_clock = write_report(&d.join("os.json"), &os_clock);
 
-    let cases = [
-        (&missing, "missing.json: cannot read it"),
-        (&not_json, "notes.txt: not a latte report: not JSON"),
+    [
+        (missing, "missing.json: cannot read it"),
+        (not_json, "notes.txt: not a latte report: not JSON"),
         (
-            &other_json,
+            other_json,
             "other.json: not a latte report: a JSON document without latte's fields",
         ),
         (
-            &old,
+            old,
             "old.json: component `fast` has no histogram: the report comes from an older latte",
         ),
-        (&in_ns, "ns.json: its values are in nanoseconds but"),
+        (in_ns, "ns.json: its values are in nanoseconds but"),
         (
-            &os_clock,
+            os_clock,
             "os.json: it was measured with the clock `OS monotonic clock` but",
         ),
-    ];
-    for (file, expected) in cases {
-        let text = stderr(tool().arg("diff").arg(&good).arg(file), 2);
-        assert!(
-            text.contains(expected),
-            "diff with {}: {text}",
-            file.display()
-        );
-        assert_eq!(text.lines().count(), 1, "one line: {text}");
-        let html = d.join("page.html");
-        let text = stderr(
-            tool().arg("html").arg(&good).arg(file).arg("-o").arg(&html),
-            2,
-        );
-        assert!(
-            text.contains(expected),
-            "html with {}: {text}",
-            file.display()
-        );
-    }
-    let text = stderr(tool().arg("show").arg(&not_json), 2);
-    assert!(text.contains("notes.txt: not a latte report"), "{text}");
+    ]
+}
+
+/// Arguments that cannot work: a negative threshold, one report, one run given twice.
+fn arguments_that_cannot_work_are_named(good: &Path) {
     let text = stderr(
-        tool()
-            .args(["diff", "--threshold=-3"])
-            .arg(&good)
-            .arg(&good),
+        tool().args(["diff", "--threshold=-3"]).arg(good).arg(good),
         2,
     );
     assert!(text.contains("--threshold -3"), "{text}");
-    let text = stderr(tool().args(["diff"]).arg(&good), 2);
+    let text = stderr(tool().args(["diff"]).arg(good), 2);
     assert!(text.contains("BASE.json NEW.json"), "{text}");
     // One run given twice would count as two alike runs.
     let text = stderr(
         tool()
             .args(["diff", "--base"])
-            .arg(&good)
-            .arg(&good)
+            .arg(good)
+            .arg(good)
             .arg("--new")
-            .arg(&good),
+            .arg(good),
         2,
     );
     assert!(
         text.contains("good.json: given twice on one side"),
         "{text}"
     );
-    // A counter frequency that is no frequency (JSON has no infinities).
-    for (name, value) in [("zero", 0.0), ("negative", -2.5)] {
-        let mut report = cli_support::report(vec![cli_support::row(
-            "fast",
-            &cli_support::histogram(&COMPONENTS[0], 1),
-        )]);
-        report.ticks_per_ns = value;
-        let file = write_report(&d.join(format!("{name}.json")), &report);
-        let text = stderr(tool().arg("show").arg(&file), 2);
-        assert!(
-            text.contains(&format!("{name}.json: ticks_per_ns is")),
-            "{name}: {text}"
-        );
-    }
-    // Nothing to draw is an error too.
-    let text = stderr(
-        tool()
-            .args(["html", "--filter", "nothing*", "-o"])
-            .arg(d.join("none.html"))
-            .arg(&good),
-        2,
-    );
-    assert!(text.contains("matches no component with samples"), "{text}");
 }
 
 /// The agent's stream (one report per line, periodic ones first) is read as its

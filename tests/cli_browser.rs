@@ -13,7 +13,7 @@ mod cli_support;
 use cli_support::{COMPONENTS, dir, write};
 use regex::Regex;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Pixels a marker may be off its value: plotters rounds coordinates to whole pixels,
@@ -163,6 +163,63 @@ fn percentiles(file: &Path) -> BTreeMap<String, [f64; 3]> {
         .collect()
 }
 
+/// `latte-telemetry html` of `files`, written in `d`.
+fn html_page(d: &Path, files: &[PathBuf]) -> PathBuf {
+    let page = d.join("page.html");
+    let status = Command::new(env!("CARGO_BIN_EXE_latte-telemetry"))
+        .arg("html")
+        .args(files)
+        .arg("-o")
+        .arg(&page)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    page
+}
+
+/// The legend's colour of each report file, by its name.
+fn legend_colours(dom: &str) -> BTreeMap<String, String> {
+    let swatch = Regex::new(
+        r#"<span class="swatch" style="background:\s*(#[0-9a-fA-F]{6});?"></span>([^<]+)</td>"#,
+    )
+    .unwrap();
+    let mut colours: BTreeMap<String, String> = BTreeMap::new();
+    for c in swatch.captures_iter(dom) {
+        colours
+            .entry(c[2].to_string())
+            .or_insert_with(|| c[1].to_ascii_lowercase());
+    }
+    colours
+}
+
+/// Each plot of the page: (component, its figure's markup).
+fn plots(dom: &str) -> Vec<(String, String)> {
+    let figure =
+        Regex::new(r#"(?s)<figure class="plot" data-component="([^"]*)">(.*?)</figure>"#).unwrap();
+    figure
+        .captures_iter(dom)
+        .map(|c| (c[1].to_string(), c[2].to_string()))
+        .collect()
+}
+
+/// The x of each `colour` marker on the chart whose axis is at `axis_y`, sorted: the
+/// chart whose axis labels sit just below the marker's foot.
+fn markers_on_chart(svg: &str, colour: &str, axes: &[(f64, f64, f64)], axis_y: f64) -> Vec<f64> {
+    let mut on_chart: Vec<f64> = markers(svg, colour)
+        .into_iter()
+        .filter(|&(_, foot)| {
+            axes.iter()
+                .filter(|(y, _, _)| *y >= foot)
+                .map(|(y, _, _)| *y)
+                .fold(f64::INFINITY, f64::min)
+                == axis_y
+        })
+        .map(|(x, _)| x)
+        .collect();
+    on_chart.sort_by(f64::total_cmp);
+    on_chart
+}
+
 #[test]
 fn each_marker_sits_at_its_value_on_the_rendered_axis() {
     let Some(browser) = chromium() else {
@@ -180,33 +237,10 @@ fn each_marker_sits_at_its_value_on_the_rendered_axis() {
         write(&d.join("a.json"), &COMPONENTS, 1.0, 1),
         write(&d.join("b.json"), &COMPONENTS[..2], 1.6, 2),
     ];
-    let page = d.join("page.html");
-    let status = Command::new(env!("CARGO_BIN_EXE_latte-telemetry"))
-        .arg("html")
-        .args(&files)
-        .arg("-o")
-        .arg(&page)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let dom = dump_dom(&browser, &page);
+    let dom = dump_dom(&browser, &html_page(&d, &files));
 
-    let swatch = Regex::new(
-        r#"<span class="swatch" style="background:\s*(#[0-9a-fA-F]{6});?"></span>([^<]+)</td>"#,
-    )
-    .unwrap();
-    let mut colours: BTreeMap<String, String> = BTreeMap::new();
-    for c in swatch.captures_iter(&dom) {
-        colours
-            .entry(c[2].to_string())
-            .or_insert_with(|| c[1].to_ascii_lowercase());
-    }
-    let figure =
-        Regex::new(r#"(?s)<figure class="plot" data-component="([^"]*)">(.*?)</figure>"#).unwrap();
-    let figures: Vec<(String, String)> = figure
-        .captures_iter(&dom)
-        .map(|c| (c[1].to_string(), c[2].to_string()))
-        .collect();
+    let colours = legend_colours(&dom);
+    let figures = plots(&dom);
     let names: Vec<&str> = figures.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["fast", "slow", "wide"], "one plot per component");
 
@@ -226,19 +260,7 @@ fn each_marker_sits_at_its_value_on_the_rendered_axis() {
             };
             let colour = &colours[&name];
             for &(axis_y, a, b) in &axes {
-                // The chart whose axis labels sit just below the marker's foot.
-                let mut on_chart: Vec<f64> = markers(svg, colour)
-                    .into_iter()
-                    .filter(|&(_, foot)| {
-                        axes.iter()
-                            .filter(|(y, _, _)| *y >= foot)
-                            .map(|(y, _, _)| *y)
-                            .fold(f64::INFINITY, f64::min)
-                            == axis_y
-                    })
-                    .map(|(x, _)| x)
-                    .collect();
-                on_chart.sort_by(f64::total_cmp);
+                let on_chart = markers_on_chart(svg, colour, &axes, axis_y);
                 assert_eq!(
                     on_chart.len(),
                     3,

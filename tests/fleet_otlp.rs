@@ -117,9 +117,26 @@ fn the_otlp_export_decodes_to_the_report() {
         .collect();
     assert_eq!(want[0].1, 7_000);
     assert_eq!(want[1].1, 900);
-    // The first push made after everything was recorded.
+    let request = first_push_with(&received, &want);
+    assert_decodes_to(&request, &want);
+    // The push thread counts a push once it has read the answer: wait for that.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while guard.otlp_pushes().0 == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let (sent, _failed, dropped) = guard.otlp_pushes();
+    assert!(sent >= 1, "pushes the collector accepted: {sent}");
+    assert_eq!(dropped, 0, "a collector that answers at once drops nothing");
+    guard.stop().unwrap();
+}
+
+/// The first push made after everything was recorded: the one whose counts are `want`'s.
+fn first_push_with(
+    received: &Receiver<Pushed>,
+    want: &[(String, u64, u64)],
+) -> ExportMetricsServiceRequest {
     let deadline = Instant::now() + Duration::from_secs(15);
-    let request = loop {
+    loop {
         let (path, decoded) = received
             .recv_deadline(deadline)
             .expect("a push with every sample");
@@ -130,7 +147,12 @@ fn the_otlp_export_decodes_to_the_report() {
         if mine(&want[0].0) == want[0].1 && mine(&want[1].0) == want[1].1 {
             break request;
         }
-    };
+    }
+}
+
+/// The request's histograms and seen counts are the report's (`want`: component,
+/// samples, seen); every metric is printed.
+fn assert_decodes_to(request: &ExportMetricsServiceRequest, want: &[(String, u64, u64)]) {
     let scope = &request.resource_metrics[0].scope_metrics[0];
     for m in &scope.metrics {
         let kind = match &m.data {
@@ -141,7 +163,7 @@ fn the_otlp_export_decodes_to_the_report() {
         };
         eprintln!("{} [{}] {kind}", m.name, m.unit);
     }
-    for (name, count, total, buckets, bounds) in histograms(&request) {
+    for (name, count, total, buckets, bounds) in histograms(request) {
         eprintln!("{name}: count {count}, buckets add up to {total}, {buckets} buckets");
         let Some(expected) = want.iter().find(|w| w.0 == name) else {
             continue; // another test's component
@@ -154,11 +176,11 @@ fn the_otlp_export_decodes_to_the_report() {
             "{name}: one bucket per bound, and +Inf"
         );
     }
-    let Some(MetricData::Sum(seen)) = &metric(&request, "latte.samples.seen").data else {
+    let Some(MetricData::Sum(seen)) = &metric(request, "latte.samples.seen").data else {
         panic!("latte.samples.seen is not a sum");
     };
     assert!(seen.is_monotonic);
-    for (name, _, seen_count) in &want {
+    for (name, _, seen_count) in want {
         let point = seen
             .data_points
             .iter()
@@ -169,15 +191,6 @@ fn the_otlp_export_decodes_to_the_report() {
             Some(number_data_point::Value::AsInt(*seen_count as i64))
         );
     }
-    // The push thread counts a push once it has read the answer: wait for that.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while guard.otlp_pushes().0 == 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let (sent, _failed, dropped) = guard.otlp_pushes();
-    assert!(sent >= 1, "pushes the collector accepted: {sent}");
-    assert_eq!(dropped, 0, "a collector that answers at once drops nothing");
-    guard.stop().unwrap();
 }
 
 /// A collector that takes 600 ms per push, well within the push timeout but six
