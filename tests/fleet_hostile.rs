@@ -64,6 +64,20 @@ fn hostile_clients(addr: std::net::SocketAddr) -> Vec<TcpStream> {
     open
 }
 
+/// An unknown path gets its 404, and the connection does not hold up anyone.
+fn an_unknown_path_gets_its_404(addr: std::net::SocketAddr) {
+    let mut unknown = TcpStream::connect(addr).unwrap();
+    unknown
+        .write_all(b"GET /admin HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    unknown
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
+    let mut answer = [0u8; 12];
+    unknown.read_exact(&mut answer).unwrap();
+    assert_eq!(&answer, b"HTTP/1.1 404");
+}
+
 #[test]
 fn hostile_clients_delay_no_scrape_and_no_recorder() {
     let _turn = AGENT.lock().unwrap_or_else(|e| e.into_inner());
@@ -85,17 +99,7 @@ fn hostile_clients_delay_no_scrape_and_no_recorder() {
     });
     latte::record(&BUSY, 100); // so the component is in every scrape
     let clients = hostile_clients(addr);
-    // An unknown path gets its 404, and the connection does not hold up anyone.
-    let mut unknown = TcpStream::connect(addr).unwrap();
-    unknown
-        .write_all(b"GET /admin HTTP/1.1\r\nHost: x\r\n\r\n")
-        .unwrap();
-    unknown
-        .set_read_timeout(Some(Duration::from_secs(2)))
-        .unwrap();
-    let mut answer = [0u8; 12];
-    unknown.read_exact(&mut answer).unwrap();
-    assert_eq!(&answer, b"HTTP/1.1 404");
+    an_unknown_path_gets_its_404(addr);
     // A real scrape, with everything above still open.
     for _ in 0..3 {
         let began = Instant::now();

@@ -136,6 +136,25 @@ fn bounds() -> Vec<Duration> {
         .collect()
 }
 
+/// Prometheus's `histogram_quantile(0.99, ...)` of `name` is within the width of the
+/// bucket (of `bounds_s`) that holds latte's p99.
+fn assert_p99_within_its_bucket(prometheus: &Prometheus, name: &str, p99: f64, bounds_s: &[f64]) {
+    let promql =
+        format!("histogram_quantile(0.99, latte_latency_seconds_bucket{{component=\"{name}\"}})");
+    let estimate = query(prometheus, &promql)[0].1;
+    // The bucket holding latte's p99 bounds Prometheus's estimate.
+    let i = bounds_s.partition_point(|b| *b < p99);
+    let (low, high) = (bounds_s[i.saturating_sub(1)], bounds_s[i]);
+    eprintln!(
+        "{name}: latte p99 {p99:.3e} s, Prometheus {estimate:.3e} s, bucket ({low:.3e}, {high:.3e}]"
+    );
+    assert!(
+        (estimate - p99).abs() <= high - low,
+        "{name}: histogram_quantile {estimate} vs latte's p99 {p99}: more than the bucket width {} apart",
+        high - low
+    );
+}
+
 #[test]
 fn prometheus_stores_what_latte_reports() {
     let guard = latte::builder()
@@ -184,21 +203,7 @@ fn prometheus_stores_what_latte_reports() {
         );
 
         let p99 = row.stats.p99 * 1e-9; // the report is in ns
-        let promql = format!(
-            "histogram_quantile(0.99, latte_latency_seconds_bucket{{component=\"{name}\"}})"
-        );
-        let estimate = query(&prometheus, &promql)[0].1;
-        // The bucket holding latte's p99 bounds Prometheus's estimate.
-        let i = bounds_s.partition_point(|b| *b < p99);
-        let (low, high) = (bounds_s[i.saturating_sub(1)], bounds_s[i]);
-        eprintln!(
-            "{name}: latte p99 {p99:.3e} s, Prometheus {estimate:.3e} s, bucket ({low:.3e}, {high:.3e}]"
-        );
-        assert!(
-            (estimate - p99).abs() <= high - low,
-            "{name}: histogram_quantile {estimate} vs latte's p99 {p99}: more than the bucket width {} apart",
-            high - low
-        );
+        assert_p99_within_its_bucket(&prometheus, name, p99, &bounds_s);
     }
     guard.stop().unwrap();
 }
