@@ -10,9 +10,9 @@
 
 mod common;
 use common::SharedSink;
-use latte::analyze::{Bypass, Fences};
 use latte::clock::ClockChoice;
 use latte::report::JsonStyle;
+use latte::report::{Bypass, Fences};
 use latte::{Builder, Cleaning, Data, Format, Id, Mode, Report, ReportOptions, Unit};
 use proptest::prelude::*;
 use std::path::PathBuf;

@@ -14,10 +14,11 @@
 
 mod common;
 use common::Rng;
-use latte::analyze::{Bypass, Calibration, Fences};
+use latte::analyze::Calibration;
 use latte::analyze::{clean, moments, quantile};
 use latte::collect::{ComponentCapture, Sample, SampleKind, ThreadCapture};
 use latte::report::{Anomalies, Row, RowKind, Summary};
+use latte::report::{Bypass, Fences};
 use latte::{Capture, Cleaning, Data, Mode, Report, ReportOptions, Unit};
 use proptest::collection::vec;
 use proptest::prelude::*;

@@ -5,7 +5,7 @@
 use super::dist::{self, Runs};
 use super::{Calibration, overhead};
 use crate::collect::{Tally, Totals};
-use crate::config::Data;
+use crate::report::Data;
 use base64::Engine;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};

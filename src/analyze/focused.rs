@@ -3,8 +3,8 @@
 
 use super::{Context, assemble, calibration};
 use crate::collect::{self, Totals};
-use crate::config::ReportOptions;
 use crate::error::Error;
+use crate::report::ReportOptions;
 use crate::report::{Focus, Report};
 use std::borrow::Cow;
 

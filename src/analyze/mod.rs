@@ -20,7 +20,6 @@ mod focused;
 mod prepare;
 mod stats;
 
-pub use crate::config::{Bypass, Fences};
 pub use calibrate::{Calibration, calibration};
 pub use clean::{Cleaned, clean};
 pub use dist::rank;
@@ -29,8 +28,8 @@ pub(crate) use focused::of_threads;
 pub use stats::{Moments, moments, quantile};
 
 use crate::collect::{self, Capture, ComponentTotals, SampleKind, Totals};
-use crate::config::{Data, ReportOptions, Unit};
 use crate::diagnostics::FrameCounts;
+use crate::report::{Data, ReportOptions, Unit};
 use crate::report::{EndedFrames, Overhead, Report, Row, ThreadReport, by_total};
 use prepare::Prepared;
 use std::collections::HashMap;

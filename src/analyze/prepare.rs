@@ -7,7 +7,7 @@ use super::calibrate::Calibration;
 use super::dist::{self, Runs};
 use super::{clean, export, overhead, stats};
 use crate::collect::{ComponentTotals, Exact, SampleKind};
-use crate::config::ReportOptions;
+use crate::report::ReportOptions;
 use crate::report::{CleanedSummary, Corrected, Row, RowKind, Slowest, Summary};
 
 /// One component's distribution in the report's data, with what cleaning flagged.

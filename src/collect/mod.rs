@@ -14,17 +14,25 @@
 
 #[cfg(feature = "csv")]
 mod csv;
+#[cfg(feature = "agent")]
 mod ledger;
+#[cfg(feature = "agent")]
 mod tally;
+#[cfg(feature = "agent")]
 mod totals;
+#[cfg(feature = "agent")]
 mod window;
 
 pub use crate::diagnostics::FrameCounts;
 use crate::diagnostics::{Anomalies, Footprint};
 pub use crate::record::{Sample, SampleKind, prepare};
+#[cfg(feature = "agent")]
 pub(crate) use ledger::{FoldStats, fold};
+#[cfg(feature = "agent")]
 pub(crate) use tally::{Exact, Tally};
+#[cfg(feature = "agent")]
 pub(crate) use totals::{ComponentTotals, Totals};
+#[cfg(feature = "agent")]
 pub(crate) use window::{take_interval, whole_run};
 
 use crate::record::local;
@@ -210,6 +218,7 @@ pub fn snapshot(name: &str) -> Vec<u64> {
 /// let row = report.all_threads.iter().find(|r| r.component == "doc_reset_warm").unwrap();
 /// assert_eq!(row.stats.seen, 10);
 /// ```
+#[cfg(feature = "agent")]
 pub fn reset() {
     window::reset();
 }
@@ -219,8 +228,11 @@ pub fn reset() {
 pub fn footprint() -> Footprint {
     registry::compact_waiting();
     let mut f = registry::global().footprint();
-    f.histograms = ledger::HISTOGRAMS.load(Relaxed);
-    f.histogram_bytes = ledger::HISTOGRAM_BYTES.load(Relaxed);
+    #[cfg(feature = "agent")]
+    {
+        f.histograms = ledger::HISTOGRAMS.load(Relaxed);
+        f.histogram_bytes = ledger::HISTOGRAM_BYTES.load(Relaxed);
+    }
     f.drain_cpu_ns = crate::diagnostics::DRAIN_CPU_NS.load(Relaxed);
     f.bytes += f.histogram_bytes;
     f

@@ -3,7 +3,7 @@
 //! quantiles and the counts; per process, the anomalies and the clock. Both encoders
 //! (Prometheus, OTLP) write this set; neither reads the report itself.
 
-use crate::config::Unit;
+use crate::report::Unit;
 use crate::report::{Report, Row};
 use base64::Engine;
 use hdrhistogram::Histogram;

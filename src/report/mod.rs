@@ -10,6 +10,7 @@
 mod convert;
 mod focus;
 pub mod numbers;
+mod options;
 mod row;
 mod table;
 mod wire;
@@ -22,9 +23,8 @@ pub use crate::diagnostics::{Anomalies, Footprint, FrameCounts, OpenScopes};
 pub use focus::{Focus, Sort};
 pub use table::{Column, SEED_WIDTH, TableOptions};
 
-pub use crate::config::Figures;
-use crate::config::{Cleaning, Data, Unit};
 use crate::error::Error;
+pub use options::{Bypass, Cleaning, Data, Fences, Figures, ReportOptions, Unit};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::sync::Arc;

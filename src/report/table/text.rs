@@ -1,8 +1,8 @@
 //! The words of a report, as lines before wrapping: the title and header lines,
 //! ENVIRONMENT and the overhead matrix (the notes are in `notes.rs`).
 
-use crate::config::{Cleaning, Data, Figures, Unit};
 use crate::report::numbers::{self, count, plain};
+use crate::report::{Cleaning, Data, Figures, Unit};
 use crate::report::{Environment, Overhead, Report};
 
 /// Continuation indent of wrapped text lines.
