@@ -19,9 +19,9 @@ macro_rules! anomaly_list {
         /// Counters of everything a thread did that could not be recorded as asked.
         ///
         /// ```
-        /// let a = latte::report::Anomalies { empty_stops: 2, ..Default::default() };
+        /// let a = latte::collect::Anomalies { empty_stops: 2, ..Default::default() };
         /// assert_eq!(a.total(), 2);
-        /// assert!(latte::report::Anomalies::NAMES.contains(&"empty_stops"));
+        /// assert!(latte::collect::Anomalies::NAMES.contains(&"empty_stops"));
         /// assert_eq!(a.iter().find(|(name, _)| *name == "empty_stops"), Some(("empty_stops", 2)));
         /// ```
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

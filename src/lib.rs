@@ -67,7 +67,7 @@
 //!   Stop with nothing open, a Stop whose id is not on top (the frames above are
 //!   discarded as orphans, and the right component is recorded), a delta from a
 //!   counter that went backwards, a record during thread teardown: each has a counter
-//!   in [`report::Anomalies`], and the frames that ended without their Stop are also
+//!   in [`collect::Anomalies`], and the frames that ended without their Stop are also
 //!   counted per id ([`collect::ThreadCapture::frames`]).
 //! * **Threads.** Samples of an exited thread stay readable under its name; its memory
 //!   is compacted to the retained samples, and beyond [`Builder::max_exited_threads`]

@@ -23,17 +23,16 @@ mod totals;
 #[cfg(feature = "agent")]
 mod window;
 
-pub use crate::diagnostics::FrameCounts;
-use crate::diagnostics::{Anomalies, Footprint};
+pub use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
 pub use crate::record::{Sample, SampleKind, prepare};
+// The whole run, which only the agent reads.
 #[cfg(feature = "agent")]
-pub(crate) use ledger::{FoldStats, fold};
-#[cfg(feature = "agent")]
-pub(crate) use tally::{Exact, Tally};
-#[cfg(feature = "agent")]
-pub(crate) use totals::{ComponentTotals, Totals};
-#[cfg(feature = "agent")]
-pub(crate) use window::{take_interval, whole_run};
+pub(crate) use {
+    ledger::{FoldStats, fold},
+    tally::{Exact, Tally},
+    totals::{ComponentTotals, Totals},
+    window::{take_interval, whole_run},
+};
 
 use crate::record::local;
 use crate::record::registry::{self, CompactRing, FOLDED_NAME, TEARDOWN_DROPS, ThreadShared};

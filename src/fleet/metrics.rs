@@ -122,7 +122,7 @@ impl MetricSet {
                 .iter()
                 .map(|r| series_of(r, None))
                 .collect();
-            let mut total = crate::report::Anomalies::default();
+            let mut total = crate::diagnostics::Anomalies::default();
             for thread in &report.threads {
                 total = total.plus(&thread.anomalies);
             }

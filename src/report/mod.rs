@@ -19,7 +19,8 @@ pub(crate) use convert::scale_summary;
 pub(crate) use focus::by_total;
 pub use row::{CleanedSummary, Corrected, Row, RowKind, Slowest, Summary};
 
-pub use crate::diagnostics::{Anomalies, Footprint, FrameCounts, OpenScopes};
+pub use crate::diagnostics::OpenScopes;
+use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
 pub use focus::{Focus, Sort};
 pub use table::{Column, SEED_WIDTH, TableOptions};
 
