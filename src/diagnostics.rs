@@ -297,8 +297,9 @@ pub struct Footprint {
     pub live_threads: u64,
     /// Exited threads kept individually (compacted to their retained samples).
     pub exited_threads: u64,
-    /// Exited threads folded into the `<exited threads>` entry.
-    pub folded_threads: u64,
+    /// Exited threads merged into the `<exited threads>` entry.
+    #[cfg_attr(feature = "agent", serde(alias = "folded_threads"))]
+    pub merged_threads: u64,
     /// Whole-run histograms (one per thread, id and sample kind, and as many again
     /// for the open interval once interval reports are used).
     pub histograms: u64,

@@ -27,7 +27,7 @@ struct Settings {
     stack_depth: Option<usize>,
     memory_cap: Option<Cap>,
     periodic: Option<Duration>,
-    drain_interval: Option<(Duration, Duration)>,
+    drain_pace: Option<(Duration, Duration)>,
     slowest: Option<usize>,
     max_exited_threads: Option<usize>,
     options: ReportOptions,
@@ -188,7 +188,7 @@ fn settings() -> impl Strategy<Value = Settings> {
     )
         .prop_map(
             |((clock, ring_capacity, stack_depth, memory_cap), rest, last)| {
-                let (periodic, drain_interval, slowest, max_exited_threads) = rest;
+                let (periodic, drain_pace, slowest, max_exited_threads) = rest;
                 let (options, json, final_report, hlog, (drain_cpus, drain_nice)) = last;
                 Settings {
                     clock,
@@ -196,7 +196,7 @@ fn settings() -> impl Strategy<Value = Settings> {
                     stack_depth,
                     memory_cap,
                     periodic,
-                    drain_interval,
+                    drain_pace,
                     slowest,
                     max_exited_threads,
                     options,
@@ -273,8 +273,8 @@ fn builder(s: &Settings, sink: &SharedSink, case: u64) -> (Builder, Option<PathB
     if let Some(period) = s.periodic {
         b = b.periodic(period);
     }
-    if let Some((min, max)) = s.drain_interval {
-        b = b.drain_interval(min, max);
+    if let Some((min, max)) = s.drain_pace {
+        b = b.drain_pace(min, max);
     }
     if let Some(cpus) = &s.drain_cpus {
         b = b.drain_cpus(cpus.iter().copied());

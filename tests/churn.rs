@@ -41,7 +41,7 @@ fn ten_thousand_short_lived_threads() {
     );
     let folded = capture
         .thread("<exited threads>")
-        .expect("the oldest threads are folded");
+        .expect("the oldest threads are merged");
     let c = folded.component("churn").unwrap();
     assert_eq!(c.samples.len(), c.capacity.min(c.seen as usize));
     assert!(folded.exited);

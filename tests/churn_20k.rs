@@ -55,11 +55,11 @@ fn twenty_thousand_short_lived_threads() {
     }
     let folded = capture
         .thread(FOLDED)
-        .expect("the oldest threads are folded");
+        .expect("the oldest threads are merged");
     assert!(folded.exited);
     let fc = folded
         .component(CHURN.name())
-        .expect("the churn id, folded");
+        .expect("the churn id, merged");
     assert_eq!(fc.samples.len(), fc.capacity.min(fc.seen as usize));
     assert!(fc.samples.iter().all(|s| s.ticks() < PER_THREAD));
 
@@ -71,13 +71,13 @@ fn twenty_thousand_short_lived_threads() {
     assert_eq!(
         kept_seen + fc.seen,
         THREADS as u64 * PER_THREAD,
-        "every sample accounted for: {} kept threads with {kept_seen}, {fc:?} folded",
+        "every sample accounted for: {} kept threads with {kept_seen}, {fc:?} merged",
         kept.len()
     );
 
     let f = latte::footprint();
     assert_eq!(kept.len() as u64, f.exited_threads, "{f:?}");
-    assert_eq!(fc.seen, f.folded_threads * PER_THREAD, "{f:?}");
+    assert_eq!(fc.seen, f.merged_threads * PER_THREAD, "{f:?}");
     let bound = common::assert_churn_footprint(&f, THREADS as u64, MAX_EXITED as u64, PER_THREAD);
     // Between waves too, compaction keeps up with the churn: exited threads give their
     // rings back, so at most the last few waves' rings are ever live (each wave's

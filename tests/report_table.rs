@@ -224,7 +224,7 @@ fn calibrated_time() -> Report {
             rings: 48,
             live_threads: 6,
             exited_threads: 12,
-            folded_threads: 0,
+            merged_threads: 0,
             histograms: 0,
             histogram_bytes: 0,
             drain_cpu_ns: 12_345_678,

@@ -70,7 +70,7 @@ impl Builder {
     }
 
     /// Exited threads kept individually in reports (default
-    /// [`DEFAULT_MAX_EXITED_THREADS`](Builder::DEFAULT_MAX_EXITED_THREADS)); older ones are folded
+    /// [`DEFAULT_MAX_EXITED_THREADS`](Builder::DEFAULT_MAX_EXITED_THREADS)); older ones are merged
     /// into one `<exited threads>` entry per id, which keeps memory bounded under
     /// thread churn.
     pub fn max_exited_threads(mut self, threads: usize) -> Builder {
@@ -123,9 +123,9 @@ impl Builder {
         if let Some((setting, value)) = self.options.cleaning.invalid() {
             return Err(Error::Cleaning { setting, value });
         }
-        let (min, max) = self.drain_interval;
+        let (min, max) = self.drain_pace;
         if min.is_zero() || min > max || max > Duration::from_secs(60) {
-            return Err(Error::DrainInterval { min, max });
+            return Err(Error::DrainPace { min, max });
         }
         Ok(())
     }

@@ -14,8 +14,8 @@
 mod calibrate;
 mod clean;
 mod dist;
+mod encode;
 mod environment;
-mod export;
 mod focused;
 mod prepare;
 mod stats;
@@ -23,7 +23,7 @@ mod stats;
 pub use calibrate::{Calibration, calibration};
 pub use clean::{Cleaned, clean};
 pub use dist::rank;
-pub(crate) use export::per_id as per_id_histograms;
+pub(crate) use encode::per_id as per_id_histograms;
 pub(crate) use focused::of_threads;
 pub use stats::{Moments, moments, quantile};
 

@@ -5,7 +5,7 @@
 
 use super::calibrate::Calibration;
 use super::dist::{self, Runs};
-use super::{clean, export, overhead, stats};
+use super::{clean, encode, overhead, stats};
 use crate::collect::{ComponentTotals, Exact, SampleKind};
 use crate::report::ReportOptions;
 use crate::report::{CleanedSummary, Corrected, Row, RowKind, Slowest, Summary};
@@ -114,7 +114,7 @@ impl Prepared {
             stats: scaled(self.summary(), scale),
             slowest,
             corrected,
-            histogram: export::encode(&self.all),
+            histogram: encode::encode(&self.all),
         }
     }
 

@@ -35,7 +35,7 @@ pub(crate) use {
 };
 
 use crate::record::local;
-use crate::record::registry::{self, CompactRing, FOLDED_NAME, TEARDOWN_DROPS, ThreadShared};
+use crate::record::registry::{self, CompactRing, MERGED_NAME, TEARDOWN_DROPS, ThreadShared};
 use crate::record::ring::{Ring, RingRead};
 use crate::record::{Id, id};
 use std::sync::Arc;
@@ -258,11 +258,11 @@ fn read(only: Option<u32>) -> Capture {
         let t = compacted(c.serial, &c.name, c.anomalies, &c.components, &wanted);
         threads.push((t.0, t.1, c.frames.clone()));
     }
-    if let Some(f) = &view.folded {
-        let t = compacted(0, FOLDED_NAME, f.anomalies, &f.components, &wanted);
+    if let Some(f) = &view.merged {
+        let t = compacted(0, MERGED_NAME, f.anomalies, &f.components, &wanted);
         threads.push((t.0, t.1, f.frames.clone()));
     }
-    // Capture order: order of first record (the folded threads are the oldest).
+    // Capture order: order of first record (the merged threads are the oldest).
     threads.sort_by_key(|(t, _, _)| t.serial);
     // Names are read after the rings, so every ring's id is already interned.
     let names = id::names();
@@ -316,7 +316,7 @@ fn read_live(
     (t, components, Vec::clone(&thread.frames()))
 }
 
-/// A compacted (or folded) thread's retained samples.
+/// A compacted (or merged) thread's retained samples.
 fn compacted(
     serial: u64,
     name: &str,

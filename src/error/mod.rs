@@ -56,9 +56,9 @@ pub enum Error {
         /// The value that was asked for.
         requested: usize,
     },
-    /// Drain pacing bounds ([`Builder::drain_interval`](crate::Builder::drain_interval))
+    /// Drain pacing bounds ([`Builder::drain_pace`](crate::Builder::drain_pace))
     /// that are zero, reversed or longer than a minute.
-    DrainInterval {
+    DrainPace {
         /// The shortest wait asked for.
         min: Duration,
         /// The longest wait asked for.
@@ -154,8 +154,8 @@ impl PartialEq for Error {
             Interval { requested: a } => matches!(other, Interval { requested: b } if a == b),
             Slowest { requested: a } => matches!(other, Slowest { requested: b } if a == b),
             InternLimit { limit: a } => matches!(other, InternLimit { limit: b } if a == b),
-            DrainInterval { min, max } => {
-                matches!(other, DrainInterval { min: c, max: d } if (min, max) == (c, d))
+            DrainPace { min, max } => {
+                matches!(other, DrainPace { min: c, max: d } if (min, max) == (c, d))
             }
             // By bits, so a NaN value equals itself.
             Cleaning { setting, value } => matches!(
@@ -235,7 +235,7 @@ impl Error {
             | Error::Pattern { .. }
             | Error::Interval { .. }
             | Error::Slowest { .. }
-            | Error::DrainInterval { .. }
+            | Error::DrainPace { .. }
             | Error::Cleaning { .. }
             | Error::AlreadyRunning
             | Error::AgentStopped
@@ -271,9 +271,9 @@ impl Error {
                 "{requested} slowest samples per thread and id is invalid: at most {} are kept",
                 crate::config::MAX_SLOWEST
             ),
-            Error::DrainInterval { min, max } => write!(
+            Error::DrainPace { min, max } => write!(
                 f,
-                "drain interval {min:?}..={max:?} is invalid: the bounds must be above zero, \
+                "drain pace {min:?}..={max:?} is invalid: the bounds must be above zero, \
                  in order, and at most 60 s"
             ),
             Error::Cleaning { setting, value } => write!(

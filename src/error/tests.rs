@@ -19,7 +19,7 @@ fn every_case() -> Vec<Error> {
             requested: Duration::from_nanos(1),
         },
         Error::Slowest { requested: 1_001 },
-        Error::DrainInterval {
+        Error::DrainPace {
             min: Duration::ZERO,
             max: Duration::from_millis(1),
         },
@@ -63,7 +63,7 @@ fn case(error: &Error) -> usize {
         Error::StackDepth { .. } => 1,
         Error::Interval { .. } => 2,
         Error::Slowest { .. } => 3,
-        Error::DrainInterval { .. } => 4,
+        Error::DrainPace { .. } => 4,
         Error::Cleaning { .. } => 5,
         Error::AlreadyRunning => 6,
         Error::AgentStopped => 7,

@@ -126,7 +126,7 @@ pub fn assert_churn_footprint(
     samples_per_thread: u64,
 ) -> u64 {
     assert!(f.exited_threads <= max_exited, "{f:?}");
-    assert_eq!(f.exited_threads + f.folded_threads, threads, "{f:?}");
+    assert_eq!(f.exited_threads + f.merged_threads, threads, "{f:?}");
     let bound = churn_bound(f, max_exited, samples_per_thread);
     assert!(
         f.bytes <= bound,
