@@ -45,6 +45,15 @@
 //! ([`Guard::report_interval`], periodic reports: since the previous one).
 //! `docs/api.md` in the repository lists every public item.
 //!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `record` | yes | recording: without it every macro and function compiles to nothing. With `default-features = false, features = ["record"]` a library gets the lean core: the record API and the ring-window reads, one third-party crate |
+//! | `agent` | yes | [`Report`], the statistics ([`analyze`]), the renderers and the agent ([`init`], [`builder`]) |
+//! | `json`, `csv` | yes | JSON reports ([`Format::Json`], [`report::JsonStyle`]); [`Capture::write_csv`] |
+//! | `tracing` | yes | [`tracing`]: `tracing` spans as scopes |
+//!
 //! # Design
 //!
 //! * **Hot path.** A call site resolves its `&'static str` name once to a dense index
