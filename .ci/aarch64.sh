@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The aarch64 stage (issue 16): clippy for aarch64-unknown-linux-gnu with warnings
+# The aarch64 stage: clippy for aarch64-unknown-linux-gnu with warnings
 # denied, then the whole test suite cross-built in release and run under qemu-user.
 #
 # Installs what it needs: the target's standard library (rustup) and, with apt-get
