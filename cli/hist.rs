@@ -88,14 +88,14 @@ impl Dist {
         self.hist.len()
     }
 
-    /// The value of rank `ceil(q * n)` ([`latte::analyze::rank`]), in the report's
+    /// The value of rank `ceil(q * n)` ([`latte::report::rank`]), in the report's
     /// unit (0 for no values).
     pub fn quantile(&self, q: f64) -> f64 {
         let n = self.hist.len();
         if n == 0 {
             return 0.0;
         }
-        let rank = latte::analyze::rank(q, n);
+        let rank = latte::report::rank(q, n);
         let at = self.cdf.partition_point(|&(cum, _)| cum < rank);
         self.cdf[at.min(self.cdf.len() - 1)].1
     }

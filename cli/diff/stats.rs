@@ -182,7 +182,7 @@ fn geometric_mean(values: &[f64]) -> f64 {
 fn resampled(base: &Dist, new: &Dist, q: f64, floor: f64, rng: &mut impl Rng) -> (f64, f64) {
     let draw = |dist: &Dist| {
         let n = dist.len() as f64;
-        let k = latte::analyze::rank(q, dist.len()) as f64;
+        let k = latte::report::rank(q, dist.len()) as f64;
         Beta::new(k, n + 1.0 - k).expect("k and n + 1 - k are at least 1")
     };
     let (b, n) = (draw(base), draw(new));

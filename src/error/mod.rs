@@ -131,6 +131,15 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// A report row's histogram that cannot be read (`report::Row::distribution`):
+    /// missing from a row with samples, not base64 of a V2 HdrHistogram, counts past
+    /// `u64::MAX`, or a report in time without a positive counter frequency.
+    Histogram {
+        /// The row's component.
+        component: String,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 impl PartialEq for Error {
@@ -176,6 +185,9 @@ impl PartialEq for Error {
             MetricsEndpoint(a) => matches!(other, MetricsEndpoint(b) if same_io(a, b)),
             FleetSetting { setting, reason } => {
                 matches!(other, FleetSetting { setting: s, reason: r } if (setting, reason) == (s, r))
+            }
+            Histogram { component, reason } => {
+                matches!(other, Histogram { component: c, reason: r } if (component, reason) == (c, r))
             }
             PeriodicReports { failed, last } => matches!(
                 other,
@@ -230,6 +242,7 @@ impl Error {
             )),
             Error::RingCapacity { .. }
             | Error::FleetSetting { .. }
+            | Error::Histogram { .. }
             | Error::StackDepth { .. }
             | Error::MemoryCap { .. }
             | Error::Pattern { .. }
@@ -289,6 +302,12 @@ impl Error {
             ),
             Error::FleetSetting { setting, reason } => {
                 write!(f, "fleet export setting {setting} is invalid: {reason}")
+            }
+            Error::Histogram { component, reason } => {
+                write!(
+                    f,
+                    "the histogram of component `{component}` cannot be read: {reason}"
+                )
             }
             Error::AlreadyRunning
             | Error::AgentStopped

@@ -9,6 +9,7 @@
 
 mod convert;
 mod focus;
+pub(crate) mod histogram;
 pub mod numbers;
 mod row;
 mod table;
@@ -20,6 +21,7 @@ pub use row::{CleanedSummary, Corrected, Row, RowKind, Slowest, Summary};
 
 pub use crate::diagnostics::{Anomalies, Footprint, FrameCounts, OpenScopes};
 pub use focus::{Focus, Sort};
+pub use histogram::{Bucket, Distribution, rank};
 pub use table::{Column, SEED_WIDTH, TableOptions};
 
 pub use crate::config::Figures;
