@@ -29,6 +29,11 @@ pub const DEFAULT_MEMORY_CAP: u64 = 1 << 30;
 /// Shortest accepted periodic report interval.
 pub const MIN_PERIODIC: std::time::Duration = std::time::Duration::from_millis(1);
 
+/// Significant decimal digits of latte's histograms: the recorder's whole-run tallies
+/// and the histogram a report row carries. Every value below 2,048 ticks has a bucket of
+/// its own; above, a bucket is at most 1/1,024 of its values wide.
+pub(crate) const SIGNIFICANT_DIGITS: u8 = 3;
+
 /// Slowest samples kept per (thread, id) unless configured.
 pub const DEFAULT_SLOWEST: usize = 10;
 /// Largest accepted number of slowest samples kept per (thread, id).

@@ -54,6 +54,10 @@ fn every_case() -> Vec<Error> {
             setting: "Builder::otlp",
             reason: "not http".into(),
         },
+        Error::Histogram {
+            component: "c".into(),
+            reason: "not base64".into(),
+        },
     ]
 }
 
@@ -80,13 +84,14 @@ fn case(error: &Error) -> usize {
         Error::InternLimit { .. } => 18,
         Error::MetricsEndpoint(_) => 19,
         Error::FleetSetting { .. } => 20,
+        Error::Histogram { .. } => 21,
     }
 }
 
 #[test]
 fn every_case_is_listed_once() {
     let cases: Vec<usize> = every_case().iter().map(case).collect();
-    assert_eq!(cases, (0..=20).collect::<Vec<_>>());
+    assert_eq!(cases, (0..=21).collect::<Vec<_>>());
 }
 
 #[test]

@@ -9,6 +9,7 @@
 
 mod convert;
 mod focus;
+pub(crate) mod histogram;
 pub mod numbers;
 mod options;
 mod row;
@@ -22,6 +23,7 @@ pub use row::{CleanedSummary, Corrected, Row, RowKind, Slowest, Summary};
 pub use crate::diagnostics::OpenScopes;
 use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
 pub use focus::{Focus, Sort};
+pub use histogram::{Bucket, Distribution, rank};
 pub use table::{Column, SEED_WIDTH, TableOptions};
 
 use crate::error::Error;
