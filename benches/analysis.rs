@@ -9,8 +9,8 @@
 //! timed over several repetitions after one warm-up; the median is reported.
 
 use latte::analyze::Calibration;
+use latte::collect::Anomalies;
 use latte::collect::{ComponentCapture, Sample, SampleKind, ThreadCapture};
-use latte::report::Anomalies;
 use latte::{Capture, Cleaning, Data, Mode, Report, ReportOptions, Unit};
 use std::hint::black_box;
 use std::time::{Duration, Instant};

@@ -10,9 +10,9 @@
 
 mod common;
 use common::SharedSink;
-use latte::analyze::{Bypass, Fences};
 use latte::clock::ClockChoice;
 use latte::report::JsonStyle;
+use latte::report::{Bypass, Fences};
 use latte::{Builder, Cleaning, Data, Format, Id, Mode, Report, ReportOptions, Unit};
 use proptest::prelude::*;
 use std::path::PathBuf;
@@ -27,7 +27,7 @@ struct Settings {
     stack_depth: Option<usize>,
     memory_cap: Option<Cap>,
     periodic: Option<Duration>,
-    drain_interval: Option<(Duration, Duration)>,
+    drain_pace: Option<(Duration, Duration)>,
     slowest: Option<usize>,
     max_exited_threads: Option<usize>,
     options: ReportOptions,
@@ -201,7 +201,7 @@ fn settings() -> impl Strategy<Value = Settings> {
     )
         .prop_map(
             |((clock, ring_capacity, stack_depth, memory_cap), rest, last)| {
-                let (periodic, drain_interval, slowest, max_exited_threads) = rest;
+                let (periodic, drain_pace, slowest, max_exited_threads) = rest;
                 let (options, json, final_report, hlog, (drain_cpus, drain_nice)) = last;
                 Settings {
                     clock,
@@ -209,7 +209,7 @@ fn settings() -> impl Strategy<Value = Settings> {
                     stack_depth,
                     memory_cap,
                     periodic,
-                    drain_interval,
+                    drain_pace,
                     slowest,
                     max_exited_threads,
                     options,
@@ -286,8 +286,8 @@ fn builder(s: &Settings, sink: &SharedSink, case: u64) -> (Builder, Option<PathB
     if let Some(period) = s.periodic {
         b = b.periodic(period);
     }
-    if let Some((min, max)) = s.drain_interval {
-        b = b.drain_interval(min, max);
+    if let Some((min, max)) = s.drain_pace {
+        b = b.drain_pace(min, max);
     }
     if let Some(cpus) = &s.drain_cpus {
         b = b.drain_cpus(cpus.iter().copied());

@@ -75,10 +75,10 @@ fn periods_at_and_past_their_limits() {
         );
     }
     let err = latte::builder()
-        .drain_interval(Duration::ZERO, Duration::from_millis(1))
+        .drain_pace(Duration::ZERO, Duration::from_millis(1))
         .start()
         .unwrap_err();
-    assert!(matches!(err, Error::DrainInterval { .. }), "{err}");
+    assert!(matches!(err, Error::DrainPace { .. }), "{err}");
 }
 
 #[test]

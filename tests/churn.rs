@@ -54,7 +54,7 @@ fn capture_accounts_for_every_sample() {
     );
     let folded = capture
         .thread("<exited threads>")
-        .expect("the oldest threads are folded");
+        .expect("the oldest threads are merged");
     let c = folded.component("churn").unwrap();
     assert_eq!(c.samples.len(), c.capacity.min(c.seen as usize));
     assert!(folded.exited);

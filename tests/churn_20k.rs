@@ -40,11 +40,11 @@ fn twenty_thousand_short_lived_threads() {
     // A report runs the drain's housekeeping: compact exited threads, fold the oldest.
     guard.report().unwrap();
 
-    let (kept, folded_seen) = capture_accounts_for_every_sample();
+    let (kept, merged_seen) = capture_accounts_for_every_sample();
 
     let f = latte::footprint();
     assert_eq!(kept, f.exited_threads, "{f:?}");
-    assert_eq!(folded_seen, f.folded_threads * PER_THREAD, "{f:?}");
+    assert_eq!(merged_seen, f.merged_threads * PER_THREAD, "{f:?}");
     let bound = common::assert_churn_footprint(&f, THREADS as u64, MAX_EXITED as u64, PER_THREAD);
     // Between waves too, compaction keeps up with the churn: exited threads give their
     // rings back, so at most the last few waves' rings are ever live (each wave's
@@ -70,8 +70,8 @@ fn twenty_thousand_short_lived_threads() {
     guard.stop().unwrap();
 }
 
-/// Every sample is in the capture: each kept exited thread holds its own, the folded
-/// entry the rest. Returns the number of kept threads and the folded entry's count.
+/// Every sample is in the capture: each kept exited thread holds its own, the merged
+/// entry the rest. Returns the number of kept threads and the merged entry's count.
 fn capture_accounts_for_every_sample() -> (u64, u64) {
     let capture = latte::capture();
     let kept: Vec<_> = capture
@@ -88,11 +88,11 @@ fn capture_accounts_for_every_sample() -> (u64, u64) {
     }
     let folded = capture
         .thread(FOLDED)
-        .expect("the oldest threads are folded");
+        .expect("the oldest threads are merged");
     assert!(folded.exited);
     let fc = folded
         .component(CHURN.name())
-        .expect("the churn id, folded");
+        .expect("the churn id, merged");
     assert_eq!(fc.samples.len(), fc.capacity.min(fc.seen as usize));
     assert!(fc.samples.iter().all(|s| s.ticks() < PER_THREAD));
 
@@ -104,7 +104,7 @@ fn capture_accounts_for_every_sample() -> (u64, u64) {
     assert_eq!(
         kept_seen + fc.seen,
         THREADS as u64 * PER_THREAD,
-        "every sample accounted for: {} kept threads with {kept_seen}, {fc:?} folded",
+        "every sample accounted for: {} kept threads with {kept_seen}, {fc:?} merged",
         kept.len()
     );
     (kept.len() as u64, fc.seen)

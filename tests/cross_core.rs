@@ -20,7 +20,7 @@ fn mock() -> std::sync::MutexGuard<'static, ()> {
     guard
 }
 
-fn anomalies(thread: &str) -> latte::report::Anomalies {
+fn anomalies(thread: &str) -> latte::collect::Anomalies {
     latte::capture().thread(thread).expect("recorded").anomalies
 }
 

@@ -4,8 +4,9 @@
 mod common;
 use common::{SharedSink, one_agent};
 use latte::analyze::Calibration;
+use latte::collect::Anomalies;
 use latte::collect::{ComponentCapture, Sample, SampleKind, ThreadCapture};
-use latte::report::{Anomalies, JsonStyle};
+use latte::report::JsonStyle;
 use latte::{Capture, Data, Format, Id, Mode, Report, ReportOptions, Unit};
 use std::time::Duration;
 

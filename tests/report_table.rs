@@ -3,9 +3,8 @@
 
 mod common;
 
-use latte::report::{
-    Anomalies, Column, EndedFrames, FrameCounts, Overhead, Row, Summary, TableOptions, ThreadReport,
-};
+use latte::collect::{Anomalies, FrameCounts};
+use latte::report::{Column, EndedFrames, Overhead, Row, Summary, TableOptions, ThreadReport};
 use latte::{Cleaning, Data, Report, Unit};
 use unicode_width::UnicodeWidthStr;
 
@@ -196,7 +195,7 @@ fn calibrated_time() -> Report {
             row("Idle_Component", Summary::default()),
         ],
         teardown_drops: 0,
-        footprint: Some(latte::report::Footprint {
+        footprint: Some(latte::collect::Footprint {
             bytes: 3 << 20,
             ring_bytes_reserved: 24 << 20,
             memory_cap_used: 24 << 20,
@@ -204,7 +203,7 @@ fn calibrated_time() -> Report {
             rings: 48,
             live_threads: 6,
             exited_threads: 12,
-            folded_threads: 0,
+            merged_threads: 0,
             histograms: 0,
             histogram_bytes: 0,
             drain_cpu_ns: 12_345_678,

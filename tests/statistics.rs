@@ -5,19 +5,24 @@
 //! built by hand, so no recording and no real calibration is involved.
 //!
 //! What a report promises (see `src/analyze/dist.rs`): counts, extremes, the mean and
-//! the standard deviation of all folded values are exact (f64 rounding only). Quantiles
-//! are order statistics (rank `ceil(q * n)`) read from a histogram of raw ticks with 3
-//! significant digits, where a value is represented by its bucket's middle clamped to the
-//! exact extremes: exact below 2,048 raw ticks, within `raw / 2,048` above
-//! ([`half_bucket`]). Cleaning decides per bucket, and the cleaned statistics come from
-//! the bucket representatives unless cleaning removed nothing.
+//! the standard deviation of all folded values are exact (f64 rounding only). Values
+//! are read from histograms of raw ticks with 3 significant digits, where a value is
+//! represented by its bucket's middle clamped to the exact extremes, less its overhead.
+//! Cleaning decides on these representatives, and the cleaned statistics come from them
+//! unless cleaning removed nothing. Quantiles are order statistics (rank `ceil(q * n)`)
+//! of the histogram the row carries: the representatives put into it and read back
+//! ([`held`]), so a reader of the JSON finds the same ones. They are exact below 2,048
+//! ticks, within `raw / 2,048` above for raw data ([`half_bucket`]), within twice that
+//! for calibrated data ([`Expected::tail_slack`]).
 
 mod common;
 use common::Rng;
-use latte::analyze::{Bypass, Calibration, Fences};
+use latte::analyze::Calibration;
 use latte::analyze::{clean, moments, quantile};
+use latte::collect::Anomalies;
 use latte::collect::{ComponentCapture, Sample, SampleKind, ThreadCapture};
-use latte::report::{Anomalies, Row, RowKind, Summary};
+use latte::report::{Bypass, Fences};
+use latte::report::{Row, RowKind, Summary};
 use latte::{Capture, Cleaning, Data, Mode, Report, ReportOptions, Unit};
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -93,6 +98,25 @@ fn representative(x: u64, min: u64, max: u64) -> u64 {
         (x & !(width - 1)) + width / 2
     };
     middle.clamp(min, max)
+}
+
+/// The row's view of its representatives `reps`: each put into the histogram the row
+/// carries and read back, the middle of its bucket there clamped to the row's exact
+/// extremes `[min, max]`. An overhead taken off a bucket's middle leaves a value between
+/// buckets; without one this changes nothing but the clamp.
+fn held(reps: &[u64], min: u64, max: u64) -> Vec<u64> {
+    reps.iter().map(|&r| representative(r, min, max)).collect()
+}
+
+/// How far a row's quantile can be from the exact order statistic `v` when `overhead`
+/// was taken off the values: half a bucket of the raw value, and (calibrated) half a
+/// bucket more where the row's histogram holds the result.
+fn tail_slack(v: f64, overhead: u64) -> f64 {
+    let first = half_bucket(v + overhead as f64);
+    match overhead {
+        0 => first,
+        _ => first + half_bucket(v + first),
+    }
 }
 
 /// Count, mean, population standard deviation, population skewness g1, min, max.
@@ -597,6 +621,11 @@ impl Expected {
     fn slack(&self, v: f64) -> f64 {
         half_bucket(v + self.overhead as f64)
     }
+
+    /// How far a quantile near `v` can be from the exact one, in ticks.
+    fn tail_slack(&self, v: f64) -> f64 {
+        tail_slack(v, self.overhead)
+    }
 }
 
 fn per_tick(unit: Unit, cal: &Calibration) -> f64 {
@@ -636,8 +665,9 @@ fn floats(s: &Summary) -> [(&'static str, f64); 21] {
 
 /// What holds for a row whatever the cleaning: exact counts, exact headline mean, spread,
 /// skewness, extremes and total over every value, quantiles equal to the order
-/// statistics of the representatives (the bucket model) and within half a bucket of
-/// the exact order statistics (the promise).
+/// statistics of the representatives as the row's histogram holds them (the bucket
+/// model) and within [`Expected::tail_slack`] of the exact order statistics (the
+/// promise).
 fn check_whole_run(
     got: &Summary,
     want: &Expected,
@@ -665,7 +695,10 @@ fn check_whole_run(
     };
     let sums = Sums::of(&sorted);
     let skew = exact_skew(&want.all, &want.reps);
-    let mut reps = want.reps.clone();
+    let mut reps = match (sorted.first(), sorted.last()) {
+        (Some(&lo), Some(&hi)) => held(&want.reps, lo, hi),
+        _ => Vec::new(),
+    };
     reps.sort_unstable();
     for (name, g, w) in [
         ("min", got.min, min * per_tick),
@@ -688,8 +721,9 @@ fn check_whole_run(
     check_tails(got, want, &sorted, &reps, per_tick, what)
 }
 
-/// The tails of a row: equal to the order statistics of the representatives (the
-/// bucket model), and within half a bucket of the exact order statistics (the promise).
+/// The tails of a row: equal to the order statistics of the representatives as the
+/// row's histogram holds them (the bucket model), and within [`Expected::tail_slack`]
+/// of the exact order statistics (the promise).
 fn check_tails(
     got: &Summary,
     want: &Expected,
@@ -709,9 +743,9 @@ fn check_tails(
             g,
             modelled
         );
-        // Then the promise: within half a bucket of the exact order statistic.
+        // Then the promise: within the tail slack of the exact order statistic.
         let exact = order_statistic(sorted, num, den) as f64;
-        let bound = want.slack(exact) * per_tick;
+        let bound = want.tail_slack(exact) * per_tick;
         prop_assert!(
             (g - exact * per_tick).abs() <= bound * (1.0 + 1e-9) + 1e-9 * exact * per_tick,
             "{}: {} = {} but the exact order statistic is {} (bound {})",
@@ -741,8 +775,9 @@ fn exact_skew(values: &[u64], reps: &[u64]) -> f64 {
 /// The cleaned statistics against the rule applied to the representatives (the
 /// report's own fences): counts exactly, floats to 1e-9 relative. `std_dev` is compared
 /// against the value scale (a spread of 1e-12 of the values is float noise, not a
-/// different answer) and `skew` against 1. The median always describes the kept
-/// representatives; the rest describe the exact values when nothing was flagged.
+/// different answer) and `skew` against 1. The median describes the kept
+/// representatives, or the headline's when nothing was flagged ([`held`]); the rest
+/// describe the exact values when nothing was flagged.
 fn check_cleaned(
     got: &Summary,
     want: &Expected,
@@ -757,7 +792,10 @@ fn check_cleaned(
         what
     );
     let m = naive_moments(want.cleaned());
-    let mut kept = want.kept.clone();
+    let mut kept = match (want.all.iter().min(), want.all.iter().max()) {
+        (Some(&lo), Some(&hi)) if want.untouched => held(&want.reps, lo, hi),
+        _ => want.kept.clone(),
+    };
     kept.sort_unstable();
     let median = order_statistic(&kept, 1, 2) as f64;
     let scale = m.max.abs().max(m.min.abs()) * per_tick;
@@ -1193,6 +1231,38 @@ proptest! {
             }
         }
     }
+
+    /// The one histogram decoder: every row's distribution, decoded from the histogram
+    /// the row carries, gives the row's own quantiles to the bit, in either unit and
+    /// data, for each thread's rows and the merged ones, and after a JSON round trip.
+    #[test]
+    fn a_rows_distribution_gives_its_quantiles_exactly(
+        capture in captures(),
+        options in options(),
+    ) {
+        let report = Report::from_capture(&capture, &calibration(1), &options);
+        let mut reports = vec![report.clone()];
+        #[cfg(feature = "json")]
+        reports.push(serde_json::from_str(&report.to_json(latte::report::JsonStyle::Compact)).unwrap());
+        for report in &reports {
+            let rows = report.threads.iter().flat_map(|t| &t.rows).chain(&report.all_threads);
+            for row in rows {
+                let dist = row.distribution(report).unwrap();
+                let s = &row.stats;
+                prop_assert_eq!(dist.len(), s.samples, "{}", row.component);
+                for ((name, _, _), field) in TAILS.into_iter().zip(tails(s)) {
+                    let q = match name {
+                        "p50" => 0.5,
+                        "p90" => 0.9,
+                        "p99" => 0.99,
+                        "p999" => 0.999,
+                        _ => 0.9999,
+                    };
+                    prop_assert_eq!(dist.quantile(q).to_bits(), field.to_bits(), "{} {}", row.component, name);
+                }
+            }
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1276,7 +1346,7 @@ fn calibrated_values_below_overhead_are_zero() {
 #[test]
 fn calibrated_sums_are_exact() {
     // Large values of one kind minus its overhead: the exact sums are shifted exactly,
-    // the tails within half a bucket of the raw value.
+    // the tails within the tail slack.
     let cal = calibration(1);
     let values: Vec<u64> = (0..5_000u64).map(|i| 3_000_000 + i * i * 7).collect();
     let samples: Vec<Sample> = values.iter().map(|&v| sample(v, 8, false)).collect();
@@ -1299,7 +1369,7 @@ fn calibrated_sums_are_exact() {
     for ((name, num, den), got) in TAILS.into_iter().zip(tails(&s)) {
         let exact = order_statistic(&shifted, num, den) as f64;
         assert!(
-            (got - exact).abs() <= half_bucket(exact + 58.0),
+            (got - exact).abs() <= tail_slack(exact, 58),
             "{name}: {got} vs {exact}"
         );
     }
@@ -1814,7 +1884,7 @@ fn check_what_cleaning_did(what: &str, s: &Summary, cleaning: &Cleaning, removes
 
 /// The headline of a report of `exact`'s values (one thread, 4,321 lost, one in 1,000
 /// migrated) against them: counts and extremes exactly, mean and spread to 1e-9, tails
-/// within half a bucket of the exact order statistics and equal to the bucket model's.
+/// within the tail slack of the exact order statistics and equal to the bucket model's.
 fn check_headline_against_exact(what: &str, s: &Summary, exact: &Exactly) {
     let Exactly {
         values,
@@ -1822,7 +1892,6 @@ fn check_headline_against_exact(what: &str, s: &Summary, exact: &Exactly) {
         reps,
         overhead,
     } = *exact;
-    let slack = |v: f64| half_bucket(v + overhead as f64);
     // Counts, exactly.
     assert_eq!(
         (s.seen, s.samples, s.lost, s.migrated),
@@ -1853,14 +1922,15 @@ fn check_headline_against_exact(what: &str, s: &Summary, exact: &Exactly) {
         s.std_dev,
         all.std_dev()
     );
-    // Tails: within half a bucket, so within 0.1%.
+    // Tails: within the tail slack, so within 0.1%.
+    let held = held(reps, values[0], values[N - 1]);
     for ((name, num, den), got) in TAILS.into_iter().zip(tails(s)) {
         let exact = order_statistic(values, num, den) as f64;
-        let modelled = order_statistic(reps, num, den) as f64;
+        let modelled = order_statistic(&held, num, den) as f64;
         assert_eq!(got, modelled, "{what}: {name}, against the bucket model");
         assert!(
-            (got - exact).abs() <= slack(exact),
-            "{what}: {name} = {got}, exact {exact}, more than half a bucket away"
+            (got - exact).abs() <= tail_slack(exact, overhead),
+            "{what}: {name} = {got}, exact {exact}, beyond the tail slack"
         );
         assert!(
             (got - exact).abs() <= 1e-3 * exact,

@@ -5,8 +5,9 @@ use super::guard::Guard;
 use super::running::{self, Line};
 use super::{drain, export, hlog, placement, signals};
 use crate::clock::{self, ClockChoice};
-use crate::config::{self, ReportOptions};
+use crate::config;
 use crate::error::Error;
+use crate::report::ReportOptions;
 use crate::report::{Focus, Format, TableOptions};
 use crossbeam_channel::bounded;
 use std::io::Write;
@@ -35,7 +36,7 @@ pub struct Builder {
     pub(super) sink: Option<Box<dyn Write + Send>>,
     pub(super) periodic_sink: Option<Box<dyn Write + Send>>,
     pub(super) periodic: Option<Duration>,
-    pub(super) drain_interval: (Duration, Duration),
+    pub(super) drain_pace: (Duration, Duration),
     pub(super) slowest: usize,
     pub(super) hlog: Option<std::path::PathBuf>,
     pub(super) placement: placement::Placement,
@@ -63,7 +64,7 @@ impl Default for Builder {
             sink: None,
             periodic_sink: None,
             periodic: None,
-            drain_interval: Builder::DEFAULT_DRAIN_INTERVAL,
+            drain_pace: Builder::DEFAULT_DRAIN_PACE,
             slowest: Builder::DEFAULT_SLOWEST,
             hlog: None,
             placement: placement::Placement::default(),
@@ -92,7 +93,7 @@ impl core::fmt::Debug for Builder {
                 &self.periodic_sink.as_ref().map_or("sink", |_| "custom"),
             )
             .field("periodic", &self.periodic)
-            .field("drain_interval", &self.drain_interval)
+            .field("drain_pace", &self.drain_pace)
             .field("slowest", &self.slowest)
             .field("hlog", &self.hlog)
             .field("placement", &self.placement)
@@ -131,7 +132,7 @@ impl Builder {
     /// 1 ms and 10 ms. The longest wait is what an idle ring gets: a default ring
     /// (2^16 samples) laps only if a thread starts recording more than 6.5 million
     /// samples of one id per second after a quiet spell.
-    pub const DEFAULT_DRAIN_INTERVAL: (Duration, Duration) =
+    pub const DEFAULT_DRAIN_PACE: (Duration, Duration) =
         (Duration::from_millis(1), Duration::from_millis(10));
 
     /// Which clock to read: decided from the platform (`Auto`, the default) or forced.
@@ -164,7 +165,7 @@ impl Builder {
 
     /// Bounds of the drain thread's wait between two folds of the rings into the
     /// whole-run histograms (default
-    /// [`DEFAULT_DRAIN_INTERVAL`](Builder::DEFAULT_DRAIN_INTERVAL): 1 ms to 10 ms).
+    /// [`DEFAULT_DRAIN_PACE`](Builder::DEFAULT_DRAIN_PACE): 1 ms to 10 ms).
     /// After each fold the drain picks its next wait from the fill rate it saw: the
     /// time the busiest ring takes to fill a quarter of its capacity, within these
     /// bounds, so rings rarely lap. A sample overwritten before a fold read it is
@@ -173,13 +174,13 @@ impl Builder {
     /// ```
     /// use std::time::Duration;
     /// let err = latte::builder()
-    ///     .drain_interval(Duration::from_millis(5), Duration::from_millis(1))
+    ///     .drain_pace(Duration::from_millis(5), Duration::from_millis(1))
     ///     .start()
     ///     .unwrap_err();
-    /// assert!(err.to_string().contains("drain interval"));
+    /// assert!(err.to_string().contains("drain pace"));
     /// ```
-    pub fn drain_interval(mut self, min: Duration, max: Duration) -> Builder {
-        self.drain_interval = (min, max);
+    pub fn drain_pace(mut self, min: Duration, max: Duration) -> Builder {
+        self.drain_pace = (min, max);
         self
     }
 
@@ -295,9 +296,9 @@ impl Builder {
         if let Some((setting, value)) = self.options.cleaning.invalid() {
             return Err(Error::Cleaning { setting, value });
         }
-        let (min, max) = self.drain_interval;
+        let (min, max) = self.drain_pace;
         if min.is_zero() || min > max || max > Duration::from_secs(60) {
-            return Err(Error::DrainInterval { min, max });
+            return Err(Error::DrainPace { min, max });
         }
         Ok(())
     }
@@ -334,7 +335,7 @@ impl Builder {
             table: self.table,
             focus: self.focus,
             periodic: self.periodic,
-            pace: self.drain_interval,
+            pace: self.drain_pace,
             hlog,
             final_report: self.final_report,
             failures: Failures::new(shared.clone()),

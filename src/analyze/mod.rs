@@ -16,22 +16,20 @@
 mod calibrate;
 mod clean;
 mod dist;
+mod encode;
 mod environment;
-mod export;
 mod prepare;
 mod stats;
 
-pub use crate::config::{Bypass, Fences};
 pub use calibrate::{Calibration, calibration};
 pub use clean::{Cleaned, clean};
-pub use dist::rank;
-pub(crate) use export::per_id as per_id_histograms;
+pub(crate) use encode::per_id as per_id_histograms;
 pub use stats::{Moments, moments, quantile};
 
 use crate::collect::{self, Capture, ComponentTotals, SampleKind, Totals};
-use crate::config::{Data, ReportOptions, Unit};
 use crate::diagnostics::FrameCounts;
 use crate::error::Error;
+use crate::report::{Data, ReportOptions};
 use crate::report::{EndedFrames, Focus, Overhead, Report, Row, ThreadReport, by_total};
 use prepare::Prepared;
 use std::borrow::Cow;
@@ -142,10 +140,8 @@ pub(crate) fn assemble(
     options: &ReportOptions,
     context: Context,
 ) -> Report {
-    let scale = match options.unit {
-        Unit::Cycles => 1.0,
-        Unit::Time => 1.0 / calibration.ticks_per_ns,
-    };
+    // The one factor from ticks to the unit, which `Row::distribution` uses too.
+    let scale = crate::report::histogram::per_tick(options.unit, calibration.ticks_per_ns);
     let (threads, all_threads) = sections(totals, calibration, options, scale);
     let overhead = (options.data == Data::Calibrated).then(|| Overhead {
         scope: calibration.scope.map(|row| row.map(|t| t as f64 * scale)),

@@ -56,9 +56,9 @@ pub enum Error {
         /// The value that was asked for.
         requested: usize,
     },
-    /// Drain pacing bounds ([`Builder::drain_interval`](crate::Builder::drain_interval))
+    /// Drain pacing bounds ([`Builder::drain_pace`](crate::Builder::drain_pace))
     /// that are zero, reversed or longer than a minute.
-    DrainInterval {
+    DrainPace {
         /// The shortest wait asked for.
         min: Duration,
         /// The longest wait asked for.
@@ -131,6 +131,15 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// A report row's histogram that cannot be read (`report::Row::distribution`):
+    /// missing from a row with samples, not base64 of a V2 HdrHistogram, counts past
+    /// `u64::MAX`, or a report in time without a positive counter frequency.
+    Histogram {
+        /// The row's component.
+        component: String,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 impl PartialEq for Error {
@@ -154,8 +163,8 @@ impl PartialEq for Error {
             Interval { requested: a } => matches!(other, Interval { requested: b } if a == b),
             Slowest { requested: a } => matches!(other, Slowest { requested: b } if a == b),
             InternLimit { limit: a } => matches!(other, InternLimit { limit: b } if a == b),
-            DrainInterval { min, max } => {
-                matches!(other, DrainInterval { min: c, max: d } if (min, max) == (c, d))
+            DrainPace { min, max } => {
+                matches!(other, DrainPace { min: c, max: d } if (min, max) == (c, d))
             }
             // By bits, so a NaN value equals itself.
             Cleaning { setting, value } => matches!(
@@ -176,6 +185,9 @@ impl PartialEq for Error {
             MetricsEndpoint(a) => matches!(other, MetricsEndpoint(b) if same_io(a, b)),
             FleetSetting { setting, reason } => {
                 matches!(other, FleetSetting { setting: s, reason: r } if (setting, reason) == (s, r))
+            }
+            Histogram { component, reason } => {
+                matches!(other, Histogram { component: c, reason: r } if (component, reason) == (c, r))
             }
             PeriodicReports { failed, last } => matches!(
                 other,
@@ -230,12 +242,13 @@ impl Error {
             )),
             Error::RingCapacity { .. }
             | Error::FleetSetting { .. }
+            | Error::Histogram { .. }
             | Error::StackDepth { .. }
             | Error::MemoryCap { .. }
             | Error::Pattern { .. }
             | Error::Interval { .. }
             | Error::Slowest { .. }
-            | Error::DrainInterval { .. }
+            | Error::DrainPace { .. }
             | Error::Cleaning { .. }
             | Error::AlreadyRunning
             | Error::AgentStopped
@@ -271,9 +284,9 @@ impl Error {
                 "{requested} slowest samples per thread and id is invalid: at most {} are kept",
                 crate::config::MAX_SLOWEST
             ),
-            Error::DrainInterval { min, max } => write!(
+            Error::DrainPace { min, max } => write!(
                 f,
-                "drain interval {min:?}..={max:?} is invalid: the bounds must be above zero, \
+                "drain pace {min:?}..={max:?} is invalid: the bounds must be above zero, \
                  in order, and at most 60 s"
             ),
             Error::Cleaning { setting, value } => write!(
@@ -293,8 +306,8 @@ impl Error {
             Error::AlreadyRunning
             | Error::AgentStopped
             | Error::ClockAlreadySelected { .. }
-            | Error::MemoryCap { .. }
-            | Error::Pattern { .. } => self.fmt_state(f),
+            | Error::MemoryCap { .. } => self.fmt_state(f),
+            Error::Pattern { .. } | Error::Histogram { .. } => self.fmt_report(f),
             // Written by `fmt`.
             Error::PeriodicReports { .. }
             | Error::Sink(_)
@@ -307,8 +320,7 @@ impl Error {
         }
     }
 
-    /// The message of a case about the agent's or the clock's state, the memory cap or
-    /// a focus pattern.
+    /// The message of a case about the agent's or the clock's state or the memory cap.
     fn fmt_state(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::MemoryCap { cap, ring_bytes } => write!(
@@ -316,11 +328,6 @@ impl Error {
                 "memory cap {cap} bytes is too small: one ring takes {ring_bytes} bytes \
                  (8 per sample of the ring capacity); raise Builder::memory_cap or lower \
                  Builder::ring_capacity"
-            ),
-            Error::Pattern { pattern, reason } => write!(
-                f,
-                "focus pattern {pattern:?} (over ids or thread names) is invalid: {reason} \
-                 (a glob pattern: *, ?, [...])"
             ),
             Error::AlreadyRunning => f.write_str(
                 "a latte agent is already running in this process; keep its guard, or drop it before starting another",
@@ -335,7 +342,24 @@ impl Error {
                  (choose the clock before anything records, or set LATTE_CLOCK)",
                 if *hardware { "hardware counter" } else { "OS monotonic clock" }
             ),
-            _ => Ok(()), // the other cases are written by `fmt_plain` and `fmt`
+            _ => Ok(()), // the other cases are written by `fmt_plain`, `fmt_report` and `fmt`
+        }
+    }
+
+    /// The message of a case about what was asked of a report or read from one: a
+    /// focus pattern, a row's histogram.
+    fn fmt_report(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Pattern { pattern, reason } => write!(
+                f,
+                "focus pattern {pattern:?} (over ids or thread names) is invalid: {reason} \
+                 (a glob pattern: *, ?, [...])"
+            ),
+            Error::Histogram { component, reason } => write!(
+                f,
+                "the histogram of component `{component}` cannot be read: {reason}"
+            ),
+            _ => Ok(()), // the other cases are written by `fmt_plain`, `fmt_state` and `fmt`
         }
     }
 }

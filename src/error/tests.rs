@@ -19,7 +19,7 @@ fn every_case() -> Vec<Error> {
             requested: Duration::from_nanos(1),
         },
         Error::Slowest { requested: 1_001 },
-        Error::DrainInterval {
+        Error::DrainPace {
             min: Duration::ZERO,
             max: Duration::from_millis(1),
         },
@@ -54,6 +54,10 @@ fn every_case() -> Vec<Error> {
             setting: "Builder::otlp",
             reason: "not http".into(),
         },
+        Error::Histogram {
+            component: "c".into(),
+            reason: "not base64".into(),
+        },
     ]
 }
 
@@ -63,7 +67,7 @@ fn case(error: &Error) -> usize {
         Error::StackDepth { .. } => 1,
         Error::Interval { .. } => 2,
         Error::Slowest { .. } => 3,
-        Error::DrainInterval { .. } => 4,
+        Error::DrainPace { .. } => 4,
         Error::Cleaning { .. } => 5,
         Error::AlreadyRunning => 6,
         Error::AgentStopped => 7,
@@ -80,13 +84,14 @@ fn case(error: &Error) -> usize {
         Error::InternLimit { .. } => 18,
         Error::MetricsEndpoint(_) => 19,
         Error::FleetSetting { .. } => 20,
+        Error::Histogram { .. } => 21,
     }
 }
 
 #[test]
 fn every_case_is_listed_once() {
     let cases: Vec<usize> = every_case().iter().map(case).collect();
-    assert_eq!(cases, (0..=20).collect::<Vec<_>>());
+    assert_eq!(cases, (0..=21).collect::<Vec<_>>());
 }
 
 #[test]

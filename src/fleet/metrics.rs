@@ -3,11 +3,8 @@
 //! quantiles and the counts; per process, the anomalies and the clock. Both encoders
 //! (Prometheus, OTLP) write this set; neither reads the report itself.
 
-use crate::config::Unit;
+use crate::report::Unit;
 use crate::report::{Report, Row};
-use base64::Engine;
-use hdrhistogram::Histogram;
-use hdrhistogram::serialization::Deserializer;
 
 /// The quantiles exported as gauges.
 pub(crate) const QUANTILES: [f64; 3] = [0.5, 0.99, 0.999];
@@ -83,7 +80,7 @@ impl MetricSet {
         let series_of = |row: &Row, thread: Option<&Thread>| Series {
             component: row.component.clone(),
             thread: thread.cloned(),
-            buckets: buckets(row, bounds, report.ticks_per_ns),
+            buckets: buckets(row, report, bounds),
             count: row.stats.samples,
             sum: per_second(row.stats.total),
             quantiles: [row.stats.median, row.stats.p99, row.stats.p999].map(per_second),
@@ -122,7 +119,7 @@ impl MetricSet {
                 .iter()
                 .map(|r| series_of(r, None))
                 .collect();
-            let mut total = crate::report::Anomalies::default();
+            let mut total = crate::diagnostics::Anomalies::default();
             for thread in &report.threads {
                 total = total.plus(&thread.anomalies);
             }
@@ -132,37 +129,35 @@ impl MetricSet {
     }
 }
 
-/// The row's histogram (counter ticks) spread over `bounds` (seconds): a value goes to
-/// the first bucket whose bound is at least its lowest equivalent value (to within a
-/// part per billion, so a value on a bound stays in its bucket). All zeros if
-/// the row has no histogram or it does not decode.
-fn buckets(row: &Row, bounds: &[f64], ticks_per_ns: f64) -> Vec<u64> {
+/// The row's histogram ([`Row::distribution`]) spread over `bounds` (seconds): a
+/// histogram bucket goes to the first bound at least its lowest value (to within a part
+/// per billion, so a value on a bound stays in its bucket). All zeros if the row has no
+/// histogram or it does not decode.
+fn buckets(row: &Row, report: &Report, bounds: &[f64]) -> Vec<u64> {
     let mut counts = vec![0u64; bounds.len() + 1];
-    let Some(hist) = row.histogram.as_deref().and_then(decode) else {
+    let Ok(dist) = row.distribution(report) else {
         return counts;
     };
-    for value in hist.iter_recorded() {
-        let ticks = hist.lowest_equivalent(value.value_iterated_to());
-        let secs = ticks as f64 / ticks_per_ns * 1e-9;
+    // The bucket's lowest value, from the report's unit to seconds.
+    let per_second = match report.unit {
+        Unit::Cycles => 1e-9 / report.ticks_per_ns,
+        Unit::Time => 1e-9,
+    };
+    for bucket in dist.buckets() {
+        let secs = bucket.low * per_second;
         // On a bound is in its bucket, whatever the rounding of ticks to seconds.
         let i = bounds.partition_point(|bound| *bound * (1.0 + 1e-9) < secs);
-        counts[i] += value.count_at_value();
+        counts[i] += bucket.count;
     }
     counts
-}
-
-/// A report's base64 HdrHistogram (V2, deflate).
-pub(crate) fn decode(text: &str) -> Option<Histogram<u64>> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .ok()?;
-    Deserializer::new().deserialize(&mut bytes.as_slice()).ok()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::report::Summary;
+    use base64::Engine;
+    use hdrhistogram::Histogram;
     use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 
     fn row(values: &[(u64, u64)]) -> Row {
@@ -185,18 +180,56 @@ mod tests {
         }
     }
 
+    /// A report in `unit` at `ticks_per_ns`, with no rows: what `buckets` reads of it.
+    fn report(unit: Unit, ticks_per_ns: f64) -> Report {
+        Report {
+            format_version: Report::FORMAT_VERSION,
+            label: None,
+            unit,
+            data: crate::report::Data::Raw,
+            figures: crate::report::Figures::default(),
+            clock: "TSC".into(),
+            ticks_per_ns,
+            frequency_accuracy: 1e-6,
+            resolution: 1.0,
+            cleaning: crate::report::Cleaning::default(),
+            overhead: None,
+            threads: Vec::new(),
+            all_threads: Vec::new(),
+            teardown_drops: 0,
+            footprint: None,
+            environment: None,
+            periodic_failures: None,
+        }
+    }
+
     #[test]
     fn values_fall_in_the_first_bucket_at_or_above_them() {
         // 2 ticks per ns: 200 ticks = 100 ns, exactly on the second bound.
         let row = row(&[(20, 3), (200, 5), (202, 7), (4_000_000, 1)]);
         let bounds = [50e-9, 100e-9, 1e-6];
-        assert_eq!(buckets(&row, &bounds, 2.0), [3, 5, 7, 1]);
+        for unit in [Unit::Cycles, Unit::Time] {
+            assert_eq!(buckets(&row, &report(unit, 2.0), &bounds), [3, 5, 7, 1]);
+        }
     }
 
     #[test]
     fn a_row_without_histogram_has_empty_buckets() {
-        let row = Row::default();
-        assert_eq!(buckets(&row, &[1e-6], 1.0), [0, 0]);
-        assert!(decode("not base64!").is_none());
+        let row = Row {
+            stats: Summary {
+                samples: 3,
+                ..Summary::default()
+            },
+            ..Row::default()
+        };
+        assert_eq!(buckets(&row, &report(Unit::Cycles, 1.0), &[1e-6]), [0, 0]);
+        let garbled = Row {
+            histogram: Some("not base64!".into()),
+            ..row
+        };
+        assert_eq!(
+            buckets(&garbled, &report(Unit::Cycles, 1.0), &[1e-6]),
+            [0, 0]
+        );
     }
 }

@@ -4,9 +4,9 @@
 
 use super::plot::{self, MARKED, Series};
 use crate::diff::render::{unit_name, value};
-use crate::hist::Dist;
 use crate::load::Loaded;
 use html_escape::encode_text as text;
+use latte::report::Distribution as Dist;
 use std::fmt::Write;
 
 const STYLE: &str = "body{font-family:sans-serif;margin:24px;color:#222}\

@@ -32,34 +32,34 @@ pub fn histogram(c: &Component, seed: u64) -> Histogram<u64> {
     hist
 }
 
-/// A row carrying the histogram and the statistics the table shows.
+/// A row carrying the histogram and the statistics the table shows, its quantiles
+/// read from the histogram as latte reads them.
 pub fn row(name: &str, hist: &Histogram<u64>) -> Row {
     let mut bytes = Vec::new();
     V2DeflateSerializer::new()
         .serialize(hist, &mut bytes)
         .unwrap();
-    let q = |q: f64| hist.value_at_quantile(q) as f64;
     let stats = Summary {
         samples: hist.len(),
         seen: hist.len(),
         avg: hist.mean(),
-        median: q(0.5),
         min: hist.min() as f64,
         max: hist.max() as f64,
         range: (hist.max() - hist.min()) as f64,
-        p90: q(0.9),
-        p99: q(0.99),
-        p999: q(0.999),
-        p9999: q(0.9999),
         total: hist.mean() * hist.len() as f64,
         ..Summary::default()
     };
-    Row {
+    let mut row = Row {
         component: name.to_string(),
         stats,
         histogram: Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
         ..Row::default()
-    }
+    };
+    let dist = row.distribution(&report(vec![row.clone()])).unwrap();
+    let s = &mut row.stats;
+    let q = |q: f64| dist.quantile(q);
+    (s.median, s.p90, s.p99, s.p999, s.p9999) = (q(0.5), q(0.9), q(0.99), q(0.999), q(0.9999));
+    row
 }
 
 /// A report in cycles on the TSC with these rows.

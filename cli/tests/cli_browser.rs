@@ -6,7 +6,6 @@
 //! Without a Chromium binary the test says it skipped and why; with
 //! `LATTE_REQUIRE_CHROMIUM=1` (set by `.ci/run`, which installs Debian's `chromium`) it
 //! fails instead.
-#![cfg(feature = "cli")]
 
 mod cli_support;
 

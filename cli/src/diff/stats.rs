@@ -20,7 +20,7 @@
 //! own cost) is taken as one step, so a component that went from below the clock's
 //! resolution to 70 ns still shows as a change.
 
-use crate::hist::Dist;
+use latte::report::Distribution as Dist;
 use rand::Rng;
 use rand_distr::{Beta, Distribution};
 use serde::Serialize;
@@ -171,7 +171,12 @@ fn too_few<'a>(runs: impl Iterator<Item = &'a Dist>, q: f64) -> Option<String> {
     (fewest < needed).then(|| format!("too few samples ({fewest} of the {needed} needed)"))
 }
 
+/// The geometric mean; one value is itself (exactly: a single run's quantile is the
+/// report's); any value not above 0 gives the arithmetic mean instead.
 fn geometric_mean(values: &[f64]) -> f64 {
+    if let [one] = values {
+        return *one;
+    }
     if values.iter().any(|&v| v <= 0.0) {
         return values.iter().sum::<f64>() / values.len() as f64;
     }
@@ -182,7 +187,7 @@ fn geometric_mean(values: &[f64]) -> f64 {
 fn resampled(base: &Dist, new: &Dist, q: f64, floor: f64, rng: &mut impl Rng) -> (f64, f64) {
     let draw = |dist: &Dist| {
         let n = dist.len() as f64;
-        let k = latte::analyze::rank(q, dist.len()) as f64;
+        let k = latte::report::rank(q, dist.len()) as f64;
         Beta::new(k, n + 1.0 - k).expect("k and n + 1 - k are at least 1")
     };
     let (b, n) = (draw(base), draw(new));

@@ -3,7 +3,7 @@
 //! report in its colour, its p50, p99 and p99.9 marked by vertical lines.
 
 use crate::diff::render::value;
-use crate::hist::Dist;
+use latte::report::Distribution as Dist;
 use plotters::prelude::*;
 
 /// Width and height of one component's picture, in pixels.
@@ -51,14 +51,16 @@ pub fn svg(series: &[Series<'_>], unit: &str) -> Result<String, String> {
     Ok(out)
 }
 
-/// The x range covering every series: from the smallest value (at least one unit,
-/// for the log axis) to the largest, with a margin.
+/// The x range covering every series: from its lowest bucket (at least one tick, for
+/// the log axis) to the end of its highest, with a margin.
 fn x_range(series: &[Series<'_>]) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
-    for (_, dist) in series.iter().filter(|(_, d)| d.len() > 0) {
-        let (min, max) = dist.range();
-        lo = lo.min(min.max(dist.per_tick));
-        hi = hi.max(max + dist.per_tick);
+    for (_, dist) in series {
+        let buckets: Vec<_> = dist.buckets().collect();
+        if let (Some(first), Some(last)) = (buckets.first(), buckets.last()) {
+            lo = lo.min(first.low.max(dist.per_tick()));
+            hi = hi.max(last.high);
+        }
     }
     if !lo.is_finite() || hi <= lo {
         return (1.0, 10.0);
@@ -108,10 +110,10 @@ fn cdf(area: &Area<'_>, series: &[Series<'_>], (lo, hi): (f64, f64), unit: &str)
         let n = dist.len().max(1) as f64;
         let mut below = 0u64;
         let mut points = vec![(lo, 0.0)];
-        for (low, high, count) in dist.buckets() {
-            points.push((low.max(lo), below as f64 / n));
-            below += count;
-            points.push((high.min(hi), below as f64 / n));
+        for b in dist.buckets() {
+            points.push((b.low.max(lo), below as f64 / n));
+            below += b.count;
+            points.push((b.high.min(hi), below as f64 / n));
         }
         chart.draw_series(LineSeries::new(points, colour(*i).stroke_width(2)))?;
     }
@@ -153,7 +155,7 @@ fn chart<'a, 'b>(
 
 /// A vertical line per report and marked quantile, labelled at its top.
 fn markers(chart: &mut Chart<'_, '_>, series: &[Series<'_>], top: f64) -> DrawResult {
-    for (i, dist) in series.iter().filter(|(_, d)| d.len() > 0) {
+    for (i, dist) in series.iter().filter(|(_, d)| !d.is_empty()) {
         let style = ShapeStyle::from(colour(*i)).stroke_width(1);
         for (q, label) in MARKED {
             let v = dist.quantile(q);
@@ -176,13 +178,13 @@ fn markers(chart: &mut Chart<'_, '_>, series: &[Series<'_>], top: f64) -> DrawRe
 fn bin_shares(dist: &Dist, edges: &[f64]) -> Vec<f64> {
     let mut shares = vec![0.0; edges.len() - 1];
     let n = dist.len().max(1) as f64;
-    for (low, high, count) in dist.buckets() {
-        let mid = (low * high).sqrt();
+    for b in dist.buckets() {
+        let mid = (b.low * b.high).sqrt();
         let bin = edges
             .partition_point(|&e| e <= mid)
             .saturating_sub(1)
             .min(shares.len() - 1);
-        shares[bin] += count as f64 / n;
+        shares[bin] += b.count as f64 / n;
     }
     shares
 }

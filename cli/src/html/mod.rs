@@ -4,7 +4,6 @@
 mod page;
 mod plot;
 
-use crate::hist::Dist;
 use crate::load::{self, Loaded};
 use crate::outcome::{Failure, Outcome};
 use std::path::PathBuf;
@@ -63,7 +62,7 @@ fn components(reports: &[Loaded]) -> Result<Vec<page::Component>, Failure> {
             .iter()
             .filter(|r| r.stats.samples > 0)
         {
-            let Some(dist) = Dist::of(loaded, &row.component)? else {
+            let Some(dist) = load::distribution(loaded, &row.component)? else {
                 continue;
             };
             match out.iter_mut().find(|(name, _)| *name == row.component) {

@@ -2,10 +2,55 @@
 //! latencies (median 2,000 ticks, sigma 0.25), shifted by a known factor.
 
 use super::*;
-use crate::hist::{Dist, empty};
+use base64::Engine;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+use latte::report::{Row, Summary};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand_distr::LogNormal;
+
+/// An empty histogram with latte's precision.
+fn empty() -> Histogram<u64> {
+    Histogram::new(3).unwrap()
+}
+
+/// `hist`'s values (cycles) as the library decodes them from a report row carrying them.
+fn decoded(hist: &Histogram<u64>) -> Dist {
+    let mut bytes = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(hist, &mut bytes)
+        .unwrap();
+    let row = Row {
+        component: "c".into(),
+        stats: Summary {
+            samples: hist.len(),
+            ..Summary::default()
+        },
+        histogram: Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
+        ..Row::default()
+    };
+    let report = latte::Report {
+        format_version: latte::Report::FORMAT_VERSION,
+        label: None,
+        unit: latte::Unit::Cycles,
+        data: latte::Data::Raw,
+        figures: latte::report::Figures::All,
+        clock: "TSC".into(),
+        ticks_per_ns: 1.0,
+        frequency_accuracy: 0.0,
+        resolution: 1.0,
+        cleaning: latte::Cleaning::default(),
+        overhead: None,
+        threads: Vec::new(),
+        all_threads: vec![row],
+        teardown_drops: 0,
+        footprint: None,
+        environment: None,
+        periodic_failures: None,
+    };
+    report.all_threads[0].distribution(&report).unwrap()
+}
 
 const N: usize = 30_000;
 const MEDIAN: f64 = 2_000.0;
@@ -19,7 +64,7 @@ fn run(n: usize, shift: f64, rng: &mut StdRng) -> Dist {
         hist.record(dist.sample(rng).round().max(1.0) as u64)
             .unwrap();
     }
-    Dist::new(hist)
+    decoded(&hist)
 }
 
 fn settings(threshold: f64) -> Settings {
@@ -150,7 +195,7 @@ fn too_few_samples_are_inconclusive() {
         let d = LogNormal::new(MEDIAN.ln(), 1.0).unwrap();
         let mut hist = empty();
         (0..25).for_each(|_| hist.record(d.sample(rng) as u64 + 1).unwrap());
-        Dist::new(hist)
+        decoded(&hist)
     };
     let change = compare(
         &[wide(&mut rng)],
@@ -198,7 +243,7 @@ fn the_verdict_follows_the_interval_and_the_threshold() {
 fn the_interval_is_at_least_one_step_wide() {
     let mut hist = empty();
     hist.record_n(100, 1_000).unwrap();
-    let same = Dist::new(hist);
+    let same = decoded(&hist);
     let s = Settings {
         threshold: 0.05,
         step: 26.0,

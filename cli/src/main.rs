@@ -17,14 +17,12 @@
 //! |---|---|
 //! | `main.rs` | the arguments and the dispatch |
 //! | `outcome.rs` | what a subcommand ends with: done, a regression, or a failure |
-//! | `load.rs` | reading a report file, with errors that name the file and the problem |
-//! | `hist.rs` | a component's histogram decoded, and its quantiles in the report's unit |
+//! | `load.rs` | reading a report file, with errors that name the file and the problem; a component's distribution, decoded by the library ([`latte::report::Row::distribution`]) |
 //! | `show.rs` | `show` |
 //! | `diff/` | `diff`: the statistics (`stats.rs`), the comparison (`mod.rs`), the output (`render.rs`) |
 //! | `html/` | `html`: the plots (`plot.rs`) and the page around them (`page.rs`) |
 
 mod diff;
-mod hist;
 mod html;
 mod load;
 mod outcome;

@@ -4,6 +4,7 @@
 use crate::outcome::Failure;
 use latte::Report;
 use latte::Unit;
+use latte::report::Distribution;
 use std::path::{Path, PathBuf};
 
 /// A report read from a file.
@@ -99,6 +100,19 @@ fn whole_run<'a>(documents: &'a [serde_json::Value], path: &Path) -> &'a serde_j
             &documents[documents.len() - 1]
         }
     }
+}
+
+/// The ALL THREADS distribution of `component` in `loaded`, decoded by the library as
+/// the report reads it (its quantiles are the report's): `Ok(None)` when the report has
+/// no such component, an error naming the file when its histogram cannot be read.
+pub fn distribution(loaded: &Loaded, component: &str) -> Result<Option<Distribution>, Failure> {
+    let report = &loaded.report;
+    let Some(row) = report.all_threads.iter().find(|r| r.component == component) else {
+        return Ok(None);
+    };
+    row.distribution(report)
+        .map(Some)
+        .map_err(|e| Failure(format!("{}: {e}", loaded.name())))
 }
 
 /// Reads every file, stopping at the first that fails.

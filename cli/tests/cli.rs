@@ -1,6 +1,5 @@
 //! The `latte-telemetry` command-line tool, run as a process on synthetic reports:
 //! exit codes, `--json` output, and errors that name the file and the problem.
-#![cfg(feature = "cli")]
 
 mod cli_support;
 
@@ -430,9 +429,10 @@ fn html_writes_one_self_contained_page() {
 
 #[test]
 fn show_and_diff_read_the_previous_format_and_refuse_a_newer_one() {
+    // The library's own fixture of its previous format.
     let old = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/report-format-1.json"
+        "/../tests/data/report-format-1.json"
     );
     let text = stdout(tool().args(["show", "--width", "100", old]), 0);
     assert!(text.contains("read from a format-1 report"), "{text}");
@@ -452,4 +452,123 @@ fn show_and_diff_read_the_previous_format_and_refuse_a_newer_one() {
         text.contains("newer.json") && text.contains("report format version 7"),
         "{text}"
     );
+}
+
+/// Calibrated scopes of a spin of varying length, and values across many buckets.
+fn record_spins_and_values() {
+    static SPIN: latte::Id = latte::Id::new("cli_spin");
+    static VALUE: latte::Id = latte::Id::new("cli_value");
+    for i in 0..20_000u64 {
+        let _scope = latte::scope(&SPIN, latte::Mode::Fast, latte::Mode::Fast);
+        (0..(i * 7_919) % 3_000).for_each(|k| {
+            std::hint::black_box(k);
+        });
+        latte::record(&VALUE, 100 + (i * 104_729) % 5_000_000);
+    }
+}
+
+/// `diff` of a report file against itself gives each row's median, p99 and p99.9 to
+/// the bit, on both sides.
+fn diff_gives_the_rows_own_quantiles(file: &Path, rows: &[&latte::report::Row]) {
+    let json = stdout(tool().args(["diff", "--json"]).arg(file).arg(file), 0);
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    for row in rows {
+        let compared = json["components"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["component"] == row.component.as_str())
+            .unwrap();
+        let own = [row.stats.median, row.stats.p99, row.stats.p999];
+        for (change, own) in compared["changes"].as_array().unwrap().iter().zip(own) {
+            for side in ["base", "new"] {
+                assert_eq!(
+                    change[side].as_f64().unwrap().to_bits(),
+                    own.to_bits(),
+                    "{change}"
+                );
+            }
+        }
+    }
+}
+
+/// `html` tabulates each row's median, p99 and p99.9 as the report prints them.
+fn html_tabulates_the_rows_own_quantiles(d: &Path, file: &Path, rows: &[&latte::report::Row]) {
+    let page = d.join("page.html");
+    tool()
+        .arg("html")
+        .arg(file)
+        .arg("-o")
+        .arg(&page)
+        .assert()
+        .code(0);
+    let html = std::fs::read_to_string(&page).unwrap();
+    for row in rows {
+        let at = html.find(&format!("<h2>{}</h2>", row.component)).unwrap();
+        let quantiles = &html[at..];
+        let table = &quantiles[quantiles.find("class=\"quantiles\"").unwrap()..];
+        let table = &table[..table.find("</table>").unwrap()];
+        for v in [row.stats.median, row.stats.p99, row.stats.p999] {
+            assert!(
+                table.contains(&latte::report::numbers::time(v)),
+                "{v} in {table}"
+            );
+        }
+    }
+}
+
+/// The tool reads quantiles as the report does (one decoder, the library's): on a real
+/// report (calibrated scopes, in time, values across many buckets), `show` prints the
+/// report's own table, `diff` of the report against itself gives each row's median,
+/// p99 and p99.9 to the bit, and `html` tabulates the same values.
+#[test]
+fn show_diff_and_html_give_the_reports_own_quantiles() {
+    use latte::report::{Column, Focus, TableOptions, numbers};
+    record_spins_and_values();
+    let report = latte::Report::collect(&latte::ReportOptions::default());
+    let d = dir("own_quantiles");
+    let file = write_report(&d.join("run.json"), &report);
+    // What the tool reads: the report back from its JSON.
+    let report: latte::Report =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let rows: Vec<_> = ["cli_spin", "cli_value"]
+        .iter()
+        .map(|name| {
+            report
+                .all_threads
+                .iter()
+                .find(|r| r.component == *name)
+                .unwrap()
+        })
+        .collect();
+    assert!(
+        rows.iter()
+            .all(|r| r.stats.p99 * report.ticks_per_ns > 2_048.0),
+        "values beyond the buckets of one tick: {rows:?}"
+    );
+
+    let text = stdout(
+        tool()
+            .args(["show", "--wide", "--columns", "median,p90,p99,p99.9"])
+            .arg(&file),
+        0,
+    );
+    let options = TableOptions {
+        columns: Some(vec![Column::Median, Column::P90, Column::P99, Column::P999]),
+        wide: true,
+        ..TableOptions::default()
+    };
+    let mut table = Vec::new();
+    let focused = report.focus(&Focus::default()).unwrap();
+    focused.write_table(&mut table, &options).unwrap();
+    assert_eq!(text, String::from_utf8(table).unwrap());
+    for row in &rows {
+        let line = text.lines().find(|l| l.contains(&row.component)).unwrap();
+        for v in [row.stats.median, row.stats.p99, row.stats.p999] {
+            assert!(line.contains(&numbers::time(v)), "{v} in {line}");
+        }
+    }
+
+    diff_gives_the_rows_own_quantiles(&file, &rows);
+    html_tabulates_the_rows_own_quantiles(&d, &file, &rows);
 }

@@ -5,9 +5,9 @@
 pub mod render;
 pub mod stats;
 
-use crate::hist::Dist;
 use crate::load::{self, Loaded};
 use crate::outcome::{self, Failure, Outcome};
+use latte::report::Distribution;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde::Serialize;
@@ -267,9 +267,9 @@ fn in_any(runs: &[Loaded], name: &str) -> bool {
 }
 
 /// The component's distribution in each run (every run has it).
-fn dists(runs: &[Loaded], name: &str) -> Result<Vec<Dist>, Failure> {
+fn dists(runs: &[Loaded], name: &str) -> Result<Vec<Distribution>, Failure> {
     runs.iter()
-        .filter_map(|l| Dist::of(l, name).transpose())
+        .filter_map(|l| load::distribution(l, name).transpose())
         .collect()
 }
 
