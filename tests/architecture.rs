@@ -43,7 +43,7 @@ use std::path::Path;
 ///     agent -> analyze -> collect -> record -> clock -> platform
 ///       |         |                    ^
 ///       v         v                    |
-///     fleet ->  report            integrations
+///    exporter -> report           integrations
 ///
 ///     macros: nothing (they expand to `$crate::__private` paths)
 ///     config, diagnostics, error: leaves, usable by all (error may use config)
@@ -52,7 +52,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "agent",
         &[
-            "fleet",
+            "exporter",
             "analyze",
             "report",
             "collect",
@@ -95,7 +95,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("clock", &["platform", "config", "diagnostics", "error"]),
     ("platform", &["config", "diagnostics", "error"]),
     ("report", &["config", "diagnostics", "error"]),
-    ("fleet", &["report", "config", "diagnostics", "error"]),
+    ("exporter", &["report", "config", "diagnostics", "error"]),
     (
         "integrations",
         &[

@@ -99,7 +99,7 @@ impl Builder {
                 requested: interval,
             });
         }
-        self.fleet.validate()?;
+        self.exporters.validate()?;
         if self.slowest > config::MAX_SLOWEST {
             return Err(Error::Slowest {
                 requested: self.slowest,
