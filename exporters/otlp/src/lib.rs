@@ -1,4 +1,4 @@
-//! OTLP/HTTP metrics for [latte](latte): the agent's whole-run latency histograms,
+//! OTLP/HTTP metrics for [latte]: the agent's whole-run latency histograms,
 //! quantiles and counts, pushed to an OpenTelemetry collector.
 //!
 //! ```no_run

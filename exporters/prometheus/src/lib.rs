@@ -1,4 +1,4 @@
-//! Prometheus `/metrics` for [latte](latte): the agent's whole-run latency
+//! Prometheus `/metrics` for [latte]: the agent's whole-run latency
 //! histograms, quantiles and counts, served on scrape.
 //!
 //! ```no_run
