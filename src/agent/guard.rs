@@ -82,8 +82,9 @@ impl Guard {
         self.ask(Command::ReportInterval)?
     }
 
-    /// Periodic reports that could not be written so far (each is also shown in the
-    /// next report that is written, and returned by [`stop`](Guard::stop)).
+    /// Periodic reports that could not be written so far, and exporters that panicked
+    /// while taking a report (each is also shown in the next report that is written,
+    /// and returned by [`stop`](Guard::stop)).
     pub fn sink_errors(&self) -> u64 {
         self.shared.sink_errors.load(Ordering::Relaxed)
     }

@@ -95,7 +95,7 @@ pub enum Error {
     /// or written, or was asked for without periodic reports.
     Hlog(Arc<std::io::Error>),
     /// Periodic reports (or interval-log entries) that could not be written during the
-    /// run, returned by [`Guard::stop`](crate::Guard::stop) when the final report
+    /// run, and exporters that panicked while taking a report, returned by [`Guard::stop`](crate::Guard::stop) when the final report
     /// itself was written: that report shows them too. Each was counted by
     /// [`Guard::sink_errors`](crate::Guard::sink_errors) as it happened.
     PeriodicReports {
