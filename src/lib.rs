@@ -51,7 +51,7 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `record` | yes | recording: without it every macro and function compiles to nothing. With `default-features = false, features = ["record"]` a library gets the lean core: the record API and the ring-window reads, one third-party crate |
-//! | `agent` | yes | [`Report`], the statistics ([`analyze`]), the renderers and the agent ([`init`], [`builder`]) |
+//! | `agent` | yes | [`Report`], the statistics ([`analyze`]), the renderers and the agent ([`init`], [`builder`]), with its [`exporter`] trait (Prometheus and OTLP are the crates `latte-telemetry-prometheus` and `latte-telemetry-otlp`) |
 //! | `json`, `csv` | yes | JSON reports ([`Format::Json`], [`report::JsonStyle`]); [`Capture::write_csv`] |
 //! | `tracing` | yes | [`tracing`]: `tracing` spans as scopes |
 //!
