@@ -37,6 +37,7 @@
 //! | **Read the rings** (raw samples, the newest window) | [`capture`], [`snapshot`], [`footprint`], [`Capture`]; the parts in [`collect`], and [`collect::prepare`] to make a thread's rings ahead of its hot loop |
 //! | **Report** (statistics) | [`Report`], [`ReportOptions`], [`Unit`], [`Data`], [`Cleaning`]; the parts in [`report`]; the statistics and calibration in [`analyze`] |
 //! | **Clocks** | [`clock`]: reads, the clock in use and why |
+//! | **Export** (dashboards, many processes) | [`Exporter`], [`Builder::exporter`]; the parts in [`exporter`]. Prometheus `/metrics` and OTLP pushes are crates of their own: `latte-telemetry-prometheus`, `latte-telemetry-otlp` |
 //! | **Integrations** | [`tracing`] (feature `tracing`): spans as scopes |
 //! | **Errors** | [`Error`] |
 //!
@@ -50,7 +51,7 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `record` | yes | recording: without it every macro and function compiles to nothing. With `default-features = false, features = ["record"]` a library gets the lean core: the record API and the ring-window reads, one third-party crate |
-//! | `agent` | yes | [`Report`], the statistics ([`analyze`]), the renderers and the agent ([`init`], [`builder`]) |
+//! | `agent` | yes | [`Report`], the statistics ([`analyze`]), the renderers and the agent ([`init`], [`builder`]), with its [`exporter`] trait (Prometheus and OTLP are the crates `latte-telemetry-prometheus` and `latte-telemetry-otlp`) |
 //! | `json`, `csv` | yes | JSON reports ([`Format::Json`], [`report::JsonStyle`]); [`Capture::write_csv`] |
 //! | `tracing` | yes | [`tracing`]: `tracing` spans as scopes |
 //!
@@ -130,7 +131,7 @@
 extern crate self as latte;
 
 // The data flow, one way: agent -> analyze -> collect -> record -> clock -> platform,
-// and analyze -> report. `config`, `diagnostics` and `error` are leaves every stage may
+// and analyze -> report, agent -> exporter -> report. `config`, `diagnostics` and `error` are leaves every stage may
 // use. `tests/architecture.rs` checks it; `docs/architecture.md` explains it.
 #[cfg(feature = "agent")]
 mod agent;
@@ -142,7 +143,7 @@ mod config;
 mod diagnostics;
 mod error;
 #[cfg(feature = "agent")]
-mod fleet;
+pub mod exporter;
 mod integrations;
 mod macros;
 mod platform;
@@ -158,6 +159,8 @@ pub use record::{Id, Scope, Timer, pulse, record, scope, start, stop};
 // Run the agent.
 #[cfg(feature = "agent")]
 pub use agent::{Builder, Guard, builder, init};
+#[cfg(feature = "agent")]
+pub use exporter::Exporter;
 #[cfg(feature = "agent")]
 pub use report::Format;
 // Read the rings.

@@ -17,7 +17,7 @@ use syn::{Expr, Ident, Meta, Token, UseTree, punctuated::Punctuated};
 const FLOW: &[&[&str]] = &[
     &["agent", "analyze", "collect", "record", "clock", "platform"],
     &["analyze", "report"],
-    &["agent", "fleet", "report"],
+    &["agent", "exporter", "report"],
     &["integrations", "record"],
     &["macros"],
     &["error", "config"],

@@ -1,9 +1,10 @@
 //! The agent's settings: [`Builder`], validated and applied by [`Builder::start`].
 
+use super::exporters::Exporters;
 use super::failures::{Failures, Shared};
 use super::guard::Guard;
 use super::running::{self, Line};
-use super::{drain, export, hlog, placement, signals};
+use super::{drain, hlog, placement, signals};
 use crate::clock::{self, ClockChoice};
 use crate::config;
 use crate::error::Error;
@@ -44,8 +45,8 @@ pub struct Builder {
     pub(super) final_report: bool,
     /// See `Builder::final_report_on_signals` (in `signals.rs`).
     pub(super) on_signals: bool,
-    /// The fleet exporters (see `export.rs`).
-    pub(super) fleet: crate::fleet::Settings,
+    /// The exporters (see `exporters.rs`).
+    pub(super) exporters: Exporters,
 }
 
 impl Default for Builder {
@@ -71,7 +72,7 @@ impl Default for Builder {
             max_exited_threads: Builder::DEFAULT_MAX_EXITED_THREADS,
             final_report: true,
             on_signals: signals::DEFAULT,
-            fleet: crate::fleet::Settings::default(),
+            exporters: Exporters::default(),
         }
     }
 }
@@ -100,7 +101,7 @@ impl core::fmt::Debug for Builder {
             .field("max_exited_threads", &self.max_exited_threads)
             .field("final_report", &self.final_report)
             .field("on_signals", &self.on_signals)
-            .field("fleet", &self.fleet)
+            .field("exporters", &self.exporters)
             .finish()
     }
 }
@@ -272,7 +273,7 @@ impl Builder {
                 requested: interval,
             });
         }
-        self.fleet.validate()?;
+        self.exporters.validate()?;
         if self.slowest > config::MAX_SLOWEST {
             return Err(Error::Slowest {
                 requested: self.slowest,
@@ -323,8 +324,13 @@ impl Builder {
             ),
             None => None,
         };
-        let (fleet, wiring) = export::prepare(&self.fleet)?;
         let (tx, rx) = bounded(16);
+        // The drain's line exists before the drain thread: the exporters start first
+        // and keep it.
+        let (alive_tx, alive) = bounded::<()>(0);
+        let line = Line { tx, alive };
+        let mut exporters = self.exporters;
+        exporters.start(&line)?;
         let shared = Arc::new(Shared::default());
         let drain = drain::Drain {
             rx,
@@ -340,18 +346,14 @@ impl Builder {
             final_report: self.final_report,
             failures: Failures::new(shared.clone()),
             headed: (false, false),
-            #[cfg(feature = "otlp")]
-            otlp: wiring.queue(),
+            exporters,
         };
-        let (handle, alive) = drain.spawn(self.placement)?;
-        let line = Line { tx, alive };
-        wiring.connect(&line);
+        let handle = drain.spawn(self.placement, alive_tx)?;
         let guard = Guard {
             line: line.clone(),
             handle: Some(handle),
             shared,
             pid: std::process::id(),
-            fleet,
         };
         Ok((guard, line))
     }

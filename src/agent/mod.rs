@@ -24,7 +24,7 @@
 
 mod builder;
 mod drain;
-mod export;
+mod exporters;
 mod failures;
 mod guard;
 mod hlog;

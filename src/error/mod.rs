@@ -95,7 +95,7 @@ pub enum Error {
     /// or written, or was asked for without periodic reports.
     Hlog(Arc<std::io::Error>),
     /// Periodic reports (or interval-log entries) that could not be written during the
-    /// run, returned by [`Guard::stop`](crate::Guard::stop) when the final report
+    /// run, and exporters that panicked while taking a report, returned by [`Guard::stop`](crate::Guard::stop) when the final report
     /// itself was written: that report shows them too. Each was counted by
     /// [`Guard::sink_errors`](crate::Guard::sink_errors) as it happened.
     PeriodicReports {
@@ -119,17 +119,16 @@ pub enum Error {
         /// The limit that was reached.
         limit: usize,
     },
-    /// The metrics endpoint (`Builder::serve_metrics`, feature `prometheus`) could not be bound (an address that does not parse or is
-    /// in use) or its thread could not start.
-    MetricsEndpoint(Arc<std::io::Error>),
-    /// A fleet-export setting that cannot work: bucket bounds
-    /// (`Builder::metrics_buckets`) that are empty, zero or out of order; an OTLP
-    /// endpoint that is not `http://` or an interval too short (`Builder::otlp`).
-    FleetSetting {
-        /// The setting, as `Builder::otlp`.
-        setting: &'static str,
-        /// What is wrong with it.
-        reason: String,
+    /// An exporter ([`Builder::exporter`](crate::Builder::exporter)) failed: it could
+    /// not start (its own error, a panic, or a push interval shorter than
+    /// [`MIN_PERIODIC`](crate::Builder::MIN_PERIODIC)), or it panicked while taking a
+    /// report (then it gets no more, and the run's periodic failures count it). The
+    /// error is the [`source`](std::error::Error::source).
+    Exporter {
+        /// The exporter's [`name`](crate::exporter::Exporter::name).
+        exporter: String,
+        /// What went wrong.
+        error: Arc<dyn std::error::Error + Send + Sync>,
     },
     /// A report row's histogram that cannot be read (`report::Row::distribution`):
     /// missing from a row with samples, not base64 of a V2 HdrHistogram, counts past
@@ -144,7 +143,7 @@ pub enum Error {
 
 impl PartialEq for Error {
     /// Errors are equal when they are the same case with the same values; I/O errors
-    /// compare by [`kind`](std::io::Error::kind). The match is on `self` with no
+    /// compare by [`kind`](std::io::Error::kind), an exporter's error by its message. The match is on `self` with no
     /// catch-all, so a new case cannot compile without saying how it compares.
     fn eq(&self, other: &Error) -> bool {
         use Error::*;
@@ -182,10 +181,10 @@ impl PartialEq for Error {
                 matches!(other, ClockAlreadySelected { hardware: b } if a == b)
             }
             Signals(a) => matches!(other, Signals(b) if same_io(a, b)),
-            MetricsEndpoint(a) => matches!(other, MetricsEndpoint(b) if same_io(a, b)),
-            FleetSetting { setting, reason } => {
-                matches!(other, FleetSetting { setting: s, reason: r } if (setting, reason) == (s, r))
-            }
+            Exporter { exporter, error } => matches!(
+                other,
+                Exporter { exporter: x, error: e } if exporter == x && error.to_string() == e.to_string()
+            ),
             Histogram { component, reason } => {
                 matches!(other, Histogram { component: c, reason: r } if (component, reason) == (c, r))
             }
@@ -235,13 +234,8 @@ impl Error {
                 "latte could not handle SIGTERM and SIGINT",
                 "check Builder::final_report_on_signals: the platform needs POSIX signals",
             )),
-            Error::MetricsEndpoint(e) => Some((
-                e,
-                "the latte metrics endpoint could not start",
-                "check the address given to Builder::serve_metrics: host:port, not in use",
-            )),
             Error::RingCapacity { .. }
-            | Error::FleetSetting { .. }
+            | Error::Exporter { .. }
             | Error::Histogram { .. }
             | Error::StackDepth { .. }
             | Error::MemoryCap { .. }
@@ -300,8 +294,8 @@ impl Error {
                  (Id::MAX_INTERNED); intern each text once, keep its &'static Id, and bound the set \
                  of texts (venues, symbols, strategies)"
             ),
-            Error::FleetSetting { setting, reason } => {
-                write!(f, "fleet export setting {setting} is invalid: {reason}")
+            Error::Exporter { exporter, error } => {
+                write!(f, "the latte exporter {exporter} failed: {error}")
             }
             Error::AlreadyRunning
             | Error::AgentStopped
@@ -315,7 +309,6 @@ impl Error {
             | Error::Spawn(_)
             | Error::DrainPlacement(_)
             | Error::Hlog(_)
-            | Error::MetricsEndpoint(_)
             | Error::Signals(_) => Ok(()),
         }
     }
@@ -384,6 +377,9 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         if let Error::PeriodicReports { last, .. } = self {
             return Some(&**last);
+        }
+        if let Error::Exporter { error, .. } = self {
+            return Some(&**error);
         }
         self.io()
             .map(|(e, _, _)| &**e as &(dyn std::error::Error + 'static))

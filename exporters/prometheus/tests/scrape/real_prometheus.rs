@@ -1,12 +1,10 @@
-//! A real Prometheus server scrapes latte's `/metrics` endpoint every second; what it
-//! stored (sample counts, `histogram_quantile(0.99, ...)`) must agree with latte's own
-//! report. Needs the `prometheus` binary (Debian's package): without it the test says
-//! it skipped, unless `LATTE_REQUIRE_PROMETHEUS=1` (CI) makes that a failure.
-//!
-//! `cargo test --features prometheus --test fleet_prometheus`
-#![cfg(feature = "prometheus")]
+//! A real Prometheus server scrapes latte's `/metrics` endpoint every second, with its
+//! own negotiation (it asks for OpenMetrics first); what it stored (sample counts,
+//! `histogram_quantile(0.99, ...)`, the summary's p99) must agree with latte's own
+//! report. Needs the `prometheus` binary (Debian's package).
 
 use latte::{Data, Id, ReportOptions, Unit};
+use latte_prometheus::Prometheus;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -17,13 +15,13 @@ static SLOW: Id = Id::new("fleet_prom_slow");
 
 /// The Prometheus process and its data directory, removed when the test ends, also on
 /// failure.
-struct Prometheus {
+struct Server {
     child: Child,
     dir: PathBuf,
     port: u16,
 }
 
-impl Drop for Prometheus {
+impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -38,23 +36,8 @@ fn free_port() -> u16 {
 
 /// Starts Prometheus scraping `target` every second; `None` (after saying why) if the
 /// binary is not installed and not required.
-fn start_prometheus(target: &str) -> Option<Prometheus> {
-    let found = Command::new("prometheus")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok();
-    if !found {
-        let required = std::env::var("LATTE_REQUIRE_PROMETHEUS").is_ok_and(|v| v == "1");
-        assert!(
-            !required,
-            "LATTE_REQUIRE_PROMETHEUS=1 but `prometheus` is not on PATH"
-        );
-        eprintln!(
-            "skipped: the `prometheus` binary is not on PATH \
-             (apt-get install prometheus; CI sets LATTE_REQUIRE_PROMETHEUS=1)"
-        );
+fn start_prometheus(target: &str) -> Option<Server> {
+    if !super::installed("prometheus") {
         return None;
     }
     let port = free_port();
@@ -80,11 +63,11 @@ fn start_prometheus(target: &str) -> Option<Prometheus> {
         .stderr(log)
         .spawn()
         .unwrap();
-    Some(Prometheus { child, dir, port })
+    Some(Server { child, dir, port })
 }
 
 /// The values of an instant query, by the `component` label.
-fn query(prometheus: &Prometheus, promql: &str) -> Vec<(String, f64)> {
+fn query(prometheus: &Server, promql: &str) -> Vec<(String, f64)> {
     let url = format!("http://127.0.0.1:{}/api/v1/query", prometheus.port);
     let Ok(mut answer) = ureq::get(&url).query("query", promql).call() else {
         return Vec::new(); // not up yet
@@ -110,7 +93,7 @@ fn query(prometheus: &Prometheus, promql: &str) -> Vec<(String, f64)> {
 }
 
 /// Waits (with a deadline) until `promql` gives `want` for `component`.
-fn wait_for(prometheus: &Prometheus, promql: &str, component: &str, want: f64) -> f64 {
+fn wait_for(prometheus: &Server, promql: &str, component: &str, want: f64) -> f64 {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let got = query(prometheus, promql)
@@ -136,37 +119,19 @@ fn bounds() -> Vec<Duration> {
         .collect()
 }
 
-/// Prometheus's `histogram_quantile(0.99, ...)` of `name` is within the width of the
-/// bucket (of `bounds_s`) that holds latte's p99.
-fn assert_p99_within_its_bucket(prometheus: &Prometheus, name: &str, p99: f64, bounds_s: &[f64]) {
-    let promql =
-        format!("histogram_quantile(0.99, latte_latency_seconds_bucket{{component=\"{name}\"}})");
-    let estimate = query(prometheus, &promql)[0].1;
-    // The bucket holding latte's p99 bounds Prometheus's estimate.
-    let i = bounds_s.partition_point(|b| *b < p99);
-    let (low, high) = (bounds_s[i.saturating_sub(1)], bounds_s[i]);
-    eprintln!(
-        "{name}: latte p99 {p99:.3e} s, Prometheus {estimate:.3e} s, bucket ({low:.3e}, {high:.3e}]"
-    );
-    assert!(
-        (estimate - p99).abs() <= high - low,
-        "{name}: histogram_quantile {estimate} vs latte's p99 {p99}: more than the bucket width {} apart",
-        high - low
-    );
-}
-
 #[test]
 fn prometheus_stores_what_latte_reports() {
+    let _turn = super::agent_turn();
+    let endpoint = Prometheus::bind("127.0.0.1:0").unwrap().buckets(bounds());
+    let target = endpoint.local_addr().to_string();
     let guard = latte::builder()
         .unit(Unit::Time)
         .data(Data::Raw)
-        .metrics_buckets(bounds())
-        .serve_metrics("127.0.0.1:0")
+        .exporter(endpoint)
         .final_report(false)
         .sink(std::io::sink())
         .start()
         .unwrap();
-    let target = guard.metrics_addr().unwrap().to_string();
     let Some(prometheus) = start_prometheus(&target) else {
         return;
     };
@@ -202,8 +167,36 @@ fn prometheus_stores_what_latte_reports() {
             row.stats.seen as f64
         );
 
-        let p99 = row.stats.p99 * 1e-9; // the report is in ns
-        assert_p99_within_its_bucket(&prometheus, name, p99, &bounds_s);
+        check_p99(&prometheus, name, row.stats.p99 * 1e-9, &bounds_s);
     }
     guard.stop().unwrap();
+}
+
+/// The summary's p99 is latte's `p99` (seconds), and `histogram_quantile` is within the
+/// bucket that holds it.
+fn check_p99(prometheus: &Server, name: &str, p99: f64, bounds_s: &[f64]) {
+    let promql =
+        format!("histogram_quantile(0.99, latte_latency_seconds_bucket{{component=\"{name}\"}})");
+    let estimate = query(prometheus, &promql)[0].1;
+    // The summary's p99 is latte's own, exactly (seconds, as Prometheus parsed it).
+    let summary =
+        format!("latte_latency_quantile_seconds{{component=\"{name}\",quantile=\"0.99\"}}");
+    let stored_p99 = query(prometheus, &summary)
+        .first()
+        .map_or(f64::NAN, |r| r.1);
+    assert!(
+        (stored_p99 - p99).abs() <= p99 * 1e-9,
+        "{name}: the summary's p99 {stored_p99} vs latte's {p99}"
+    );
+    // The bucket holding latte's p99 bounds Prometheus's estimate.
+    let i = bounds_s.partition_point(|b| *b < p99);
+    let (low, high) = (bounds_s[i.saturating_sub(1)], bounds_s[i]);
+    eprintln!(
+        "{name}: latte p99 {p99:.3e} s, Prometheus {estimate:.3e} s, bucket ({low:.3e}, {high:.3e}]"
+    );
+    assert!(
+        (estimate - p99).abs() <= high - low,
+        "{name}: histogram_quantile {estimate} vs latte's p99 {p99}: more than the bucket width {} apart",
+        high - low
+    );
 }

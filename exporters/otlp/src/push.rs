@@ -1,15 +1,15 @@
-//! OTLP/HTTP push: the drain leaves a whole-run report at every interval in a
-//! one-report mailbox ([`Queue::offer`], never blocking), and the `latte-otlp` thread
-//! turns each into an `ExportMetricsServiceRequest` (`opentelemetry-proto` messages,
-//! protobuf) and POSTs it with `ureq`, within a timeout. The data is cumulative, so the
-//! newest report is the one worth sending: while one waits, a periodic push is skipped
-//! (counted as dropped; the endpoint is slow), and the final one replaces it.
-//! Why not the `opentelemetry` SDK: docs/design.md ("Fleet export").
+//! OTLP/HTTP push: the agent's drain thread leaves a whole-run report at every
+//! interval in a one-report mailbox ([`Queue::offer`], never blocking), and the
+//! `latte-otlp` thread turns each into an `ExportMetricsServiceRequest`
+//! (`opentelemetry-proto` messages, protobuf) and POSTs it with `ureq`, within a
+//! timeout. The data is cumulative, so the newest report is the one worth sending:
+//! while one waits, a periodic push is skipped (counted as dropped; the endpoint is
+//! slow), and the final one replaces it. Why not the `opentelemetry` SDK:
+//! docs/design.md ("Exporters").
 
-use super::Settings;
-use super::metrics::{MetricSet, QUANTILES, Series, Thread};
-use crate::report::Report;
 use crossbeam_channel::{Receiver, Sender, bounded};
+use latte::Report;
+use latte::exporter::{Buckets, MetricSet, QUANTILES, Series, Thread};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, InstrumentationScope, KeyValue, any_value};
 use opentelemetry_proto::tonic::metrics::v1::{
@@ -27,7 +27,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// stop waits for the last one.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Counts the push thread and the drain share with the guard.
+/// Counts the push thread and the drain thread share with the user's [`Pushes`](crate::Pushes).
 #[derive(Debug, Default)]
 pub(crate) struct Stats {
     /// Reports dropped because the queue was full (the endpoint slow or stalled).
@@ -42,13 +42,12 @@ pub(crate) struct Stats {
 type Mailbox = Arc<Mutex<Option<Arc<Report>>>>;
 
 /// The drain's end: a one-report mailbox and the bell that wakes the push thread.
-#[derive(Clone)]
+/// Dropping it lets the push thread end once the mailbox is empty.
+#[derive(Debug)]
 pub(crate) struct Queue {
     mailbox: Mailbox,
     bell: Sender<()>,
     stats: Arc<Stats>,
-    /// How often the drain offers a report.
-    pub(crate) interval: Duration,
 }
 
 impl Queue {
@@ -81,27 +80,26 @@ fn lock(mailbox: &Mailbox) -> std::sync::MutexGuard<'_, Option<Arc<Report>>> {
 }
 
 /// The running push thread.
+#[derive(Debug)]
 pub(crate) struct Pusher {
     handle: JoinHandle<()>,
     /// Disconnects when the thread ends.
     done: Receiver<()>,
-    pub(crate) stats: Arc<Stats>,
 }
 
 impl Pusher {
-    /// Starts the push thread; returns it and the queue for the drain.
+    /// Starts the push thread, counting into `stats`; returns it and the queue for
+    /// the drain.
     pub(crate) fn start(
-        settings: &Settings,
         url: String,
-        interval: Duration,
+        buckets: Buckets,
+        by_thread: bool,
+        stats: Arc<Stats>,
     ) -> std::io::Result<(Pusher, Queue)> {
         let mailbox = Mailbox::default();
         let (bell, rung) = bounded::<()>(1);
         let (done_tx, done) = bounded::<()>(0);
-        let stats = Arc::new(Stats::default());
         let counts = stats.clone();
-        let bounds = settings.bounds_secs();
-        let by_thread = settings.thread_label;
         let began = SystemTime::now();
         let inbox = mailbox.clone();
         let handle = std::thread::Builder::new()
@@ -115,7 +113,7 @@ impl Pusher {
                 // After the bell's last ring (the drain gone), what is left is pushed.
                 let waiting = rung.iter().chain([()]).map(|()| lock(&inbox).take());
                 for report in waiting.flatten() {
-                    let set = MetricSet::of(&report, &bounds, by_thread);
+                    let set = MetricSet::of(&report, &buckets, by_thread);
                     let body = request(&set, began, SystemTime::now()).encode_to_vec();
                     let sent = agent
                         .post(&url)
@@ -129,24 +127,16 @@ impl Pusher {
                     counter.fetch_add(1, Ordering::Relaxed);
                 }
             })?;
-        let pusher = Pusher {
-            handle,
-            done,
-            stats: stats.clone(),
+        let queue = Queue {
+            mailbox,
+            bell,
+            stats,
         };
-        Ok((
-            pusher,
-            Queue {
-                mailbox,
-                bell,
-                stats,
-                interval,
-            },
-        ))
+        Ok((Pusher { handle, done }, queue))
     }
 
-    /// Waits for the last pushes (the drain has dropped its queue end) at most
-    /// [`TIMEOUT`] plus a little; a push still stuck then is left to end on its own.
+    /// Waits for the last pushes (the queue has been dropped) at most [`TIMEOUT`] plus
+    /// a little; a push still stuck then is left to end on its own.
     pub(crate) fn stop(self) {
         let _ = self.done.recv_timeout(TIMEOUT + Duration::from_millis(500));
         if self.handle.is_finished() {
@@ -296,10 +286,10 @@ fn counts(set: &MetricSet, at: Stamp) -> Vec<Metric> {
             data,
         ));
     }
-    let anomalies = set.anomalies.iter().map(|(thread, kind, n)| {
-        let mut attributes = vec![text("kind", kind)];
-        attributes.extend(thread_attributes(thread.as_ref()));
-        at.point(attributes, as_int(*n))
+    let anomalies = set.anomalies.iter().map(|a| {
+        let mut attributes = vec![text("kind", a.kind)];
+        attributes.extend(thread_attributes(a.thread.as_ref()));
+        at.point(attributes, as_int(a.count))
     });
     let data = sum(anomalies.collect());
     metrics.push(metric(

@@ -1,17 +1,14 @@
+//! A binary of its own: the test lowers its process's descriptor limit, so it runs in
+//! a child process (the test binary again, with only the ignored `child_process` test).
+//!
 //! Running out of file descriptors does not end `/metrics`: an accept that fails for
 //! want of one is retried, and once descriptors are free again a scrape answers. (A
 //! first version, on `tiny_http`, panicked its accept thread here and refused every
 //! later connection.)
-//!
-//! The test lowers its process's descriptor limit, so it runs in a child process of
-//! its own: the test binary again, with only the ignored `child_process` test.
-//!
-//! `cargo test --features prometheus --test fleet_descriptors`
-#![cfg(all(feature = "prometheus", target_os = "linux"))]
+#![cfg(target_os = "linux")]
 #![allow(unsafe_code)] // setrlimit
 
-mod common;
-
+use latte_prometheus::Prometheus;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
@@ -38,13 +35,14 @@ fn child_process() {
     };
     // SAFETY: setrlimit with a valid pointer to an initialised `rlimit`.
     assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) }, 0);
+    let endpoint = Prometheus::bind("127.0.0.1:0").unwrap();
+    let addr = endpoint.local_addr();
     let guard = latte::builder()
-        .serve_metrics("127.0.0.1:0")
+        .exporter(endpoint)
         .final_report(false)
         .sink(std::io::sink())
         .start()
         .unwrap();
-    let addr = guard.metrics_addr().unwrap();
     assert_eq!(scrape(addr).unwrap(), "HTTP/1.1 200 OK");
     // Connections held open until connecting fails: each costs a descriptor on this
     // side, and each the server accepts costs another on its side.
@@ -79,7 +77,7 @@ fn child_process() {
 
 #[test]
 fn the_endpoint_survives_running_out_of_descriptors() {
-    let out = common::this_test_binary()
+    let out = this_test_binary()
         .args(["child_process", "--exact", "--ignored", "--nocapture"])
         .env(CHILD, "1")
         .output()
@@ -92,4 +90,24 @@ fn the_endpoint_survives_running_out_of_descriptors() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("after: HTTP/1.1 200 OK"), "{stdout}");
+}
+
+/// This test binary, run as cargo ran it: under the target's runner if there is one
+/// (`CARGO_TARGET_<TRIPLE>_RUNNER`, the emulator of a cross-built test).
+fn this_test_binary() -> std::process::Command {
+    let exe = std::env::current_exe().unwrap();
+    let prefix = format!(
+        "CARGO_TARGET_{}_",
+        std::env::consts::ARCH.to_ascii_uppercase()
+    );
+    let runner = std::env::vars()
+        .find(|(k, v)| k.starts_with(&prefix) && k.ends_with("_RUNNER") && !v.trim().is_empty())
+        .map(|(_, v)| v);
+    let Some(runner) = runner else {
+        return std::process::Command::new(exe);
+    };
+    let mut words = runner.split_whitespace();
+    let mut command = std::process::Command::new(words.next().expect("a non-empty runner"));
+    command.args(words).arg(exe);
+    command
 }

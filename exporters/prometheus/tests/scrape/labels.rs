@@ -1,25 +1,24 @@
 //! With the thread label, threads that share a name (a pool's workers) are distinct
 //! series: `thread_serial` tells them apart, so no two series of `/metrics` carry the
 //! same labels (Prometheus would keep one and drop the rest).
-//!
-//! `cargo test --features prometheus --test fleet_labels`
-#![cfg(feature = "prometheus")]
 
 use latte::Id;
+use latte_prometheus::Prometheus;
 use std::collections::BTreeSet;
 
 static JOB: Id = Id::new("fleet_labels_job");
 
 #[test]
 fn threads_that_share_a_name_are_distinct_series() {
+    let _turn = super::agent_turn();
+    let endpoint = Prometheus::bind("127.0.0.1:0").unwrap().thread_label(true);
+    let addr = endpoint.local_addr();
     let guard = latte::builder()
-        .serve_metrics("127.0.0.1:0")
-        .metrics_thread_label(true)
+        .exporter(endpoint)
         .final_report(false)
         .sink(std::io::sink())
         .start()
         .unwrap();
-    let addr = guard.metrics_addr().unwrap();
     for n in [3u64, 5, 7] {
         std::thread::Builder::new()
             .name("worker".into())

@@ -1,10 +1,11 @@
 //! A service scraped by Prometheus: two worker threads handle requests for a while and
-//! the agent serves `/metrics` (feature `prometheus`) on `LATTE_METRICS_ADDR`
-//! (default `127.0.0.1:9464`). docs/fleet.md shows what it serves.
+//! the agent serves `/metrics` on `LATTE_METRICS_ADDR` (default `127.0.0.1:9464`).
+//! docs/fleet.md shows what it serves.
 //!
-//! `cargo run --release --example fleet --features prometheus -- 30` (seconds)
+//! `cargo run --release -p latte-telemetry-prometheus --example fleet -- 30` (seconds)
 
 use latte::latte_scope;
+use latte_prometheus::Prometheus;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -24,19 +25,21 @@ fn handle(request: u64) -> u64 {
     parsed
 }
 
-fn main() -> Result<(), latte::Error> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let addr = std::env::var("LATTE_METRICS_ADDR").unwrap_or_else(|_| "127.0.0.1:9464".into());
     let seconds: u64 = std::env::args()
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(5);
+    let endpoint = Prometheus::bind(addr)?;
+    eprintln!(
+        "scrape http://{}/metrics for {seconds} s",
+        endpoint.local_addr()
+    );
     let latte = latte::builder()
-        .serve_metrics(addr)
+        .exporter(endpoint)
         .final_report(false)
         .start()?;
-    if let Some(addr) = latte.metrics_addr() {
-        eprintln!("scrape http://{addr}/metrics for {seconds} s");
-    }
     let until = Instant::now() + Duration::from_secs(seconds);
     let workers: Vec<_> = (0..2)
         .map(|w| {
@@ -56,5 +59,5 @@ fn main() -> Result<(), latte::Error> {
     for worker in workers {
         let _ = worker.join();
     }
-    latte.stop()
+    Ok(latte.stop()?)
 }

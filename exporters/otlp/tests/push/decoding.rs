@@ -1,12 +1,10 @@
-//! latte's OTLP/HTTP export, received by a small server on 127.0.0.1 and decoded with
-//! the `opentelemetry-proto` types: counts and bucket totals equal the report.
-//!
-//! `cargo test --features otlp --test fleet_otlp` (the test's collector is `tiny_http`,
-//! a dev-dependency)
-#![cfg(feature = "otlp")]
+//! latte's OTLP/HTTP export, received by a small server on 127.0.0.1 (`tiny_http`) and
+//! decoded with the `opentelemetry-proto` types: counts and bucket totals equal the
+//! report.
 
 use crossbeam_channel::{Receiver, unbounded};
 use latte::{Data, Id, ReportOptions, Unit};
+use latte_otlp::Otlp;
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
 use opentelemetry_proto::tonic::metrics::v1::metric::Data as MetricData;
@@ -22,9 +20,6 @@ type Pushed = (
     String,
     Result<ExportMetricsServiceRequest, prost::DecodeError>,
 );
-
-/// One agent per process: the tests take turns.
-static AGENT: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// A collector on 127.0.0.1 that answers 200 to every POST, `delay` after reading it,
 /// and hands over the path and the decoded body. Returns its URL.
@@ -83,12 +78,14 @@ fn histograms(request: &ExportMetricsServiceRequest) -> Vec<(String, u64, u64, u
 
 #[test]
 fn the_otlp_export_decodes_to_the_report() {
-    let _turn = AGENT.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = super::agent_turn();
     let (url, received) = collector(Duration::ZERO);
+    let otlp = Otlp::new(url, Duration::from_millis(200));
+    let pushes = otlp.pushes();
     let guard = latte::builder()
         .unit(Unit::Time)
         .data(Data::Raw)
-        .otlp(url, Duration::from_millis(200))
+        .exporter(otlp)
         .final_report(false)
         .sink(std::io::sink())
         .start()
@@ -104,7 +101,26 @@ fn the_otlp_export_decodes_to_the_report() {
         data: Data::Raw,
         ..ReportOptions::default()
     });
-    let want: Vec<(String, u64, u64)> = [&A, &B]
+    let want = expected(&report);
+    assert_eq!(want[0].1, 7_000);
+    assert_eq!(want[1].1, 900);
+    let request = first_complete_push(&received, &want);
+    check_histograms(&request, &want);
+    check_seen(&request, &want);
+    // The push thread counts a push once it has read the answer: wait for that.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pushes.sent() == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let (sent, dropped) = (pushes.sent(), pushes.dropped());
+    assert!(sent >= 1, "pushes the collector accepted: {sent}");
+    assert_eq!(dropped, 0, "a collector that answers at once drops nothing");
+    guard.stop().unwrap();
+}
+
+/// Per component of this test: its name, samples and seen, as the report has them.
+fn expected(report: &latte::Report) -> Vec<(String, u64, u64)> {
+    [&A, &B]
         .iter()
         .map(|id| {
             let row = report
@@ -114,24 +130,11 @@ fn the_otlp_export_decodes_to_the_report() {
                 .unwrap();
             (id.name().to_owned(), row.stats.samples, row.stats.seen)
         })
-        .collect();
-    assert_eq!(want[0].1, 7_000);
-    assert_eq!(want[1].1, 900);
-    let request = first_push_with(&received, &want);
-    assert_decodes_to(&request, &want);
-    // The push thread counts a push once it has read the answer: wait for that.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while guard.otlp_pushes().0 == 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let (sent, _failed, dropped) = guard.otlp_pushes();
-    assert!(sent >= 1, "pushes the collector accepted: {sent}");
-    assert_eq!(dropped, 0, "a collector that answers at once drops nothing");
-    guard.stop().unwrap();
+        .collect()
 }
 
-/// The first push made after everything was recorded: the one whose counts are `want`'s.
-fn first_push_with(
+/// The first push made after everything was recorded.
+fn first_complete_push(
     received: &Receiver<Pushed>,
     want: &[(String, u64, u64)],
 ) -> ExportMetricsServiceRequest {
@@ -145,14 +148,13 @@ fn first_push_with(
         let points = histograms(&request);
         let mine = |name: &str| points.iter().find(|p| p.0 == name).map_or(0, |p| p.1);
         if mine(&want[0].0) == want[0].1 && mine(&want[1].0) == want[1].1 {
-            break request;
+            return request;
         }
     }
 }
 
-/// The request's histograms and seen counts are the report's (`want`: component,
-/// samples, seen); every metric is printed.
-fn assert_decodes_to(request: &ExportMetricsServiceRequest, want: &[(String, u64, u64)]) {
+/// Each histogram point holds every sample, in one bucket per bound plus `+Inf`.
+fn check_histograms(request: &ExportMetricsServiceRequest, want: &[(String, u64, u64)]) {
     let scope = &request.resource_metrics[0].scope_metrics[0];
     for m in &scope.metrics {
         let kind = match &m.data {
@@ -176,6 +178,10 @@ fn assert_decodes_to(request: &ExportMetricsServiceRequest, want: &[(String, u64
             "{name}: one bucket per bound, and +Inf"
         );
     }
+}
+
+/// `latte.samples.seen` is a monotonic sum with each component's count.
+fn check_seen(request: &ExportMetricsServiceRequest, want: &[(String, u64, u64)]) {
     let Some(MetricData::Sum(seen)) = &metric(request, "latte.samples.seen").data else {
         panic!("latte.samples.seen is not a sum");
     };
@@ -200,10 +206,12 @@ fn assert_decodes_to(request: &ExportMetricsServiceRequest, want: &[(String, u64
 fn a_slow_collector_still_gets_the_final_state() {
     static STEADY: Id = Id::new("fleet_otlp_steady");
     static LAST: Id = Id::new("fleet_otlp_last");
-    let _turn = AGENT.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = super::agent_turn();
     let (url, received) = collector(Duration::from_millis(600));
+    let otlp = Otlp::new(url, Duration::from_millis(100));
+    let pushes = otlp.pushes();
     let guard = latte::builder()
-        .otlp(url, Duration::from_millis(100))
+        .exporter(otlp)
         .final_report(false)
         .sink(std::io::sink())
         .start()
@@ -217,7 +225,7 @@ fn a_slow_collector_still_gets_the_final_state() {
         .expect("a first push")
         .1
         .expect("a valid ExportMetricsServiceRequest");
-    while guard.otlp_pushes().2 == 0 {
+    while pushes.dropped() == 0 {
         assert!(Instant::now() < deadline, "no push was ever dropped");
         std::thread::yield_now();
     }

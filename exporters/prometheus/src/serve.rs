@@ -1,8 +1,9 @@
 //! The `latte-metrics` thread: accepts connections to the `/metrics` endpoint and
 //! hands each to a connection thread ([`http`](super::http): bounded reads and writes,
 //! `httparse` for the request), which answers from a fresh whole-run report (asked of
-//! the drain with a bounded wait, and cached briefly so a burst of scrapes costs the
-//! drain one report).
+//! the agent through its [`Handle`] with a bounded wait, and cached briefly so a burst
+//! of scrapes costs the drain thread one report), in the text format the scraper asks
+//! for ([`text`](super::text)).
 //!
 //! Connection threads are started as needed, at most [`MAX_CONNECTIONS`], and kept:
 //! an idle one takes the next connection, so steady scraping starts no thread (and
@@ -13,24 +14,25 @@
 //! accepts; a connection holds its thread for at most the head's deadline plus a
 //! report and the write's deadline; past [`MAX_CONNECTIONS`] busy threads a connection
 //! is closed at once, to be retried by its scraper; an accept that fails (no file
-//! descriptor left) is retried, never fatal; and the drain never waits on this side
-//! (it answers into a one-slot channel). Stopping joins the accepting thread only;
+//! descriptor left) is retried, never fatal; and the drain thread never waits on this
+//! side (it answers into a one-slot channel). Stopping joins the accepting thread only;
 //! connection threads finish the connection they hold within its deadlines, then end.
 
-use super::http::{self, Request, Response};
-use super::metrics::MetricSet;
-use super::{Settings, Snapshot, prometheus};
-use crate::error::Error;
-use crate::report::Report;
+use crate::http::{self, Request, Response};
+use crate::text::{self, Format};
 use crossbeam_channel::{Receiver, Sender, bounded};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use latte::Report;
+use latte::exporter::{Buckets, Handle, MetricSet};
+use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// How long a report serves scrapes before the drain is asked again.
+/// How long a report serves scrapes before the agent is asked again.
 const CACHE: Duration = Duration::from_millis(50);
+/// The longest a scrape waits for the agent's report (then it is a 503).
+const REPORT_WAIT: Duration = Duration::from_secs(2);
 /// How long the accepting thread naps when no connection is waiting (and so how soon
 /// it sees its stop flag).
 const POLL: Duration = Duration::from_millis(10);
@@ -40,49 +42,37 @@ pub(crate) const MAX_CONNECTIONS: usize = 16;
 const CONNECTION_STACK: usize = 256 * 1024;
 
 /// The running `/metrics` endpoint.
+#[derive(Debug)]
 pub(crate) struct Server {
-    addr: SocketAddr,
     stop: Arc<AtomicBool>,
     handle: JoinHandle<()>,
 }
 
-/// What the connections share: the way to the drain and the cached report.
+/// What the connections share: the way to the agent and the cached report.
 struct Endpoint {
-    snapshot: Snapshot,
-    bounds: Vec<f64>,
+    agent: Handle,
+    buckets: Buckets,
     by_thread: bool,
     cached: Option<(Instant, Arc<Report>)>,
 }
 
-/// Binds `addr` (an address in use, or one that does not parse, is
-/// [`Error::MetricsEndpoint`]).
-pub(crate) fn bind(addr: &str) -> Result<TcpListener, Error> {
-    TcpListener::bind(addr).map_err(|e| Error::MetricsEndpoint(Arc::new(e)))
-}
-
 impl Server {
-    /// Serves `/metrics` on `listener` from the reports of the [`Snapshot`] that
-    /// `wiring` brings once the drain runs (the thread ends if it never comes).
+    /// Serves `/metrics` on `listener` from the reports `agent` gives.
     pub(crate) fn start(
         listener: TcpListener,
-        settings: &Settings,
-        wiring: Receiver<Snapshot>,
-    ) -> Result<Server, Error> {
-        let io = |e: std::io::Error| Error::MetricsEndpoint(Arc::new(e));
-        let addr = listener.local_addr().map_err(io)?;
-        listener.set_nonblocking(true).map_err(io)?;
+        buckets: Buckets,
+        by_thread: bool,
+        agent: Handle,
+    ) -> std::io::Result<Server> {
+        listener.set_nonblocking(true)?;
         let stop = Arc::new(AtomicBool::new(false));
-        let (bounds, by_thread) = (settings.bounds_secs(), settings.thread_label);
         let stopped = stop.clone();
         let handle = std::thread::Builder::new()
             .name("latte-metrics".into())
             .spawn(move || {
-                let Ok(snapshot) = wiring.recv() else {
-                    return; // the drain did not start
-                };
                 let endpoint = Arc::new(Mutex::new(Endpoint {
-                    snapshot,
-                    bounds,
+                    agent,
+                    buckets,
                     by_thread,
                     cached: None,
                 }));
@@ -100,14 +90,8 @@ impl Server {
                         Err(_) => std::thread::sleep(POLL),
                     }
                 }
-            })
-            .map_err(io)?;
-        Ok(Server { addr, stop, handle })
-    }
-
-    /// The address it listens on (the port the OS chose, for port 0).
-    pub(crate) fn addr(&self) -> SocketAddr {
-        self.addr
+            })?;
+        Ok(Server { stop, handle })
     }
 
     /// Stops accepting (within [`POLL`]) and closes the listening socket. Connection
@@ -174,8 +158,9 @@ fn answer(endpoint: &Mutex<Endpoint>, request: &Request) -> Response {
         (true, "/metrics") => {
             // A panic elsewhere cannot leave the cache half-written: use it anyway.
             let mut endpoint = endpoint.lock().unwrap_or_else(|e| e.into_inner());
-            match endpoint.text() {
-                Some(text) => Response::ok(prometheus::CONTENT_TYPE, text),
+            let format = Format::negotiate(request.accept.as_deref());
+            match endpoint.text(format) {
+                Some(text) => Response::ok(format.content_type(), text),
                 None => Response::error(503, "latte: the agent did not answer"),
             }
         }
@@ -185,17 +170,17 @@ fn answer(endpoint: &Mutex<Endpoint>, request: &Request) -> Response {
 }
 
 impl Endpoint {
-    /// The current metrics as text, `None` if the drain did not answer in time.
-    fn text(&mut self) -> Option<String> {
+    /// The current metrics as text, `None` if the agent did not answer in time.
+    fn text(&mut self, format: Format) -> Option<String> {
         let report = match &self.cached {
             Some((at, report)) if at.elapsed() < CACHE => report.clone(),
             _ => {
-                let report = (self.snapshot)()?;
+                let report = self.agent.whole_run(REPORT_WAIT)?;
                 self.cached = Some((Instant::now(), report.clone()));
                 report
             }
         };
-        let set = MetricSet::of(&report, &self.bounds, self.by_thread);
-        prometheus::encode(set).ok()
+        let set = MetricSet::of(&report, &self.buckets, self.by_thread);
+        Some(text::encode(&set, format))
     }
 }

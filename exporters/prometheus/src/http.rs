@@ -1,5 +1,5 @@
 //! One `/metrics` connection: read the request head within limits, parse it with
-//! `httparse`, write one response, close. Every step is bounded, so no client can hold
+//! `httparse` (method, path, `Accept`), write one response, close. Every step is bounded, so no client can hold
 //! the connection's thread for long, and none can make it allocate what it asks for:
 //!
 //! - the head must arrive within [`HEAD_DEADLINE`] and fit in [`HEAD_LIMIT`] bytes
@@ -27,6 +27,8 @@ pub(super) struct Request {
     pub(super) get: bool,
     /// The path, without a query.
     pub(super) path: String,
+    /// The `Accept` header, if there is one (the first, if several).
+    pub(super) accept: Option<String>,
 }
 
 /// An answer: status, content type, body.
@@ -126,9 +128,15 @@ fn read_head(stream: &mut TcpStream, deadline: Instant) -> Result<Request, Head>
         match request.parse(&buf[..len]) {
             Ok(httparse::Status::Complete(_)) => {
                 let path = request.path.unwrap_or("");
+                let accept = request
+                    .headers
+                    .iter()
+                    .find(|h| h.name.eq_ignore_ascii_case("accept"))
+                    .map(|h| String::from_utf8_lossy(h.value).into_owned());
                 return Ok(Request {
                     get: request.method == Some("GET"),
                     path: path.split('?').next().unwrap_or("").to_owned(),
+                    accept,
                 });
             }
             Ok(httparse::Status::Partial) if len < HEAD_LIMIT => {}
@@ -170,7 +178,8 @@ mod tests {
         let (server, _) = listener.accept().unwrap();
         let served = std::thread::spawn(move || {
             serve(server, |r| {
-                Response::ok("text/plain", format!("{} {}", r.get, r.path))
+                let accept = r.accept.as_deref().unwrap_or("-");
+                Response::ok("text/plain", format!("{} {} {accept}", r.get, r.path))
             });
         });
         // The server may answer and close before all of a long request is sent.
@@ -189,9 +198,11 @@ mod tests {
         let answer = exchange(b"GET /metrics?x=1 HTTP/1.1\r\nHost: a\r\n\r\n");
         assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
         assert!(answer.contains("Connection: close\r\n"), "{answer}");
-        assert!(answer.ends_with("\r\n\r\ntrue /metrics"), "{answer}");
+        assert!(answer.ends_with("\r\n\r\ntrue /metrics -"), "{answer}");
         let answer = exchange(b"POST /metrics HTTP/1.1\r\n\r\n");
-        assert!(answer.ends_with("false /metrics"), "{answer}");
+        assert!(answer.ends_with("false /metrics -"), "{answer}");
+        let answer = exchange(b"GET /metrics HTTP/1.1\r\naccept: text/plain\r\n\r\n");
+        assert!(answer.ends_with("true /metrics text/plain"), "{answer}");
     }
 
     #[test]
