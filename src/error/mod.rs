@@ -125,7 +125,7 @@ pub enum Error {
     /// report (then it gets no more, and the run's periodic failures count it). The
     /// error is the [`source`](std::error::Error::source).
     Exporter {
-        /// The exporter's [`name`](crate::exporter::Exporter::name).
+        /// The exporter's name (`Exporter::name`).
         exporter: String,
         /// What went wrong.
         error: Arc<dyn std::error::Error + Send + Sync>,
