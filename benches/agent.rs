@@ -37,7 +37,7 @@ fn main() {
     let guard = latte::builder()
         .sink(std::io::sink())
         .final_report(false)
-        .drain_interval(Duration::from_millis(1), Duration::from_millis(1))
+        .drain_pace(Duration::from_millis(1), Duration::from_millis(1))
         .start()
         .expect("start the agent");
     let cores = core_affinity::get_core_ids().unwrap_or_default();

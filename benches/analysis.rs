@@ -9,8 +9,8 @@
 //! timed over several repetitions after one warm-up; the median is reported.
 
 use latte::analyze::Calibration;
+use latte::collect::Anomalies;
 use latte::collect::{ComponentCapture, Sample, SampleKind, ThreadCapture};
-use latte::report::Anomalies;
 use latte::{Capture, Cleaning, Data, Mode, Report, ReportOptions, Unit};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -168,6 +168,22 @@ fn main() {
     );
     println!("from_capture: {REPS} repetitions after one warm-up; renderers: {RENDER_REPS}\n");
 
+    let report = analyses(&capture, &cal, samples);
+    renderers(&report, samples);
+
+    let all = &report.all_threads;
+    println!(
+        "all threads: {} ids; {} samples after cleaning, {} bypass, {} outliers",
+        all.len(),
+        all.iter().map(|r| r.stats.samples).sum::<u64>(),
+        all.iter().map(|r| r.stats.bypass).sum::<u64>(),
+        all.iter().map(|r| r.stats.outliers).sum::<u64>(),
+    );
+    println!("total bench time {:.1} s", began.elapsed().as_secs_f64());
+}
+
+/// `Report::from_capture` under three option sets; returns the time/calibrated report.
+fn analyses(capture: &Capture, cal: &Calibration, samples: u64) -> Report {
     let configs = [
         (
             "from_capture cycles/raw/default cleaning",
@@ -192,12 +208,15 @@ fn main() {
     ];
     for (name, options) in &configs {
         let times = time(REPS, || {
-            black_box(Report::from_capture(black_box(&capture), &cal, options));
+            black_box(Report::from_capture(black_box(capture), cal, options));
         });
         print_row(name, &times, samples);
     }
+    Report::from_capture(capture, cal, &configs[1].1)
+}
 
-    let report = Report::from_capture(&capture, &cal, &configs[1].1);
+/// The renderers on `report`: the table, and JSON with the `json` feature.
+fn renderers(report: &Report, samples: u64) {
     let mut out = Vec::new();
     let times = time(RENDER_REPS, || {
         out.clear();
@@ -222,14 +241,4 @@ fn main() {
     }
     #[cfg(not(feature = "json"))]
     println!("\ntable: {table_bytes} bytes (to_json needs the `json` feature)");
-
-    let all = &report.all_threads;
-    println!(
-        "all threads: {} ids; {} samples after cleaning, {} bypass, {} outliers",
-        all.len(),
-        all.iter().map(|r| r.stats.samples).sum::<u64>(),
-        all.iter().map(|r| r.stats.bypass).sum::<u64>(),
-        all.iter().map(|r| r.stats.outliers).sum::<u64>(),
-    );
-    println!("total bench time {:.1} s", began.elapsed().as_secs_f64());
 }

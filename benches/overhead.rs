@@ -320,20 +320,49 @@ fn stats(v: &[f64]) -> Stats {
 }
 
 fn main() {
-    #[cfg(feature = "prometheus")]
-    if std::env::args().any(|a| a == "scraped") {
-        let pinned = core_affinity::get_core_ids()
-            .and_then(|ids| ids.last().copied())
-            .is_some_and(core_affinity::set_for_current);
-        println!("recorder pinned: {pinned}");
-        scraped::compare();
-        return;
-    }
-    let pinned = core_affinity::get_core_ids()
-        .and_then(|ids| ids.last().copied())
-        .is_some_and(core_affinity::set_for_current);
+    let pinned = pin();
 
-    let mut rows = vec![
+    let mut rows = raw_reads();
+    rows.extend(recording());
+    rows.extend(baselines());
+    rows.extend(front_ends());
+    rows.extend(ids());
+    // A Timer (the way to time a message across threads), here closed on its own
+    // thread: against the stack scope it is the alternative to.
+    static BENCH_TIMER: Id = Id::new("bench_timer");
+    rows.push(row("Latte", "Fast Timer start+drop", || {
+        for _ in 0..CALLS {
+            drop(latte::Timer::start(&BENCH_TIMER, Mode::Fast, Mode::Fast));
+        }
+    }));
+
+    for r in &mut rows {
+        trial(&mut r.run); // warm-up: first-use paths, caches, branch predictors
+    }
+    for _ in 0..TRIALS {
+        for r in &mut rows {
+            let c = trial(&mut r.run);
+            r.cycles.push(c);
+        }
+    }
+
+    let median = |name: &str| stats(&rows.iter().find(|r| r.name == name).unwrap().cycles).median;
+    print_table(&rows, pinned, median("RDTSC"));
+    targets(&median);
+    models_against_reads(&median);
+    infos(&median);
+}
+
+/// Pins this thread to the last core; whether the OS agreed.
+fn pin() -> bool {
+    core_affinity::get_core_ids()
+        .and_then(|ids| ids.last().copied())
+        .is_some_and(core_affinity::set_for_current)
+}
+
+/// The bare counter reads, one and two per call, and latte's clock read in front of them.
+fn raw_reads() -> Vec<Row> {
+    vec![
         row("ASM", "RDTSC", || {
             for _ in 0..CALLS {
                 black_box(raw::rdtsc());
@@ -372,6 +401,12 @@ fn main() {
                 black_box(clock::read(Mode::Fast));
             }
         }),
+    ]
+}
+
+/// latte's Start+Stop in each mode and pulse, each beside its limit model.
+fn recording() -> Vec<Row> {
+    vec![
         row("Latte", "Fast Start+Stop", || {
             for _ in 0..CALLS {
                 latte_start!("bench_fast");
@@ -418,12 +453,16 @@ fn main() {
                 model::pulse();
             }
         }),
-        row("Std", "Instant::now", || {
-            for _ in 0..CALLS {
-                black_box(Instant::now());
-            }
-        }),
-    ];
+    ]
+}
+
+/// `Instant::now`, and the cost of reaching per-thread state.
+fn baselines() -> Vec<Row> {
+    let mut rows = vec![row("Std", "Instant::now", || {
+        for _ in 0..CALLS {
+            black_box(Instant::now());
+        }
+    })];
     // Why the recorder's per-thread state is a std `thread_local!` with `const` init
     // rather than the `thread_local` crate: the cost of reaching per-thread state.
     thread_local! {
@@ -441,6 +480,12 @@ fn main() {
             c.set(black_box(c.get() + 1));
         }
     }));
+    rows
+}
+
+/// The other ways in: the attribute, the scope macro, the tracing bridge.
+fn front_ends() -> Vec<Row> {
+    let mut rows = Vec::new();
     rows.push(row("Attr", "#[latte::timed] fn call", || {
         for i in 0..CALLS {
             black_box(timed_identity(black_box(i)));
@@ -473,6 +518,12 @@ fn main() {
             })
         }));
     }
+    rows
+}
+
+/// Fast Start+Stop with many ids live, interned and static ids, and interning itself.
+fn ids() -> Vec<Row> {
+    let mut rows = Vec::new();
     for n in [1usize, 64, 1000] {
         let ids = live_ids(n);
         let last = ids[n - 1];
@@ -513,27 +564,11 @@ fn main() {
             latte::stop(id, Mode::Fast);
         }
     }));
-    // A Timer (the way to time a message across threads), here closed on its own
-    // thread: against the stack scope it is the alternative to.
-    static BENCH_TIMER: Id = Id::new("bench_timer");
-    rows.push(row("Latte", "Fast Timer start+drop", || {
-        for _ in 0..CALLS {
-            drop(latte::Timer::start(&BENCH_TIMER, Mode::Fast, Mode::Fast));
-        }
-    }));
+    rows
+}
 
-    for r in &mut rows {
-        trial(&mut r.run); // warm-up: first-use paths, caches, branch predictors
-    }
-    for _ in 0..TRIALS {
-        for r in &mut rows {
-            let c = trial(&mut r.run);
-            r.cycles.push(c);
-        }
-    }
-
-    let median = |name: &str| stats(&rows.iter().find(|r| r.name == name).unwrap().cycles).median;
-    let rdtsc = median("RDTSC");
+/// The table: every row's statistics over the trials, and its median in RDTSCs.
+fn print_table(rows: &[Row], pinned: bool, rdtsc: f64) {
     println!(
         "latte overhead bench: {TRIALS} trials x {CALLS} calls, 1 warm-up trial, {}, counter: {}",
         if pinned {
@@ -555,7 +590,7 @@ fn main() {
         "range",
         "x RDTSC"
     );
-    for r in &rows {
+    for r in rows {
         let s = stats(&r.cycles);
         println!(
             "{:<6} {:<28} {:>9.1} {:>9.1} {:>9.2} {:>9.1} {:>9.1} {:>9.1} {:>9.2}",
@@ -570,6 +605,11 @@ fn main() {
             s.median / rdtsc
         );
     }
+}
+
+/// The targets: each record path against the reads it needs and against its model.
+fn targets(median: &dyn Fn(&str) -> f64) {
+    let rdtsc = median("RDTSC");
     let target = |label: &str, value: f64, limit: f64| {
         println!(
             "target {label:<46} {value:>6.3}  (target <= {limit}) {}",
@@ -615,6 +655,10 @@ fn main() {
         layer_cost / median("Fast Start+Stop"),
         1.3,
     );
+}
+
+/// Each limit model against the bare reads it needs, for information.
+fn models_against_reads(median: &dyn Fn(&str) -> f64) {
     for (model_row, reads, label) in [
         (
             "model Fast Start+Stop",
@@ -638,6 +682,13 @@ fn main() {
             median(model_row) / median(reads)
         );
     }
+}
+
+/// Other ratios printed for information, without a target.
+fn infos(median: &dyn Fn(&str) -> f64) {
+    let rdtsc = median("RDTSC");
+    let layer_cost =
+        median("span enter+exit, LatteLayer") - median("span enter+exit, registry only");
     println!(
         "info   clock::read(Fast) / RDTSC (clock selection)    {:>6.3}",
         median("latte::clock::read(Fast)") / rdtsc
@@ -675,102 +726,4 @@ fn main() {
         "info   ThreadLocal::get_or_default - std TLS access  {:>6.1} cycles",
         median("thread_local::ThreadLocal") - median("std thread_local! (const)")
     );
-    #[cfg(feature = "prometheus")]
-    scraped::compare();
-}
-
-/// Fast Start+Stop with the agent serving `/metrics` and an in-process scraper asking
-/// every 100 ms, against the same agent not scraped ("agent idle"). Needs
-/// `--features prometheus`; `cargo bench --bench overhead --features prometheus --
-/// scraped` runs only this part. The states alternate trial by trial (160 trials of
-/// 1,000,000 calls, ~20 ms each); the scraper wakes every 100 ms and scrapes if the
-/// trial running is a scraped one, so scraped trials see a scrape every 100 ms. The
-/// target is the ratio of the states' mean cycles per call (a mean, so the trials a
-/// scrape lands in count); the ratio of medians is printed beside it.
-#[cfg(feature = "prometheus")]
-mod scraped {
-    use super::{Mode, clock};
-    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-    use std::time::Duration;
-
-    const CALLS: u64 = 1_000_000;
-    const TRIALS: usize = 80;
-
-    fn trial() -> f64 {
-        let t0 = clock::read(Mode::Hard).ticks;
-        for _ in 0..CALLS {
-            latte::latte_start!("bench_scraped");
-            latte::latte_stop!("bench_scraped");
-        }
-        clock::read(Mode::Hard).ticks.wrapping_sub(t0) as f64 / CALLS as f64
-    }
-
-    fn mean(v: &[f64]) -> f64 {
-        v.iter().sum::<f64>() / v.len() as f64
-    }
-
-    pub fn compare() {
-        // The agent's threads and the scraper on the first core (threads inherit the
-        // spawning thread's affinity), the recording thread on the last, as main had it.
-        let cores = core_affinity::get_core_ids().unwrap_or_default();
-        if let Some(first) = cores.first() {
-            core_affinity::set_for_current(*first);
-        }
-        let guard = latte::builder()
-            .sink(std::io::sink())
-            .final_report(false)
-            .serve_metrics("127.0.0.1:0")
-            .start()
-            .expect("start the agent with /metrics");
-        let url = format!("http://{}/metrics", guard.metrics_addr().unwrap());
-        let scraping = AtomicBool::new(false);
-        let stop = AtomicBool::new(false);
-        let scrapes = AtomicU64::new(0);
-        let (idle, busy) = std::thread::scope(|s| {
-            s.spawn(|| {
-                while !stop.load(Ordering::Relaxed) {
-                    if scraping.load(Ordering::Relaxed) {
-                        let mut answer = ureq::get(&url).call().expect("scrape");
-                        let text = answer.body_mut().read_to_string().expect("body");
-                        assert!(text.contains("bench_scraped"));
-                        scrapes.fetch_add(1, Ordering::Relaxed);
-                    }
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-            });
-            if let Some(last) = cores.last() {
-                core_affinity::set_for_current(*last);
-            }
-            let (mut idle, mut busy) = (Vec::new(), Vec::new());
-            trial(); // warm-up
-            for _ in 0..TRIALS {
-                scraping.store(false, Ordering::Relaxed);
-                idle.push(trial());
-                scraping.store(true, Ordering::Relaxed);
-                busy.push(trial());
-            }
-            stop.store(true, Ordering::Relaxed);
-            (idle, busy)
-        });
-        guard.stop().expect("stop");
-        let (i, b) = (mean(&idle), mean(&busy));
-        let (mi, mb) = (super::stats(&idle).median, super::stats(&busy).median);
-        println!();
-        println!(
-            "scraped: {} trials per state x {CALLS} Fast Start+Stop, {} scrapes",
-            idle.len(),
-            scrapes.load(Ordering::Relaxed)
-        );
-        println!("agent idle (/metrics served, not scraped): mean {i:6.1}, median {mi:6.1} cycles");
-        println!("/metrics scraped every 100 ms:             mean {b:6.1}, median {mb:6.1} cycles");
-        println!(
-            "target Fast S+S scraped / agent idle (means)           {:>6.3}  (target <= 1.05) {}",
-            b / i,
-            if b / i <= 1.05 { "met" } else { "MISSED" }
-        );
-        println!(
-            "info   Fast S+S scraped / agent idle (medians)          {:>6.3}",
-            mb / mi
-        );
-    }
 }

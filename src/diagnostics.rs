@@ -9,6 +9,7 @@
 //! [`Anomalies`] (the plain value), the per-thread atomic counters the recorder bumps,
 //! and the table's labels. Adding a counter is adding a line.
 
+#[cfg(feature = "agent")]
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -18,13 +19,14 @@ macro_rules! anomaly_list {
         /// Counters of everything a thread did that could not be recorded as asked.
         ///
         /// ```
-        /// let a = latte::report::Anomalies { empty_stops: 2, ..Default::default() };
+        /// let a = latte::collect::Anomalies { empty_stops: 2, ..Default::default() };
         /// assert_eq!(a.total(), 2);
-        /// assert!(latte::report::Anomalies::NAMES.contains(&"empty_stops"));
+        /// assert!(latte::collect::Anomalies::NAMES.contains(&"empty_stops"));
         /// assert_eq!(a.iter().find(|(name, _)| *name == "empty_stops"), Some(("empty_stops", 2)));
         /// ```
-        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-        #[serde(default)]
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+        #[cfg_attr(feature = "agent", derive(Serialize, Deserialize))]
+        #[cfg_attr(feature = "agent", serde(default))]
         pub struct Anomalies {
             $(#[doc = $doc] pub $field: u64,)+
         }
@@ -126,7 +128,8 @@ pub(crate) fn bump(counter: &AtomicU64, n: u64) {
 /// assert_eq!(leak.total(), 1_000);
 /// assert_eq!(leak.plus(&leak).abandoned, 1_872);
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "agent", derive(Serialize, Deserialize))]
 pub struct FrameCounts {
     /// Frames given up because the stack was full: a newer Start took their place.
     pub abandoned: u64,
@@ -137,17 +140,17 @@ pub struct FrameCounts {
     /// Records dropped because the memory cap ([`Builder::memory_cap`](crate::Builder::memory_cap))
     /// refused the id a ring on this thread. Not frames: the scopes ended normally,
     /// there was nowhere to keep them.
-    #[serde(default)]
+    #[cfg_attr(feature = "agent", serde(default))]
     pub over_cap: u64,
     /// Timers of this id cancelled on this thread ([`Timer::cancel`](crate::Timer::cancel)):
     /// they recorded nothing, on purpose. Information, not misuse: no anomaly counts it.
-    #[serde(default)]
+    #[cfg_attr(feature = "agent", serde(default))]
     pub cancelled_timers: u64,
     /// Stops of this id on a stack with no open scope at all.
-    #[serde(default)]
+    #[cfg_attr(feature = "agent", serde(default))]
     pub empty_stops: u64,
     /// Stops of this id that matched no open scope (the stack was left as it was).
-    #[serde(default)]
+    #[cfg_attr(feature = "agent", serde(default))]
     pub unmatched_stops: u64,
 }
 
@@ -256,7 +259,8 @@ impl Counters {
 /// let open = latte::report::OpenScopes { component: "doc_open_frame".into(), count: 1 };
 /// assert!(section.open.contains(&open));
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "agent", derive(Serialize, Deserialize))]
 pub struct OpenScopes {
     /// The id's name.
     pub component: String,
@@ -272,7 +276,8 @@ pub struct OpenScopes {
 /// let f = latte::footprint();
 /// assert!(f.live_threads >= 1 && f.rings >= 1 && f.bytes > 0);
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "agent", derive(Serialize, Deserialize))]
 pub struct Footprint {
     /// Estimated bytes in use: ring pages samples have reached, compacted samples of
     /// exited threads, pooled rings, and ~2 KiB per live thread.
@@ -281,10 +286,10 @@ pub struct Footprint {
     pub ring_bytes_reserved: u64,
     /// Bytes charged against the memory cap: every ring of the user's threads that
     /// exists, live or pooled for reuse.
-    #[serde(default)]
+    #[cfg_attr(feature = "agent", serde(default))]
     pub memory_cap_used: u64,
     /// The memory cap ([`Builder::memory_cap`](crate::Builder::memory_cap)).
-    #[serde(default)]
+    #[cfg_attr(feature = "agent", serde(default))]
     pub memory_cap: u64,
     /// Live rings.
     pub rings: u64,
@@ -292,8 +297,9 @@ pub struct Footprint {
     pub live_threads: u64,
     /// Exited threads kept individually (compacted to their retained samples).
     pub exited_threads: u64,
-    /// Exited threads folded into the `<exited threads>` entry.
-    pub folded_threads: u64,
+    /// Exited threads merged into the `<exited threads>` entry.
+    #[cfg_attr(feature = "agent", serde(alias = "folded_threads"))]
+    pub merged_threads: u64,
     /// Whole-run histograms (one per thread, id and sample kind, and as many again
     /// for the open interval once interval reports are used).
     pub histograms: u64,
@@ -301,7 +307,7 @@ pub struct Footprint {
     pub histogram_bytes: u64,
     /// CPU time the agent's drain thread has used, in nanoseconds (0 without an agent,
     /// or off Linux).
-    #[serde(default)]
+    #[cfg_attr(feature = "agent", serde(default))]
     pub drain_cpu_ns: u64,
 }
 

@@ -37,6 +37,7 @@
 //! | **Read the rings** (raw samples, the newest window) | [`capture`], [`snapshot`], [`footprint`], [`Capture`]; the parts in [`collect`], and [`collect::prepare`] to make a thread's rings ahead of its hot loop |
 //! | **Report** (statistics) | [`Report`], [`ReportOptions`], [`Unit`], [`Data`], [`Cleaning`]; the parts in [`report`]; the statistics and calibration in [`analyze`] |
 //! | **Clocks** | [`clock`]: reads, the clock in use and why |
+//! | **Export** (dashboards, many processes) | [`Exporter`], [`Builder::exporter`]; the parts in [`exporter`]. Prometheus `/metrics` and OTLP pushes are crates of their own: `latte-telemetry-prometheus`, `latte-telemetry-otlp` |
 //! | **Integrations** | [`tracing`] (feature `tracing`): spans as scopes |
 //! | **Errors** | [`Error`] |
 //!
@@ -44,6 +45,15 @@
 //! still hold), *whole run* ([`Report::collect`], [`Guard::report`]), *interval*
 //! ([`Guard::report_interval`], periodic reports: since the previous one).
 //! `docs/api.md` in the repository lists every public item.
+//!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `record` | yes | recording: without it every macro and function compiles to nothing. With `default-features = false, features = ["record"]` a library gets the lean core: the record API and the ring-window reads, one third-party crate |
+//! | `agent` | yes | [`Report`], the statistics ([`analyze`]), the renderers and the agent ([`init`], [`builder`]), with its [`exporter`] trait (Prometheus and OTLP are the crates `latte-telemetry-prometheus` and `latte-telemetry-otlp`) |
+//! | `json`, `csv` | yes | JSON reports ([`Format::Json`], [`report::JsonStyle`]); [`Capture::write_csv`] |
+//! | `tracing` | yes | [`tracing`]: `tracing` spans as scopes |
 //!
 //! # Design
 //!
@@ -67,7 +77,7 @@
 //!   Stop with nothing open, a Stop whose id is not on top (the frames above are
 //!   discarded as orphans, and the right component is recorded), a delta from a
 //!   counter that went backwards, a record during thread teardown: each has a counter
-//!   in [`report::Anomalies`], and the frames that ended without their Stop are also
+//!   in [`collect::Anomalies`], and the frames that ended without their Stop are also
 //!   counted per id ([`collect::ThreadCapture::frames`]).
 //! * **Threads.** Samples of an exited thread stay readable under its name; its memory
 //!   is compacted to the retained samples, and beyond [`Builder::max_exited_threads`]
@@ -110,8 +120,10 @@
 //!   rings and threads created after [`Builder::start`]; start the agent before the
 //!   instrumented code runs.
 #![deny(missing_docs)]
-// Without `record` the recorder's internals are compiled but, by design, never called.
-#![cfg_attr(not(feature = "record"), allow(dead_code))]
+// Without `record` the recorder's internals are compiled but, by design, never called;
+// without `agent`, neither are the recorder's parts only the agent calls (the limits it
+// applies, the exited threads it folds, the open scopes it reports).
+#![cfg_attr(not(all(feature = "record", feature = "agent")), allow(dead_code))]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 // `#[latte::timed]` expands to `::latte::...` paths; this makes them resolve inside
@@ -119,20 +131,24 @@
 extern crate self as latte;
 
 // The data flow, one way: agent -> analyze -> collect -> record -> clock -> platform,
-// and analyze -> report. `config`, `diagnostics` and `error` are leaves every stage may
+// and analyze -> report, agent -> exporter -> report. `config`, `diagnostics` and `error` are leaves every stage may
 // use. `tests/architecture.rs` checks it; `docs/architecture.md` explains it.
+#[cfg(feature = "agent")]
 mod agent;
+#[cfg(feature = "agent")]
 pub mod analyze;
 pub mod clock;
 pub mod collect;
 mod config;
 mod diagnostics;
 mod error;
-mod fleet;
+#[cfg(feature = "agent")]
+pub mod exporter;
 mod integrations;
 mod macros;
 mod platform;
 mod record;
+#[cfg(feature = "agent")]
 pub mod report;
 
 // Record.
@@ -141,13 +157,19 @@ pub use clock::Mode;
 pub use latte_telemetry_macros::timed;
 pub use record::{Id, Scope, Timer, pulse, record, scope, start, stop};
 // Run the agent.
+#[cfg(feature = "agent")]
 pub use agent::{Builder, Guard, builder, init};
+#[cfg(feature = "agent")]
+pub use exporter::Exporter;
+#[cfg(feature = "agent")]
 pub use report::Format;
 // Read the rings.
 pub use collect::{Capture, capture, footprint, snapshot};
 // Report.
-pub use config::{Cleaning, Data, ReportOptions, Unit};
+#[cfg(feature = "agent")]
 pub use report::Report;
+#[cfg(feature = "agent")]
+pub use report::{Cleaning, Data, ReportOptions, Unit};
 // Integrations.
 #[cfg(feature = "tracing")]
 pub use integrations::tracing;
@@ -196,11 +218,13 @@ pub mod test_hooks {
 
     /// Makes the agent's drain thread panic after the command it is working on, as a
     /// bug would: every command still queued must then be answered `AgentStopped`.
+    #[cfg(feature = "agent")]
     pub fn kill_drain(guard: &crate::Guard) {
         guard.kill_drain()
     }
 
     /// Commands queued for the agent's drain thread.
+    #[cfg(feature = "agent")]
     pub fn queued_commands(guard: &crate::Guard) -> usize {
         guard.queued()
     }
@@ -213,6 +237,7 @@ pub mod test_hooks {
 
     /// Bounds the final report on a signal (`Builder::SIGNAL_REPORT_TIMEOUT` unless
     /// set) for every agent of the process from now on.
+    #[cfg(feature = "agent")]
     pub fn set_signal_report_timeout(timeout: std::time::Duration) {
         crate::agent::set_signal_report_timeout(timeout)
     }

@@ -28,6 +28,19 @@ fn ten_thousand_short_lived_threads() {
     // A report runs the drain's housekeeping: compact exited threads, fold the oldest.
     guard.report().unwrap();
 
+    capture_accounts_for_every_sample();
+    whole_run_report_counts_every_sample();
+
+    let f = latte::footprint();
+    let bound = common::assert_churn_footprint(&f, THREADS as u64, MAX_EXITED as u64, PER_THREAD);
+    println!(
+        "after {THREADS} threads: {f:?}; bound {bound} B; at most {peak_reserved} B of ring address space reserved at once"
+    );
+    guard.stop().unwrap();
+}
+
+/// Every sample is in the capture: kept exited threads plus the folded entry.
+fn capture_accounts_for_every_sample() {
     let capture = latte::capture();
     let seen: u64 = capture
         .threads
@@ -43,13 +56,15 @@ fn ten_thousand_short_lived_threads() {
     );
     let folded = capture
         .thread("<exited threads>")
-        .expect("the oldest threads are folded");
+        .expect("the oldest threads are merged");
     let c = folded.component("churn").unwrap();
     assert_eq!(c.samples.len(), c.capacity.min(c.seen as usize));
     assert!(folded.exited);
+}
 
-    // The whole-run report counts every sample too, folded threads included, and its
-    // histograms hold every value: 0..PER_THREAD from each thread.
+/// The whole-run report counts every sample too, folded threads included, and its
+/// histograms hold every value: 0..PER_THREAD from each thread.
+fn whole_run_report_counts_every_sample() {
     let options = latte::ReportOptions {
         cleaning: latte::Cleaning::OFF,
         unit: latte::Unit::Cycles,
@@ -82,11 +97,4 @@ fn ten_thousand_short_lived_threads() {
             .iter()
             .any(|t| t.name == "<exited threads>" && t.rows.iter().any(|r| r.stats.seen > 0))
     );
-
-    let f = latte::footprint();
-    let bound = common::assert_churn_footprint(&f, THREADS as u64, MAX_EXITED as u64, PER_THREAD);
-    println!(
-        "after {THREADS} threads: {f:?}; bound {bound} B; at most {peak_reserved} B of ring address space reserved at once"
-    );
-    guard.stop().unwrap();
 }

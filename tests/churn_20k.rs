@@ -42,44 +42,11 @@ fn twenty_thousand_short_lived_threads() {
     // A report runs the drain's housekeeping: compact exited threads, fold the oldest.
     guard.report().unwrap();
 
-    let capture = latte::capture();
-    let kept: Vec<_> = capture
-        .threads
-        .iter()
-        .filter(|t| t.name.starts_with(PREFIX))
-        .collect();
-    for t in &kept {
-        assert!(t.exited, "{} is listed as live", t.name);
-        let c = t.component(CHURN.name()).expect("the churn id");
-        assert_eq!(c.seen, PER_THREAD, "{}", t.name);
-        let values: Vec<u64> = c.samples.iter().map(|s| s.ticks()).collect();
-        assert_eq!(values, (0..PER_THREAD).collect::<Vec<_>>(), "{}", t.name);
-    }
-    let folded = capture
-        .thread(FOLDED)
-        .expect("the oldest threads are folded");
-    assert!(folded.exited);
-    let fc = folded
-        .component(CHURN.name())
-        .expect("the churn id, folded");
-    assert_eq!(fc.samples.len(), fc.capacity.min(fc.seen as usize));
-    assert!(fc.samples.iter().all(|s| s.ticks() < PER_THREAD));
-
-    let kept_seen: u64 = kept
-        .iter()
-        .filter_map(|t| t.component(CHURN.name()))
-        .map(|c| c.seen)
-        .sum();
-    assert_eq!(
-        kept_seen + fc.seen,
-        THREADS as u64 * PER_THREAD,
-        "every sample accounted for: {} kept threads with {kept_seen}, {fc:?} folded",
-        kept.len()
-    );
+    let (kept, merged_seen) = capture_accounts_for_every_sample();
 
     let f = latte::footprint();
-    assert_eq!(kept.len() as u64, f.exited_threads, "{f:?}");
-    assert_eq!(fc.seen, f.folded_threads * PER_THREAD, "{f:?}");
+    assert_eq!(kept, f.exited_threads, "{f:?}");
+    assert_eq!(merged_seen, f.merged_threads * PER_THREAD, "{f:?}");
     let bound = common::assert_churn_footprint(&f, THREADS as u64, MAX_EXITED as u64, PER_THREAD);
     // Between waves too, compaction keeps up with the churn: exited threads give their
     // rings back, so at most the last few waves' rings are ever live (each wave's
@@ -103,4 +70,44 @@ fn twenty_thousand_short_lived_threads() {
         peak.2
     );
     guard.stop().unwrap();
+}
+
+/// Every sample is in the capture: each kept exited thread holds its own, the merged
+/// entry the rest. Returns the number of kept threads and the merged entry's count.
+fn capture_accounts_for_every_sample() -> (u64, u64) {
+    let capture = latte::capture();
+    let kept: Vec<_> = capture
+        .threads
+        .iter()
+        .filter(|t| t.name.starts_with(PREFIX))
+        .collect();
+    for t in &kept {
+        assert!(t.exited, "{} is listed as live", t.name);
+        let c = t.component(CHURN.name()).expect("the churn id");
+        assert_eq!(c.seen, PER_THREAD, "{}", t.name);
+        let values: Vec<u64> = c.samples.iter().map(|s| s.ticks()).collect();
+        assert_eq!(values, (0..PER_THREAD).collect::<Vec<_>>(), "{}", t.name);
+    }
+    let folded = capture
+        .thread(FOLDED)
+        .expect("the oldest threads are merged");
+    assert!(folded.exited);
+    let fc = folded
+        .component(CHURN.name())
+        .expect("the churn id, merged");
+    assert_eq!(fc.samples.len(), fc.capacity.min(fc.seen as usize));
+    assert!(fc.samples.iter().all(|s| s.ticks() < PER_THREAD));
+
+    let kept_seen: u64 = kept
+        .iter()
+        .filter_map(|t| t.component(CHURN.name()))
+        .map(|c| c.seen)
+        .sum();
+    assert_eq!(
+        kept_seen + fc.seen,
+        THREADS as u64 * PER_THREAD,
+        "every sample accounted for: {} kept threads with {kept_seen}, {fc:?} merged",
+        kept.len()
+    );
+    (kept.len() as u64, fc.seen)
 }

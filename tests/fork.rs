@@ -50,26 +50,7 @@ fn a_forked_child_records_and_reports() {
         if pid == 0 {
             // The child: record on this thread and on a new one, then report.
             let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                for _ in 0..3 {
-                    latte::latte_start!("fork_child");
-                    latte::latte_stop!("fork_child");
-                }
-                std::thread::spawn(|| {
-                    latte::latte_start!("fork_child_thread");
-                    latte::latte_stop!("fork_child_thread");
-                })
-                .join()
-                .unwrap();
-                // The parent's agent does not exist here: the guard says so.
-                assert_eq!(guard.report(), Err(latte::Error::AgentStopped));
-                drop(guard); // and dropping it neither hangs nor panics
-                let mut out = Vec::new();
-                latte::Report::collect(&latte::ReportOptions::default())
-                    .write(&mut out, latte::Format::Table)
-                    .unwrap();
-                // SAFETY: the write end of the pipe is a valid, open fd in the child.
-                let mut w = unsafe { std::fs::File::from_raw_fd(libc::dup(writer.as_raw_fd())) };
-                w.write_all(&out).unwrap();
+                record_and_report_in_the_child(guard, &writer);
             }));
             // SAFETY: leave the child at once, without running the harness's exit path.
             unsafe { libc::_exit(if ok.is_ok() { 0 } else { 1 }) };
@@ -101,6 +82,31 @@ fn a_forked_child_records_and_reports() {
         // The parent's agent is unaffected by the child.
         guard_check();
     });
+}
+
+/// In the forked child: records on this thread and on a new one, finds the parent's
+/// agent gone, and writes a table report to `writer`.
+fn record_and_report_in_the_child(guard: latte::Guard, writer: &std::io::PipeWriter) {
+    for _ in 0..3 {
+        latte::latte_start!("fork_child");
+        latte::latte_stop!("fork_child");
+    }
+    std::thread::spawn(|| {
+        latte::latte_start!("fork_child_thread");
+        latte::latte_stop!("fork_child_thread");
+    })
+    .join()
+    .unwrap();
+    // The parent's agent does not exist here: the guard says so.
+    assert_eq!(guard.report(), Err(latte::Error::AgentStopped));
+    drop(guard); // and dropping it neither hangs nor panics
+    let mut out = Vec::new();
+    latte::Report::collect(&latte::ReportOptions::default())
+        .write(&mut out, latte::Format::Table)
+        .unwrap();
+    // SAFETY: the write end of the pipe is a valid, open fd in the child.
+    let mut w = unsafe { std::fs::File::from_raw_fd(libc::dup(writer.as_raw_fd())) };
+    w.write_all(&out).unwrap();
 }
 
 fn guard_check() {
@@ -152,6 +158,22 @@ const PARENT_SCOPES: u64 = 40;
 const PARENT_LATER: u64 = 2;
 const CHILD_SCOPES: u64 = 7;
 
+/// In the forked child: the parent's agent is not this process's, so the child starts
+/// its own, records, and writes its final JSON report to `writer`.
+fn start_an_agent_in_the_child(writer: &OwnedFd) {
+    let child = latte::builder()
+        .format(Format::Json)
+        .sink(file_on(writer))
+        .start()
+        .expect("a forked child starts its own agent");
+    assert_eq!(latte::init().unwrap_err(), latte::Error::AlreadyRunning);
+    for _ in 0..CHILD_SCOPES {
+        latte::latte_start!("fork_own_child");
+        latte::latte_stop!("fork_own_child");
+    }
+    child.stop().unwrap();
+}
+
 #[test]
 fn a_forked_child_runs_its_own_agent_and_the_parent_is_unaffected() {
     let _one = exclusive();
@@ -167,20 +189,7 @@ fn a_forked_child_runs_its_own_agent_and_the_parent_is_unaffected() {
     }
     let (reader, writer) = std::io::pipe().unwrap();
     let writer = OwnedFd::from(writer);
-    let pid = fork(|| {
-        // The parent's agent is not this process's: the child starts its own.
-        let child = latte::builder()
-            .format(Format::Json)
-            .sink(file_on(&writer))
-            .start()
-            .expect("a forked child starts its own agent");
-        assert_eq!(latte::init().unwrap_err(), latte::Error::AlreadyRunning);
-        for _ in 0..CHILD_SCOPES {
-            latte::latte_start!("fork_own_child");
-            latte::latte_stop!("fork_own_child");
-        }
-        child.stop().unwrap();
-    });
+    let pid = fork(|| start_an_agent_in_the_child(&writer));
     drop(writer);
     let mut text = String::new();
     let mut reader = reader;

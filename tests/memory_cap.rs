@@ -1,6 +1,6 @@
 //! Own binary: the cap and its report count every ring the process made, whoever made it.
 //!
-//! The memory cap (issue 12, acceptance 1, "ids past the memory cap"): rings are
+//! The memory cap: rings are
 //! charged against `Builder::memory_cap` when an id is first used on a thread; past
 //! it the id records nothing there, and every record it drops is counted under its
 //! name, in the capture, the report's table and its JSON. `start()` refuses a cap that
@@ -71,6 +71,55 @@ fn caps_that_cannot_hold_one_ring_are_refused_by_value() {
     common::assert_a_new_agent_can_start();
 }
 
+/// cap-a's first three ids got rings; the rest, and cap-b's prepared id, recorded
+/// nothing and were counted per id and per thread.
+fn the_capture_counts_what_was_refused() {
+    let capture = latte::capture();
+    let a = capture.thread("cap-a").unwrap();
+    for id in &IDS[..3] {
+        assert_eq!(a.component(id.name()).unwrap().seen, 10, "{}", id.name());
+        assert_eq!(a.frame_counts(id.name()).over_cap, 0);
+    }
+    for id in [&IDS[3], &IDS[4], &PULSED] {
+        assert!(a.component(id.name()).is_none(), "{} has a ring", id.name());
+    }
+    assert_eq!(a.frame_counts("cap/m3").over_cap, 10);
+    assert_eq!(a.frame_counts("cap/m4").over_cap, 10);
+    assert_eq!(a.frame_counts("cap/pulsed").over_cap, 3);
+    assert_eq!(a.anomalies.over_cap, 23);
+    let b = capture.thread("cap-b").unwrap();
+    assert!(b.components.is_empty(), "{:?}", b.components);
+    assert_eq!(b.frame_counts("cap/m0").over_cap, 5);
+    assert_eq!(b.anomalies.over_cap, 5);
+}
+
+/// Named in the report: once for the run, and per thread; exact in the JSON.
+fn the_report_names_what_was_refused() {
+    let report = Report::collect(&ReportOptions::default());
+    let mut table = Vec::new();
+    report.write(&mut table, latte::Format::Table).unwrap();
+    let text = flat(&String::from_utf8(table).unwrap());
+    assert!(
+        text.contains("memory cap reached: cap/m3, cap/m4, cap/pulsed, cap/m0 recorded nothing"),
+        "{text}"
+    );
+    assert!(text.contains("(28 records dropped)"), "{text}");
+    assert!(
+        text.contains("past the memory cap, not recorded: cap/m3 10, cap/m4 10, cap/pulsed 3"),
+        "{text}"
+    );
+    assert!(
+        text.contains("anomalies: 23 records past the memory cap"),
+        "{text}"
+    );
+    assert!(text.contains("not recorded: cap/m0 5"), "{text}");
+    let back: Report = serde_json::from_str(&report.to_json(JsonStyle::Compact)).unwrap();
+    let a = back.threads.iter().find(|t| t.name == "cap-a").unwrap();
+    let m4 = a.frames.iter().find(|f| f.component == "cap/m4").unwrap();
+    assert_eq!(m4.counts.over_cap, 10);
+    assert_eq!(a.anomalies.over_cap, 23);
+}
+
 #[test]
 fn ids_past_the_memory_cap_record_nothing_and_are_counted_and_named() {
     let _one = common::exclusive();
@@ -101,48 +150,8 @@ fn ids_past_the_memory_cap_record_nothing_and_are_counted_and_named() {
         });
     });
 
-    let capture = latte::capture();
-    let a = capture.thread("cap-a").unwrap();
-    for id in &IDS[..3] {
-        assert_eq!(a.component(id.name()).unwrap().seen, 10, "{}", id.name());
-        assert_eq!(a.frame_counts(id.name()).over_cap, 0);
-    }
-    for id in [&IDS[3], &IDS[4], &PULSED] {
-        assert!(a.component(id.name()).is_none(), "{} has a ring", id.name());
-    }
-    assert_eq!(a.frame_counts("cap/m3").over_cap, 10);
-    assert_eq!(a.frame_counts("cap/m4").over_cap, 10);
-    assert_eq!(a.frame_counts("cap/pulsed").over_cap, 3);
-    assert_eq!(a.anomalies.over_cap, 23);
-    let b = capture.thread("cap-b").unwrap();
-    assert!(b.components.is_empty(), "{:?}", b.components);
-    assert_eq!(b.frame_counts("cap/m0").over_cap, 5);
-    assert_eq!(b.anomalies.over_cap, 5);
-
-    // Named in the report: once for the run, and per thread; exact in the JSON.
-    let report = Report::collect(&ReportOptions::default());
-    let mut table = Vec::new();
-    report.write(&mut table, latte::Format::Table).unwrap();
-    let text = flat(&String::from_utf8(table).unwrap());
-    assert!(
-        text.contains("memory cap reached: cap/m3, cap/m4, cap/pulsed, cap/m0 recorded nothing"),
-        "{text}"
-    );
-    assert!(text.contains("(28 records dropped)"), "{text}");
-    assert!(
-        text.contains("past the memory cap, not recorded: cap/m3 10, cap/m4 10, cap/pulsed 3"),
-        "{text}"
-    );
-    assert!(
-        text.contains("anomalies: 23 records past the memory cap"),
-        "{text}"
-    );
-    assert!(text.contains("not recorded: cap/m0 5"), "{text}");
-    let back: Report = serde_json::from_str(&report.to_json(JsonStyle::Compact)).unwrap();
-    let a = back.threads.iter().find(|t| t.name == "cap-a").unwrap();
-    let m4 = a.frames.iter().find(|f| f.component == "cap/m4").unwrap();
-    assert_eq!(m4.counts.over_cap, 10);
-    assert_eq!(a.anomalies.over_cap, 23);
+    the_capture_counts_what_was_refused();
+    the_report_names_what_was_refused();
 
     // The footprint shows the cap full; an exited thread's rings are pooled (still
     // charged) or freed, so a new thread's id records again.

@@ -101,7 +101,7 @@ fn no_allocation_or_free_under_a_registry_lock() {
     assert_eq!(mine.unwrap().open[0].component, "noalloc_open");
     latte::latte_stop!("noalloc_open");
     let f = latte::footprint();
-    assert!(f.folded_threads > 0, "the workload folded threads: {f:?}");
+    assert!(f.merged_threads > 0, "the workload merged threads: {f:?}");
     guard.stop().unwrap();
     assert!(
         CHECKED.load(Ordering::Relaxed) > 1000,

@@ -35,6 +35,10 @@ pub(crate) struct Args {
 }
 
 /// The value of `name = ...`.
+// One per attribute, made once at compile time: its size does not matter. (The
+// workspace's tests turn on proc-macro2's span locations, which makes `Expr` large
+// enough for clippy to ask for a `Box` in the workspace build.)
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Name {
     /// A string literal, checked here.
     Literal(LitStr),
@@ -177,34 +181,9 @@ fn validate(raw: Vec<RawArg>) -> syn::Result<Args> {
             );
             continue;
         };
-        if seen.iter().any(|(k, _)| *k == key) {
-            errors.spanned(
-                &ident,
-                format_args!(
-                    "duplicate argument `{ident}`: each argument may be given at most once"
-                ),
-            );
+        if !admit(key, ident, &mut seen, &mut errors) {
             continue;
         }
-        let conflict = match key {
-            Key::Mode => seen
-                .iter()
-                .find(|(k, _)| matches!(k, Key::Start | Key::Stop)),
-            Key::Start | Key::Stop => seen.iter().find(|(k, _)| *k == Key::Mode),
-            Key::Name => None,
-        };
-        if let Some((_, other)) = conflict {
-            errors.spanned(
-                &ident,
-                format_args!(
-                    "`{ident}` conflicts with `{other}`: use `mode = ...` for both ends, \
-                     or `start = ...` and/or `stop = ...` for each end, not both"
-                ),
-            );
-            seen.push((key, ident));
-            continue;
-        }
-        seen.push((key, ident));
 
         match key {
             Key::Name => match name_value(value) {
@@ -233,6 +212,38 @@ fn validate(raw: Vec<RawArg>) -> syn::Result<Args> {
             stop: stop.unwrap_or_default(),
         }),
     }
+}
+
+/// Whether an argument `key` may follow the keys already `seen`: not a second time, and
+/// not `mode` together with `start` or `stop`. A conflicting key is remembered too, so
+/// the conflict is reported once.
+fn admit(key: Key, ident: Ident, seen: &mut Vec<(Key, Ident)>, errors: &mut Errors) -> bool {
+    if seen.iter().any(|(k, _)| *k == key) {
+        errors.spanned(
+            &ident,
+            format_args!("duplicate argument `{ident}`: each argument may be given at most once"),
+        );
+        return false;
+    }
+    let conflict = match key {
+        Key::Mode => seen
+            .iter()
+            .find(|(k, _)| matches!(k, Key::Start | Key::Stop)),
+        Key::Start | Key::Stop => seen.iter().find(|(k, _)| *k == Key::Mode),
+        Key::Name => None,
+    };
+    if let Some((_, other)) = conflict {
+        errors.spanned(
+            &ident,
+            format_args!(
+                "`{ident}` conflicts with `{other}`: use `mode = ...` for both ends, \
+                 or `start = ...` and/or `stop = ...` for each end, not both"
+            ),
+        );
+    }
+    let admitted = conflict.is_none();
+    seen.push((key, ident));
+    admitted
 }
 
 /// `name = ...`: a non-empty, unsuffixed string literal, or an expression the compiler

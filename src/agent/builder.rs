@@ -1,12 +1,14 @@
 //! The agent's settings: [`Builder`], validated and applied by [`Builder::start`].
 
+use super::exporters::Exporters;
 use super::failures::{Failures, Shared};
 use super::guard::Guard;
 use super::running::{self, Line};
-use super::{drain, export, hlog, placement, signals};
+use super::{drain, hlog, placement, signals};
 use crate::clock::{self, ClockChoice};
-use crate::config::{self, ReportOptions};
+use crate::config;
 use crate::error::Error;
+use crate::report::ReportOptions;
 use crate::report::{Focus, Format, TableOptions};
 use crossbeam_channel::bounded;
 use std::io::Write;
@@ -35,7 +37,7 @@ pub struct Builder {
     pub(super) sink: Option<Box<dyn Write + Send>>,
     pub(super) periodic_sink: Option<Box<dyn Write + Send>>,
     pub(super) periodic: Option<Duration>,
-    pub(super) drain_interval: (Duration, Duration),
+    pub(super) drain_pace: (Duration, Duration),
     pub(super) slowest: usize,
     pub(super) hlog: Option<std::path::PathBuf>,
     pub(super) placement: placement::Placement,
@@ -43,8 +45,8 @@ pub struct Builder {
     pub(super) final_report: bool,
     /// See `Builder::final_report_on_signals` (in `signals.rs`).
     pub(super) on_signals: bool,
-    /// The fleet exporters (see `export.rs`).
-    pub(super) fleet: crate::fleet::Settings,
+    /// The exporters (see `exporters.rs`).
+    pub(super) exporters: Exporters,
 }
 
 impl Default for Builder {
@@ -63,14 +65,14 @@ impl Default for Builder {
             sink: None,
             periodic_sink: None,
             periodic: None,
-            drain_interval: Builder::DEFAULT_DRAIN_INTERVAL,
+            drain_pace: Builder::DEFAULT_DRAIN_PACE,
             slowest: Builder::DEFAULT_SLOWEST,
             hlog: None,
             placement: placement::Placement::default(),
             max_exited_threads: Builder::DEFAULT_MAX_EXITED_THREADS,
             final_report: true,
             on_signals: signals::DEFAULT,
-            fleet: crate::fleet::Settings::default(),
+            exporters: Exporters::default(),
         }
     }
 }
@@ -92,14 +94,14 @@ impl core::fmt::Debug for Builder {
                 &self.periodic_sink.as_ref().map_or("sink", |_| "custom"),
             )
             .field("periodic", &self.periodic)
-            .field("drain_interval", &self.drain_interval)
+            .field("drain_pace", &self.drain_pace)
             .field("slowest", &self.slowest)
             .field("hlog", &self.hlog)
             .field("placement", &self.placement)
             .field("max_exited_threads", &self.max_exited_threads)
             .field("final_report", &self.final_report)
             .field("on_signals", &self.on_signals)
-            .field("fleet", &self.fleet)
+            .field("exporters", &self.exporters)
             .finish()
     }
 }
@@ -131,7 +133,7 @@ impl Builder {
     /// 1 ms and 10 ms. The longest wait is what an idle ring gets: a default ring
     /// (2^16 samples) laps only if a thread starts recording more than 6.5 million
     /// samples of one id per second after a quiet spell.
-    pub const DEFAULT_DRAIN_INTERVAL: (Duration, Duration) =
+    pub const DEFAULT_DRAIN_PACE: (Duration, Duration) =
         (Duration::from_millis(1), Duration::from_millis(10));
 
     /// Which clock to read: decided from the platform (`Auto`, the default) or forced.
@@ -164,7 +166,7 @@ impl Builder {
 
     /// Bounds of the drain thread's wait between two folds of the rings into the
     /// whole-run histograms (default
-    /// [`DEFAULT_DRAIN_INTERVAL`](Builder::DEFAULT_DRAIN_INTERVAL): 1 ms to 10 ms).
+    /// [`DEFAULT_DRAIN_PACE`](Builder::DEFAULT_DRAIN_PACE): 1 ms to 10 ms).
     /// After each fold the drain picks its next wait from the fill rate it saw: the
     /// time the busiest ring takes to fill a quarter of its capacity, within these
     /// bounds, so rings rarely lap. A sample overwritten before a fold read it is
@@ -173,13 +175,13 @@ impl Builder {
     /// ```
     /// use std::time::Duration;
     /// let err = latte::builder()
-    ///     .drain_interval(Duration::from_millis(5), Duration::from_millis(1))
+    ///     .drain_pace(Duration::from_millis(5), Duration::from_millis(1))
     ///     .start()
     ///     .unwrap_err();
-    /// assert!(err.to_string().contains("drain interval"));
+    /// assert!(err.to_string().contains("drain pace"));
     /// ```
-    pub fn drain_interval(mut self, min: Duration, max: Duration) -> Builder {
-        self.drain_interval = (min, max);
+    pub fn drain_pace(mut self, min: Duration, max: Duration) -> Builder {
+        self.drain_pace = (min, max);
         self
     }
 
@@ -250,6 +252,58 @@ impl Builder {
         Ok(guard)
     }
 
+    /// Every setting's error, before anything changes.
+    pub(super) fn validate(&self) -> Result<(), Error> {
+        if let Some(n) = self.ring_capacity.filter(|&n| !config::ring_capacity_ok(n)) {
+            return Err(Error::RingCapacity { requested: n });
+        }
+        if let Some(n) = self.stack_depth.filter(|&n| !config::stack_depth_ok(n)) {
+            return Err(Error::StackDepth { requested: n });
+        }
+        let capacity = self.ring_capacity.unwrap_or_else(config::ring_capacity);
+        let (cap, ring_bytes) = (
+            self.memory_cap.unwrap_or_else(config::memory_cap),
+            config::ring_bytes(capacity),
+        );
+        if cap < ring_bytes {
+            return Err(Error::MemoryCap { cap, ring_bytes });
+        }
+        if let Some(interval) = self.periodic.filter(|i| *i < Builder::MIN_PERIODIC) {
+            return Err(Error::Interval {
+                requested: interval,
+            });
+        }
+        self.exporters.validate()?;
+        if self.slowest > config::MAX_SLOWEST {
+            return Err(Error::Slowest {
+                requested: self.slowest,
+            });
+        }
+        if self.hlog.is_some() && self.periodic.is_none() {
+            return Err(Error::Hlog(Arc::new(std::io::Error::other(
+                "an interval log needs periodic reports: set Builder::periodic",
+            ))));
+        }
+        if !(0..=19).contains(&self.placement.nice) {
+            return Err(Error::DrainPlacement(Arc::new(std::io::Error::other(
+                format!(
+                    "drain nice value {} is invalid: it must be 0 (unchanged) to 19 (lowest)",
+                    self.placement.nice
+                ),
+            ))));
+        }
+        self.focus.pattern()?;
+        self.focus.thread_pattern()?;
+        if let Some((setting, value)) = self.options.cleaning.invalid() {
+            return Err(Error::Cleaning { setting, value });
+        }
+        let (min, max) = self.drain_pace;
+        if min.is_zero() || min > max || max > Duration::from_secs(60) {
+            return Err(Error::DrainPace { min, max });
+        }
+        Ok(())
+    }
+
     /// Applies the settings and spawns the drain thread (the caller holds the process's
     /// agent slot).
     fn launch(self) -> Result<(Guard, Line), Error> {
@@ -270,8 +324,13 @@ impl Builder {
             ),
             None => None,
         };
-        let (fleet, wiring) = export::prepare(&self.fleet)?;
         let (tx, rx) = bounded(16);
+        // The drain's line exists before the drain thread: the exporters start first
+        // and keep it.
+        let (alive_tx, alive) = bounded::<()>(0);
+        let line = Line { tx, alive };
+        let mut exporters = self.exporters;
+        exporters.start(&line)?;
         let shared = Arc::new(Shared::default());
         let drain = drain::Drain {
             rx,
@@ -282,23 +341,19 @@ impl Builder {
             table: self.table,
             focus: self.focus,
             periodic: self.periodic,
-            pace: self.drain_interval,
+            pace: self.drain_pace,
             hlog,
             final_report: self.final_report,
             failures: Failures::new(shared.clone()),
             headed: (false, false),
-            #[cfg(feature = "otlp")]
-            otlp: wiring.queue(),
+            exporters,
         };
-        let (handle, alive) = drain.spawn(self.placement)?;
-        let line = Line { tx, alive };
-        wiring.connect(&line);
+        let handle = drain.spawn(self.placement, alive_tx)?;
         let guard = Guard {
             line: line.clone(),
             handle: Some(handle),
             shared,
             pid: std::process::id(),
-            fleet,
         };
         Ok((guard, line))
     }

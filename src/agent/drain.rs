@@ -1,14 +1,15 @@
 //! The drain thread's loop.
 
 use super::Command;
+use super::exporters::{Exporters, panic_text};
 use super::failures::Failures;
 use super::placement::Placement;
 use crate::analyze::{self, Calibration, Context, calibration};
 use crate::collect::{self, FoldStats, Totals};
-use crate::config::ReportOptions;
 use crate::error::Error;
+use crate::report::ReportOptions;
 use crate::report::{Focus, Format, Report, TableOptions};
-use crossbeam_channel::{Receiver, RecvTimeoutError, bounded};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use std::io::Write;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -44,9 +45,9 @@ pub(super) struct Drain {
     /// Whether the main sink and the periodic sink have had a report with the header
     /// blocks (ENVIRONMENT, OVERHEAD): later ones leave them out.
     pub(super) headed: (bool, bool),
-    /// Where OTLP pushes are queued, with their interval.
-    #[cfg(feature = "otlp")]
-    pub(super) otlp: Option<crate::fleet::otlp::Queue>,
+    /// The exporters, started: pushed to on their schedules, stopped as the thread
+    /// ends.
+    pub(super) exporters: Exporters,
 }
 
 /// Which sink a report goes to.
@@ -64,13 +65,11 @@ struct Schedule {
     next_periodic: Option<Instant>,
     last_fold: Instant,
     next_fold: Instant,
-    /// When the next OTLP push is due (`None`: no pushes).
-    next_push: Option<Instant>,
 }
 
 /// The first tick of the series `due + k * interval` after `now` (`None` if it is
 /// past what `Instant` can represent).
-fn next_tick(due: Instant, interval: Duration, now: Instant) -> Option<Instant> {
+pub(super) fn next_tick(due: Instant, interval: Duration, now: Instant) -> Option<Instant> {
     let missed = (now - due).as_nanos() / interval.as_nanos();
     let ahead = u32::try_from(missed + 1).ok()?;
     due.checked_add(interval.checked_mul(ahead)?)
@@ -78,12 +77,14 @@ fn next_tick(due: Instant, interval: Duration, now: Instant) -> Option<Instant> 
 
 impl Drain {
     /// Starts the drain thread, which places itself first: a placement the OS refuses is
-    /// `start`'s error. Returns the thread and the channel that disconnects when it ends.
+    /// `start`'s error. `alive` is the sender of the channel that disconnects when the
+    /// thread ends (its receiver is in the `Line` the exporters already hold).
     pub(super) fn spawn(
         self,
         placement: Placement,
-    ) -> Result<(JoinHandle<()>, Receiver<()>), Error> {
-        let (alive_tx, alive) = bounded::<()>(0);
+        alive: Sender<()>,
+    ) -> Result<JoinHandle<()>, Error> {
+        let alive_tx = alive;
         let (placed_tx, placed) = bounded(1);
         let handle = std::thread::Builder::new()
             .name("latte-drain".into())
@@ -99,7 +100,7 @@ impl Drain {
             })
             .map_err(|e| Error::Spawn(Arc::new(e)))?;
         match placed.recv() {
-            Ok(Ok(())) => Ok((handle, alive)),
+            Ok(Ok(())) => Ok(handle),
             Ok(Err(e)) => {
                 let _ = handle.join();
                 Err(Error::DrainPlacement(Arc::new(e)))
@@ -125,10 +126,10 @@ impl Drain {
             next_periodic: self.periodic.and_then(|p| now.checked_add(p)),
             last_fold: now,
             next_fold: now + self.pace.0,
-            next_push: self.push_interval().and_then(|i| now.checked_add(i)),
         };
+        self.exporters.schedule(now);
         loop {
-            let deadline = [at.next_periodic, at.next_push]
+            let deadline = [at.next_periodic, self.exporters.next_due()]
                 .into_iter()
                 .flatten()
                 .fold(at.next_fold, Instant::min);
@@ -136,8 +137,8 @@ impl Drain {
                 Ok(Command::Report(reply)) => {
                     let _ = reply.send(self.whole_run(None));
                 }
-                Ok(Command::Snapshot(reply)) => {
-                    if let Some(report) = self.snapshot() {
+                Ok(Command::WholeRun(reply)) => {
+                    if let Some(report) = self.fresh_report() {
                         let _ = reply.send(report);
                     }
                 }
@@ -149,11 +150,13 @@ impl Drain {
                     // Kept for the guard, should another caller have asked for the end.
                     let _ = self.failures.shared().finished.set(result.clone());
                     let _ = reply.send(result);
+                    self.exporters.stop();
                     return;
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     // The guard was leaked or forgotten: still leave the final report.
                     let _ = self.finish(&mut at);
+                    self.exporters.stop();
                     return;
                 }
                 Err(RecvTimeoutError::Timeout) => {}
@@ -178,11 +181,11 @@ impl Drain {
             // Skip missed ticks rather than bursting to catch up.
             at.next_periodic = next_tick(due, interval, now);
         }
-        if let (Some(due), Some(interval)) = (at.next_push, self.push_interval())
-            && now >= due
-        {
-            self.push(false);
-            at.next_push = next_tick(due, interval, now);
+        if self.exporters.next_due().is_some_and(|due| now >= due) {
+            let mut exporters = std::mem::take(&mut self.exporters);
+            let panics = exporters.push_due(now, || self.fresh_report());
+            self.exporters = exporters;
+            panics.into_iter().for_each(|e| self.failures.failed(e));
         }
         if now >= at.next_fold {
             let stats = collect::fold();
@@ -257,39 +260,19 @@ impl Drain {
         {
             self.failures.failed(e);
         }
-        // The final state for the fleet, before the final report's sink can fail: it
-        // replaces a report still waiting for a slow endpoint.
-        self.push(true);
+        // The final state for the exporters, before the final report's sink can fail.
+        let mut exporters = std::mem::take(&mut self.exporters);
+        let panics = exporters.push_final(|| self.fresh_report());
+        self.exporters = exporters;
+        panics.into_iter().for_each(|e| self.failures.failed(e));
         if self.final_report {
             self.whole_run(Some("final".into()))?;
         }
         self.failures.at_stop()
     }
 
-    /// The OTLP push interval, if pushes are on.
-    fn push_interval(&self) -> Option<Duration> {
-        #[cfg(feature = "otlp")]
-        return self.otlp.as_ref().map(|q| q.interval);
-        #[cfg(not(feature = "otlp"))]
-        None
-    }
-
-    /// Leaves a whole-run report for the OTLP push thread, if pushes are on; never
-    /// waits. While one still waits (a slow endpoint), a periodic push counts a drop
-    /// and makes no report; the `last` one replaces it.
-    fn push(&self, last: bool) {
-        let _ = last;
-        #[cfg(feature = "otlp")]
-        if let Some(queue) = &self.otlp
-            && (last || !queue.is_full())
-            && let Some(report) = self.snapshot()
-        {
-            queue.offer(report);
-        }
-    }
-
-    /// A whole-run report for the fleet exporters, focused as the reports are.
-    fn snapshot(&self) -> Option<Arc<Report>> {
+    /// A fresh whole-run report for the exporters, focused as the reports are.
+    fn fresh_report(&self) -> Option<Arc<Report>> {
         let calibration = calibration();
         let report = collect::whole_run(|totals| self.assemble(totals, calibration, None));
         report.focus(&self.focus).ok().map(Arc::new)
@@ -349,11 +332,7 @@ impl Drain {
             sink.flush().map_err(|e| Error::Sink(Arc::new(e)))
         }));
         written.unwrap_or_else(|panic| {
-            let why = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "no message".to_owned());
+            let why = panic_text(&*panic);
             let panicked = std::io::Error::other(format!("the sink panicked: {why}"));
             Err(Error::Sink(Arc::new(panicked)))
         })?;

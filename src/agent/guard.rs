@@ -24,9 +24,8 @@ pub(crate) enum Command {
     ReportInterval(Sender<Result<(), Error>>),
     /// Final report (if enabled), then exit.
     Shutdown(Sender<Result<(), Error>>),
-    /// A whole-run report for the fleet exporters, returned rather than written.
-    #[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
-    Snapshot(Sender<Arc<Report>>),
+    /// A fresh whole-run report for an exporter, returned rather than written.
+    WholeRun(Sender<Arc<Report>>),
 }
 
 /// The running agent. Dropping it writes the final report and stops the drain thread.
@@ -38,8 +37,6 @@ pub struct Guard {
     /// The process that started the agent: in a forked child the drain thread does
     /// not exist (threads do not survive `fork`), so the guard does nothing there.
     pub(super) pid: u32,
-    /// The fleet exporters (`/metrics`, OTLP), stopped after the drain thread.
-    pub(super) fleet: crate::fleet::Running,
 }
 
 impl core::fmt::Debug for Guard {
@@ -85,8 +82,9 @@ impl Guard {
         self.ask(Command::ReportInterval)?
     }
 
-    /// Periodic reports that could not be written so far (each is also shown in the
-    /// next report that is written, and returned by [`stop`](Guard::stop)).
+    /// Periodic reports that could not be written so far, and exporters that panicked
+    /// while taking a report (each is also shown in the next report that is written,
+    /// and returned by [`stop`](Guard::stop)).
     pub fn sink_errors(&self) -> u64 {
         self.shared.sink_errors.load(Ordering::Relaxed)
     }
@@ -146,8 +144,8 @@ impl Guard {
             return Ok(());
         }
         let result = self.ask(Command::Shutdown).and_then(|r| r);
+        // The drain thread stops the exporters as it ends.
         let _ = handle.join();
-        self.fleet.stop();
         signals::disarm();
         running::release();
         match result {

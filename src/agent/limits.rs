@@ -1,12 +1,7 @@
-//! The settings that bound what the recorder holds (ring capacity, stack depth, the
-//! memory cap, the slowest samples, exited threads) and the validation of every
-//! setting, before [`Builder::start`] changes anything.
+//! The [`Builder`] settings that bound what the recorder holds: ring capacity, stack
+//! depth, the memory cap, the slowest samples, exited threads.
 
 use super::builder::Builder;
-use crate::config;
-use crate::error::Error;
-use std::sync::Arc;
-use std::time::Duration;
 
 impl Builder {
     /// Samples kept per (thread, id), overwrite-oldest: a power of two within
@@ -41,7 +36,7 @@ impl Builder {
     /// id). Rings of exited threads are pooled for reuse or freed, giving their bytes
     /// back. latte's own calibration threads are not charged. Applies from
     /// [`start`](Builder::start) on, and stays after the agent stops; a cap smaller
-    /// than one ring makes `start` return [`Error::MemoryCap`].
+    /// than one ring makes `start` return [`Error::MemoryCap`](crate::Error::MemoryCap).
     ///
     /// ```
     /// // A ring of 1,024 samples takes 8 KiB: a 4 KiB cap could never hold one.
@@ -70,63 +65,11 @@ impl Builder {
     }
 
     /// Exited threads kept individually in reports (default
-    /// [`DEFAULT_MAX_EXITED_THREADS`](Builder::DEFAULT_MAX_EXITED_THREADS)); older ones are folded
+    /// [`DEFAULT_MAX_EXITED_THREADS`](Builder::DEFAULT_MAX_EXITED_THREADS)); older ones are merged
     /// into one `<exited threads>` entry per id, which keeps memory bounded under
     /// thread churn.
     pub fn max_exited_threads(mut self, threads: usize) -> Builder {
         self.max_exited_threads = threads;
         self
-    }
-
-    /// Every setting's error, before anything changes.
-    pub(super) fn validate(&self) -> Result<(), Error> {
-        if let Some(n) = self.ring_capacity.filter(|&n| !config::ring_capacity_ok(n)) {
-            return Err(Error::RingCapacity { requested: n });
-        }
-        if let Some(n) = self.stack_depth.filter(|&n| !config::stack_depth_ok(n)) {
-            return Err(Error::StackDepth { requested: n });
-        }
-        let capacity = self.ring_capacity.unwrap_or_else(config::ring_capacity);
-        let (cap, ring_bytes) = (
-            self.memory_cap.unwrap_or_else(config::memory_cap),
-            config::ring_bytes(capacity),
-        );
-        if cap < ring_bytes {
-            return Err(Error::MemoryCap { cap, ring_bytes });
-        }
-        if let Some(interval) = self.periodic.filter(|i| *i < Builder::MIN_PERIODIC) {
-            return Err(Error::Interval {
-                requested: interval,
-            });
-        }
-        self.fleet.validate()?;
-        if self.slowest > config::MAX_SLOWEST {
-            return Err(Error::Slowest {
-                requested: self.slowest,
-            });
-        }
-        if self.hlog.is_some() && self.periodic.is_none() {
-            return Err(Error::Hlog(Arc::new(std::io::Error::other(
-                "an interval log needs periodic reports: set Builder::periodic",
-            ))));
-        }
-        if !(0..=19).contains(&self.placement.nice) {
-            return Err(Error::DrainPlacement(Arc::new(std::io::Error::other(
-                format!(
-                    "drain nice value {} is invalid: it must be 0 (unchanged) to 19 (lowest)",
-                    self.placement.nice
-                ),
-            ))));
-        }
-        self.focus.pattern()?;
-        self.focus.thread_pattern()?;
-        if let Some((setting, value)) = self.options.cleaning.invalid() {
-            return Err(Error::Cleaning { setting, value });
-        }
-        let (min, max) = self.drain_interval;
-        if min.is_zero() || min > max || max > Duration::from_secs(60) {
-            return Err(Error::DrainInterval { min, max });
-        }
-        Ok(())
     }
 }

@@ -4,7 +4,7 @@
 //! data, report on stdout); [`builder`] sets everything else, the C++ original's
 //! cycles and raw data too. The drain thread
 //! calibrates at start-up, folds what the threads record into the whole-run histograms
-//! (often enough that rings rarely lap, see [`Builder::drain_interval`]), writes
+//! (often enough that rings rarely lap, see [`Builder::drain_pace`]), writes
 //! periodic reports if asked, answers commands from the [`Guard`], and writes the final
 //! report when the guard drops — also while `main` unwinds from a panic.
 //!
@@ -24,7 +24,7 @@
 
 mod builder;
 mod drain;
-mod export;
+mod exporters;
 mod failures;
 mod guard;
 mod hlog;

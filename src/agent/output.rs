@@ -2,7 +2,7 @@
 //! cleaning, format, table layout, focus, sinks.
 
 use super::builder::Builder;
-use crate::config::{Cleaning, Data, ReportOptions, Unit};
+use crate::report::{Cleaning, Data, ReportOptions, Unit};
 use crate::report::{Focus, Format, TableOptions};
 use std::io::Write;
 
@@ -35,7 +35,7 @@ impl Builder {
     /// [`Error::Cleaning`](crate::Error::Cleaning) (see [`Cleaning`]).
     ///
     /// ```
-    /// use latte::{Cleaning, Error, analyze::Fences};
+    /// use latte::{Cleaning, Error, report::Fences};
     /// let fences = Fences { k: f64::NAN, ..Fences::default() };
     /// let cleaning = Cleaning { fences: Some(fences), ..Cleaning::default() };
     /// let err = latte::builder().cleaning(cleaning).start().unwrap_err();

@@ -54,7 +54,6 @@ impl Line {
 
     /// As [`ask`](Line::ask), but never waits more than `wait`, nor to queue the
     /// command: `None` if the queue is full, the drain stopped, or no answer came.
-    #[cfg(feature = "prometheus")]
     pub(super) fn ask_within<T>(
         &self,
         command: impl FnOnce(Sender<T>) -> Command,

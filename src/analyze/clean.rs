@@ -25,7 +25,7 @@
 
 use super::calibrate::Calibration;
 use super::dist::{self, Runs};
-use crate::config::Cleaning;
+use crate::report::Cleaning;
 use std::ops::Range;
 
 /// What cleaning kept of a sorted slice.
@@ -149,7 +149,7 @@ pub(crate) fn clean_runs(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Bypass, Fences};
+    use crate::report::{Bypass, Fences};
 
     fn runs() -> Runs {
         let mut sorted = vec![100; 40];

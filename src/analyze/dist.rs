@@ -5,37 +5,17 @@
 //! from a sorted sample set (one per distinct value, exact). Either way, quantiles
 //! are order statistics: the `q`-quantile of `n` values is the value of rank
 //! `ceil(q * n)` (1-based), the smallest value with at least `q * n` values at or
-//! below it — HdrHistogram's definition. From a histogram it is within half a bucket
-//! of the exact one: exact below 2,048 ticks, within 1/2,048 relative above.
+//! below it — HdrHistogram's definition. The rule, the runs of a histogram and the
+//! histogram a report row carries live in `report::histogram`, which decodes it too.
 
 use crate::collect::{Exact, SampleKind, Tally};
-use hdrhistogram::Histogram;
-
-/// Ascending `(value, count)` runs.
-pub(crate) type Runs = Vec<(u64, u64)>;
+pub(crate) use crate::report::histogram::{Runs, count, hist_runs, quantile, rank};
 
 /// One kind's values with `overhead` ticks taken off each (saturating at 0).
 pub(crate) fn from_tally(tally: &Tally, overhead: u64) -> (Runs, Exact) {
     let raw = hist_runs(&tally.hist, tally.exact.min, tally.exact.max);
     let exact = shifted_exact(tally, &raw, overhead);
     (shifted(raw, overhead), exact)
-}
-
-/// A histogram's buckets as runs, each at its middle pulled inside `[min, max]` (the
-/// lowest and highest buckets often hold one value: the extreme itself).
-pub(crate) fn hist_runs(hist: &Histogram<u64>, min: u64, max: u64) -> Runs {
-    let mut raw: Runs = Vec::with_capacity(hist.distinct_values().min(4096));
-    for v in hist.iter_recorded() {
-        let high = v.value_iterated_to();
-        let low = hist.lowest_equivalent(high);
-        let middle = if low == high {
-            low
-        } else {
-            hist.median_equivalent(low)
-        };
-        raw.push((middle.clamp(min, max), v.count_at_value()));
-    }
-    raw
 }
 
 /// Runs with `overhead` taken off each value (saturating at 0).
@@ -122,46 +102,6 @@ pub(crate) fn merge(a: &[(u64, u64)], b: &[(u64, u64)]) -> Runs {
     out
 }
 
-/// How many values the runs hold.
-pub(crate) fn count(runs: &[(u64, u64)]) -> u64 {
-    runs.iter().map(|(_, k)| k).sum()
-}
-
-/// The 1-based rank of the `q`-quantile among `n` values: `ceil(q * n)`, at least 1.
-/// A product that lands a rounding error above a whole number counts as that number
-/// (`0.07 * 100` is 7, not 8). `q` is clamped to [0, 1]; NaN counts as 0. Every
-/// quantile latte reports uses it, and so does the `latte-telemetry` tool.
-///
-/// ```
-/// use latte::analyze::rank;
-/// assert_eq!(rank(0.07, 100), 7);
-/// assert_eq!(rank(0.5, 3), 2);
-/// assert_eq!(rank(0.999, 10), 10);
-/// assert_eq!(rank(0.0, 10), 1);
-/// ```
-pub fn rank(q: f64, n: u64) -> u64 {
-    let q = if q.is_nan() { 0.0 } else { q.clamp(0.0, 1.0) };
-    let x = q * n as f64;
-    ((x - x * 1e-12).ceil() as u64).clamp(1, n.max(1))
-}
-
-/// The value of 1-based rank `r` (0 for no values).
-pub(crate) fn at_rank(runs: &[(u64, u64)], r: u64) -> u64 {
-    let mut below = 0;
-    for &(v, k) in runs {
-        below += k;
-        if below >= r {
-            return v;
-        }
-    }
-    runs.last().map_or(0, |&(v, _)| v)
-}
-
-/// The `q`-quantile (see the module docs); 0 for no values.
-pub(crate) fn quantile(runs: &[(u64, u64)], q: f64) -> u64 {
-    at_rank(runs, rank(q, count(runs)))
-}
-
 /// What a distribution's kinds are worth in the report's data: the overhead per kind
 /// is what calibration says (0 for raw data and for user-recorded values).
 pub(crate) fn kinds_together(
@@ -181,19 +121,6 @@ pub(crate) fn kinds_together(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ranks_are_ceilings_without_rounding_surprises() {
-        assert_eq!(rank(0.07, 100), 7);
-        assert_eq!(rank(0.5, 4), 2);
-        assert_eq!(rank(0.51, 4), 3);
-        assert_eq!(rank(0.0, 10), 1);
-        assert_eq!(rank(1.0, 10), 10);
-        assert_eq!(rank(f64::NAN, 10), 1);
-        assert_eq!(rank(0.99, 1_000_000), 990_000);
-        assert_eq!(rank(0.999, 1_000_000), 999_000);
-        assert_eq!(rank(0.5, 0), 1);
-    }
 
     #[test]
     fn shifted_moments_are_exact() {

@@ -2,7 +2,9 @@
 //!
 //! Pure functions of collected data and options, plus the one function that assembles
 //! every report (`assemble`): the agent's periodic, on-request and final reports,
-//! [`Report::collect`] and [`Report::from_capture`] all go through it.
+//! [`Report::collect`], [`Report::collect_focused`] (a [`Focus`]'s threads, kept before
+//! the analysis so ALL THREADS covers only them) and [`Report::from_capture`] all go
+//! through it.
 //!
 //! Per (thread, id): each sample kind's whole-run histogram becomes ascending
 //! `(value, count)` runs (minus the kind's overhead when calibrated, saturating at 0),
@@ -14,25 +16,23 @@
 mod calibrate;
 mod clean;
 mod dist;
+mod encode;
 mod environment;
-mod export;
-mod focused;
 mod prepare;
 mod stats;
 
-pub use crate::config::{Bypass, Fences};
 pub use calibrate::{Calibration, calibration};
 pub use clean::{Cleaned, clean};
-pub use dist::rank;
-pub(crate) use export::per_id as per_id_histograms;
-pub(crate) use focused::of_threads;
+pub(crate) use encode::per_id as per_id_histograms;
 pub use stats::{Moments, moments, quantile};
 
 use crate::collect::{self, Capture, ComponentTotals, SampleKind, Totals};
-use crate::config::{Data, ReportOptions, Unit};
 use crate::diagnostics::FrameCounts;
-use crate::report::{EndedFrames, Overhead, Report, Row, ThreadReport, by_total};
+use crate::error::Error;
+use crate::report::{Data, ReportOptions};
+use crate::report::{EndedFrames, Focus, Overhead, Report, Row, ThreadReport, by_total};
 use prepare::Prepared;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// What a report is, beyond its data: a label, and whether it describes this process
@@ -78,6 +78,59 @@ impl Report {
         let totals = Totals::from_capture(capture);
         assemble(&totals, calibration, options, Context::default())
     }
+
+    /// [`Report::collect`] for the threads and components `focus` keeps, in its
+    /// order: the thread pattern is applied before the analysis (ALL THREADS covers
+    /// only those threads), then [`Report::focus`]. An invalid pattern is
+    /// [`Error::Pattern`].
+    ///
+    /// ```
+    /// use latte::report::Focus;
+    /// use latte::{Report, ReportOptions};
+    /// static WORK: latte::Id = latte::Id::new("doc_collect_focused");
+    /// for (name, n) in [("engine-1", 3), ("logger", 5)] {
+    ///     std::thread::Builder::new()
+    ///         .name(name.into())
+    ///         .spawn(move || (0..n).for_each(|v| latte::record(&WORK, v)))?
+    ///         .join()
+    ///         .unwrap();
+    /// }
+    /// let focus = Focus { threads: Some("engine-*".into()), ..Focus::default() };
+    /// let report = Report::collect_focused(&ReportOptions::default(), &focus)?;
+    /// assert!(report.threads.iter().all(|t| t.name == "engine-1"));
+    /// let all = report.all_threads.iter().find(|r| r.component == WORK.name()).unwrap();
+    /// assert_eq!(all.stats.seen, 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn collect_focused(options: &ReportOptions, focus: &Focus) -> Result<Report, Error> {
+        let threads = focus.thread_pattern()?;
+        let live = Context {
+            label: None,
+            live: true,
+        };
+        let calibration = calibration();
+        let report = collect::whole_run(|totals| {
+            assemble(
+                &of_threads(totals, threads.as_ref()),
+                calibration,
+                options,
+                live,
+            )
+        });
+        report.focus(focus)
+    }
+}
+
+/// `totals` with only the threads `pattern` matches (all of them, not copied, without
+/// one).
+pub(crate) fn of_threads<'a>(
+    totals: &'a Totals,
+    pattern: Option<&glob::Pattern>,
+) -> Cow<'a, Totals> {
+    match pattern {
+        Some(p) => Cow::Owned(totals.only_threads(|name| p.matches(name))),
+        None => Cow::Borrowed(totals),
+    }
 }
 
 /// Builds a report: the one place a [`Report`] is made.
@@ -87,10 +140,8 @@ pub(crate) fn assemble(
     options: &ReportOptions,
     context: Context,
 ) -> Report {
-    let scale = match options.unit {
-        Unit::Cycles => 1.0,
-        Unit::Time => 1.0 / calibration.ticks_per_ns,
-    };
+    // The one factor from ticks to the unit, which `Row::distribution` uses too.
+    let scale = crate::report::histogram::per_tick(options.unit, calibration.ticks_per_ns);
     let (threads, all_threads) = sections(totals, calibration, options, scale);
     let overhead = (options.data == Data::Calibrated).then(|| Overhead {
         scope: calibration.scope.map(|row| row.map(|t| t as f64 * scale)),

@@ -5,9 +5,10 @@
 
 use super::calibrate::Calibration;
 use super::dist::{self, Runs};
-use super::{clean, export, overhead, stats};
+use super::{clean, overhead, stats};
 use crate::collect::{ComponentTotals, Exact, SampleKind};
-use crate::config::ReportOptions;
+use crate::report::ReportOptions;
+use crate::report::histogram::{self, Held};
 use crate::report::{CleanedSummary, Corrected, Row, RowKind, Slowest, Summary};
 
 /// One component's distribution in the report's data, with what cleaning flagged.
@@ -83,8 +84,10 @@ impl Prepared {
         }
     }
 
-    /// The row of these values, in the report's unit.
+    /// The row of these values, in the report's unit: its quantiles are read from the
+    /// histogram it carries, as a reader of the JSON reads them.
     pub(super) fn row(&self, component: &str, scale: f64) -> Row {
+        let held = histogram::held(&self.all, self.exact.min, self.exact.max);
         let corrected = self.corrected.as_ref().map(|(period, runs)| {
             let q = |q: f64| dist::quantile(runs, q) as f64 * scale;
             Corrected {
@@ -111,18 +114,19 @@ impl Prepared {
         Row {
             component: component.to_owned(),
             kind: self.kind,
-            stats: scaled(self.summary(), scale),
+            stats: scaled(self.summary(&held), scale),
             slowest,
             corrected,
-            histogram: export::encode(&self.all),
+            histogram: held.histogram,
         }
     }
 
     /// Statistics in ticks: the headline over every sample, exact where the sums
-    /// allow; the cleaned figures over what cleaning kept.
-    fn summary(&self) -> Summary {
+    /// allow, its quantiles from the histogram `held`; the cleaned figures over what
+    /// cleaning kept.
+    fn summary(&self, held: &Held) -> Summary {
         let all = stats::run_moments(&self.all);
-        let q = |q: f64| dist::quantile(&self.all, q) as f64;
+        let q = |q: f64| dist::quantile(&held.runs, q) as f64;
         let (min, max) = extremes(&self.exact);
         let std_dev = self.exact.std_dev().unwrap_or(all.std_dev);
         let skew = self.exact.skew().unwrap_or(all.skew);
@@ -156,7 +160,12 @@ impl Prepared {
             cleaned: CleanedSummary {
                 samples: c.count,
                 avg: c.mean,
-                median: dist::quantile(&self.cleaned, 0.5) as f64,
+                // Nothing flagged: the headline's, as the histogram holds it.
+                median: if self.untouched {
+                    q(0.5)
+                } else {
+                    dist::quantile(&self.cleaned, 0.5) as f64
+                },
                 std_dev: c.std_dev,
                 skew: c.skew,
                 min: c.min,

@@ -35,6 +35,8 @@ pub use select::{decision, source};
 // `#[doc(hidden)]` module: a misspelt mode then reads "not found in `FastMidOrHard`".
 #[doc(hidden)]
 pub use named::FastMidOrHard;
+// The agent reads the facts and the builder chooses the clock.
+#[cfg_attr(not(feature = "agent"), allow(unused_imports))]
 pub(crate) use select::{facts, select_clock};
 #[cfg(feature = "test-hooks")]
 pub(crate) use select::{install_mock, set_mock, set_mock_core};

@@ -209,7 +209,7 @@ impl Ledger {
     /// entries of every thread the registry no longer lists the same way.
     fn fold_threads_away(&mut self, view: &View) {
         let read: HashSet<u64> = view.exited.iter().map(|c| c.serial).collect();
-        registry::fold_excess(|serial| read.contains(&serial));
+        registry::merge_excess(|serial| read.contains(&serial));
         let after = registry::global().view();
         let listed: HashSet<u64> = after
             .live
@@ -218,7 +218,7 @@ impl Ledger {
             .chain(after.exited.iter().map(|c| c.serial))
             .collect();
         for totals in self.windows() {
-            totals.fold_gone(&listed);
+            totals.merge_gone(&listed);
         }
     }
 

@@ -14,21 +14,28 @@
 
 #[cfg(feature = "csv")]
 mod csv;
+#[cfg(feature = "agent")]
 mod ledger;
+#[cfg(feature = "agent")]
 mod tally;
+#[cfg(feature = "agent")]
 mod totals;
+#[cfg(feature = "agent")]
 mod window;
 
-pub use crate::diagnostics::FrameCounts;
-use crate::diagnostics::{Anomalies, Footprint};
+pub use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
 pub use crate::record::{Sample, SampleKind, prepare};
-pub(crate) use ledger::{FoldStats, fold};
-pub(crate) use tally::{Exact, Tally};
-pub(crate) use totals::{ComponentTotals, Totals};
-pub(crate) use window::{take_interval, whole_run};
+// The whole run, which only the agent reads.
+#[cfg(feature = "agent")]
+pub(crate) use {
+    ledger::{FoldStats, fold},
+    tally::{Exact, Tally},
+    totals::{ComponentTotals, Totals},
+    window::{take_interval, whole_run},
+};
 
 use crate::record::local;
-use crate::record::registry::{self, CompactRing, FOLDED_NAME, TEARDOWN_DROPS, ThreadShared};
+use crate::record::registry::{self, CompactRing, MERGED_NAME, TEARDOWN_DROPS, ThreadShared};
 use crate::record::ring::{Ring, RingRead};
 use crate::record::{Id, id};
 use std::sync::Arc;
@@ -210,6 +217,7 @@ pub fn snapshot(name: &str) -> Vec<u64> {
 /// let row = report.all_threads.iter().find(|r| r.component == "doc_reset_warm").unwrap();
 /// assert_eq!(row.stats.seen, 10);
 /// ```
+#[cfg(feature = "agent")]
 pub fn reset() {
     window::reset();
 }
@@ -219,8 +227,11 @@ pub fn reset() {
 pub fn footprint() -> Footprint {
     registry::compact_waiting();
     let mut f = registry::global().footprint();
-    f.histograms = ledger::HISTOGRAMS.load(Relaxed);
-    f.histogram_bytes = ledger::HISTOGRAM_BYTES.load(Relaxed);
+    #[cfg(feature = "agent")]
+    {
+        f.histograms = ledger::HISTOGRAMS.load(Relaxed);
+        f.histogram_bytes = ledger::HISTOGRAM_BYTES.load(Relaxed);
+    }
     f.drain_cpu_ns = crate::diagnostics::DRAIN_CPU_NS.load(Relaxed);
     f.bytes += f.histogram_bytes;
     f
@@ -247,11 +258,11 @@ fn read(only: Option<u32>) -> Capture {
         let t = compacted(c.serial, &c.name, c.anomalies, &c.components, &wanted);
         threads.push((t.0, t.1, c.frames.clone()));
     }
-    if let Some(f) = &view.folded {
-        let t = compacted(0, FOLDED_NAME, f.anomalies, &f.components, &wanted);
+    if let Some(f) = &view.merged {
+        let t = compacted(0, MERGED_NAME, f.anomalies, &f.components, &wanted);
         threads.push((t.0, t.1, f.frames.clone()));
     }
-    // Capture order: order of first record (the folded threads are the oldest).
+    // Capture order: order of first record (the merged threads are the oldest).
     threads.sort_by_key(|(t, _, _)| t.serial);
     // Names are read after the rings, so every ring's id is already interned.
     let names = id::names();
@@ -305,7 +316,7 @@ fn read_live(
     (t, components, Vec::clone(&thread.frames()))
 }
 
-/// A compacted (or folded) thread's retained samples.
+/// A compacted (or merged) thread's retained samples.
 fn compacted(
     serial: u64,
     name: &str,

@@ -8,10 +8,8 @@
 //! a component actually spans (about 150 KiB for values up to 10^8 ticks), and never
 //! more than for [`Sample::MAX_TICKS`](crate::collect::Sample::MAX_TICKS).
 
+use crate::config::SIGNIFICANT_DIGITS;
 use hdrhistogram::Histogram;
-
-/// Significant decimal digits the histograms keep.
-pub(crate) const SIGNIFICANT_DIGITS: u8 = 3;
 
 /// Every value of one kind: histogram plus exact moments.
 #[derive(Clone, Debug)]

@@ -7,7 +7,7 @@ use super::{Capture, Sample, SampleKind};
 use crate::config;
 use crate::diagnostics::{Anomalies, FrameCounts, OpenScopes};
 use crate::record::id;
-use crate::record::registry::FOLDED_NAME;
+use crate::record::registry::MERGED_NAME;
 use std::collections::{BTreeMap, HashSet};
 
 /// Every sample of one window (the whole run, or one interval), per thread and id.
@@ -204,7 +204,7 @@ impl Totals {
 
     /// Merges the entries of exited threads the registry no longer lists into the
     /// `<exited threads>` entry.
-    pub(super) fn fold_gone(&mut self, listed: &HashSet<u64>) {
+    pub(super) fn merge_gone(&mut self, listed: &HashSet<u64>) {
         let gone: Vec<u64> = self
             .threads
             .keys()
@@ -213,25 +213,25 @@ impl Totals {
             .collect();
         for serial in gone {
             let t = self.threads.remove(&serial).expect("key just listed");
-            let folded = self.threads.entry(0).or_insert_with(|| ThreadTotals {
-                name: FOLDED_NAME.to_owned(),
+            let merged = self.threads.entry(0).or_insert_with(|| ThreadTotals {
+                name: MERGED_NAME.to_owned(),
                 exited: true,
                 anomalies: Anomalies::default(),
                 frames: Vec::new(),
                 open: Vec::new(),
                 components: Vec::new(),
             });
-            folded.anomalies = folded.anomalies.plus(&t.anomalies);
+            merged.anomalies = merged.anomalies.plus(&t.anomalies);
             for (name, counts) in &t.frames {
-                match folded.frames.iter_mut().find(|(n, _)| n == name) {
+                match merged.frames.iter_mut().find(|(n, _)| n == name) {
                     Some((_, mine)) => *mine = mine.plus(counts),
-                    None => folded.frames.push((name, *counts)),
+                    None => merged.frames.push((name, *counts)),
                 }
             }
             for c in &t.components {
-                match folded.components.iter_mut().find(|f| f.index == c.index) {
+                match merged.components.iter_mut().find(|f| f.index == c.index) {
                     Some(f) => f.add(c),
-                    None => folded.components.push(c.clone()),
+                    None => merged.components.push(c.clone()),
                 }
             }
         }

@@ -56,9 +56,9 @@ pub enum Error {
         /// The value that was asked for.
         requested: usize,
     },
-    /// Drain pacing bounds ([`Builder::drain_interval`](crate::Builder::drain_interval))
+    /// Drain pacing bounds ([`Builder::drain_pace`](crate::Builder::drain_pace))
     /// that are zero, reversed or longer than a minute.
-    DrainInterval {
+    DrainPace {
         /// The shortest wait asked for.
         min: Duration,
         /// The longest wait asked for.
@@ -95,7 +95,7 @@ pub enum Error {
     /// or written, or was asked for without periodic reports.
     Hlog(Arc<std::io::Error>),
     /// Periodic reports (or interval-log entries) that could not be written during the
-    /// run, returned by [`Guard::stop`](crate::Guard::stop) when the final report
+    /// run, and exporters that panicked while taking a report, returned by [`Guard::stop`](crate::Guard::stop) when the final report
     /// itself was written: that report shows them too. Each was counted by
     /// [`Guard::sink_errors`](crate::Guard::sink_errors) as it happened.
     PeriodicReports {
@@ -119,23 +119,31 @@ pub enum Error {
         /// The limit that was reached.
         limit: usize,
     },
-    /// The metrics endpoint (`Builder::serve_metrics`, feature `prometheus`) could not be bound (an address that does not parse or is
-    /// in use) or its thread could not start.
-    MetricsEndpoint(Arc<std::io::Error>),
-    /// A fleet-export setting that cannot work: bucket bounds
-    /// (`Builder::metrics_buckets`) that are empty, zero or out of order; an OTLP
-    /// endpoint that is not `http://` or an interval too short (`Builder::otlp`).
-    FleetSetting {
-        /// The setting, as `Builder::otlp`.
-        setting: &'static str,
-        /// What is wrong with it.
+    /// An exporter ([`Builder::exporter`](crate::Builder::exporter)) failed: it could
+    /// not start (its own error, a panic, or a push interval shorter than
+    /// [`MIN_PERIODIC`](crate::Builder::MIN_PERIODIC)), or it panicked while taking a
+    /// report (then it gets no more, and the run's periodic failures count it). The
+    /// error is the [`source`](std::error::Error::source).
+    Exporter {
+        /// The exporter's name (`Exporter::name`).
+        exporter: String,
+        /// What went wrong.
+        error: Arc<dyn std::error::Error + Send + Sync>,
+    },
+    /// A report row's histogram that cannot be read (`report::Row::distribution`):
+    /// missing from a row with samples, not base64 of a V2 HdrHistogram, counts past
+    /// `u64::MAX`, or a report in time without a positive counter frequency.
+    Histogram {
+        /// The row's component.
+        component: String,
+        /// What is wrong.
         reason: String,
     },
 }
 
 impl PartialEq for Error {
     /// Errors are equal when they are the same case with the same values; I/O errors
-    /// compare by [`kind`](std::io::Error::kind). The match is on `self` with no
+    /// compare by [`kind`](std::io::Error::kind), an exporter's error by its message. The match is on `self` with no
     /// catch-all, so a new case cannot compile without saying how it compares.
     fn eq(&self, other: &Error) -> bool {
         use Error::*;
@@ -154,8 +162,8 @@ impl PartialEq for Error {
             Interval { requested: a } => matches!(other, Interval { requested: b } if a == b),
             Slowest { requested: a } => matches!(other, Slowest { requested: b } if a == b),
             InternLimit { limit: a } => matches!(other, InternLimit { limit: b } if a == b),
-            DrainInterval { min, max } => {
-                matches!(other, DrainInterval { min: c, max: d } if (min, max) == (c, d))
+            DrainPace { min, max } => {
+                matches!(other, DrainPace { min: c, max: d } if (min, max) == (c, d))
             }
             // By bits, so a NaN value equals itself.
             Cleaning { setting, value } => matches!(
@@ -173,9 +181,12 @@ impl PartialEq for Error {
                 matches!(other, ClockAlreadySelected { hardware: b } if a == b)
             }
             Signals(a) => matches!(other, Signals(b) if same_io(a, b)),
-            MetricsEndpoint(a) => matches!(other, MetricsEndpoint(b) if same_io(a, b)),
-            FleetSetting { setting, reason } => {
-                matches!(other, FleetSetting { setting: s, reason: r } if (setting, reason) == (s, r))
+            Exporter { exporter, error } => matches!(
+                other,
+                Exporter { exporter: x, error: e } if exporter == x && error.to_string() == e.to_string()
+            ),
+            Histogram { component, reason } => {
+                matches!(other, Histogram { component: c, reason: r } if (component, reason) == (c, r))
             }
             PeriodicReports { failed, last } => matches!(
                 other,
@@ -223,19 +234,15 @@ impl Error {
                 "latte could not handle SIGTERM and SIGINT",
                 "check Builder::final_report_on_signals: the platform needs POSIX signals",
             )),
-            Error::MetricsEndpoint(e) => Some((
-                e,
-                "the latte metrics endpoint could not start",
-                "check the address given to Builder::serve_metrics: host:port, not in use",
-            )),
             Error::RingCapacity { .. }
-            | Error::FleetSetting { .. }
+            | Error::Exporter { .. }
+            | Error::Histogram { .. }
             | Error::StackDepth { .. }
             | Error::MemoryCap { .. }
             | Error::Pattern { .. }
             | Error::Interval { .. }
             | Error::Slowest { .. }
-            | Error::DrainInterval { .. }
+            | Error::DrainPace { .. }
             | Error::Cleaning { .. }
             | Error::AlreadyRunning
             | Error::AgentStopped
@@ -271,9 +278,9 @@ impl Error {
                 "{requested} slowest samples per thread and id is invalid: at most {} are kept",
                 crate::config::MAX_SLOWEST
             ),
-            Error::DrainInterval { min, max } => write!(
+            Error::DrainPace { min, max } => write!(
                 f,
-                "drain interval {min:?}..={max:?} is invalid: the bounds must be above zero, \
+                "drain pace {min:?}..={max:?} is invalid: the bounds must be above zero, \
                  in order, and at most 60 s"
             ),
             Error::Cleaning { setting, value } => write!(
@@ -287,14 +294,14 @@ impl Error {
                  (Id::MAX_INTERNED); intern each text once, keep its &'static Id, and bound the set \
                  of texts (venues, symbols, strategies)"
             ),
-            Error::FleetSetting { setting, reason } => {
-                write!(f, "fleet export setting {setting} is invalid: {reason}")
+            Error::Exporter { exporter, error } => {
+                write!(f, "the latte exporter {exporter} failed: {error}")
             }
             Error::AlreadyRunning
             | Error::AgentStopped
             | Error::ClockAlreadySelected { .. }
-            | Error::MemoryCap { .. }
-            | Error::Pattern { .. } => self.fmt_state(f),
+            | Error::MemoryCap { .. } => self.fmt_state(f),
+            Error::Pattern { .. } | Error::Histogram { .. } => self.fmt_report(f),
             // Written by `fmt`.
             Error::PeriodicReports { .. }
             | Error::Sink(_)
@@ -302,13 +309,11 @@ impl Error {
             | Error::Spawn(_)
             | Error::DrainPlacement(_)
             | Error::Hlog(_)
-            | Error::MetricsEndpoint(_)
             | Error::Signals(_) => Ok(()),
         }
     }
 
-    /// The message of a case about the agent's or the clock's state, the memory cap or
-    /// a focus pattern.
+    /// The message of a case about the agent's or the clock's state or the memory cap.
     fn fmt_state(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::MemoryCap { cap, ring_bytes } => write!(
@@ -316,11 +321,6 @@ impl Error {
                 "memory cap {cap} bytes is too small: one ring takes {ring_bytes} bytes \
                  (8 per sample of the ring capacity); raise Builder::memory_cap or lower \
                  Builder::ring_capacity"
-            ),
-            Error::Pattern { pattern, reason } => write!(
-                f,
-                "focus pattern {pattern:?} (over ids or thread names) is invalid: {reason} \
-                 (a glob pattern: *, ?, [...])"
             ),
             Error::AlreadyRunning => f.write_str(
                 "a latte agent is already running in this process; keep its guard, or drop it before starting another",
@@ -335,7 +335,24 @@ impl Error {
                  (choose the clock before anything records, or set LATTE_CLOCK)",
                 if *hardware { "hardware counter" } else { "OS monotonic clock" }
             ),
-            _ => Ok(()), // the other cases are written by `fmt_plain` and `fmt`
+            _ => Ok(()), // the other cases are written by `fmt_plain`, `fmt_report` and `fmt`
+        }
+    }
+
+    /// The message of a case about what was asked of a report or read from one: a
+    /// focus pattern, a row's histogram.
+    fn fmt_report(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Pattern { pattern, reason } => write!(
+                f,
+                "focus pattern {pattern:?} (over ids or thread names) is invalid: {reason} \
+                 (a glob pattern: *, ?, [...])"
+            ),
+            Error::Histogram { component, reason } => write!(
+                f,
+                "the histogram of component `{component}` cannot be read: {reason}"
+            ),
+            _ => Ok(()), // the other cases are written by `fmt_plain`, `fmt_state` and `fmt`
         }
     }
 }
@@ -360,6 +377,9 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         if let Error::PeriodicReports { last, .. } = self {
             return Some(&**last);
+        }
+        if let Error::Exporter { error, .. } = self {
+            return Some(&**error);
         }
         self.io()
             .map(|(e, _, _)| &**e as &(dyn std::error::Error + 'static))

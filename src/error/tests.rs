@@ -19,7 +19,7 @@ fn every_case() -> Vec<Error> {
             requested: Duration::from_nanos(1),
         },
         Error::Slowest { requested: 1_001 },
-        Error::DrainInterval {
+        Error::DrainPace {
             min: Duration::ZERO,
             max: Duration::from_millis(1),
         },
@@ -49,10 +49,13 @@ fn every_case() -> Vec<Error> {
             reason: "invalid range pattern".into(),
         },
         Error::InternLimit { limit: 65_536 },
-        Error::MetricsEndpoint(io(ErrorKind::AddrInUse)),
-        Error::FleetSetting {
-            setting: "Builder::otlp",
-            reason: "not http".into(),
+        Error::Exporter {
+            exporter: "prometheus".into(),
+            error: io(ErrorKind::AddrInUse),
+        },
+        Error::Histogram {
+            component: "c".into(),
+            reason: "not base64".into(),
         },
     ]
 }
@@ -63,7 +66,7 @@ fn case(error: &Error) -> usize {
         Error::StackDepth { .. } => 1,
         Error::Interval { .. } => 2,
         Error::Slowest { .. } => 3,
-        Error::DrainInterval { .. } => 4,
+        Error::DrainPace { .. } => 4,
         Error::Cleaning { .. } => 5,
         Error::AlreadyRunning => 6,
         Error::AgentStopped => 7,
@@ -78,8 +81,8 @@ fn case(error: &Error) -> usize {
         Error::MemoryCap { .. } => 16,
         Error::Pattern { .. } => 17,
         Error::InternLimit { .. } => 18,
-        Error::MetricsEndpoint(_) => 19,
-        Error::FleetSetting { .. } => 20,
+        Error::Exporter { .. } => 19,
+        Error::Histogram { .. } => 20,
     }
 }
 
@@ -128,6 +131,14 @@ fn values_and_io_kinds_count() {
         Error::DrainPlacement(io(ErrorKind::InvalidInput)),
         Error::DrainPlacement(io(ErrorKind::PermissionDenied))
     );
+    // An exporter's error compares by its name and message.
+    let exporter = |name: &str, why: &str| Error::Exporter {
+        exporter: name.into(),
+        error: Arc::from(Box::<dyn std::error::Error + Send + Sync>::from(why)),
+    };
+    assert_eq!(exporter("otlp", "down"), exporter("otlp", "down"));
+    assert_ne!(exporter("otlp", "down"), exporter("prometheus", "down"));
+    assert_ne!(exporter("otlp", "down"), exporter("otlp", "slow"));
     // The message of an I/O error does not count, its kind does.
     assert_eq!(
         Error::Csv(io(ErrorKind::WriteZero)),
@@ -148,9 +159,12 @@ fn every_message_is_a_sentence_and_io_cases_have_a_source() {
                 | Error::DrainPlacement(_)
                 | Error::Hlog(_)
                 | Error::Signals(_)
-                | Error::MetricsEndpoint(_)
         );
-        let wraps = io || matches!(error, Error::PeriodicReports { .. });
+        let wraps = io
+            || matches!(
+                error,
+                Error::PeriodicReports { .. } | Error::Exporter { .. }
+            );
         assert_eq!(error.source().is_some(), wraps, "{error:?}");
         if io {
             assert!(message.contains("test"), "{message}");

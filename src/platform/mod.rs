@@ -10,10 +10,12 @@
 
 mod gather;
 
+#[cfg(feature = "agent")]
 use serde::Serialize;
 
 /// What latte knows about the machine's clocks. `None` means unknown.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "agent", derive(Serialize))]
 pub struct Facts {
     /// The target's architecture (`x86_64`, `aarch64`, ...).
     pub arch: String,
@@ -47,7 +49,8 @@ pub struct Facts {
 }
 
 /// Which clock to use: decided from the facts (`Auto`) or forced.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "agent", derive(Serialize))]
 pub enum ClockChoice {
     /// Let latte decide from the platform facts (see `docs/reliability.md`).
     #[default]
@@ -59,7 +62,8 @@ pub enum ClockChoice {
 }
 
 /// The clock latte reads, and why.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "agent", derive(Serialize))]
 pub struct Decision {
     /// `true`: the hardware counter; `false`: the OS monotonic clock.
     pub hardware: bool,
@@ -167,4 +171,6 @@ fn os(reason: String) -> Decision {
     }
 }
 
+// The agent reads the clocksource again for the report.
+#[cfg_attr(not(feature = "agent"), allow(unused_imports))]
 pub(crate) use gather::{Counter, current_clocksource, gather};

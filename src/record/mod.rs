@@ -17,7 +17,7 @@
 //! | `sample.rs` | the sample word's private layout, [`Sample`] |
 //! | `budget.rs` | the memory cap: bytes charged by rings, refused past the cap |
 //! | `ring/` | the single-writer ring, its read protocol and its signal-safe claim; tests and loom model in `ring/tests.rs` |
-//! | `registry/` | every thread that recorded, alive or exited; compaction and folding |
+//! | `registry/` | every thread that recorded, alive or exited; compaction and merging |
 //! | `sync.rs` | the atomics, swapped for `loom`'s in model tests |
 //! | `fork.rs` | process-wide state made afresh in a forked child |
 

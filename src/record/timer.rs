@@ -28,7 +28,7 @@ use crate::clock::{self, Mode};
 ///
 /// Two cores' counters may disagree (an unsynchronised TSC, a migrated virtual CPU):
 /// a delta that appears to go backwards, or jumps past [`Sample::MAX_TICKS`], is
-/// discarded and counted as `cross_core` in [`Anomalies`](crate::report::Anomalies)
+/// discarded and counted as `cross_core` in `collect::Anomalies`
 /// when the timer closed on another thread than it started on (or both reads were
 /// Mid/Hard and named two CPUs), and as `clock_anomalies` otherwise. The thread is
 /// only compared for such a delta, so an ordinary drop costs nothing more. A thread

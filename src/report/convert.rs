@@ -2,7 +2,7 @@
 //! the report's counter frequency, counts and shapes left as they are.
 
 use super::{Corrected, Overhead, Report, Row, Summary};
-use crate::config::Unit;
+use crate::report::Unit;
 
 impl Report {
     /// This report with its durations in `unit`: counter ticks divided by

@@ -36,7 +36,7 @@ pub struct Focus {
     /// `[...]`; e.g. `"Sim_*"`). `None` keeps every component.
     pub ids: Option<String>,
     /// Keep only the threads whose name matches this glob pattern (e.g. `"engine-*"`;
-    /// the folded entry is named `<exited threads>`). Applied where the report is made
+    /// the merged entry is named `<exited threads>`). Applied where the report is made
     /// ([`Report::collect_focused`], [`Builder::focus`](crate::Builder::focus)), ALL
     /// THREADS then covers only those threads; [`Report::focus`] on a finished report
     /// can only drop the other threads' sections, and leaves ALL THREADS as it was.

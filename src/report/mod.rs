@@ -9,7 +9,9 @@
 
 mod convert;
 mod focus;
+pub(crate) mod histogram;
 pub mod numbers;
+mod options;
 mod row;
 mod table;
 mod wire;
@@ -18,13 +20,14 @@ pub(crate) use convert::scale_summary;
 pub(crate) use focus::by_total;
 pub use row::{CleanedSummary, Corrected, Row, RowKind, Slowest, Summary};
 
-pub use crate::diagnostics::{Anomalies, Footprint, FrameCounts, OpenScopes};
+pub use crate::diagnostics::OpenScopes;
+use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
 pub use focus::{Focus, Sort};
+pub use histogram::{Bucket, Distribution, rank};
 pub use table::{Column, SEED_WIDTH, TableOptions};
 
-pub use crate::config::Figures;
-use crate::config::{Cleaning, Data, Unit};
 use crate::error::Error;
+pub use options::{Bypass, Cleaning, Data, Fences, Figures, ReportOptions, Unit};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::sync::Arc;

@@ -20,7 +20,7 @@
 //! assert_eq!(count(106_051), "106,051");
 //! ```
 
-use crate::config::Unit;
+use crate::report::Unit;
 
 /// Time units, in nanoseconds (picoseconds for means below a nanosecond).
 const TIME: [(f64, &str); 5] = [

@@ -23,10 +23,11 @@ pub struct Row {
     /// ([`Id::expect_period`](crate::Id::expect_period)).
     #[serde(default)]
     pub corrected: Option<Corrected>,
-    /// Every folded value as an HdrHistogram, V2 deflate format, base64: any quantile
-    /// can be recomputed from it. Values are counter ticks of the report's data (raw,
-    /// or minus the overhead when calibrated) whatever the unit: divide by
-    /// `ticks_per_ns` for nanoseconds.
+    /// Every folded value as an HdrHistogram, V2 deflate format, base64: the row's
+    /// quantiles are read from it, and [`Row::distribution`] decodes it to read any
+    /// other the same way. Values are counter ticks of the report's data (raw, or minus
+    /// the overhead when calibrated) whatever the unit: divide by `ticks_per_ns` for
+    /// nanoseconds.
     #[serde(default)]
     pub histogram: Option<String>,
 }
@@ -94,9 +95,11 @@ pub struct Corrected {
 /// of `total` they hold, and [`cleaned`](Summary::cleaned) has the C++ original's
 /// statistics computed without them. Counts, `avg`, `std_dev`, `skew`, `min`, `max`
 /// and `total` are exact; quantiles are order statistics (the value of rank
-/// `ceil(q * n)`) read from a histogram, within 1/2,048 of the exact value, and so are
-/// the flagged totals (see `docs/report-format.md`). A figure a report does not know
-/// (one read from format 1) is NaN.
+/// `ceil(q * n)`) read from the row's [`histogram`](Row::histogram), as
+/// [`Row::distribution`] reads them: within 1/2,048 of the exact value (1/1,024 for
+/// calibrated data), and the flagged totals within 1/2,048 (see
+/// `docs/report-format.md`). A figure a report does not know (one read from format 1)
+/// is NaN.
 ///
 /// ```
 /// use latte::{Id, Report, ReportOptions, Unit, Data};

@@ -93,7 +93,7 @@ fn agent() -> latte::Builder {
     let idle = Duration::from_secs(60);
     latte::builder()
         .format(latte::Format::Json)
-        .drain_interval(idle, idle)
+        .drain_pace(idle, idle)
 }
 
 /// Waits for a signal: until stdin ends, which means the parent is gone.

@@ -1,4 +1,4 @@
-//! `latte::init()`'s defaults as a new user meets them (issue 13, acceptance 3): the
+//! `latte::init()`'s defaults as a new user meets them: the
 //! final report is in time units on calibrated data, and a guard dropped at once
 //! (`let _ = latte::init()`) says so on stderr.
 //!

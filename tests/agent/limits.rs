@@ -1,5 +1,4 @@
-//! Capacities, depths and the slowest list at and past their limits (issue 12,
-//! acceptance 1): each value either starts an agent that then records and reports as
+//! Capacities, depths and the slowest list at and past their limits: each value either starts an agent that then records and reports as
 //! documented, or makes `start()` return the documented error, asserted by value.
 //! Periods of 0, 1 ns and `Duration::MAX` are in `survival.rs`.
 //!

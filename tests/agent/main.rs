@@ -1,6 +1,6 @@
 //! The agent (`src/agent/`): its lifecycle, its settings at and past their limits,
 //! periodic and on-request reports, the drain's placement, what it survives, the
-//! defaults of `latte::init()`, and the final report when the process is ended.
+//! defaults of `latte::init()`, the exporters it drives, and the final report when the process is ended.
 //!
 //! One binary for the stage. There is one agent per process and its settings outlive
 //! it, so every test that starts one holds `common::exclusive()`: they run one at a
@@ -12,6 +12,7 @@
 mod common;
 
 mod exits;
+mod exporters;
 mod init_defaults;
 mod lifecycle;
 mod limits;

@@ -1,5 +1,4 @@
-//! Any builder settings, any sample values (issue 12, acceptance 7): nothing panics
-//! or hangs; `start()` either succeeds or returns an `Error` with a message (and then
+//! Any builder settings, any sample values: nothing panics or hangs; `start()` either succeeds or returns an `Error` with a message (and then
 //! changed nothing: a new agent can start); an agent that started records, reports
 //! on request and stops; and every report renders as a table, as JSON and as CSV.
 //!
@@ -10,9 +9,9 @@
 //! making 2 GiB rings.
 
 use crate::common::{self, SharedSink};
-use latte::analyze::{Bypass, Fences};
 use latte::clock::ClockChoice;
 use latte::report::JsonStyle;
+use latte::report::{Bypass, Fences};
 use latte::{Builder, Cleaning, Data, Format, Id, Mode, Report, ReportOptions, Unit};
 use proptest::prelude::*;
 use std::path::PathBuf;
@@ -27,7 +26,7 @@ struct Settings {
     stack_depth: Option<usize>,
     memory_cap: Option<Cap>,
     periodic: Option<Duration>,
-    drain_interval: Option<(Duration, Duration)>,
+    drain_pace: Option<(Duration, Duration)>,
     slowest: Option<usize>,
     max_exited_threads: Option<usize>,
     options: ReportOptions,
@@ -132,51 +131,64 @@ fn options() -> impl Strategy<Value = ReportOptions> {
         })
 }
 
-fn settings() -> impl Strategy<Value = Settings> {
-    let clock = proptest::option::of(prop_oneof![
-        Just(ClockChoice::Auto),
-        Just(ClockChoice::Hardware),
-        Just(ClockChoice::Os),
-    ]);
+fn ring_capacity() -> impl Strategy<Value = usize> {
     let capacities = &[0, 1, 2, 3, 4, 1000, 1024, 1 << 16, 1 << 29, usize::MAX];
     // Valid capacities are at most 2^16 (see the module docs).
-    let capacity = size(capacities).prop_map(|n| {
+    size(capacities).prop_map(|n| {
         if n.is_power_of_two() && n > 1 << 16 && n <= 1 << 28 {
             1 << 16
         } else {
             n
         }
-    });
-    let depths = &[0, 1, 2, 64, 4096, 4097, usize::MAX];
-    // Around one and two rings of 1,024 samples (8 KiB each), the default, the largest.
-    let caps = prop_oneof![
+    })
+}
+
+/// Around one and two rings of 1,024 samples (8 KiB each), the default, the largest.
+fn memory_cap() -> impl Strategy<Value = Cap> {
+    prop_oneof![
         2 => proptest::sample::select(vec![0, 1, 8191, 8192, 16384, 1 << 30, u64::MAX])
             .prop_map(Cap::Bytes),
         1 => any::<u64>().prop_map(Cap::Bytes),
         3 => (0u64..4).prop_map(Cap::Rings),
-    ];
-    let slowest = &[0, 1, 10, 1000, 1001, usize::MAX];
-    let exited = &[0, 1, 256, usize::MAX];
-    let hlog = prop_oneof![
+    ]
+}
+
+fn hlog() -> impl Strategy<Value = Hlog> {
+    prop_oneof![
         3 => Just(Hlog::Off),
         2 => Just(Hlog::Temp),
         1 => Just(Hlog::NoSuchDirectory),
         1 => Just(Hlog::ADirectory),
-    ];
-    let placement = (
+    ]
+}
+
+/// The drain's CPUs and niceness.
+fn placement() -> impl Strategy<Value = (Option<Vec<usize>>, Option<i32>)> {
+    (
         proptest::option::of(proptest::sample::select(vec![
             vec![],
             vec![0],
             vec![1 << 20],
         ])),
         proptest::option::of(proptest::sample::select(vec![i32::MIN, -1, 0, 19, 20])),
-    );
+    )
+}
+
+fn settings() -> impl Strategy<Value = Settings> {
+    let clock = proptest::option::of(prop_oneof![
+        Just(ClockChoice::Auto),
+        Just(ClockChoice::Hardware),
+        Just(ClockChoice::Os),
+    ]);
+    let depths = &[0, 1, 2, 64, 4096, 4097, usize::MAX];
+    let slowest = &[0, 1, 10, 1000, 1001, usize::MAX];
+    let exited = &[0, 1, 256, usize::MAX];
     (
         (
             clock,
-            proptest::option::of(capacity),
+            proptest::option::of(ring_capacity()),
             proptest::option::of(size(depths)),
-            proptest::option::of(caps),
+            proptest::option::of(memory_cap()),
         ),
         (
             proptest::option::of(duration()),
@@ -184,11 +196,11 @@ fn settings() -> impl Strategy<Value = Settings> {
             proptest::option::of(size(slowest)),
             proptest::option::of(size(exited)),
         ),
-        (options(), any::<bool>(), any::<bool>(), hlog, placement),
+        (options(), any::<bool>(), any::<bool>(), hlog(), placement()),
     )
         .prop_map(
             |((clock, ring_capacity, stack_depth, memory_cap), rest, last)| {
-                let (periodic, drain_interval, slowest, max_exited_threads) = rest;
+                let (periodic, drain_pace, slowest, max_exited_threads) = rest;
                 let (options, json, final_report, hlog, (drain_cpus, drain_nice)) = last;
                 Settings {
                     clock,
@@ -196,7 +208,7 @@ fn settings() -> impl Strategy<Value = Settings> {
                     stack_depth,
                     memory_cap,
                     periodic,
-                    drain_interval,
+                    drain_pace,
                     slowest,
                     max_exited_threads,
                     options,
@@ -273,8 +285,8 @@ fn builder(s: &Settings, sink: &SharedSink, case: u64) -> (Builder, Option<PathB
     if let Some(period) = s.periodic {
         b = b.periodic(period);
     }
-    if let Some((min, max)) = s.drain_interval {
-        b = b.drain_interval(min, max);
+    if let Some((min, max)) = s.drain_pace {
+        b = b.drain_pace(min, max);
     }
     if let Some(cpus) = &s.drain_cpus {
         b = b.drain_cpus(cpus.iter().copied());

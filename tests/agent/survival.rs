@@ -74,10 +74,10 @@ fn periods_at_and_past_their_limits() {
         );
     }
     let err = latte::builder()
-        .drain_interval(Duration::ZERO, Duration::from_millis(1))
+        .drain_pace(Duration::ZERO, Duration::from_millis(1))
         .start()
         .unwrap_err();
-    assert!(matches!(err, Error::DrainInterval { .. }), "{err}");
+    assert!(matches!(err, Error::DrainPace { .. }), "{err}");
 }
 
 #[test]
@@ -244,6 +244,24 @@ impl Write for BreaksOnPeriodic {
     }
 }
 
+/// `report` (in `format`) shows two failed periodic reports, the last because of `why`.
+fn assert_shows_two_failures(report: &str, format: Format, why: &str) {
+    match format {
+        // Text lines wrap at the table's width, continuing indented.
+        Format::Table => {
+            let shown = "2 periodic reports could not be written: ".to_owned() + why;
+            assert!(report.replace("\n  ", " ").contains(&shown), "{report}");
+        }
+        _ => {
+            let json: serde_json::Value = serde_json::from_str(report).unwrap();
+            let failures = &json["periodic_failures"];
+            assert_eq!(failures["count"], 2, "{json}");
+            let last = failures["last_error"].as_str().unwrap_or_default();
+            assert!(last.starts_with(why), "{json}");
+        }
+    }
+}
+
 #[test]
 fn periodic_failures_are_kept_shown_in_the_next_report_and_returned_by_stop() {
     let _one = exclusive();
@@ -274,24 +292,13 @@ fn periodic_failures_are_kept_shown_in_the_next_report_and_returned_by_stop() {
                 "writing the latte report failed: the sink panicked: broke on purpose"
             }
         };
-        let shown = "2 periodic reports could not be written: ".to_owned() + why;
         // #1 is written; #2 and #3 fail; #4 shows both failures, and #5 none.
         let first = next();
         assert!(first.contains("periodic #1,"), "{first}");
         assert!(!first.contains("could not be written"), "{first}");
         let fourth = next();
         assert!(fourth.contains("periodic #4,"), "{breaks:?}: {fourth}");
-        match format {
-            // Text lines wrap at the table's width, continuing indented.
-            Format::Table => assert!(fourth.replace("\n  ", " ").contains(&shown), "{fourth}"),
-            _ => {
-                let json: serde_json::Value = serde_json::from_str(&fourth).unwrap();
-                let failures = &json["periodic_failures"];
-                assert_eq!(failures["count"], 2, "{json}");
-                let last = failures["last_error"].as_str().unwrap_or_default();
-                assert!(last.starts_with(why), "{json}");
-            }
-        }
+        assert_shows_two_failures(&fourth, format, why);
         assert_eq!(guard.sink_errors(), 2);
         let fifth = next();
         assert!(fifth.contains("periodic #5,"), "{fifth}");

@@ -32,7 +32,22 @@ fn aarch64() -> Facts {
 }
 
 /// (fixture name, facts, choice, expected: hardware?, words the reason must contain)
-fn fixtures() -> Vec<(&'static str, Facts, ClockChoice, bool, &'static str)> {
+type Fixture = (&'static str, Facts, ClockChoice, bool, &'static str);
+
+fn fixtures() -> Vec<Fixture> {
+    [
+        x86_hosts(),
+        x86_kernel_against_cpuid(),
+        clocksource_unknown(),
+        x86_counter_faults(),
+        other_architectures(),
+        forced(),
+    ]
+    .concat()
+}
+
+/// x86_64 hosts on Linux: bare metal and guests, by clocksource and by what CPUID passes through.
+fn x86_hosts() -> Vec<Fixture> {
     use ClockChoice::*;
     vec![
         (
@@ -89,6 +104,13 @@ fn fixtures() -> Vec<(&'static str, Facts, ClockChoice, bool, &'static str)> {
             true,
             "invariant",
         ),
+    ]
+}
+
+/// x86_64 where the invariant bit is missing, or the kernel does not keep time with the TSC.
+fn x86_kernel_against_cpuid() -> Vec<Fixture> {
+    use ClockChoice::*;
+    vec![
         (
             "TSC without the invariant bit (old CPU), kernel on hpet",
             Facts {
@@ -124,6 +146,13 @@ fn fixtures() -> Vec<(&'static str, Facts, ClockChoice, bool, &'static str)> {
             true,
             "kernel itself",
         ),
+    ]
+}
+
+/// Where the kernel's clocksource is unknown (not Linux): CPUID alone decides.
+fn clocksource_unknown() -> Vec<Fixture> {
+    use ClockChoice::*;
+    vec![
         (
             "missing CPUID leaf 0x80000007, clocksource unknown (not Linux)",
             Facts {
@@ -147,6 +176,23 @@ fn fixtures() -> Vec<(&'static str, Facts, ClockChoice, bool, &'static str)> {
             true,
             "invariant",
         ),
+        (
+            "nothing known at all (x86_64)",
+            Facts {
+                arch: "x86_64".into(),
+                ..Facts::default()
+            },
+            Auto,
+            false,
+            "no evidence",
+        ),
+    ]
+}
+
+/// x86_64 counters latte cannot use: trapped, without RDTSCP, absent.
+fn x86_counter_faults() -> Vec<Fixture> {
+    use ClockChoice::*;
+    vec![
         (
             "slow RDTSC: trapped by the hypervisor",
             Facts {
@@ -178,6 +224,13 @@ fn fixtures() -> Vec<(&'static str, Facts, ClockChoice, bool, &'static str)> {
             false,
             "no TSC",
         ),
+    ]
+}
+
+/// aarch64's generic timer, with and without its frequency; riscv64.
+fn other_architectures() -> Vec<Fixture> {
+    use ClockChoice::*;
+    vec![
         (
             "aarch64 generic timer",
             aarch64(),
@@ -205,6 +258,13 @@ fn fixtures() -> Vec<(&'static str, Facts, ClockChoice, bool, &'static str)> {
             false,
             "no hardware counter",
         ),
+    ]
+}
+
+/// A choice forced by `LATTE_CLOCK` or the builder.
+fn forced() -> Vec<Fixture> {
+    use ClockChoice::*;
+    vec![
         (
             "forced OS clock on a perfect TSC",
             x86(),
@@ -233,16 +293,6 @@ fn fixtures() -> Vec<(&'static str, Facts, ClockChoice, bool, &'static str)> {
             Hardware,
             false,
             "none latte can read",
-        ),
-        (
-            "nothing known at all (x86_64)",
-            Facts {
-                arch: "x86_64".into(),
-                ..Facts::default()
-            },
-            Auto,
-            false,
-            "no evidence",
         ),
     ]
 }

@@ -40,9 +40,8 @@ fn parse(bytes: &[u8]) -> Vec<CsvRow> {
     reader.deserialize().map(Result::unwrap).collect()
 }
 
-#[test]
-fn rows_match_the_capture() {
-    let _shared = common::shared();
+/// On a thread of its own: recorded samples, a Mid/Hard scope, two pulses.
+fn record_each_kind_on_a_named_thread() {
     std::thread::Builder::new()
         .name(THREAD.to_owned())
         .spawn(|| {
@@ -58,16 +57,11 @@ fn rows_match_the_capture() {
         .unwrap()
         .join()
         .unwrap();
+}
 
-    let capture = latte::capture();
-    let calibration = latte::analyze::calibration();
-    let mut buf = Vec::new();
-    capture
-        .write_csv(calibration.ticks_per_ns, &mut buf)
-        .unwrap();
-    let rows = parse(&buf);
-
-    // One row per retained sample, threads in capture order, samples oldest first.
+/// One row per retained sample, threads in capture order, samples oldest first; each
+/// row's nanoseconds are its ticks at the calibrated frequency.
+fn one_row_per_retained_sample(capture: &latte::Capture, rows: &[CsvRow], ticks_per_ns: f64) {
     let expected: Vec<(&str, u64, &str, u64)> = capture
         .threads
         .iter()
@@ -91,13 +85,25 @@ fn rows_match_the_capture() {
         })
         .collect();
     assert_eq!(got, expected);
-    for row in &rows {
-        assert_eq!(
-            row.ns,
-            row.ticks as f64 / calibration.ticks_per_ns,
-            "{row:?}"
-        );
+    for row in rows {
+        assert_eq!(row.ns, row.ticks as f64 / ticks_per_ns, "{row:?}");
     }
+}
+
+#[test]
+fn rows_match_the_capture() {
+    let _shared = common::shared();
+    record_each_kind_on_a_named_thread();
+
+    let capture = latte::capture();
+    let calibration = latte::analyze::calibration();
+    let mut buf = Vec::new();
+    capture
+        .write_csv(calibration.ticks_per_ns, &mut buf)
+        .unwrap();
+    let rows = parse(&buf);
+
+    one_row_per_retained_sample(&capture, &rows, calibration.ticks_per_ns);
 
     let me = capture
         .thread(THREAD)

@@ -1,4 +1,4 @@
-//! `latte::collect::reset()` (issue 13, acceptance 4): a warm-up dropped from every
+//! `latte::collect::reset()`: a warm-up dropped from every
 //! report to come: the whole run, the open interval, and their anomaly counts, while
 //! the rings' windows keep their samples. A reset is process-wide: the tests
 //! hold `common::exclusive()`.

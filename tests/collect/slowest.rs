@@ -31,12 +31,9 @@ fn values(seed: u64, n: usize) -> Vec<u64> {
     (0..n).map(|_| 100 + rng.below(10_000)).collect()
 }
 
-#[test]
-fn the_slowest_list_is_exactly_the_largest_values() {
-    let _slowest = common::exclusive_with(|b| b.slowest(SLOWEST));
-    static WORK: Id = Id::new("slowest_work");
-    let before = now_ms();
-    // Two threads; the injected spikes land in both, between ordinary values.
+/// Records 50,000 values under `id` on each of two threads, `slowest-0` and `slowest-1`;
+/// the injected spikes land in both, between ordinary values. Returns every value.
+fn record_with_spikes(id: &'static Id) -> Vec<u64> {
     let spikes = [
         5_000_000u64,
         70_000,
@@ -56,11 +53,38 @@ fn the_slowest_list_is_exactly_the_largest_values() {
         recorded.extend_from_slice(&vals);
         std::thread::Builder::new()
             .name(format!("slowest-{k}"))
-            .spawn(move || vals.iter().for_each(|&v| latte::record(&WORK, v)))
+            .spawn(move || vals.iter().for_each(|&v| latte::record(id, v)))
             .unwrap()
             .join()
             .unwrap();
     }
+    recorded
+}
+
+/// Per thread too: each thread's own largest values.
+fn each_thread_lists_its_own_slowest(report: &Report) {
+    for t in report
+        .threads
+        .iter()
+        .filter(|t| t.name.starts_with("slowest-"))
+    {
+        let r = t
+            .rows
+            .iter()
+            .find(|r| r.component == "slowest_work")
+            .unwrap();
+        assert_eq!(r.slowest.len(), SLOWEST);
+        assert!(r.slowest.windows(2).all(|w| w[0].value >= w[1].value));
+        assert!(r.slowest.iter().all(|s| s.thread == t.name));
+    }
+}
+
+#[test]
+fn the_slowest_list_is_exactly_the_largest_values() {
+    let _slowest = common::exclusive_with(|b| b.slowest(SLOWEST));
+    static WORK: Id = Id::new("slowest_work");
+    let before = now_ms();
+    let mut recorded = record_with_spikes(&WORK);
     let report = Report::collect(&raw());
     let after = now_ms();
     recorded.sort_unstable_by(|a, b| b.cmp(a));
@@ -76,21 +100,7 @@ fn the_slowest_list_is_exactly_the_largest_values() {
         assert!(s.not_after_ms >= before && s.not_after_ms <= after, "{s:?}");
         assert!(s.not_before_ms <= s.not_after_ms, "{s:?}");
     }
-    // Per thread too: each thread's own largest values.
-    for t in report
-        .threads
-        .iter()
-        .filter(|t| t.name.starts_with("slowest-"))
-    {
-        let r = t
-            .rows
-            .iter()
-            .find(|r| r.component == "slowest_work")
-            .unwrap();
-        assert_eq!(r.slowest.len(), SLOWEST);
-        assert!(r.slowest.windows(2).all(|w| w[0].value >= w[1].value));
-        assert!(r.slowest.iter().all(|s| s.thread == t.name));
-    }
+    each_thread_lists_its_own_slowest(&report);
     // The table names them. Focused on this component: the tails block lists the
     // first rows only, and the process holds other tests' components too.
     let focus = Focus {

@@ -108,18 +108,37 @@ fn check_shared(values: &[u64]) {
     }
 }
 
-#[test]
-fn snapshots_every_millisecond_while_64_threads_record() {
-    let _rings = common::exclusive_with(|b| b.ring_capacity(CAPACITY));
-    // 64 ids made at runtime, one per writer.
-    let own: Vec<&'static Id> = (0..THREADS)
+/// 64 ids made at runtime, one per writer.
+fn own_ids() -> Vec<&'static Id> {
+    (0..THREADS)
         .map(|k| {
             &*Box::leak(Box::new(Id::new(Box::leak(
                 format!("stress64_{k}").into_boxed_str(),
             ))))
         })
-        .collect();
-    let own = &own[..];
+        .collect()
+}
+
+/// Writer `k`: its records into its own id and the shared one, in bursts. The first
+/// records register the thread and make its rings, as each thread starts; the rest
+/// start together.
+fn write(k: u64, mine: &'static Id, start: &Barrier) {
+    latte::record(mine, value(k, 0));
+    latte::record(&SHARED, value(k, 0));
+    start.wait();
+    for seq in 1..RECORDS {
+        latte::record(mine, value(k, seq));
+        latte::record(&SHARED, value(k, seq));
+        if seq % BURST == BURST - 1 {
+            std::thread::sleep(PAUSE);
+        }
+    }
+}
+
+#[test]
+fn snapshots_every_millisecond_while_64_threads_record() {
+    let _rings = common::exclusive_with(|b| b.ring_capacity(CAPACITY));
+    let own = &own_ids()[..];
     assert!(value(THREADS - 1, RECORDS - 1) <= latte::collect::Sample::MAX_TICKS);
 
     let started = Instant::now();
@@ -134,21 +153,7 @@ fn snapshots_every_millisecond_while_64_threads_record() {
             .map(|k| {
                 std::thread::Builder::new()
                     .name(format!("stress64-{k}"))
-                    .spawn_scoped(s, move || {
-                        let mine = own[k as usize];
-                        // The first records register the thread and make its rings,
-                        // as each thread starts; the rest start together.
-                        latte::record(mine, value(k, 0));
-                        latte::record(&SHARED, value(k, 0));
-                        start.wait();
-                        for seq in 1..RECORDS {
-                            latte::record(mine, value(k, seq));
-                            latte::record(&SHARED, value(k, seq));
-                            if seq % BURST == BURST - 1 {
-                                std::thread::sleep(PAUSE);
-                            }
-                        }
-                    })
+                    .spawn_scoped(s, move || write(k, own[k as usize], start))
                     .unwrap()
             })
             .collect();

@@ -27,6 +27,38 @@ fn within(got: f64, exact: u64, rel: f64) -> bool {
     (got - exact as f64).abs() <= rel * exact as f64
 }
 
+/// `n` values: the first half slow (around 20,000 ticks), the second fast (around 200),
+/// one in 10,000 five times its neighbours. The ring's window would see only the fast
+/// end, the whole run sees both.
+fn slow_then_fast(n: u64) -> Vec<u64> {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    (0..n)
+        .map(|i| {
+            let base = if i < n / 2 { 19_000 } else { 190 };
+            base + rng.next() % (base / 10)
+                + if rng.next().is_multiple_of(10_000) {
+                    5 * base
+                } else {
+                    0
+                }
+        })
+        .collect()
+}
+
+/// Records `values` under `id` at most 100,000 per second: one every 10 us. A writer
+/// that was descheduled does not burst to catch up (a burst is another workload: faster
+/// than the drain reads, on any ring).
+fn record_paced(id: &'static Id, values: &[u64]) {
+    let mut due = Instant::now();
+    for &v in values {
+        while Instant::now() < due {
+            std::hint::spin_loop();
+        }
+        latte::record(id, v);
+        due = (due + Duration::from_micros(10)).max(Instant::now());
+    }
+}
+
 #[test]
 fn a_million_samples_through_a_small_ring_are_all_counted() {
     let _one = exclusive();
@@ -41,33 +73,10 @@ fn a_million_samples_through_a_small_ring_are_all_counted() {
         .sink(sink.clone())
         .start()
         .unwrap();
-    // The first half is slow (around 20,000 ticks), the second fast (around 200): the
-    // ring's window would see only the fast end, the whole run sees both.
     const N: u64 = 1_000_000;
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let values: Vec<u64> = (0..N)
-        .map(|i| {
-            let base = if i < N / 2 { 19_000 } else { 190 };
-            base + rng.next() % (base / 10)
-                + if rng.next().is_multiple_of(10_000) {
-                    5 * base
-                } else {
-                    0
-                }
-        })
-        .collect();
-    // At most 100,000 samples per second: one every 10 us. A writer that was
-    // descheduled does not burst to catch up (a burst is another workload: faster
-    // than the drain reads, on any ring).
+    let values = slow_then_fast(N);
     let began = Instant::now();
-    let mut due = began;
-    for &v in &values {
-        while Instant::now() < due {
-            std::hint::spin_loop();
-        }
-        latte::record(&SLOW_THEN_FAST, v);
-        due = (due + Duration::from_micros(10)).max(Instant::now());
-    }
+    record_paced(&SLOW_THEN_FAST, &values);
     guard.stop().unwrap();
     let report = sink.json_reports().pop().expect("a final report");
     let s = json_row(&report, &me(), "whole_run_million").expect("the row");

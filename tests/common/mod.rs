@@ -160,7 +160,7 @@ impl Drop for Exclusive {
 /// 16 pooled rings; one whole-run histogram per kept thread (live, exited, and the
 /// fold) of one id, each 16 KiB for values below 2,048 ticks (8 KiB more per doubling
 /// above): the churn tests' values stay below 2,048.
-pub fn churn_bound(f: &latte::report::Footprint, max_exited: u64, samples_per_thread: u64) -> u64 {
+pub fn churn_bound(f: &latte::collect::Footprint, max_exited: u64, samples_per_thread: u64) -> u64 {
     // The churn tests run with the default ring capacity.
     let capacity = latte::Builder::DEFAULT_RING_CAPACITY as u64;
     assert!(
@@ -177,13 +177,13 @@ pub fn churn_bound(f: &latte::report::Footprint, max_exited: u64, samples_per_th
 /// Asserts the footprint after `threads` churned threads: at most `max_exited` kept,
 /// the rest folded, and `bytes` under [`churn_bound`]. Returns the bound.
 pub fn assert_churn_footprint(
-    f: &latte::report::Footprint,
+    f: &latte::collect::Footprint,
     threads: u64,
     max_exited: u64,
     samples_per_thread: u64,
 ) -> u64 {
     assert!(f.exited_threads <= max_exited, "{f:?}");
-    assert_eq!(f.exited_threads + f.folded_threads, threads, "{f:?}");
+    assert_eq!(f.exited_threads + f.merged_threads, threads, "{f:?}");
     let bound = churn_bound(f, max_exited, samples_per_thread);
     assert!(
         f.bytes <= bound,

@@ -8,7 +8,7 @@ use crate::mock;
 use latte::test_hooks::{set_mock_core, set_mock_ticks};
 use latte::{Id, Mode, Timer};
 
-fn anomalies(thread: &str) -> latte::report::Anomalies {
+fn anomalies(thread: &str) -> latte::collect::Anomalies {
     latte::capture().thread(thread).expect("recorded").anomalies
 }
 

@@ -99,7 +99,7 @@ fn backwards_and_huge_jumps_are_discarded_and_counted() {
     );
 }
 
-fn mine_or_default() -> latte::report::Anomalies {
+fn mine_or_default() -> latte::collect::Anomalies {
     let name = std::thread::current().name().unwrap().to_owned();
     latte::capture()
         .thread(&name)

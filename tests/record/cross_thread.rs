@@ -1,6 +1,7 @@
 //! Cross-thread latency: a `Timer` travels inside a message from the producer to the
 //! consumer, and the consumer's thread reports one sample per message, over the whole
-//! run. On the real clock (the mock's disagreeing cores are in `tests/cross_core.rs`).
+//! run. On the real clock (the mock's disagreeing cores are in
+//! `tests/mock_clock/cross_core.rs`).
 
 use crate::common;
 use latte::{Id, Mode, ReportOptions, Timer};

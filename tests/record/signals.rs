@@ -23,7 +23,7 @@
 //! Linux on x86_64 only (the trap flag, `ucontext_t`'s RIP); skips itself elsewhere, and
 //! without `objdump` outside CI.
 
-use crate::objdump::{build_example, disassemble, functions, objdump_or_skip};
+use crate::objdump::{self, build_example, disassemble, functions, objdump_or_skip};
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
@@ -120,6 +120,42 @@ fn a_million_timer_signals_lose_and_corrupt_nothing() {
     );
 }
 
+/// The binary is position independent: what to take off a run-time address (as the
+/// probe prints one, `fn NAME ADDRESS`) to find it in the file.
+fn load_shift(lines: &[String], functions: &BTreeMap<u64, objdump::Function>) -> u64 {
+    let (name, runtime) = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("fn "))
+        .and_then(|l| l.split_once(' '))
+        .unwrap();
+    let full = format!("signal_probe::probe::{name}");
+    let file_addr = *functions
+        .iter()
+        .find(|(_, f)| f.name == full)
+        .unwrap_or_else(|| panic!("<{full}> not in the disassembly"))
+        .0;
+    let runtime = u64::from_str_radix(runtime.trim_start_matches("0x"), 16).unwrap();
+    runtime.wrapping_sub(file_addr)
+}
+
+/// Every probe function (Start and Stop in two modes, pulse, record) is on the path.
+fn assert_every_probe_on_the_path(per_function: &BTreeMap<&str, (usize, usize)>) {
+    for probe in [
+        "probe_start_fast",
+        "probe_stop_fast",
+        "probe_start_hard",
+        "probe_stop_hard",
+        "probe_pulse",
+        "probe_record",
+    ] {
+        let name = format!("signal_probe::probe::{probe}");
+        assert!(
+            per_function.contains_key(name.as_str()),
+            "{name} not on the path"
+        );
+    }
+}
+
 #[test]
 fn every_instruction_of_start_stop_and_pulse_interrupted_disturbs_nothing() {
     if !supported() {
@@ -145,19 +181,7 @@ fn every_instruction_of_start_stop_and_pulse_interrupted_disturbs_nothing() {
     // a handler that only noted it), and the boundaries a recording handler hit.
     let (path, hits) = (addresses("path "), addresses("hit "));
     let functions = functions(&disassemble(&objdump, &exe));
-    // The binary is position independent: map run-time addresses to the file's.
-    let (name, runtime) = lines
-        .iter()
-        .find_map(|l| l.strip_prefix("fn "))
-        .and_then(|l| l.split_once(' '))
-        .unwrap();
-    let full = format!("signal_probe::probe::{name}");
-    let file_addr = *functions
-        .iter()
-        .find(|(_, f)| f.name == full)
-        .unwrap_or_else(|| panic!("<{full}> not in the disassembly"))
-        .0;
-    let shift = hex(runtime).wrapping_sub(file_addr);
+    let shift = load_shift(&lines, &functions);
     let function_of = |runtime: u64| -> &str {
         let addr = runtime.wrapping_sub(shift);
         functions
@@ -186,20 +210,7 @@ fn every_instruction_of_start_stop_and_pulse_interrupted_disturbs_nothing() {
         "{} traps, {missing} handler samples refused and counted",
         c["traps"]
     );
-    for probe in [
-        "probe_start_fast",
-        "probe_stop_fast",
-        "probe_start_hard",
-        "probe_stop_hard",
-        "probe_pulse",
-        "probe_record",
-    ] {
-        let name = format!("signal_probe::probe::{probe}");
-        assert!(
-            per_function.contains_key(name.as_str()),
-            "{name} not on the path"
-        );
-    }
+    assert_every_probe_on_the_path(&per_function);
     let unhit: Vec<String> = path
         .difference(&hits)
         .map(|&a| format!("{:#x} in {}", a.wrapping_sub(shift), function_of(a)))

@@ -16,8 +16,8 @@
 //! `latte::capture()` by name.
 
 use crate::common;
+use latte::collect::Anomalies;
 use latte::collect::{FrameCounts, Sample, SampleKind};
-use latte::report::Anomalies;
 use latte::{Capture, Id, Mode};
 use proptest::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,4 +1,4 @@
-//! Issue 23's traps, through the public API: a `Timer` stopped or cancelled in place
+//! The traps of recording across threads and of misuse, through the public API: a `Timer` stopped or cancelled in place
 //! (inside the message it travels in), Stops that name their id, scopes open when a
 //! report is taken. Each test records on threads of its own, named after it.
 

@@ -4,8 +4,9 @@
 //! there is covered here without editing this test.
 
 use latte::analyze::Calibration;
+use latte::collect::Anomalies;
 use latte::collect::ThreadCapture;
-use latte::report::{Anomalies, JsonStyle};
+use latte::report::JsonStyle;
 use latte::{Capture, Format, Report, ReportOptions};
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! `Report::focus` (issue 13, acceptance 4): filter by id pattern, sort by any column,
+//! `Report::focus`: filter by id pattern, sort by any column,
 //! keep the top N, in every section; a bad pattern is an error naming it.
 
 use crate::common;

@@ -3,8 +3,9 @@
 
 use crate::common::{SharedSink, exclusive};
 use latte::analyze::Calibration;
+use latte::collect::Anomalies;
 use latte::collect::{ComponentCapture, Sample, SampleKind, ThreadCapture};
-use latte::report::{Anomalies, JsonStyle};
+use latte::report::JsonStyle;
 use latte::{Capture, Data, Format, Id, Mode, Report, ReportOptions, Unit};
 use std::time::Duration;
 

@@ -245,6 +245,51 @@ fn check(report: &str, json: &serde_json::Value, width: usize) {
     );
 }
 
+/// At 80 columns: what fits, in order; what does not, named in one line.
+fn what_fits_and_what_is_left_out(report: &str, headers: &[String], narrow: &[&str]) {
+    let missing: Vec<&str> = narrow
+        .iter()
+        .filter(|h| !headers.iter().any(|x| x == *h))
+        .copied()
+        .collect();
+    let kept: Vec<&str> = narrow
+        .iter()
+        .filter(|h| !missing.contains(h))
+        .copied()
+        .collect();
+    assert_eq!(headers, &kept);
+    assert!(!missing.is_empty(), "80 columns hold all nine?");
+    let line = report
+        .replace("\n  ", " ")
+        .lines()
+        .find(|l| l.starts_with("left out to fit 80 columns: "))
+        .map(str::to_owned)
+        .expect("the line naming what was left out");
+    for h in &missing {
+        assert!(line.contains(h), "{h} not named in {line:?}");
+    }
+}
+
+/// Scopes by TOTAL, largest first, then the pulses.
+fn pulses_come_last(json: &serde_json::Value) {
+    let json_rows: Vec<(&str, &str)> = json["threads"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["component"].as_str().unwrap(),
+                r["kind"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let first_pulse = json_rows.iter().position(|(_, k)| *k == "Pulse").unwrap();
+    assert!(
+        json_rows[first_pulse..].iter().all(|(_, k)| *k == "Pulse"),
+        "{json_rows:?}"
+    );
+}
+
 #[test]
 fn the_demo_report_at_80_100_and_140_columns() {
     let seed: Vec<&str> = vec![
@@ -283,48 +328,9 @@ fn the_demo_report_at_80_100_and_140_columns() {
         match width {
             140 => assert_eq!(headers, &seed, "the seed's columns in its order"),
             100 => assert_eq!(headers, &narrow),
-            _ => {
-                // What fits, in order; what does not, named in one line.
-                let missing: Vec<&str> = narrow
-                    .iter()
-                    .filter(|h| !headers.iter().any(|x| x == *h))
-                    .copied()
-                    .collect();
-                let kept: Vec<&str> = narrow
-                    .iter()
-                    .filter(|h| !missing.contains(h))
-                    .copied()
-                    .collect();
-                assert_eq!(headers, &kept);
-                assert!(!missing.is_empty(), "80 columns hold all nine?");
-                let line = report
-                    .replace("\n  ", " ")
-                    .lines()
-                    .find(|l| l.starts_with("left out to fit 80 columns: "))
-                    .map(str::to_owned)
-                    .expect("the line naming what was left out");
-                for h in &missing {
-                    assert!(line.contains(h), "{h} not named in {line:?}");
-                }
-            }
+            _ => what_fits_and_what_is_left_out(&report, headers, &narrow),
         }
-        // Scopes by TOTAL, largest first, then the pulses.
-        let json_rows: Vec<(&str, &str)> = json["threads"][0]["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| {
-                (
-                    r["component"].as_str().unwrap(),
-                    r["kind"].as_str().unwrap(),
-                )
-            })
-            .collect();
-        let first_pulse = json_rows.iter().position(|(_, k)| *k == "Pulse").unwrap();
-        assert!(
-            json_rows[first_pulse..].iter().all(|(_, k)| *k == "Pulse"),
-            "{json_rows:?}"
-        );
+        pulses_come_last(&json);
         if width == 100 {
             let lines = report.lines().count();
             assert!(lines <= 60, "{lines} lines at 100 columns:\n{report}");

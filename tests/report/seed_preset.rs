@@ -1,7 +1,7 @@
 //! The seed's preset (cycles, raw data, statistics after cleaning, as the C++ original
 //! computes them) gives the same figures as latte's default did before the headline
-//! covered every sample: the snapshot below was written by that earlier code
-//! (83af685), and changed since only where nothing was cleaned and the skewness now
+//! covered every sample: the snapshot below was written by that earlier code, and
+//! changed since only where nothing was cleaned and the skewness now
 //! comes from exact sums of cubes: `bucket` (three values in one histogram bucket)
 //! reads the exact -0.707 where the earlier code read 0 from the bucket, and `tight`
 //! differs in its 13th significant figure (another order of float operations).

@@ -5,18 +5,23 @@
 //! built by hand, so no recording and no real calibration is involved.
 //!
 //! What a report promises (see `src/analyze/dist.rs`): counts, extremes, the mean and
-//! the standard deviation of all folded values are exact (f64 rounding only). Quantiles
-//! are order statistics (rank `ceil(q * n)`) read from a histogram of raw ticks with 3
-//! significant digits, where a value is represented by its bucket's middle clamped to the
-//! exact extremes: exact below 2,048 raw ticks, within `raw / 2,048` above
-//! ([`half_bucket`]). Cleaning decides per bucket, and the cleaned statistics come from
-//! the bucket representatives unless cleaning removed nothing.
+//! the standard deviation of all folded values are exact (f64 rounding only). Values
+//! are read from histograms of raw ticks with 3 significant digits, where a value is
+//! represented by its bucket's middle clamped to the exact extremes, less its overhead.
+//! Cleaning decides on these representatives, and the cleaned statistics come from them
+//! unless cleaning removed nothing. Quantiles are order statistics (rank `ceil(q * n)`)
+//! of the histogram the row carries: the representatives put into it and read back
+//! ([`held`]), so a reader of the JSON finds the same ones. They are exact below 2,048
+//! ticks, within `raw / 2,048` above for raw data ([`half_bucket`]), within twice that
+//! for calibrated data ([`Expected::tail_slack`]).
 
 use crate::common::Rng;
-use latte::analyze::{Bypass, Calibration, Fences};
+use latte::analyze::Calibration;
 use latte::analyze::{clean, moments, quantile};
+use latte::collect::Anomalies;
 use latte::collect::{ComponentCapture, Sample, SampleKind, ThreadCapture};
-use latte::report::{Anomalies, Row, RowKind, Summary};
+use latte::report::{Bypass, Fences};
+use latte::report::{Row, RowKind, Summary};
 use latte::{Capture, Cleaning, Data, Mode, Report, ReportOptions, Unit};
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -92,6 +97,25 @@ fn representative(x: u64, min: u64, max: u64) -> u64 {
         (x & !(width - 1)) + width / 2
     };
     middle.clamp(min, max)
+}
+
+/// The row's view of its representatives `reps`: each put into the histogram the row
+/// carries and read back, the middle of its bucket there clamped to the row's exact
+/// extremes `[min, max]`. An overhead taken off a bucket's middle leaves a value between
+/// buckets; without one this changes nothing but the clamp.
+fn held(reps: &[u64], min: u64, max: u64) -> Vec<u64> {
+    reps.iter().map(|&r| representative(r, min, max)).collect()
+}
+
+/// How far a row's quantile can be from the exact order statistic `v` when `overhead`
+/// was taken off the values: half a bucket of the raw value, and (calibrated) half a
+/// bucket more where the row's histogram holds the result.
+fn tail_slack(v: f64, overhead: u64) -> f64 {
+    let first = half_bucket(v + overhead as f64);
+    match overhead {
+        0 => first,
+        _ => first + half_bucket(v + first),
+    }
 }
 
 /// Count, mean, population standard deviation, population skewness g1, min, max.
@@ -596,6 +620,11 @@ impl Expected {
     fn slack(&self, v: f64) -> f64 {
         half_bucket(v + self.overhead as f64)
     }
+
+    /// How far a quantile near `v` can be from the exact one, in ticks.
+    fn tail_slack(&self, v: f64) -> f64 {
+        tail_slack(v, self.overhead)
+    }
 }
 
 fn per_tick(unit: Unit, cal: &Calibration) -> f64 {
@@ -635,8 +664,9 @@ fn floats(s: &Summary) -> [(&'static str, f64); 21] {
 
 /// What holds for a row whatever the cleaning: exact counts, exact headline mean, spread,
 /// skewness, extremes and total over every value, quantiles equal to the order
-/// statistics of the representatives (the bucket model) and within half a bucket of
-/// the exact order statistics (the promise).
+/// statistics of the representatives as the row's histogram holds them (the bucket
+/// model) and within [`Expected::tail_slack`] of the exact order statistics (the
+/// promise).
 fn check_whole_run(
     got: &Summary,
     want: &Expected,
@@ -664,7 +694,10 @@ fn check_whole_run(
     };
     let sums = Sums::of(&sorted);
     let skew = exact_skew(&want.all, &want.reps);
-    let mut reps = want.reps.clone();
+    let mut reps = match (sorted.first(), sorted.last()) {
+        (Some(&lo), Some(&hi)) => held(&want.reps, lo, hi),
+        _ => Vec::new(),
+    };
     reps.sort_unstable();
     for (name, g, w) in [
         ("min", got.min, min * per_tick),
@@ -684,9 +717,23 @@ fn check_whole_run(
             w
         );
     }
+    check_tails(got, want, &sorted, &reps, per_tick, what)
+}
+
+/// The tails of a row: equal to the order statistics of the representatives as the
+/// row's histogram holds them (the bucket model), and within [`Expected::tail_slack`]
+/// of the exact order statistics (the promise).
+fn check_tails(
+    got: &Summary,
+    want: &Expected,
+    sorted: &[u64],
+    reps: &[u64],
+    per_tick: f64,
+    what: &str,
+) -> Result<(), TestCaseError> {
     for ((name, num, den), g) in TAILS.into_iter().zip(tails(got)) {
         // The bucket model first: the order statistic of the representatives.
-        let modelled = order_statistic(&reps, num, den) as f64 * per_tick;
+        let modelled = order_statistic(reps, num, den) as f64 * per_tick;
         prop_assert!(
             close(g, modelled, 1e-12, 0.0),
             "{}: {} = {} but the bucket model says {}",
@@ -695,9 +742,9 @@ fn check_whole_run(
             g,
             modelled
         );
-        // Then the promise: within half a bucket of the exact order statistic.
-        let exact = order_statistic(&sorted, num, den) as f64;
-        let bound = want.slack(exact) * per_tick;
+        // Then the promise: within the tail slack of the exact order statistic.
+        let exact = order_statistic(sorted, num, den) as f64;
+        let bound = want.tail_slack(exact) * per_tick;
         prop_assert!(
             (g - exact * per_tick).abs() <= bound * (1.0 + 1e-9) + 1e-9 * exact * per_tick,
             "{}: {} = {} but the exact order statistic is {} (bound {})",
@@ -727,8 +774,9 @@ fn exact_skew(values: &[u64], reps: &[u64]) -> f64 {
 /// The cleaned statistics against the rule applied to the representatives (the
 /// report's own fences): counts exactly, floats to 1e-9 relative. `std_dev` is compared
 /// against the value scale (a spread of 1e-12 of the values is float noise, not a
-/// different answer) and `skew` against 1. The median always describes the kept
-/// representatives; the rest describe the exact values when nothing was flagged.
+/// different answer) and `skew` against 1. The median describes the kept
+/// representatives, or the headline's when nothing was flagged ([`held`]); the rest
+/// describe the exact values when nothing was flagged.
 fn check_cleaned(
     got: &Summary,
     want: &Expected,
@@ -743,7 +791,10 @@ fn check_cleaned(
         what
     );
     let m = naive_moments(want.cleaned());
-    let mut kept = want.kept.clone();
+    let mut kept = match (want.all.iter().min(), want.all.iter().max()) {
+        (Some(&lo), Some(&hi)) if want.untouched => held(&want.reps, lo, hi),
+        _ => want.kept.clone(),
+    };
     kept.sort_unstable();
     let median = order_statistic(&kept, 1, 2) as f64;
     let scale = m.max.abs().max(m.min.abs()) * per_tick;
@@ -832,85 +883,95 @@ fn check_shape(report: &Report) -> Result<(), TestCaseError> {
         .flat_map(|t| t.rows.iter().map(move |r| (t.name.as_str(), r)))
         .chain(report.all_threads.iter().map(|r| ("all threads", r)));
     for (thread, row) in rows {
-        let what = format!("{thread}/{}", row.component);
-        for (name, v) in floats(&row.stats) {
-            prop_assert!(v.is_finite(), "{}: {} = {}", what, name, v);
-        }
-        let s = &row.stats;
-        let c = &s.cleaned;
-        prop_assert!(
-            s.std_dev >= 0.0 && s.range >= 0.0 && c.std_dev >= 0.0 && c.range >= 0.0,
-            "{}: {:?}",
-            what,
-            s
+        check_row_shape(&format!("{thread}/{}", row.component), &row.stats)?;
+    }
+    Ok(())
+}
+
+/// The shape of one row's statistics (`what` names it).
+fn check_row_shape(what: &str, s: &Summary) -> Result<(), TestCaseError> {
+    for (name, v) in floats(s) {
+        prop_assert!(v.is_finite(), "{}: {} = {}", what, name, v);
+    }
+    let c = &s.cleaned;
+    prop_assert!(
+        s.std_dev >= 0.0 && s.range >= 0.0 && c.std_dev >= 0.0 && c.range >= 0.0,
+        "{}: {:?}",
+        what,
+        s
+    );
+    prop_assert_eq!(s.seen, s.samples + s.lost, "{}", what);
+    prop_assert_eq!(c.samples + s.bypass + s.outliers, s.samples, "{}", what);
+    if s.samples == 0 {
+        prop_assert_eq!(
+            *s,
+            Summary {
+                seen: s.seen,
+                lost: s.lost,
+                ..Summary::default()
+            },
+            "{}: nothing folded, nothing to say",
+            what
         );
-        prop_assert_eq!(s.seen, s.samples + s.lost, "{}", what);
-        prop_assert_eq!(c.samples + s.bypass + s.outliers, s.samples, "{}", what);
-        if s.samples == 0 {
-            prop_assert_eq!(
-                *s,
-                Summary {
-                    seen: s.seen,
-                    lost: s.lost,
-                    ..Summary::default()
-                },
-                "{}: nothing folded, nothing to say",
-                what
-            );
-            continue;
-        }
-        // BYPASS keeps everything up to the median (at least half), the fences then
-        // everything between the quartiles of what is left (at least half of it).
-        prop_assert!(
-            4 * c.samples >= s.samples,
-            "{}: cleaning kept {} of {}",
-            what,
-            c.samples,
-            s.samples
+        return Ok(());
+    }
+    prop_assert!(
+        s.min <= s.median
+            && s.median <= s.p90
+            && s.p90 <= s.p99
+            && s.p99 <= s.p999
+            && s.p999 <= s.p9999
+            && s.p9999 <= s.max
+            && s.min <= s.avg
+            && s.avg <= s.max,
+        "{}: tails out of order: {:?}",
+        what,
+        s
+    );
+    check_cleaned_shape(what, s)
+}
+
+/// What cleaning may do to a row's figures, and what it must leave alone.
+fn check_cleaned_shape(what: &str, s: &Summary) -> Result<(), TestCaseError> {
+    let c = &s.cleaned;
+    // BYPASS keeps everything up to the median (at least half), the fences then
+    // everything between the quartiles of what is left (at least half of it).
+    prop_assert!(
+        4 * c.samples >= s.samples,
+        "{}: cleaning kept {} of {}",
+        what,
+        c.samples,
+        s.samples
+    );
+    prop_assert!(
+        c.min <= c.median && c.median <= c.max && c.min <= c.avg && c.avg <= c.max,
+        "{}: cleaned centre outside [min, max]: {:?}",
+        what,
+        s
+    );
+    prop_assert!(
+        s.min <= c.min && c.max <= s.max,
+        "{}: cleaned extremes outside all values: {:?}",
+        what,
+        s
+    );
+    // The flagged samples' sums come from the histograms: within half a bucket
+    // (1/2,048) of their share of the exact total.
+    prop_assert!(
+        s.bypass_total + s.outliers_total <= s.total * (1.0 + 1.0 / 2_048.0) + 1e-9,
+        "{}: flagged sums above the total: {:?}",
+        what,
+        s
+    );
+    if s.bypass + s.outliers == 0 {
+        // Nothing flagged: the cleaned figures are the headline ones.
+        prop_assert_eq!(
+            (c.avg, c.std_dev, c.skew, c.min, c.max, c.median),
+            (s.avg, s.std_dev, s.skew, s.min, s.max, s.median),
+            "{}",
+            what
         );
-        prop_assert!(
-            c.min <= c.median && c.median <= c.max && c.min <= c.avg && c.avg <= c.max,
-            "{}: cleaned centre outside [min, max]: {:?}",
-            what,
-            s
-        );
-        prop_assert!(
-            s.min <= c.min && c.max <= s.max,
-            "{}: cleaned extremes outside all values: {:?}",
-            what,
-            s
-        );
-        prop_assert!(
-            s.min <= s.median
-                && s.median <= s.p90
-                && s.p90 <= s.p99
-                && s.p99 <= s.p999
-                && s.p999 <= s.p9999
-                && s.p9999 <= s.max
-                && s.min <= s.avg
-                && s.avg <= s.max,
-            "{}: tails out of order: {:?}",
-            what,
-            s
-        );
-        // The flagged samples' sums come from the histograms: within half a bucket
-        // (1/2,048) of their share of the exact total.
-        prop_assert!(
-            s.bypass_total + s.outliers_total <= s.total * (1.0 + 1.0 / 2_048.0) + 1e-9,
-            "{}: flagged sums above the total: {:?}",
-            what,
-            s
-        );
-        if s.bypass + s.outliers == 0 {
-            // Nothing flagged: the cleaned figures are the headline ones.
-            prop_assert_eq!(
-                (c.avg, c.std_dev, c.skew, c.min, c.max, c.median),
-                (s.avg, s.std_dev, s.skew, s.min, s.max, s.median),
-                "{}",
-                what
-            );
-            prop_assert_eq!((s.bypass_total, s.outliers_total), (0.0, 0.0), "{}", what);
-        }
+        prop_assert_eq!((s.bypass_total, s.outliers_total), (0.0, 0.0), "{}", what);
     }
     Ok(())
 }
@@ -1169,6 +1230,38 @@ proptest! {
             }
         }
     }
+
+    /// The one histogram decoder: every row's distribution, decoded from the histogram
+    /// the row carries, gives the row's own quantiles to the bit, in either unit and
+    /// data, for each thread's rows and the merged ones, and after a JSON round trip.
+    #[test]
+    fn a_rows_distribution_gives_its_quantiles_exactly(
+        capture in captures(),
+        options in options(),
+    ) {
+        let report = Report::from_capture(&capture, &calibration(1), &options);
+        let mut reports = vec![report.clone()];
+        #[cfg(feature = "json")]
+        reports.push(serde_json::from_str(&report.to_json(latte::report::JsonStyle::Compact)).unwrap());
+        for report in &reports {
+            let rows = report.threads.iter().flat_map(|t| &t.rows).chain(&report.all_threads);
+            for row in rows {
+                let dist = row.distribution(report).unwrap();
+                let s = &row.stats;
+                prop_assert_eq!(dist.len(), s.samples, "{}", row.component);
+                for ((name, _, _), field) in TAILS.into_iter().zip(tails(s)) {
+                    let q = match name {
+                        "p50" => 0.5,
+                        "p90" => 0.9,
+                        "p99" => 0.99,
+                        "p999" => 0.999,
+                        _ => 0.9999,
+                    };
+                    prop_assert_eq!(dist.quantile(q).to_bits(), field.to_bits(), "{} {}", row.component, name);
+                }
+            }
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1252,7 +1345,7 @@ fn calibrated_values_below_overhead_are_zero() {
 #[test]
 fn calibrated_sums_are_exact() {
     // Large values of one kind minus its overhead: the exact sums are shifted exactly,
-    // the tails within half a bucket of the raw value.
+    // the tails within the tail slack.
     let cal = calibration(1);
     let values: Vec<u64> = (0..5_000u64).map(|i| 3_000_000 + i * i * 7).collect();
     let samples: Vec<Sample> = values.iter().map(|&v| sample(v, 8, false)).collect();
@@ -1275,15 +1368,15 @@ fn calibrated_sums_are_exact() {
     for ((name, num, den), got) in TAILS.into_iter().zip(tails(&s)) {
         let exact = order_statistic(&shifted, num, den) as f64;
         assert!(
-            (got - exact).abs() <= half_bucket(exact + 58.0),
+            (got - exact).abs() <= tail_slack(exact, 58),
             "{name}: {got} vs {exact}"
         );
     }
 }
 
-#[test]
-fn edge_cases_are_finite() {
-    let sets: Vec<Vec<u64>> = vec![
+/// Value sets at the edges: none, one, equal values, the largest values, one outlier.
+fn edge_sets() -> Vec<Vec<u64>> {
+    vec![
         vec![],
         vec![0],
         vec![7],
@@ -1308,26 +1401,37 @@ fn edge_cases_are_finite() {
         (0..1000)
             .map(|i| if i == 0 { Sample::MAX_TICKS } else { 250 })
             .collect(),
-    ];
+    ]
+}
+
+/// Two threads, each with the `values` as samples of `kind` under `edge`, and a `gone`
+/// component whose samples were all overwritten (5 and 10 lost).
+fn edge_capture(values: &[u64], kind: u8) -> Capture {
+    let samples: Vec<Sample> = values.iter().map(|&v| sample(v, kind, false)).collect();
+    Capture {
+        threads: (1..=2)
+            .map(|serial| {
+                thread(
+                    serial,
+                    vec![
+                        component("edge", samples.clone(), 0),
+                        component("gone", Vec::new(), serial * 5),
+                    ],
+                )
+            })
+            .collect(),
+        teardown_drops: 0,
+    }
+}
+
+#[test]
+fn edge_cases_are_finite() {
+    let sets = edge_sets();
     let cal = calibration(1);
     let mut failures = Vec::new();
     for values in &sets {
         for kind in [10u8, 8, 9] {
-            let samples: Vec<Sample> = values.iter().map(|&v| sample(v, kind, false)).collect();
-            let capture = Capture {
-                threads: (1..=2)
-                    .map(|serial| {
-                        thread(
-                            serial,
-                            vec![
-                                component("edge", samples.clone(), 0),
-                                component("gone", Vec::new(), serial * 5),
-                            ],
-                        )
-                    })
-                    .collect(),
-                teardown_drops: 0,
-            };
+            let capture = edge_capture(values, kind);
             for unit in [Unit::Cycles, Unit::Time] {
                 for data in [Data::Raw, Data::Calibrated] {
                     for cleaning in [Cleaning::OFF, Cleaning::default()] {
@@ -1398,6 +1502,19 @@ fn check_edge_report(
         check_whole_run(&row.stats, expected, scale, &what)?;
         check_cleaned(&row.stats, expected, scale, &what)?;
     }
+    check_nothing_and_one_value(report, values, kind, options, cal, scale)
+}
+
+/// The special forms of nothing (a component whose samples were all overwritten, an
+/// empty set) and of one value repeated (every figure is that value).
+fn check_nothing_and_one_value(
+    report: &Report,
+    values: &[u64],
+    kind: u8,
+    options: &ReportOptions,
+    cal: &Calibration,
+    scale: f64,
+) -> Result<(), TestCaseError> {
     let rows = report
         .threads
         .iter()
@@ -1557,29 +1674,20 @@ fn moments_and_quantiles_of_tiny_sets() {
     }
 }
 
-#[test]
-fn cleaning_examples() {
-    let cal = |ticks_per_ns: f64, resolution: u64| Calibration {
+/// A calibration with the given frequency and resolution, for the cleaning examples.
+fn cal(ticks_per_ns: f64, resolution: u64) -> Calibration {
+    Calibration {
         ticks_per_ns,
         resolution,
         ..calibration(1)
-    };
+    }
+}
+
+/// BYPASS removes a sample only past both the factor and the floor (in nanoseconds),
+/// and only above its limit.
+fn bypass_needs_the_factor_and_the_floor() {
     let one = cal(1.0, 1);
-    // The documented example: 900,000 is preemption, 400 an outlier.
-    let mut ticks = vec![100; 50];
-    ticks.extend([90, 110, 101, 400, 900_000]);
-    ticks.sort_unstable();
-    let c = clean(&ticks, &Cleaning::default(), &one);
-    assert_eq!((c.bypass, c.outliers, c.kept.len()), (1, 1, 53));
-    // Zero IQR: the mode is never split, a far value is caught.
-    let mut ticks = vec![1_000; 20];
-    ticks.extend([1_200, 1_600]);
-    ticks.sort_unstable();
-    let c = clean(&ticks, &Cleaning::default(), &one);
-    // spread = 0.25 x 1000 = 250; fences [625, 1375].
-    assert_eq!((c.bypass, c.outliers), (0, 1));
-    assert_eq!(ticks[c.kept.clone()].last(), Some(&1_200));
-    // BYPASS needs both the factor and the floor: 10 x the median but within the floor.
+    // 10 x the median but within the floor.
     let mut ticks = vec![10; 30];
     ticks.push(500);
     let off_fences = Cleaning {
@@ -1599,6 +1707,26 @@ fn cleaning_examples() {
     ticks.extend([2_010, 2_011]);
     let c = clean(&ticks, &off_fences, &one);
     assert_eq!((c.bypass, c.kept), (1, 0..31));
+}
+
+#[test]
+fn cleaning_examples() {
+    let one = cal(1.0, 1);
+    // The documented example: 900,000 is preemption, 400 an outlier.
+    let mut ticks = vec![100; 50];
+    ticks.extend([90, 110, 101, 400, 900_000]);
+    ticks.sort_unstable();
+    let c = clean(&ticks, &Cleaning::default(), &one);
+    assert_eq!((c.bypass, c.outliers, c.kept.len()), (1, 1, 53));
+    // Zero IQR: the mode is never split, a far value is caught.
+    let mut ticks = vec![1_000; 20];
+    ticks.extend([1_200, 1_600]);
+    ticks.sort_unstable();
+    let c = clean(&ticks, &Cleaning::default(), &one);
+    // spread = 0.25 x 1000 = 250; fences [625, 1375].
+    assert_eq!((c.bypass, c.outliers), (0, 1));
+    assert_eq!(ticks[c.kept.clone()].last(), Some(&1_200));
+    bypass_needs_the_factor_and_the_floor();
     // Samples exactly on a fence stay. Zero IQR, spread 25, k = 2: fences [50, 150].
     let mut ticks = vec![100; 20];
     ticks.extend([49, 50, 150, 151]);
@@ -1667,15 +1795,7 @@ fn acceptance_calibration(ticks_per_ns: f64, resolution: u64) -> Calibration {
 /// cleaned figures are not vacuous).
 fn acceptance(what: &str, values: Vec<u64>, cal: &Calibration, removes: bool) {
     assert_eq!(values.len(), N);
-    let samples: Vec<Sample> = values
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| sample(v, 0, i % 1_000 == 7))
-        .collect();
-    let capture = Capture {
-        threads: vec![thread(1, vec![component("acceptance", samples, 4_321)])],
-        teardown_drops: 0,
-    };
+    let capture = acceptance_capture(&values);
     let mut sorted = values;
     sorted.sort_unstable();
     let runs = [
@@ -1690,7 +1810,6 @@ fn acceptance(what: &str, values: Vec<u64>, cal: &Calibration, removes: bool) {
         // Subtracting one overhead keeps the order.
         let values: Vec<u64> = sorted.iter().map(|v| v.saturating_sub(overhead)).collect();
         let prefix = Prefix::of(&values);
-        let slack = |v: f64| half_bucket(v + overhead as f64);
         // The report's view of them: one histogram (one kind), clamped to its extremes.
         let reps: Vec<u64> = sorted
             .iter()
@@ -1711,79 +1830,111 @@ fn acceptance(what: &str, values: Vec<u64>, cal: &Calibration, removes: bool) {
                 "{what}: one thread, so the all-threads row is its row"
             );
 
-            // Counts, exactly.
-            assert_eq!(
-                (s.seen, s.samples, s.lost, s.migrated),
-                (N as u64 + 4_321, N as u64, 4_321, N as u64 / 1_000),
-                "{what}"
-            );
-            assert_eq!(
-                s.cleaned.samples + s.bypass + s.outliers,
-                s.samples,
-                "{what}"
-            );
-            // Extremes exactly, mean and spread to 1e-9.
-            assert_eq!(
-                (s.min, s.max),
-                (values[0] as f64, values[N - 1] as f64),
-                "{what}"
-            );
-            let all = prefix.range(0..N);
-            assert!(
-                close(s.avg, all.mean(), 1e-9, 0.0),
-                "{what}: avg {} vs {}",
-                s.avg,
-                all.mean()
-            );
-            assert!(
-                close(s.std_dev, all.std_dev(), 1e-9, 0.0),
-                "{what}: std_dev {} vs {}",
-                s.std_dev,
-                all.std_dev()
-            );
-            // Tails: within half a bucket, so within 0.1%.
-            for ((name, num, den), got) in TAILS.into_iter().zip(tails(&s)) {
-                let exact = order_statistic(&values, num, den) as f64;
-                let modelled = order_statistic(&reps, num, den) as f64;
-                assert_eq!(got, modelled, "{what}: {name}, against the bucket model");
-                assert!(
-                    (got - exact).abs() <= slack(exact),
-                    "{what}: {name} = {got}, exact {exact}, more than half a bucket away"
-                );
-                assert!(
-                    (got - exact).abs() <= 1e-3 * exact,
-                    "{what}: {name} = {got}, exact {exact}, more than 0.1% away"
-                );
-            }
-
-            if cleaning == Cleaning::OFF {
-                assert_eq!(
-                    (s.cleaned.samples, s.bypass, s.outliers),
-                    (N as u64, 0, 0),
-                    "{what}"
-                );
-            } else if removes {
-                assert!(
-                    s.bypass + s.outliers > 0,
-                    "{what}: meant to exercise cleaning: {s:?}"
-                );
-            }
-            if s.bypass + s.outliers == 0 {
-                let c = s.cleaned;
-                assert_eq!(
-                    (c.samples, c.avg, c.std_dev, c.skew, c.min, c.max, c.median),
-                    (N as u64, s.avg, s.std_dev, s.skew, s.min, s.max, s.median),
-                    "{what}: nothing flagged, the cleaned figures are the headline"
-                );
-            }
             let exact = Exactly {
                 values: &values,
                 prefix: &prefix,
                 reps: &reps,
                 overhead,
             };
+            check_headline_against_exact(&what, &s, &exact);
+            check_what_cleaning_did(&what, &s, &cleaning, removes);
             check_cleaned_against_exact(&what, &s, &exact, cal, &cleaning);
         }
+    }
+}
+
+/// `values` as Fast/Fast scopes on one thread, one in 1,000 migrated, and 4,321 lost.
+fn acceptance_capture(values: &[u64]) -> Capture {
+    let samples: Vec<Sample> = values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| sample(v, 0, i % 1_000 == 7))
+        .collect();
+    Capture {
+        threads: vec![thread(1, vec![component("acceptance", samples, 4_321)])],
+        teardown_drops: 0,
+    }
+}
+
+/// Cleaning off removes nothing; data meant to exercise cleaning (`removes`) has
+/// something removed; with nothing removed, the cleaned figures are the headline.
+fn check_what_cleaning_did(what: &str, s: &Summary, cleaning: &Cleaning, removes: bool) {
+    if *cleaning == Cleaning::OFF {
+        assert_eq!(
+            (s.cleaned.samples, s.bypass, s.outliers),
+            (N as u64, 0, 0),
+            "{what}"
+        );
+    } else if removes {
+        assert!(
+            s.bypass + s.outliers > 0,
+            "{what}: meant to exercise cleaning: {s:?}"
+        );
+    }
+    if s.bypass + s.outliers == 0 {
+        let c = s.cleaned;
+        assert_eq!(
+            (c.samples, c.avg, c.std_dev, c.skew, c.min, c.max, c.median),
+            (N as u64, s.avg, s.std_dev, s.skew, s.min, s.max, s.median),
+            "{what}: nothing flagged, the cleaned figures are the headline"
+        );
+    }
+}
+
+/// The headline of a report of `exact`'s values (one thread, 4,321 lost, one in 1,000
+/// migrated) against them: counts and extremes exactly, mean and spread to 1e-9, tails
+/// within the tail slack of the exact order statistics and equal to the bucket model's.
+fn check_headline_against_exact(what: &str, s: &Summary, exact: &Exactly) {
+    let Exactly {
+        values,
+        prefix,
+        reps,
+        overhead,
+    } = *exact;
+    // Counts, exactly.
+    assert_eq!(
+        (s.seen, s.samples, s.lost, s.migrated),
+        (N as u64 + 4_321, N as u64, 4_321, N as u64 / 1_000),
+        "{what}"
+    );
+    assert_eq!(
+        s.cleaned.samples + s.bypass + s.outliers,
+        s.samples,
+        "{what}"
+    );
+    // Extremes exactly, mean and spread to 1e-9.
+    assert_eq!(
+        (s.min, s.max),
+        (values[0] as f64, values[N - 1] as f64),
+        "{what}"
+    );
+    let all = prefix.range(0..N);
+    assert!(
+        close(s.avg, all.mean(), 1e-9, 0.0),
+        "{what}: avg {} vs {}",
+        s.avg,
+        all.mean()
+    );
+    assert!(
+        close(s.std_dev, all.std_dev(), 1e-9, 0.0),
+        "{what}: std_dev {} vs {}",
+        s.std_dev,
+        all.std_dev()
+    );
+    // Tails: within the tail slack, so within 0.1%.
+    let held = held(reps, values[0], values[N - 1]);
+    for ((name, num, den), got) in TAILS.into_iter().zip(tails(s)) {
+        let exact = order_statistic(values, num, den) as f64;
+        let modelled = order_statistic(&held, num, den) as f64;
+        assert_eq!(got, modelled, "{what}: {name}, against the bucket model");
+        assert!(
+            (got - exact).abs() <= tail_slack(exact, overhead),
+            "{what}: {name} = {got}, exact {exact}, beyond the tail slack"
+        );
+        assert!(
+            (got - exact).abs() <= 1e-3 * exact,
+            "{what}: {name} = {got}, exact {exact}, more than 0.1% away"
+        );
     }
 }
 
@@ -1797,6 +1948,29 @@ struct Exactly<'a> {
     reps: &'a [u64],
     /// The overhead taken off each value.
     overhead: u64,
+}
+
+/// The cleaned figures equal those of the kept representatives (1e-9).
+fn check_cleaned_against_representatives(what: &str, s: &Summary, kept: &[u64]) {
+    let sums = Sums::of(kept);
+    let (min, max) = (kept[0] as f64, kept[kept.len() - 1] as f64);
+    for (name, got, want) in [
+        ("min", s.cleaned.min, min),
+        ("max", s.cleaned.max, max),
+        ("range", s.cleaned.range, max - min),
+        (
+            "median",
+            s.cleaned.median,
+            order_statistic(kept, 1, 2) as f64,
+        ),
+        ("avg", s.cleaned.avg, sums.mean()),
+        ("std_dev", s.cleaned.std_dev, sums.std_dev()),
+    ] {
+        assert!(
+            close(got, want, 1e-9, 1e-9),
+            "{what}: {name} = {got}, the kept representatives' is {want}"
+        );
+    }
 }
 
 /// The cleaned figures of a report against the exact sorted values, cleaned with the
@@ -1848,27 +2022,8 @@ fn check_cleaned_against_exact(
     let hi = lo + kept.len();
     assert_eq!(&reps[lo..hi], &kept[..], "{what}: kept a contiguous range");
 
-    // The representatives of the kept samples.
-    let sums = Sums::of(&kept);
-    let (min, max) = (kept[0] as f64, kept[kept.len() - 1] as f64);
     if bypass + outliers > 0 {
-        for (name, got, want) in [
-            ("min", s.cleaned.min, min),
-            ("max", s.cleaned.max, max),
-            ("range", s.cleaned.range, max - min),
-            (
-                "median",
-                s.cleaned.median,
-                order_statistic(&kept, 1, 2) as f64,
-            ),
-            ("avg", s.cleaned.avg, sums.mean()),
-            ("std_dev", s.cleaned.std_dev, sums.std_dev()),
-        ] {
-            assert!(
-                close(got, want, 1e-9, 1e-9),
-                "{what}: {name} = {got}, the kept representatives' is {want}"
-            );
-        }
+        check_cleaned_against_representatives(what, s, &kept);
     }
 
     // The exact values of the same samples.

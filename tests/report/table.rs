@@ -3,9 +3,8 @@
 
 use crate::common;
 
-use latte::report::{
-    Anomalies, Column, EndedFrames, FrameCounts, Overhead, Row, Summary, TableOptions, ThreadReport,
-};
+use latte::collect::{Anomalies, FrameCounts};
+use latte::report::{Column, EndedFrames, Overhead, Row, Summary, TableOptions, ThreadReport};
 use latte::{Cleaning, Data, Report, Unit};
 use unicode_width::UnicodeWidthStr;
 
@@ -86,27 +85,7 @@ fn time_rows() -> Vec<Row> {
                 ..Summary::default()
             },
         ),
-        row(
-            "Sim_Tick_Total",
-            Summary {
-                samples: 5_000,
-                seen: 120_000,
-                avg: 226.79,
-                median: 220.42,
-                std_dev: 76.04,
-                skew: 1.4,
-                min: 110.21,
-                range: 711.34,
-                bypass: 3,
-                outliers: 0,
-                p90: 301.5,
-                p99: 640.2,
-                p999: 5_310.0,
-                max: 31_150.0,
-                migrated: 2,
-                ..Summary::default()
-            },
-        ),
+        sim_tick_total(),
         row(
             "Sim_RiskPnL",
             Summary {
@@ -125,37 +104,62 @@ fn time_rows() -> Vec<Row> {
                 ..Summary::default()
             },
         ),
-        row(
-            "Order_Book_Rebuild_After_Snapshot_Gap",
-            Summary {
-                samples: 14,
-                seen: 14,
-                avg: 1.5e6,
-                median: 1.25e6,
-                std_dev: 0.4e6,
-                skew: 0.91,
-                min: 0.98e6,
-                range: 1.52e6,
-                bypass: 1,
-                outliers: 1,
-                p90: 2.4e6,
-                p99: 9.9e6,
-                p999: 12.0e6,
-                max: 12.2e6,
-                ..Summary::default()
-            },
-        ),
+        order_book_rebuild(),
     ]
+}
+
+/// A component with everything counted: seen beyond the samples kept, BYPASS, migrated.
+fn sim_tick_total() -> Row {
+    row(
+        "Sim_Tick_Total",
+        Summary {
+            samples: 5_000,
+            seen: 120_000,
+            avg: 226.79,
+            median: 220.42,
+            std_dev: 76.04,
+            skew: 1.4,
+            min: 110.21,
+            range: 711.34,
+            bypass: 3,
+            outliers: 0,
+            p90: 301.5,
+            p99: 640.2,
+            p999: 5_310.0,
+            max: 31_150.0,
+            migrated: 2,
+            ..Summary::default()
+        },
+    )
+}
+
+/// A long id, with BYPASS and outliers.
+fn order_book_rebuild() -> Row {
+    row(
+        "Order_Book_Rebuild_After_Snapshot_Gap",
+        Summary {
+            samples: 14,
+            seen: 14,
+            avg: 1.5e6,
+            median: 1.25e6,
+            std_dev: 0.4e6,
+            skew: 0.91,
+            min: 0.98e6,
+            range: 1.52e6,
+            bypass: 1,
+            outliers: 1,
+            p90: 2.4e6,
+            p99: 9.9e6,
+            p999: 12.0e6,
+            max: 12.2e6,
+            ..Summary::default()
+        },
+    )
 }
 
 /// (a) Time + Calibrated: overhead matrix, two threads, every kind of row.
 fn calibrated_time() -> Report {
     let rows = time_rows();
-    let main_anomalies = Anomalies {
-        abandoned_frames: 1,
-        orphaned_frames: 2,
-        ..Anomalies::default()
-    };
     Report {
         format_version: Report::FORMAT_VERSION,
         figures: latte::report::Figures::All,
@@ -175,33 +179,7 @@ fn calibrated_time() -> Report {
             ],
             pulse: 10.02,
         }),
-        threads: vec![
-            ThreadReport {
-                name: "main".to_owned(),
-                serial: 1,
-                exited: false,
-                anomalies: main_anomalies,
-                frames: vec![EndedFrames {
-                    component: "Sim_Leaky".to_owned(),
-                    counts: FrameCounts {
-                        abandoned: 1,
-                        orphaned: 2,
-                        ..FrameCounts::default()
-                    },
-                }],
-                open: Vec::new(),
-                rows: rows.clone(),
-            },
-            ThreadReport {
-                name: "feed-handler".to_owned(),
-                serial: 2,
-                exited: true,
-                anomalies: Anomalies::default(),
-                frames: Vec::new(),
-                open: Vec::new(),
-                rows: vec![row("Idle_Component", Summary::default()), rows[2].clone()],
-            },
-        ],
+        threads: two_threads(&rows),
         all_threads: vec![
             rows[0].clone(),
             rows[1].clone(),
@@ -217,7 +195,7 @@ fn calibrated_time() -> Report {
             row("Idle_Component", Summary::default()),
         ],
         teardown_drops: 0,
-        footprint: Some(latte::report::Footprint {
+        footprint: Some(latte::collect::Footprint {
             bytes: 3 << 20,
             ring_bytes_reserved: 24 << 20,
             memory_cap_used: 24 << 20,
@@ -225,28 +203,12 @@ fn calibrated_time() -> Report {
             rings: 48,
             live_threads: 6,
             exited_threads: 12,
-            folded_threads: 0,
+            merged_threads: 0,
             histograms: 0,
             histogram_bytes: 0,
             drain_cpu_ns: 12_345_678,
         }),
-        environment: Some(latte::report::Environment {
-            cpu_model: Some("AMD EPYC".into()),
-            clock: "TSC".into(),
-            clock_reason: "the kernel itself keeps time with the TSC".into(),
-            invariant_tsc: Some(true),
-            hypervisor: None,
-            clocksource_at_start: Some("tsc".into()),
-            clocksource_now: Some("hpet".into()),
-            governor: None,
-            isolated_cpus: Some("none".into()),
-            counter_hz: None,
-            step_ticks: None,
-            step_ns: None,
-            warnings: vec![
-                "the kernel clocksource changed from `tsc` to `hpet` during the run".into(),
-            ],
-        }),
+        environment: Some(environment_with_a_warning()),
         periodic_failures: Some(latte::report::PeriodicFailures {
             count: 2,
             last_error: "writing the latte report failed: No space left on device".into(),
@@ -254,9 +216,96 @@ fn calibrated_time() -> Report {
     }
 }
 
+/// `main`, with misuse counted, and `feed-handler`, exited, with an idle component.
+fn two_threads(rows: &[Row]) -> Vec<ThreadReport> {
+    let main_anomalies = Anomalies {
+        abandoned_frames: 1,
+        orphaned_frames: 2,
+        ..Anomalies::default()
+    };
+    vec![
+        ThreadReport {
+            name: "main".to_owned(),
+            serial: 1,
+            exited: false,
+            anomalies: main_anomalies,
+            frames: vec![EndedFrames {
+                component: "Sim_Leaky".to_owned(),
+                counts: FrameCounts {
+                    abandoned: 1,
+                    orphaned: 2,
+                    ..FrameCounts::default()
+                },
+            }],
+            open: Vec::new(),
+            rows: rows.to_vec(),
+        },
+        ThreadReport {
+            name: "feed-handler".to_owned(),
+            serial: 2,
+            exited: true,
+            anomalies: Anomalies::default(),
+            frames: Vec::new(),
+            open: Vec::new(),
+            rows: vec![row("Idle_Component", Summary::default()), rows[2].clone()],
+        },
+    ]
+}
+
+/// An ENVIRONMENT block with every fact and a warning.
+fn environment_with_a_warning() -> latte::report::Environment {
+    latte::report::Environment {
+        cpu_model: Some("AMD EPYC".into()),
+        clock: "TSC".into(),
+        clock_reason: "the kernel itself keeps time with the TSC".into(),
+        invariant_tsc: Some(true),
+        hypervisor: None,
+        clocksource_at_start: Some("tsc".into()),
+        clocksource_now: Some("hpet".into()),
+        governor: None,
+        isolated_cpus: Some("none".into()),
+        counter_hz: None,
+        step_ticks: None,
+        step_ns: None,
+        warnings: vec!["the kernel clocksource changed from `tsc` to `hpet` during the run".into()],
+    }
+}
+
 /// (b) Cycles + Raw: no overhead block, cleaning off, teardown drops.
 fn raw_cycles() -> Report {
-    let rows = vec![
+    let rows = raw_rows();
+    Report {
+        format_version: Report::FORMAT_VERSION,
+        figures: latte::report::Figures::All,
+        label: None,
+        unit: Unit::Cycles,
+        data: Data::Raw,
+        clock: "TSC".to_owned(),
+        ticks_per_ns: 3.0,
+        frequency_accuracy: 2.5e-6,
+        resolution: 26.0,
+        cleaning: Cleaning::OFF,
+        overhead: None,
+        threads: vec![ThreadReport {
+            name: "main".to_owned(),
+            serial: 1,
+            exited: false,
+            anomalies: Anomalies::default(),
+            frames: Vec::new(),
+            open: Vec::new(),
+            rows: rows.clone(),
+        }],
+        all_threads: rows,
+        teardown_drops: 2,
+        footprint: None,
+        environment: None,
+        periodic_failures: None,
+    }
+}
+
+/// A component of cycles, and one of seconds' worth of them.
+fn raw_rows() -> Vec<Row> {
+    vec![
         row(
             "Frame_Total",
             Summary {
@@ -294,34 +343,7 @@ fn raw_cycles() -> Report {
                 ..Summary::default()
             },
         ),
-    ];
-    Report {
-        format_version: Report::FORMAT_VERSION,
-        figures: latte::report::Figures::All,
-        label: None,
-        unit: Unit::Cycles,
-        data: Data::Raw,
-        clock: "TSC".to_owned(),
-        ticks_per_ns: 3.0,
-        frequency_accuracy: 2.5e-6,
-        resolution: 26.0,
-        cleaning: Cleaning::OFF,
-        overhead: None,
-        threads: vec![ThreadReport {
-            name: "main".to_owned(),
-            serial: 1,
-            exited: false,
-            anomalies: Anomalies::default(),
-            frames: Vec::new(),
-            open: Vec::new(),
-            rows: rows.clone(),
-        }],
-        all_threads: rows,
-        teardown_drops: 2,
-        footprint: None,
-        environment: None,
-        periodic_failures: None,
-    }
+    ]
 }
 
 /// (c) Nothing recorded.
@@ -347,9 +369,9 @@ fn empty() -> Report {
     }
 }
 
-/// Everything that could push a line out of the box.
-fn extreme() -> Report {
-    let huge = Summary {
+/// Statistics at the ends of their types: NaN, infinities, the largest values.
+fn extreme_summary() -> Summary {
+    Summary {
         samples: u64::MAX,
         seen: u64::MAX,
         avg: f64::NAN,
@@ -380,8 +402,12 @@ fn extreme() -> Report {
             max: f64::MAX,
             range: 1e-300,
         },
-    };
-    let all = Anomalies {
+    }
+}
+
+/// Every anomaly, each at its largest count.
+fn every_anomaly() -> Anomalies {
+    Anomalies {
         abandoned_frames: u64::MAX,
         empty_stops: u64::MAX,
         unmatched_stops: u64::MAX,
@@ -392,7 +418,12 @@ fn extreme() -> Report {
         open_at_exit: u64::MAX,
         reentrant: u64::MAX,
         over_cap: u64::MAX,
-    };
+    }
+}
+
+/// Everything that could push a line out of the box.
+fn extreme() -> Report {
+    let (huge, all) = (extreme_summary(), every_anomaly());
     Report {
         format_version: Report::FORMAT_VERSION,
         figures: latte::report::Figures::All,

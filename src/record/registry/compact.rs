@@ -1,10 +1,10 @@
-//! Giving back the memory of exited threads: compaction and folding.
+//! Giving back the memory of exited threads: compaction and merging.
 //!
 //! An exited thread is replaced, in one step under the registry lock, by a
 //! [`Compacted`] copy of only its retained samples, under the same name, serial and
 //! ids. Its rings go back to the pool for new threads (only when nothing else holds
 //! them, after resetting their count, so a recycled ring never shows an old thread's
-//! samples). Beyond the configured number of exited threads, the oldest are folded into
+//! samples). Beyond the configured number of exited threads, the oldest are merged into
 //! one `<exited threads>` entry per id keeping the newest `capacity` samples, with every
 //! count summed, so memory stays bounded under any amount of thread churn.
 
@@ -25,7 +25,7 @@ pub(crate) struct Compacted {
     pub(crate) components: Vec<CompactRing>,
 }
 
-/// One id's retained samples of an exited thread (or of the folded threads).
+/// One id's retained samples of an exited thread (or of the merged threads).
 #[derive(Clone)]
 pub(crate) struct CompactRing {
     /// The id's dense index.
@@ -42,9 +42,9 @@ impl CompactRing {
     }
 }
 
-/// The oldest compacted threads, folded together once there are too many.
+/// The oldest compacted threads, merged together once there are too many.
 #[derive(Clone, Default)]
-pub(crate) struct Folded {
+pub(crate) struct Merged {
     pub(crate) threads: u64,
     pub(crate) anomalies: Anomalies,
     /// Frames that ended without their Stop, per id index, summed over the threads.
@@ -52,8 +52,8 @@ pub(crate) struct Folded {
     pub(crate) components: Vec<CompactRing>,
 }
 
-/// Name under which folded threads appear.
-pub(crate) const FOLDED_NAME: &str = "<exited threads>";
+/// Name under which merged threads appear.
+pub(crate) const MERGED_NAME: &str = "<exited threads>";
 
 impl Registry {
     /// Replaces exited threads by compact copies of their retained samples and
@@ -107,11 +107,11 @@ impl Registry {
         }
     }
 
-    /// Folds the oldest compacted threads beyond the configured limit into the
+    /// Merges the oldest compacted threads beyond the configured limit into the
     /// `<exited threads>` entry, as long as `read(serial)` says the whole-run ledger
     /// has read all of the thread (only the ledger's fold calls this, so no sample is
-    /// folded away before it was counted).
-    pub(crate) fn fold_excess(&self, read: impl Fn(u64) -> bool) {
+    /// merged away before it was counted).
+    pub(crate) fn merge_excess(&self, read: impl Fn(u64) -> bool) {
         let view = self.view();
         let n = view
             .exited
@@ -125,21 +125,21 @@ impl Registry {
         if threads.is_empty() {
             return;
         }
-        let mut folded = view.folded.as_deref().cloned().unwrap_or_default();
+        let mut merged = view.merged.as_deref().cloned().unwrap_or_default();
         for t in &threads {
-            fold_into(&mut folded, t);
+            merge_into(&mut merged, t);
         }
-        // Remove the folded threads and install the new fold in one swap, so a reader
-        // sees each thread either compacted or folded, never neither. Only this
-        // function replaces the fold, one call at a time (`HOUSEKEEPING`), so the fold
-        // read above is still the one in place.
-        let folded = Arc::new(folded);
+        // Remove the merged threads and install the new merged entry in one swap, so a
+        // reader sees each thread either compacted or merged, never neither. Only this
+        // function replaces the merged entry, one call at a time (`HOUSEKEEPING`), so
+        // the entry read above is still the one in place.
+        let merged = Arc::new(merged);
         self.update(|lists: &Lists| {
             let mut next = lists.clone();
             let folded_now: HashSet<*const Compacted> = threads.iter().map(Arc::as_ptr).collect();
             next.exited
                 .retain(|c| !folded_now.contains(&Arc::as_ptr(c)));
-            next.folded = Some(folded.clone());
+            next.merged = Some(merged.clone());
             next
         });
     }
@@ -171,28 +171,28 @@ fn compact_copy(t: &ThreadShared) -> Compacted {
     }
 }
 
-/// Adds one compacted thread to the fold: counts summed, the newest `capacity`
+/// Adds one compacted thread to the merged entry: counts summed, the newest `capacity`
 /// samples of each id kept.
-fn fold_into(folded: &mut Folded, t: &Compacted) {
-    folded.threads += 1;
-    folded.anomalies = folded.anomalies.plus(&t.anomalies);
+fn merge_into(merged: &mut Merged, t: &Compacted) {
+    merged.threads += 1;
+    merged.anomalies = merged.anomalies.plus(&t.anomalies);
     for (index, counts) in &t.frames {
-        match folded.frames.iter_mut().find(|(i, _)| i == index) {
+        match merged.frames.iter_mut().find(|(i, _)| i == index) {
             Some((_, sum)) => *sum = sum.plus(counts),
-            None => folded.frames.push((*index, *counts)),
+            None => merged.frames.push((*index, *counts)),
         }
     }
     for r in &t.components {
-        let slot = match folded.components.iter().position(|f| f.index == r.index) {
-            Some(i) => &mut folded.components[i],
+        let slot = match merged.components.iter().position(|f| f.index == r.index) {
+            Some(i) => &mut merged.components[i],
             None => {
-                folded.components.push(CompactRing {
+                merged.components.push(CompactRing {
                     index: r.index,
                     seen: 0,
                     capacity: r.capacity,
                     samples: VecDeque::new(),
                 });
-                folded.components.last_mut().expect("just pushed")
+                merged.components.last_mut().expect("just pushed")
             }
         };
         slot.seen += r.seen;
@@ -241,11 +241,11 @@ mod tests {
             (a.anomalies.abandoned_frames, a.anomalies.open_at_exit),
             (3, 1)
         );
-        let mut folded = Folded::default();
-        fold_into(&mut folded, &a);
-        fold_into(&mut folded, &b);
+        let mut merged = Merged::default();
+        merge_into(&mut merged, &a);
+        merge_into(&mut merged, &b);
         assert_eq!(
-            folded.frames,
+            merged.frames,
             [
                 (7, counts(2, 0, 0)),
                 (9, counts(1, 1, 1)),
@@ -259,6 +259,6 @@ mod tests {
                 )
             ]
         );
-        assert_eq!(folded.anomalies.orphaned_frames, 2);
+        assert_eq!(merged.anomalies.orphaned_frames, 2);
     }
 }

@@ -7,14 +7,14 @@
 //!
 //! A thread's recorder marks its [`ThreadShared`] as exited (Release) from its
 //! thread-local destructor; no push can follow. Compaction (`compact.rs`) then
-//! replaces it by a copy of its retained samples, and folds the oldest exited threads
+//! replaces it by a copy of its retained samples, and merges the oldest exited threads
 //! together beyond the configured limit. A reader always sees a thread either live or
-//! compacted (or folded), never both and never neither.
+//! compacted (or merged), never both and never neither.
 
 mod compact;
 mod thread;
 
-pub(crate) use compact::{CompactRing, FOLDED_NAME};
+pub(crate) use compact::{CompactRing, MERGED_NAME};
 #[cfg(feature = "test-hooks")]
 pub(crate) use thread::lock_held;
 pub(crate) use thread::{Link, TEARDOWN_DROPS, ThreadShared};
@@ -23,7 +23,7 @@ use super::ring::Ring;
 use super::sync::Mutex;
 use crate::diagnostics::Footprint;
 use arrayvec::ArrayVec;
-use compact::{Compacted, Folded};
+use compact::{Compacted, Merged};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, LazyLock, PoisonError};
 use thread::lock;
@@ -34,7 +34,7 @@ use thread::lock;
 pub(crate) struct Lists {
     pub(crate) live: Vec<Arc<ThreadShared>>,
     pub(crate) exited: Vec<Arc<Compacted>>,
-    pub(crate) folded: Option<Arc<Folded>>,
+    pub(crate) merged: Option<Arc<Merged>>,
 }
 
 /// A consistent view of every thread.
@@ -48,7 +48,7 @@ pub(crate) type View = Arc<Lists>;
 /// build their new lists there.
 pub(crate) struct Registry {
     lists: Mutex<Arc<Lists>>,
-    /// Serialises writers (registration, compaction, folding: cold paths only), so a
+    /// Serialises writers (registration, compaction, merging: cold paths only), so a
     /// writer builds its new lists once instead of retrying against the others. Readers
     /// never take it. Allocation happens under this lock, never under `lists`.
     writers: Mutex<()>,
@@ -144,7 +144,7 @@ impl Registry {
             t.counters.read().total() > 0 || t.rings().iter().any(|(_, r)| r.seen() > 0)
         };
         !view.exited.is_empty()
-            || view.folded.is_some()
+            || view.merged.is_some()
             || view.live.iter().any(|t| !t.internal() && recorded(t))
     }
 
@@ -154,7 +154,7 @@ impl Registry {
         let mut f = Footprint {
             live_threads: view.live.iter().filter(|t| !t.internal()).count() as u64,
             exited_threads: view.exited.len() as u64,
-            folded_threads: view.folded.as_ref().map_or(0, |f| f.threads),
+            merged_threads: view.merged.as_ref().map_or(0, |f| f.threads),
             memory_cap_used: super::budget::RINGS.charged(),
             memory_cap: crate::config::memory_cap(),
             ..Footprint::default()
@@ -174,9 +174,9 @@ impl Registry {
             f.bytes += 128 + c.name.len() as u64 + compact_bytes(&c.components);
             f.bytes += FRAME_COUNT_BYTES * c.frames.len() as u64;
         }
-        if let Some(folded) = &view.folded {
-            f.bytes += compact_bytes(&folded.components);
-            f.bytes += FRAME_COUNT_BYTES * folded.frames.len() as u64;
+        if let Some(merged) = &view.merged {
+            f.bytes += compact_bytes(&merged.components);
+            f.bytes += FRAME_COUNT_BYTES * merged.frames.len() as u64;
         }
         for ring in lock(&self.pool).iter() {
             f.bytes += ring.resident_bytes();
@@ -229,10 +229,10 @@ pub(crate) fn compact_waiting() {
     global().compact();
 }
 
-/// Folds exited threads beyond the limit, those `read` allows (see
-/// [`Registry::fold_excess`]).
-pub(crate) fn fold_excess(read: impl Fn(u64) -> bool) {
-    exclusive(|| global().fold_excess(read));
+/// Merges exited threads beyond the limit, those `read` allows (see
+/// [`Registry::merge_excess`]).
+pub(crate) fn merge_excess(read: impl Fn(u64) -> bool) {
+    exclusive(|| global().merge_excess(read));
 }
 
 /// `RUSTFLAGS="--cfg latte_loom" cargo test --lib --release loom`

@@ -8,7 +8,7 @@
 use super::notes::{self, LISTED};
 use super::options::{Column, TableOptions};
 use super::text;
-use crate::config::Figures;
+use crate::report::Figures;
 use crate::report::numbers::{count, share};
 use crate::report::{Report, Row, ThreadReport};
 

@@ -5,10 +5,9 @@
 //! summarised (wide shows them whole).
 
 use super::text::value;
+use crate::diagnostics::{Anomalies, FrameCounts};
 use crate::report::numbers::count;
-use crate::report::{
-    Anomalies, EndedFrames, FrameCounts, PeriodicFailures, Report, Row, ThreadReport,
-};
+use crate::report::{EndedFrames, PeriodicFailures, Report, Row, ThreadReport};
 
 /// Names a summarised list shows before `and N more` (a wide table shows them all).
 pub(super) const LISTED: usize = 6;

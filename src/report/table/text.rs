@@ -1,8 +1,8 @@
 //! The words of a report, as lines before wrapping: the title and header lines,
 //! ENVIRONMENT and the overhead matrix (the notes are in `notes.rs`).
 
-use crate::config::{Cleaning, Data, Figures, Unit};
 use crate::report::numbers::{self, count, plain};
+use crate::report::{Cleaning, Data, Figures, Unit};
 use crate::report::{Environment, Overhead, Report};
 
 /// Continuation indent of wrapped text lines.
@@ -93,12 +93,12 @@ pub(super) fn header(report: &Report, wide: bool) -> Vec<String> {
                 bytes(f.memory_cap)
             )
         };
-        let folded = match f.folded_threads {
+        let merged = match f.merged_threads {
             0 => String::new(),
-            n => format!(", {} folded", count(n)),
+            n => format!(", {} merged", count(n)),
         };
         lines.push(format!(
-            "{memory}; threads: {} live, {} exited{folded}; drain CPU {}",
+            "{memory}; threads: {} live, {} exited{merged}; drain CPU {}",
             count(f.live_threads),
             count(f.exited_threads),
             numbers::time(f.drain_cpu_ns as f64)

@@ -1,0 +1,285 @@
+//! `diff`: per component, the change in median, p99 and p99.9 between base and new
+//! runs, with a 95% interval and a verdict ([`stats`]), printed as a table or JSON
+//! ([`render`]).
+
+pub mod render;
+pub mod stats;
+
+use crate::load::{self, Loaded};
+use crate::outcome::{self, Failure, Outcome};
+use latte::report::Distribution;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use serde::Serialize;
+use stats::{Change, Method, Settings};
+use std::path::PathBuf;
+
+/// The quantiles compared.
+pub const QUANTILES: [f64; 3] = [0.5, 0.99, 0.999];
+
+/// Arguments of `diff`.
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Exit status: 0 nothing regressed, 1 something regressed beyond \
+the threshold, 2 bad input.\nExamples:\n  latte-telemetry diff base.json new.json\n  \
+latte-telemetry diff --base a1.json a2.json a3.json --new b1.json b2.json b3.json"
+)]
+pub struct DiffArgs {
+    /// BASE.json NEW.json: one run per side.
+    #[arg(num_args = 0..=2, value_name = "BASE NEW")]
+    pub files: Vec<PathBuf>,
+    /// The base runs (with --new): several runs per side give intervals from
+    /// run-to-run variation.
+    #[arg(long, num_args = 1.., value_name = "FILE")]
+    pub base: Vec<PathBuf>,
+    /// The new runs (with --base).
+    #[arg(long, num_args = 1.., value_name = "FILE")]
+    pub new: Vec<PathBuf>,
+    /// Noise threshold in percent: smaller changes are "no change".
+    #[arg(long, default_value_t = 5.0, value_name = "PERCENT")]
+    pub threshold: f64,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Compare only the components whose id matches this glob (e.g. 'Sim_*').
+    #[arg(long, value_name = "GLOB")]
+    pub filter: Option<String>,
+    /// Seed of the resampling (one run per side), for reproducible intervals.
+    #[arg(long, default_value_t = 0x1a77e)]
+    pub seed: u64,
+}
+
+/// One component compared.
+#[derive(Debug, Serialize)]
+pub struct Compared {
+    /// The id.
+    pub component: String,
+    /// Median, p99 and p99.9.
+    pub changes: Vec<Change>,
+}
+
+/// The whole comparison: what `--json` prints.
+#[derive(Debug, Serialize)]
+pub struct Comparison {
+    /// The base files.
+    pub base: Vec<String>,
+    /// The new files.
+    pub new: Vec<String>,
+    /// `cycles` or `ns`.
+    pub unit: &'static str,
+    /// The noise threshold, as a fraction.
+    pub threshold: f64,
+    /// The intervals' confidence.
+    pub confidence: f64,
+    /// How the intervals were computed.
+    pub method: Method,
+    /// Caveats about the method.
+    pub note: Option<String>,
+    /// Components in every run of both sides.
+    pub components: Vec<Compared>,
+    /// Components only in the base runs.
+    pub only_in_base: Vec<String>,
+    /// Components only in the new runs.
+    pub only_in_new: Vec<String>,
+    /// Components missing from some runs of a side they appear on.
+    pub not_in_every_run: Vec<String>,
+    /// Whether anything regressed beyond the threshold.
+    pub regressed: bool,
+}
+
+/// Runs `diff`.
+pub fn run(args: &DiffArgs) -> Result<Outcome, Failure> {
+    let (base, new) = sides(args)?;
+    if !(args.threshold.is_finite() && args.threshold >= 0.0 && args.threshold < 100.0) {
+        return Err(Failure(format!(
+            "--threshold {}: give a percentage from 0 to below 100, e.g. --threshold 5",
+            args.threshold
+        )));
+    }
+    let base = load::load_all(&base)?;
+    let new = load::load_all(&new)?;
+    let all: Vec<&Loaded> = base.iter().chain(&new).collect();
+    load::comparable(&all)?;
+    let filter = load::filter(args.filter.as_deref())?;
+    let mut comparison = compare(&base, &new, args.threshold / 100.0, args.seed)?;
+    if let Some(pattern) = &filter {
+        comparison.keep(|name| pattern.matches(name));
+    }
+    comparison.something_compared(args.filter.as_deref())?;
+    let mut out = std::io::stdout().lock();
+    let written = if args.json {
+        render::json(&comparison, &mut out)
+    } else {
+        render::table(&comparison, &mut out)
+    };
+    outcome::to_stdout(written)?;
+    Ok(if comparison.regressed {
+        Outcome::Regressed
+    } else {
+        Outcome::Done
+    })
+}
+
+/// The base and new files from either form of the command line. A file given twice
+/// on one side is refused: it would count one run as two and narrow the interval.
+fn sides(args: &DiffArgs) -> Result<(Vec<PathBuf>, Vec<PathBuf>), Failure> {
+    let (base, new) = match (args.files.len(), args.base.is_empty(), args.new.is_empty()) {
+        (2, true, true) => (vec![args.files[0].clone()], vec![args.files[1].clone()]),
+        (0, false, false) => (args.base.clone(), args.new.clone()),
+        _ => {
+            return Err(Failure(
+                "diff takes BASE.json NEW.json, or --base FILE... --new FILE... (not both forms)"
+                    .into(),
+            ));
+        }
+    };
+    for side in [&base, &new] {
+        let same = |p: &PathBuf| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+        let mut seen = Vec::new();
+        for path in side {
+            if seen.contains(&same(path)) {
+                return Err(Failure(format!(
+                    "{}: given twice on one side: each run counts once (a repeated run would \
+                     make the runs look more alike than they are)",
+                    path.display()
+                )));
+            }
+            seen.push(same(path));
+        }
+    }
+    Ok((base, new))
+}
+
+impl Comparison {
+    /// Fails when no component is in both sides (after `--filter`): a gate that
+    /// compared nothing must not pass.
+    fn something_compared(&self, filter: Option<&str>) -> Result<(), Failure> {
+        if !self.components.is_empty() {
+            return Ok(());
+        }
+        let listed = |names: &[String]| match names {
+            [] => "none".to_string(),
+            names => names.join(", "),
+        };
+        Err(Failure(match filter {
+            Some(pattern)
+                if self.only_in_base.is_empty()
+                    && self.only_in_new.is_empty()
+                    && self.not_in_every_run.is_empty() =>
+            {
+                format!(
+                    "--filter '{pattern}' matches no component of the reports: nothing compared"
+                )
+            }
+            _ => format!(
+                "no component is in every run of both sides: nothing compared (only in base: {}; \
+                 only in new: {}; not in every run: {})",
+                listed(&self.only_in_base),
+                listed(&self.only_in_new),
+                listed(&self.not_in_every_run)
+            ),
+        }))
+    }
+
+    /// Keeps only the components whose name passes `keep`.
+    fn keep(&mut self, keep: impl Fn(&str) -> bool) {
+        self.components.retain(|c| keep(&c.component));
+        for names in [
+            &mut self.only_in_base,
+            &mut self.only_in_new,
+            &mut self.not_in_every_run,
+        ] {
+            names.retain(|n| keep(n));
+        }
+        self.regressed = self
+            .components
+            .iter()
+            .flat_map(|c| &c.changes)
+            .any(|c| c.verdict == stats::Verdict::Regressed);
+    }
+}
+
+/// Compares every component of the runs (each side non-empty, histograms checked).
+pub fn compare(
+    base: &[Loaded],
+    new: &[Loaded],
+    threshold: f64,
+    seed: u64,
+) -> Result<Comparison, Failure> {
+    let step = base
+        .iter()
+        .chain(new)
+        .map(|l| l.report.resolution)
+        .fold(0.0, f64::max);
+    let settings = Settings { threshold, step };
+    let mut rng = StdRng::seed_from_u64(seed);
+    let method = if base.len() == 1 && new.len() == 1 {
+        Method::Resampling
+    } else {
+        Method::Runs
+    };
+    let mut comparison = Comparison {
+        base: base.iter().map(Loaded::name).collect(),
+        new: new.iter().map(Loaded::name).collect(),
+        unit: render::unit_name(base[0].report.unit),
+        threshold,
+        confidence: stats::CONFIDENCE,
+        method,
+        note: render::method_note(method, base.len(), new.len()),
+        components: Vec::new(),
+        only_in_base: Vec::new(),
+        only_in_new: Vec::new(),
+        not_in_every_run: Vec::new(),
+        regressed: false,
+    };
+    for name in component_names(base.iter().chain(new)) {
+        match (in_all(base, &name), in_all(new, &name)) {
+            (true, true) => {
+                let (b, n) = (dists(base, &name)?, dists(new, &name)?);
+                let changes = QUANTILES
+                    .iter()
+                    .map(|&q| stats::compare(&b, &n, q, &settings, &mut rng))
+                    .collect();
+                comparison.components.push(Compared {
+                    component: name,
+                    changes,
+                });
+            }
+            (true, false) if !in_any(new, &name) => comparison.only_in_base.push(name),
+            (false, true) if !in_any(base, &name) => comparison.only_in_new.push(name),
+            _ => comparison.not_in_every_run.push(name),
+        }
+    }
+    comparison.keep(|_| true);
+    Ok(comparison)
+}
+
+fn has(run: &Loaded, name: &str) -> bool {
+    run.report.all_threads.iter().any(|r| r.component == name)
+}
+
+fn in_all(runs: &[Loaded], name: &str) -> bool {
+    runs.iter().all(|l| has(l, name))
+}
+
+fn in_any(runs: &[Loaded], name: &str) -> bool {
+    runs.iter().any(|l| has(l, name))
+}
+
+/// The component's distribution in each run (every run has it).
+fn dists(runs: &[Loaded], name: &str) -> Result<Vec<Distribution>, Failure> {
+    runs.iter()
+        .filter_map(|l| load::distribution(l, name).transpose())
+        .collect()
+}
+
+/// Every component's name, in order of first appearance.
+fn component_names<'a>(runs: impl Iterator<Item = &'a Loaded>) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for row in runs.flat_map(|l| &l.report.all_threads) {
+        if !names.contains(&row.component) {
+            names.push(row.component.clone());
+        }
+    }
+    names
+}

@@ -1,0 +1,265 @@
+//! The diff statistics on synthetic runs drawn from known distributions: log-normal
+//! latencies (median 2,000 ticks, sigma 0.25), shifted by a known factor.
+
+use super::*;
+use base64::Engine;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+use latte::report::{Row, Summary};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use rand_distr::LogNormal;
+
+/// An empty histogram with latte's precision.
+fn empty() -> Histogram<u64> {
+    Histogram::new(3).unwrap()
+}
+
+/// `hist`'s values (cycles) as the library decodes them from a report row carrying them.
+fn decoded(hist: &Histogram<u64>) -> Dist {
+    let mut bytes = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(hist, &mut bytes)
+        .unwrap();
+    let row = Row {
+        component: "c".into(),
+        stats: Summary {
+            samples: hist.len(),
+            ..Summary::default()
+        },
+        histogram: Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
+        ..Row::default()
+    };
+    let report = latte::Report {
+        format_version: latte::Report::FORMAT_VERSION,
+        label: None,
+        unit: latte::Unit::Cycles,
+        data: latte::Data::Raw,
+        figures: latte::report::Figures::All,
+        clock: "TSC".into(),
+        ticks_per_ns: 1.0,
+        frequency_accuracy: 0.0,
+        resolution: 1.0,
+        cleaning: latte::Cleaning::default(),
+        overhead: None,
+        threads: Vec::new(),
+        all_threads: vec![row],
+        teardown_drops: 0,
+        footprint: None,
+        environment: None,
+        periodic_failures: None,
+    };
+    report.all_threads[0].distribution(&report).unwrap()
+}
+
+const N: usize = 30_000;
+const MEDIAN: f64 = 2_000.0;
+const SIGMA: f64 = 0.25;
+
+/// One run of `n` values from the log-normal, every value multiplied by `shift`.
+fn run(n: usize, shift: f64, rng: &mut StdRng) -> Dist {
+    let dist = LogNormal::new((MEDIAN * shift).ln(), SIGMA).unwrap();
+    let mut hist = empty();
+    for _ in 0..n {
+        hist.record(dist.sample(rng).round().max(1.0) as u64)
+            .unwrap();
+    }
+    decoded(&hist)
+}
+
+fn settings(threshold: f64) -> Settings {
+    Settings {
+        threshold,
+        step: 1.0,
+    }
+}
+
+fn verdicts(base: &[Dist], new: &[Dist], threshold: f64, rng: &mut StdRng) -> Vec<Change> {
+    [0.5, 0.99, 0.999]
+        .iter()
+        .map(|&q| compare(base, new, q, &settings(threshold), rng))
+        .collect()
+}
+
+#[test]
+fn shifts_of_20_percent_regress_and_improve() {
+    let mut rng = StdRng::seed_from_u64(1);
+    let base = [run(N, 1.0, &mut rng)];
+    for (shift, expected) in [(1.2, Verdict::Regressed), (0.8, Verdict::Improved)] {
+        let new = [run(N, shift, &mut rng)];
+        for change in verdicts(&base, &new, 0.05, &mut rng) {
+            assert_eq!(change.verdict, expected, "shift {shift}: {change:?}");
+            assert!((change.change - (shift - 1.0)).abs() < 0.05, "{change:?}");
+        }
+    }
+}
+
+/// Values per run for the no-shift test. "No change" needs the whole interval inside
+/// the ±5% threshold; at p99.9 that takes more than the 30 values beyond it that `N`
+/// gives (with 30,000 values, about half the intervals at p99.9 reach past 5% and come
+/// out inconclusive).
+const N_QUIET: usize = 150_000;
+
+/// With no shift, "no change" in at least 95 of 100 independent pairs, for each
+/// quantile; and the interval holds the true change (0) in at least 90.
+#[test]
+fn no_shift_is_no_change_in_95_of_100_pairs() {
+    let mut rng = StdRng::seed_from_u64(2);
+    let (mut no_change, mut covered) = ([0; 3], [0; 3]);
+    for _ in 0..100 {
+        let (base, new) = ([run(N_QUIET, 1.0, &mut rng)], [run(N_QUIET, 1.0, &mut rng)]);
+        for (i, change) in verdicts(&base, &new, 0.05, &mut rng).iter().enumerate() {
+            no_change[i] += usize::from(change.verdict == Verdict::NoChange);
+            covered[i] += usize::from(change.low <= 0.0 && 0.0 <= change.high);
+        }
+    }
+    println!("of 100 pairs, p50/p99/p99.9: no change {no_change:?}, holding 0 {covered:?}");
+    assert!(
+        no_change.iter().all(|&n| n >= 95),
+        "no change per quantile: {no_change:?}"
+    );
+    assert!(
+        covered.iter().all(|&n| n >= 90),
+        "intervals holding 0: {covered:?}"
+    );
+}
+
+/// A +10% shift lies inside the 95% interval in at least 90 of 100 runs, for each
+/// quantile, both with one run per side and with three.
+#[test]
+fn the_true_shift_is_inside_the_interval_in_90_of_100() {
+    let mut rng = StdRng::seed_from_u64(3);
+    for runs in [1, 3] {
+        let mut covered = [0; 3];
+        for _ in 0..100 {
+            let base: Vec<Dist> = (0..runs).map(|_| run(N / runs, 1.0, &mut rng)).collect();
+            let new: Vec<Dist> = (0..runs).map(|_| run(N / runs, 1.1, &mut rng)).collect();
+            for (i, change) in verdicts(&base, &new, 0.05, &mut rng).iter().enumerate() {
+                covered[i] += usize::from(change.low <= 0.1 && 0.1 <= change.high);
+            }
+        }
+        println!(
+            "{runs} run(s) per side, p50/p99/p99.9: +10% inside the interval {covered:?} of 100"
+        );
+        assert!(
+            covered.iter().all(|&n| n >= 90),
+            "{runs} run(s): covered {covered:?}"
+        );
+    }
+}
+
+/// Run-to-run variation (each run's level off by ~1%) on top of the sampling: a 5%
+/// shift is found with a 2% threshold from five runs per side.
+#[test]
+fn a_5_percent_shift_is_found_with_several_runs_per_side() {
+    let mut rng = StdRng::seed_from_u64(4);
+    let level = LogNormal::new(0.0, 0.01).unwrap();
+    let mut runs = |shift: f64| -> Vec<Dist> {
+        (0..5)
+            .map(|_| {
+                let wobble = level.sample(&mut rng);
+                run(N, shift * wobble, &mut rng)
+            })
+            .collect()
+    };
+    let (base, new) = (runs(1.0), runs(1.05));
+    for change in verdicts(&base, &new, 0.02, &mut rng) {
+        assert_eq!(change.verdict, Verdict::Regressed, "{change:?}");
+        assert!(
+            change.low > 0.0 && change.low < 0.05 && change.high > 0.05,
+            "{change:?}"
+        );
+    }
+}
+
+#[test]
+fn too_few_samples_are_inconclusive() {
+    let mut rng = StdRng::seed_from_u64(5);
+    // 2,000 values: enough for the median and p99, not for p99.9 (needs 10,000).
+    let (base, new) = ([run(2_000, 1.0, &mut rng)], [run(2_000, 1.5, &mut rng)]);
+    let changes = verdicts(&base, &new, 0.05, &mut rng);
+    assert_eq!(changes[0].verdict, Verdict::Regressed);
+    assert_eq!(changes[2].verdict, Verdict::Inconclusive);
+    assert!(
+        changes[2]
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("of the 10000 needed"),
+        "{:?}",
+        changes[2]
+    );
+    // 25 values with a wide spread: enough to estimate the median, too few to
+    // tell a 5% change either way.
+    let wide = |rng: &mut StdRng| {
+        let d = LogNormal::new(MEDIAN.ln(), 1.0).unwrap();
+        let mut hist = empty();
+        (0..25).for_each(|_| hist.record(d.sample(rng) as u64 + 1).unwrap());
+        decoded(&hist)
+    };
+    let change = compare(
+        &[wide(&mut rng)],
+        &[wide(&mut rng)],
+        0.5,
+        &settings(0.05),
+        &mut rng,
+    );
+    assert!(change.high - change.low > 0.1, "{change:?}");
+    if change.low <= 0.0 && change.high >= 0.0 {
+        assert_eq!(change.verdict, Verdict::Inconclusive, "{change:?}");
+    }
+}
+
+#[test]
+fn the_verdict_follows_the_interval_and_the_threshold() {
+    let t = 0.05;
+    assert_eq!(verdict(0.2, 0.15, 0.25, t), Verdict::Regressed);
+    assert_eq!(verdict(-0.2, -0.25, -0.15, t), Verdict::Improved);
+    // Beyond the threshold and excluding 0, though the interval reaches below it.
+    assert_eq!(verdict(0.06, 0.01, 0.11, t), Verdict::Regressed);
+    // A real change, but the whole interval within the threshold.
+    assert_eq!(verdict(0.02, 0.01, 0.03, t), Verdict::NoChange);
+    // A real change below the threshold whose interval reaches past it: it may matter.
+    assert_eq!(verdict(0.04, 0.012, 0.067, t), Verdict::Inconclusive);
+    // Holding 0 and inside the threshold: no change; holding 0 and reaching past it
+    // (even when narrower than twice the threshold): cannot tell.
+    assert_eq!(verdict(0.01, -0.02, 0.04, t), Verdict::NoChange);
+    assert_eq!(verdict(0.036, -0.01, 0.083, t), Verdict::Inconclusive);
+    assert_eq!(verdict(0.01, -0.08, 0.09, t), Verdict::Inconclusive);
+    // Nothing finite to judge (a ratio of infinities).
+    assert_eq!(
+        verdict(f64::NAN, f64::NAN, f64::NAN, t),
+        Verdict::Inconclusive
+    );
+    assert_eq!(
+        verdict(0.0, f64::NEG_INFINITY, 0.01, t),
+        Verdict::Inconclusive
+    );
+}
+
+/// Identical runs give an interval of one clock step around 0, not a verdict from
+/// a zero-width interval.
+#[test]
+fn the_interval_is_at_least_one_step_wide() {
+    let mut hist = empty();
+    hist.record_n(100, 1_000).unwrap();
+    let same = decoded(&hist);
+    let s = Settings {
+        threshold: 0.05,
+        step: 26.0,
+    };
+    let mut rng = StdRng::seed_from_u64(6);
+    for runs in [1, 3] {
+        let side: Vec<Dist> = (0..runs).map(|_| same.clone()).collect();
+        let change = compare(&side, &side, 0.5, &s, &mut rng);
+        assert!(
+            (change.low + 0.26).abs() < 1e-9 && (change.high - 0.26).abs() < 1e-9,
+            "{change:?}"
+        );
+        assert_eq!(
+            change.verdict,
+            Verdict::Inconclusive,
+            "a 26% step cannot show 5%"
+        );
+    }
+}

@@ -1,0 +1,160 @@
+//! The page around the plots: the legend of reports, one section per component (its
+//! plot and its marked quantiles), each report's ENVIRONMENT block beside them. One
+//! file with inline SVG and CSS: nothing is fetched.
+
+use super::plot::{self, MARKED, Series};
+use crate::diff::render::{unit_name, value};
+use crate::load::Loaded;
+use html_escape::encode_text as text;
+use latte::report::Distribution as Dist;
+use std::fmt::Write;
+
+const STYLE: &str = "body{font-family:sans-serif;margin:24px;color:#222}\
+.layout{display:grid;grid-template-columns:minmax(0,1fr) 360px;gap:24px;align-items:start}\
+aside{position:sticky;top:12px;font-size:13px}\
+aside section{border:1px solid #ccc;border-radius:6px;padding:8px 12px;margin-bottom:12px}\
+figure{margin:0}figure svg{max-width:100%;height:auto}table{border-collapse:collapse;font-size:13px}\
+td,th{padding:2px 8px;text-align:right}td:first-child,th:first-child{text-align:left}\
+.swatch{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:6px}\
+.warning{color:#a33}";
+
+/// One component: its name and, per report that has it, (report index, distribution).
+pub type Component = (String, Vec<(usize, Dist)>);
+
+/// The whole page.
+pub fn page(reports: &[Loaded], components: &[Component]) -> Result<String, String> {
+    let unit = unit_name(reports[0].report.unit);
+    let mut html = String::new();
+    let _ = write!(
+        html,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>latte: latency distributions</title><style>{STYLE}</style></head><body>\
+         <h1>Latency distributions</h1><p>{} component(s) from {} report(s), values in {unit}; \
+         each picture shows the share of samples per log-spaced bin and the cumulative share, \
+         with p50, p99 and p99.9 marked.</p><div class=\"layout\"><main>",
+        components.len(),
+        reports.len()
+    );
+    html.push_str(&legend(reports));
+    for (name, dists) in components {
+        let series: Vec<Series<'_>> = dists.iter().map(|(i, d)| (*i, d)).collect();
+        let svg = plot::svg(&series, unit)?;
+        let _ = write!(
+            html,
+            "<section class=\"component\"><h2>{}</h2><figure class=\"plot\" data-component=\"{}\">{svg}\
+             <figcaption>{}</figcaption></figure></section>",
+            text(name),
+            html_escape::encode_double_quoted_attribute(name),
+            quantiles(reports, dists, unit)
+        );
+    }
+    html.push_str("</main><aside>");
+    for (i, loaded) in reports.iter().enumerate() {
+        html.push_str(&environment(i, loaded));
+    }
+    html.push_str("</aside></div></body></html>\n");
+    Ok(html)
+}
+
+fn swatch(i: usize) -> String {
+    format!(
+        "<span class=\"swatch\" style=\"background:{}\"></span>",
+        plot::css(plot::colour(i))
+    )
+}
+
+fn legend(reports: &[Loaded]) -> String {
+    let mut html = String::from(
+        "<table class=\"legend\"><tr><th>report</th><th>clock</th><th>label</th></tr>",
+    );
+    for (i, loaded) in reports.iter().enumerate() {
+        let _ = write!(
+            html,
+            "<tr><td>{}{}</td><td>{}</td><td>{}</td></tr>",
+            swatch(i),
+            text(&loaded.name()),
+            text(&loaded.report.clock),
+            text(loaded.report.label.as_deref().unwrap_or("whole run"))
+        );
+    }
+    html + "</table>"
+}
+
+/// The marked quantiles and the sample count of each report, under the plot.
+fn quantiles(reports: &[Loaded], dists: &[(usize, Dist)], unit: &str) -> String {
+    let mut html = String::from("<table class=\"quantiles\"><tr><th>report</th><th>samples</th>");
+    for (_, label) in MARKED {
+        let _ = write!(html, "<th>{label}</th>");
+    }
+    html.push_str("</tr>");
+    for (i, dist) in dists {
+        let _ = write!(
+            html,
+            "<tr><td>{}{}</td><td>{}</td>",
+            swatch(*i),
+            text(&reports[*i].name()),
+            dist.len()
+        );
+        for (q, _) in MARKED {
+            let v = dist.quantile(q);
+            // A log axis has no 0: such a marker sits at the axis's left end.
+            let note = if v > 0.0 {
+                ""
+            } else {
+                " (left end of the axis)"
+            };
+            let _ = write!(html, "<td>{}{note}</td>", value(v, unit));
+        }
+        html.push_str("</tr>");
+    }
+    html + "</table>"
+}
+
+/// One report's ENVIRONMENT block.
+fn environment(i: usize, loaded: &Loaded) -> String {
+    let r = &loaded.report;
+    let mut rows: Vec<(&str, String)> = vec![
+        ("clock", r.clock.clone()),
+        (
+            "frequency",
+            format!(
+                "{:.4} ticks/ns (±{:.1} ppm)",
+                r.ticks_per_ns,
+                r.frequency_accuracy * 1e6
+            ),
+        ),
+        ("resolution", value(r.resolution, unit_name(r.unit))),
+        ("data", format!("{:?}", r.data)),
+    ];
+    let mut warnings = Vec::new();
+    if let Some(env) = &r.environment {
+        let known = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+        let yes_no = |v: Option<bool>| {
+            v.map_or("unknown", |b| if b { "yes" } else { "no" })
+                .to_string()
+        };
+        rows.extend([
+            ("cpu", known(&env.cpu_model)),
+            ("clock choice", env.clock_reason.clone()),
+            ("invariant TSC", yes_no(env.invariant_tsc)),
+            ("hypervisor", yes_no(env.hypervisor)),
+            ("clocksource", known(&env.clocksource_now)),
+            ("governor", known(&env.governor)),
+            ("isolated CPUs", known(&env.isolated_cpus)),
+        ]);
+        warnings.clone_from(&env.warnings);
+    }
+    let mut html = format!(
+        "<section class=\"environment\"><h3>{}ENVIRONMENT: {}</h3><table>",
+        swatch(i),
+        text(&loaded.name())
+    );
+    for (key, v) in rows {
+        let _ = write!(html, "<tr><td>{key}</td><td>{}</td></tr>", text(&v));
+    }
+    html.push_str("</table>");
+    for w in warnings {
+        let _ = write!(html, "<p class=\"warning\">{}</p>", text(&w));
+    }
+    html + "</section>"
+}

@@ -1,0 +1,201 @@
+//! Reading report files: one JSON report, or the agent's stream of one report per
+//! line. Every error names the file and what is wrong with it.
+
+use crate::outcome::Failure;
+use latte::Report;
+use latte::Unit;
+use latte::report::Distribution;
+use std::path::{Path, PathBuf};
+
+/// A report read from a file.
+pub struct Loaded {
+    /// The file, as the user gave it.
+    pub path: PathBuf,
+    /// The report used (the final whole-run one when the file holds several).
+    pub report: Report,
+}
+
+impl Loaded {
+    /// The file's name for messages and legends.
+    pub fn name(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+/// Reads `path`: a single JSON report (compact or pretty), or one report per line as
+/// the agent writes them with `Format::Json`; then the last whole-run report (the
+/// final one, not a `periodic #N` interval) is used, or the last line when every
+/// line is periodic (with a warning on stderr).
+pub fn load(path: &Path) -> Result<Loaded, Failure> {
+    let fail = |problem: String| Failure(format!("{}: {problem}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read it: {e}")))?;
+    if text.trim().is_empty() {
+        return Err(fail("empty file, not a latte report".into()));
+    }
+    let documents = documents(&text).map_err(fail)?;
+    let document = whole_run(&documents, path);
+    let fields = ["clock", "unit", "ticks_per_ns", "all_threads", "threads"];
+    let missing: Vec<&str> = fields
+        .into_iter()
+        .filter(|f| document.get(f).is_none())
+        .collect();
+    if !missing.is_empty() {
+        return Err(fail(format!(
+            "not a latte report: a JSON document without latte's fields ({})",
+            missing.join(", ")
+        )));
+    }
+    let report: Report = serde_json::from_value(document.clone())
+        .map_err(|e| fail(format!("a latte report this version cannot read: {e}")))?;
+    if !(report.ticks_per_ns.is_finite() && report.ticks_per_ns > 0.0) {
+        return Err(fail(format!(
+            "ticks_per_ns is {}: a report's counter frequency is a positive number",
+            report.ticks_per_ns
+        )));
+    }
+    Ok(Loaded {
+        path: path.to_path_buf(),
+        report,
+    })
+}
+
+/// The JSON documents of a file: one (compact or pretty), or one per line.
+fn documents(text: &str) -> Result<Vec<serde_json::Value>, String> {
+    match serde_json::from_str(text) {
+        Ok(one) => Ok(vec![one]),
+        Err(whole) => text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .enumerate()
+            .map(|(i, line)| {
+                serde_json::from_str(line).map_err(|e| {
+                    let at = if i == 0 {
+                        whole.to_string()
+                    } else {
+                        format!("line {}: {e}", i + 1)
+                    };
+                    format!("not a latte report: not JSON ({at})")
+                })
+            })
+            .collect(),
+    }
+}
+
+/// The last document that covers the whole run (not a `periodic #N` interval), or
+/// the last one, with a warning, when every one is periodic.
+fn whole_run<'a>(documents: &'a [serde_json::Value], path: &Path) -> &'a serde_json::Value {
+    let periodic = |d: &serde_json::Value| {
+        d.get("label")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|l| l.starts_with("periodic"))
+    };
+    match documents.iter().rposition(|d| !periodic(d)) {
+        Some(at) => &documents[at],
+        None => {
+            eprintln!(
+                "latte-telemetry: {}: no whole-run report (every report is periodic): \
+                 using the last interval only",
+                path.display()
+            );
+            &documents[documents.len() - 1]
+        }
+    }
+}
+
+/// The ALL THREADS distribution of `component` in `loaded`, decoded by the library as
+/// the report reads it (its quantiles are the report's): `Ok(None)` when the report has
+/// no such component, an error naming the file when its histogram cannot be read.
+pub fn distribution(loaded: &Loaded, component: &str) -> Result<Option<Distribution>, Failure> {
+    let report = &loaded.report;
+    let Some(row) = report.all_threads.iter().find(|r| r.component == component) else {
+        return Ok(None);
+    };
+    row.distribution(report)
+        .map(Some)
+        .map_err(|e| Failure(format!("{}: {e}", loaded.name())))
+}
+
+/// Reads every file, stopping at the first that fails.
+pub fn load_all(paths: &[PathBuf]) -> Result<Vec<Loaded>, Failure> {
+    paths.iter().map(|p| load(p)).collect()
+}
+
+/// Fails when a component that has values carries no histogram: a report written
+/// before reports carried them.
+pub fn require_histograms(loaded: &Loaded) -> Result<(), Failure> {
+    let bare = loaded
+        .report
+        .all_threads
+        .iter()
+        .find(|row| row.histogram.is_none() && row.stats.samples > 0);
+    match bare {
+        Some(row) => Err(Failure(format!(
+            "{}: component `{}` has no histogram: the report comes from an older latte, \
+             written before reports carried histograms; write it again with this version",
+            loaded.name(),
+            row.component
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Fails when the reports cannot be compared: values in different units, on
+/// different data (raw and calibrated), or from different clocks.
+pub fn same_basis(all: &[&Loaded]) -> Result<(), Failure> {
+    let Some(first) = all.first() else {
+        return Ok(());
+    };
+    let unit = |u: Unit| match u {
+        Unit::Cycles => "cycles",
+        Unit::Time => "nanoseconds",
+    };
+    for other in &all[1..] {
+        let (a, b) = (&first.report, &other.report);
+        let problem = if a.unit != b.unit {
+            Some(format!(
+                "its values are in {} but {}'s are in {}: write both with the same Builder::unit",
+                unit(b.unit),
+                first.name(),
+                unit(a.unit)
+            ))
+        } else if a.data != b.data {
+            Some(format!(
+                "its data is {:?} but {}'s is {:?}: write both with the same Builder::data",
+                b.data,
+                first.name(),
+                a.data
+            ))
+        } else if a.clock != b.clock {
+            Some(format!(
+                "it was measured with the clock `{}` but {} with `{}`: \
+                 latencies from different clocks are not comparable",
+                b.clock,
+                first.name(),
+                a.clock
+            ))
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            return Err(Failure(format!("{}: {problem}", other.name())));
+        }
+    }
+    Ok(())
+}
+
+/// Fails unless the reports can be compared and drawn together: every one carries its
+/// histograms, and all share unit, data and clock.
+pub fn comparable(all: &[&Loaded]) -> Result<(), Failure> {
+    for loaded in all {
+        require_histograms(loaded)?;
+    }
+    same_basis(all)
+}
+
+/// The `--filter` glob, if given (a malformed pattern is an error naming it).
+pub fn filter(pattern: Option<&str>) -> Result<Option<glob::Pattern>, Failure> {
+    pattern
+        .map(glob::Pattern::new)
+        .transpose()
+        .map_err(|e| Failure(format!("--filter: {e}")))
+}

@@ -1,0 +1,70 @@
+//! `latte-telemetry`: read latte's JSON reports after the run.
+//!
+//! * `show REPORT.json`: the report's table, with the library's options (width,
+//!   columns, filter, sort, top N).
+//! * `diff BASE.json NEW.json` or `diff --base A1 A2 A3 --new B1 B2 B3`: per
+//!   component, the change in median, p99 and p99.9 with a 95% confidence interval and
+//!   a verdict against a noise threshold; the exit status is 1 when anything
+//!   regressed, so CI can gate on it.
+//! * `html REPORT.json [MORE.json ...] -o report.html`: one self-contained page with
+//!   each component's latency distribution (histogram and CDF on a log axis, p50, p99
+//!   and p99.9 marked), several reports overlaid.
+//!
+//! Exit status: 0 done, 1 `diff` found a regression, 2 bad input or usage.
+//! `docs/cli.md` shows each subcommand's output and how the verdict is reached.
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `main.rs` | the arguments and the dispatch |
+//! | `outcome.rs` | what a subcommand ends with: done, a regression, or a failure |
+//! | `load.rs` | reading a report file, with errors that name the file and the problem; a component's distribution, decoded by the library ([`latte::report::Row::distribution`]) |
+//! | `show.rs` | `show` |
+//! | `diff/` | `diff`: the statistics (`stats.rs`), the comparison (`mod.rs`), the output (`render.rs`) |
+//! | `html/` | `html`: the plots (`plot.rs`) and the page around them (`page.rs`) |
+
+mod diff;
+mod html;
+mod load;
+mod outcome;
+mod show;
+
+use clap::{Parser, Subcommand};
+use outcome::Outcome;
+use std::process::ExitCode;
+
+/// Read latte's JSON reports: show one, compare runs, draw the distributions.
+#[derive(Parser, Debug)]
+#[command(name = "latte-telemetry", version, long_about = None)]
+#[command(about = "Read latte's JSON reports: show one, compare runs, draw the distributions.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print a report's table.
+    Show(show::ShowArgs),
+    /// Compare runs: per component, the change in median, p99 and p99.9 with a 95%
+    /// confidence interval and a verdict. Exit status 1 when anything regressed.
+    Diff(diff::DiffArgs),
+    /// Write one self-contained HTML page with each component's distribution.
+    Html(html::HtmlArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Show(args) => show::run(args),
+        Command::Diff(args) => diff::run(args),
+        Command::Html(args) => html::run(args),
+    };
+    match result {
+        Ok(Outcome::Done) => ExitCode::SUCCESS,
+        Ok(Outcome::Regressed) => ExitCode::from(1),
+        Err(failure) => {
+            eprintln!("latte-telemetry: {failure}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,574 @@
+//! The `latte-telemetry` command-line tool, run as a process on synthetic reports:
+//! exit codes, `--json` output, and errors that name the file and the problem.
+
+mod cli_support;
+
+use assert_cmd::Command;
+use cli_support::{COMPONENTS, dir, write, write_report};
+use std::path::{Path, PathBuf};
+
+fn tool() -> Command {
+    Command::cargo_bin("latte-telemetry").unwrap()
+}
+
+fn stdout(cmd: &mut Command, code: i32) -> String {
+    let out = cmd.assert().code(code).get_output().clone();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn stderr(cmd: &mut Command, code: i32) -> String {
+    let out = cmd.assert().code(code).get_output().clone();
+    String::from_utf8(out.stderr).unwrap()
+}
+
+#[test]
+fn diff_exit_status_follows_the_verdicts() {
+    let d = dir("exit");
+    let base = write(&d.join("base.json"), &COMPONENTS, 1.0, 1);
+    let slower = write(&d.join("slower.json"), &COMPONENTS, 1.2, 2);
+    let faster = write(&d.join("faster.json"), &COMPONENTS, 0.8, 3);
+    let same = write(&d.join("same.json"), &COMPONENTS, 1.0, 4);
+
+    let text = stdout(tool().args(["diff"]).arg(&base).arg(&slower), 1);
+    assert!(
+        text.contains("REGRESSED beyond ±5%: fast (p50, p99, p99.9)"),
+        "{text}"
+    );
+    assert!(text.contains("one run per side"), "{text}");
+    let text = stdout(tool().args(["diff"]).arg(&base).arg(&faster), 0);
+    assert_eq!(text.matches("improved").count(), 9, "{text}");
+    let text = stdout(tool().args(["diff"]).arg(&base).arg(&same), 0);
+    assert!(text.contains("no regression beyond ±5%"), "{text}");
+    only_the_components_asked_for_decide(&d, &base);
+    a_gate_that_compared_nothing_fails(&d, &base, &slower);
+    // A reader that closes the pipe early does not turn a regression into an error.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_latte-telemetry"))
+        .arg("diff")
+        .arg(&base)
+        .arg(&slower)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+    // A threshold above the shift: a real change, but within the noise allowed.
+    let text = stdout(
+        tool()
+            .args(["diff", "--threshold", "30"])
+            .arg(&base)
+            .arg(&slower),
+        0,
+    );
+    assert!(!text.contains("regressed"), "{text}");
+}
+
+/// Only the components asked for decide the exit status: `slow` regressed alone.
+fn only_the_components_asked_for_decide(d: &Path, base: &Path) {
+    let partly = cli_support::report(
+        COMPONENTS
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let shifted = cli_support::Component {
+                    median: if c.name == "slow" {
+                        c.median * 1.2
+                    } else {
+                        c.median
+                    },
+                    ..*c
+                };
+                cli_support::row(c.name, &cli_support::histogram(&shifted, 10 + i as u64))
+            })
+            .collect(),
+    );
+    let partly = write_report(&d.join("partly.json"), &partly);
+    let text = stdout(tool().args(["diff"]).arg(base).arg(&partly), 1);
+    assert!(text.contains("REGRESSED beyond ±5%: slow"), "{text}");
+    let text = stdout(
+        tool()
+            .args(["diff", "--filter", "fa*"])
+            .arg(base)
+            .arg(&partly),
+        0,
+    );
+    assert!(text.contains("no regression"), "{text}");
+}
+
+/// A gate that compared nothing does not pass: a filter that matches nothing, or
+/// reports with no component in common, are errors (exit 2), not "no regression".
+fn a_gate_that_compared_nothing_fails(d: &Path, base: &Path, slower: &Path) {
+    let text = stderr(
+        tool()
+            .args(["diff", "--filter", "Fast*"])
+            .arg(base)
+            .arg(slower),
+        2,
+    );
+    assert!(
+        text.contains("--filter 'Fast*' matches no component of the reports"),
+        "{text}"
+    );
+    let empty = write_report(&d.join("empty.json"), &cli_support::report(Vec::new()));
+    let text = stderr(tool().args(["diff"]).arg(base).arg(&empty), 2);
+    assert!(
+        text.contains("nothing compared (only in base: fast, slow, wide"),
+        "{text}"
+    );
+}
+
+#[test]
+fn diff_json_parses_and_carries_intervals() {
+    let d = dir("json");
+    let base = write(&d.join("base.json"), &COMPONENTS, 1.0, 1);
+    let new = write(&d.join("new.json"), &COMPONENTS, 1.2, 2);
+    let text = stdout(tool().args(["diff", "--json"]).arg(&base).arg(&new), 1);
+    let json: serde_json::Value = serde_json::from_str(&text).expect("diff --json is JSON");
+    assert_eq!(json["regressed"], true);
+    assert_eq!(json["method"], "resampling");
+    assert_eq!(json["components"].as_array().unwrap().len(), 3);
+    for component in json["components"].as_array().unwrap() {
+        for change in component["changes"].as_array().unwrap() {
+            let (low, high) = (
+                change["low"].as_f64().unwrap(),
+                change["high"].as_f64().unwrap(),
+            );
+            assert!(low <= 0.2 && 0.2 <= high, "{change}");
+            // The wide component's p99.9 rests on 40 values: its interval may be
+            // too wide to call.
+            if component["component"] != "wide" {
+                assert_eq!(change["verdict"], "regressed", "{change}");
+            }
+        }
+    }
+}
+
+#[test]
+fn diff_with_several_runs_and_components_on_one_side() {
+    let d = dir("runs");
+    let with_extra = |name: &'static str, shift, seed| {
+        let mut components = COMPONENTS.to_vec();
+        components.truncate(2);
+        components.push(cli_support::Component {
+            name,
+            median: 900.0,
+            sigma: 0.2,
+            samples: 5_000,
+        });
+        write(
+            &d.join(format!("{name}-{seed}.json")),
+            &components,
+            shift,
+            seed,
+        )
+    };
+    let base: Vec<_> = (1..=3).map(|s| with_extra("old_only", 1.0, s)).collect();
+    let new: Vec<_> = (4..=6).map(|s| with_extra("new_only", 1.05, s)).collect();
+    let mut cmd = tool();
+    cmd.args(["diff", "--json", "--threshold", "2", "--base"])
+        .args(&base)
+        .arg("--new")
+        .args(&new);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&mut cmd, 1)).unwrap();
+    assert_eq!(json["method"], "runs");
+    assert_eq!(json["only_in_base"], serde_json::json!(["old_only"]));
+    assert_eq!(json["only_in_new"], serde_json::json!(["new_only"]));
+    let fast = &json["components"][0];
+    assert_eq!(fast["component"], "fast");
+    assert_eq!(fast["changes"][0]["verdict"], "regressed", "{fast}");
+    let mut cmd = tool();
+    cmd.args(["diff", "--base"])
+        .args(&base)
+        .arg("--new")
+        .args(&new);
+    let text = stdout(&mut cmd, 1);
+    assert!(
+        text.contains("only in base: old_only") && text.contains("only in new: new_only"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_input_names_the_file_and_the_problem() {
+    let d = dir("bad");
+    let good = write(&d.join("good.json"), &COMPONENTS[..1], 1.0, 1);
+    let cases = unusable_reports(&d);
+    for (file, expected) in &cases {
+        let text = stderr(tool().arg("diff").arg(&good).arg(file), 2);
+        assert!(
+            text.contains(expected),
+            "diff with {}: {text}",
+            file.display()
+        );
+        assert_eq!(text.lines().count(), 1, "one line: {text}");
+        let html = d.join("page.html");
+        let text = stderr(
+            tool().arg("html").arg(&good).arg(file).arg("-o").arg(&html),
+            2,
+        );
+        assert!(
+            text.contains(expected),
+            "html with {}: {text}",
+            file.display()
+        );
+    }
+    let not_json = &cases[1].0;
+    let text = stderr(tool().arg("show").arg(not_json), 2);
+    assert!(text.contains("notes.txt: not a latte report"), "{text}");
+    arguments_that_cannot_work_are_named(&good);
+    // A counter frequency that is no frequency (JSON has no infinities).
+    for (name, value) in [("zero", 0.0), ("negative", -2.5)] {
+        let mut report = cli_support::report(vec![cli_support::row(
+            "fast",
+            &cli_support::histogram(&COMPONENTS[0], 1),
+        )]);
+        report.ticks_per_ns = value;
+        let file = write_report(&d.join(format!("{name}.json")), &report);
+        let text = stderr(tool().arg("show").arg(&file), 2);
+        assert!(
+            text.contains(&format!("{name}.json: ticks_per_ns is")),
+            "{name}: {text}"
+        );
+    }
+    // Nothing to draw is an error too.
+    let text = stderr(
+        tool()
+            .args(["html", "--filter", "nothing*", "-o"])
+            .arg(d.join("none.html"))
+            .arg(&good),
+        2,
+    );
+    assert!(text.contains("matches no component with samples"), "{text}");
+}
+
+/// Files that are no usable report, each with what the error says of it.
+fn unusable_reports(d: &Path) -> [(PathBuf, &'static str); 6] {
+    let missing = d.join("missing.json");
+    let not_json = d.join("notes.txt");
+    std::fs::write(&not_json, "median went up, I think\n").unwrap();
+    let other_json = d.join("other.json");
+    std::fs::write(&other_json, r#"{"name": "not a report"}"#).unwrap();
+    let mut old = cli_support::report(vec![cli_support::row(
+        "fast",
+        &cli_support::histogram(&COMPONENTS[0], 1),
+    )]);
+    old.all_threads[0].histogram = None;
+    let old = write_report(&d.join("old.json"), &old);
+    let mut in_ns = cli_support::report(vec![cli_support::row(
+        "fast",
+        &cli_support::histogram(&COMPONENTS[0], 1),
+    )]);
+    in_ns.unit = latte::Unit::Time;
+    let in_ns = write_report(&d.join("ns.json"), &in_ns);
+    let mut os_clock = cli_support::report(vec![cli_support::row(
+        "fast",
+        &cli_support::histogram(&COMPONENTS[0], 1),
+    )]);
+    os_clock.clock = "OS monotonic clock".into();
+    let os_clock = write_report(&d.join("os.json"), &os_clock);
+
+    [
+        (missing, "missing.json: cannot read it"),
+        (not_json, "notes.txt: not a latte report: not JSON"),
+        (
+            other_json,
+            "other.json: not a latte report: a JSON document without latte's fields",
+        ),
+        (
+            old,
+            "old.json: component `fast` has no histogram: the report comes from an older latte",
+        ),
+        (in_ns, "ns.json: its values are in nanoseconds but"),
+        (
+            os_clock,
+            "os.json: it was measured with the clock `OS monotonic clock` but",
+        ),
+    ]
+}
+
+/// Arguments that cannot work: a negative threshold, one report, one run given twice.
+fn arguments_that_cannot_work_are_named(good: &Path) {
+    let text = stderr(
+        tool().args(["diff", "--threshold=-3"]).arg(good).arg(good),
+        2,
+    );
+    assert!(text.contains("--threshold -3"), "{text}");
+    let text = stderr(tool().args(["diff"]).arg(good), 2);
+    assert!(text.contains("BASE.json NEW.json"), "{text}");
+    // One run given twice would count as two alike runs.
+    let text = stderr(
+        tool()
+            .args(["diff", "--base"])
+            .arg(good)
+            .arg(good)
+            .arg("--new")
+            .arg(good),
+        2,
+    );
+    assert!(
+        text.contains("good.json: given twice on one side"),
+        "{text}"
+    );
+}
+
+/// The agent's stream (one report per line, periodic ones first) is read as its
+/// final report; a pretty-printed report reads too.
+#[test]
+fn a_stream_of_reports_is_read_as_its_final_report() {
+    let d = dir("stream");
+    let one = |name: &'static str, label: &str| {
+        let hist = cli_support::histogram(&COMPONENTS[0], 1);
+        let mut report = cli_support::report(vec![cli_support::row(name, &hist)]);
+        report.label = Some(label.into());
+        report
+    };
+    let lines = [
+        one("in_periodic_1", "periodic #1, last 1.00 s"),
+        one("in_final", "final"),
+        one("in_periodic_2", "periodic #2, last 1.00 s"),
+    ]
+    .iter()
+    .map(|r| r.to_json(latte::report::JsonStyle::Compact))
+    .collect::<Vec<_>>()
+    .join("\n");
+    let stream = d.join("stream.json");
+    std::fs::write(&stream, lines + "\n").unwrap();
+    let text = stdout(tool().arg("show").arg(&stream), 0);
+    assert!(
+        text.contains("in_final") && !text.contains("in_periodic"),
+        "{text}"
+    );
+    let pretty = d.join("pretty.json");
+    std::fs::write(
+        &pretty,
+        one("pretty_one", "final").to_json(latte::report::JsonStyle::Pretty),
+    )
+    .unwrap();
+    let text = stdout(tool().arg("show").arg(&pretty), 0);
+    assert!(text.contains("pretty_one"), "{text}");
+}
+
+#[test]
+fn show_takes_the_librarys_table_options() {
+    let d = dir("show");
+    let file = write(&d.join("r.json"), &COMPONENTS, 1.0, 1);
+    let text = stdout(tool().args(["show", "--width", "80"]).arg(&file), 0);
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    for c in &COMPONENTS {
+        assert!(text.contains(c.name), "{text}");
+    }
+    let args = [
+        "show",
+        "--sort",
+        "median",
+        "--top",
+        "1",
+        "--columns",
+        "samples,median,p99.9",
+    ];
+    let text = stdout(tool().args(args).arg(&file), 0);
+    assert!(
+        text.contains("slow") && !text.contains("fast") && !text.contains("wide"),
+        "{text}"
+    );
+    assert!(text.contains("P99.9") && !text.contains("P90"), "{text}");
+    let text = stdout(
+        tool()
+            .args(["show", "--filter", "f*", "--unit", "time"])
+            .arg(&file),
+        0,
+    );
+    assert!(text.contains("fast") && !text.contains("slow"), "{text}");
+    assert!(
+        text.contains(" ns ") && !text.contains(" k "),
+        "times in their units after --unit time, no tick multiples: {text}"
+    );
+    let text = stderr(tool().args(["show", "--columns", "bogus"]).arg(&file), 2);
+    assert!(text.contains("no column `bogus`"), "{text}");
+}
+
+#[test]
+fn html_writes_one_self_contained_page() {
+    let d = dir("html");
+    let a = write(&d.join("a.json"), &COMPONENTS, 1.0, 1);
+    let b = write(&d.join("b.json"), &COMPONENTS[..2], 1.3, 2);
+    let page = d.join("page.html");
+    tool()
+        .arg("html")
+        .arg(&a)
+        .arg(&b)
+        .arg("-o")
+        .arg(&page)
+        .assert()
+        .code(0);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<figure class=\"plot\"").count(), 3);
+    assert_eq!(html.matches("<svg").count(), 3);
+    let only = d.join("only.html");
+    tool()
+        .args(["html", "--filter", "w*"])
+        .arg(&a)
+        .arg("-o")
+        .arg(&only)
+        .assert()
+        .code(0);
+    let html_only = std::fs::read_to_string(&only).unwrap();
+    assert_eq!(
+        html_only
+            .matches("<figure class=\"plot\" data-component=\"wide\"")
+            .count(),
+        1
+    );
+    assert_eq!(html_only.matches("<figure").count(), 1);
+    for fetch in ["src=", "href=", "url(", "@import", "<script", "<link"] {
+        assert!(
+            !html.contains(fetch),
+            "the page must fetch nothing: found {fetch}"
+        );
+    }
+}
+
+#[test]
+fn show_and_diff_read_the_previous_format_and_refuse_a_newer_one() {
+    // The library's own fixture of its previous format.
+    let old = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/data/report-format-1.json"
+    );
+    let text = stdout(tool().args(["show", "--width", "100", old]), 0);
+    assert!(text.contains("read from a format-1 report"), "{text}");
+    assert!(text.contains("DP_StateLoop"), "{text}");
+    // The old report beside itself: every component compared, nothing regressed.
+    let text = stdout(tool().args(["diff", old, old]), 0);
+    assert!(text.contains("DP_StateLoop"), "{text}");
+    // A format from a newer latte: refused, naming the file and the version.
+    let d = dir("newer_format");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(old).unwrap()).unwrap();
+    json["format_version"] = 7.into();
+    let newer = d.join("newer.json");
+    std::fs::write(&newer, json.to_string()).unwrap();
+    let text = stderr(tool().arg("show").arg(&newer), 2);
+    assert!(
+        text.contains("newer.json") && text.contains("report format version 7"),
+        "{text}"
+    );
+}
+
+/// Calibrated scopes of a spin of varying length, and values across many buckets.
+fn record_spins_and_values() {
+    static SPIN: latte::Id = latte::Id::new("cli_spin");
+    static VALUE: latte::Id = latte::Id::new("cli_value");
+    for i in 0..20_000u64 {
+        let _scope = latte::scope(&SPIN, latte::Mode::Fast, latte::Mode::Fast);
+        (0..(i * 7_919) % 3_000).for_each(|k| {
+            std::hint::black_box(k);
+        });
+        latte::record(&VALUE, 100 + (i * 104_729) % 5_000_000);
+    }
+}
+
+/// `diff` of a report file against itself gives each row's median, p99 and p99.9 to
+/// the bit, on both sides.
+fn diff_gives_the_rows_own_quantiles(file: &Path, rows: &[&latte::report::Row]) {
+    let json = stdout(tool().args(["diff", "--json"]).arg(file).arg(file), 0);
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    for row in rows {
+        let compared = json["components"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["component"] == row.component.as_str())
+            .unwrap();
+        let own = [row.stats.median, row.stats.p99, row.stats.p999];
+        for (change, own) in compared["changes"].as_array().unwrap().iter().zip(own) {
+            for side in ["base", "new"] {
+                assert_eq!(
+                    change[side].as_f64().unwrap().to_bits(),
+                    own.to_bits(),
+                    "{change}"
+                );
+            }
+        }
+    }
+}
+
+/// `html` tabulates each row's median, p99 and p99.9 as the report prints them.
+fn html_tabulates_the_rows_own_quantiles(d: &Path, file: &Path, rows: &[&latte::report::Row]) {
+    let page = d.join("page.html");
+    tool()
+        .arg("html")
+        .arg(file)
+        .arg("-o")
+        .arg(&page)
+        .assert()
+        .code(0);
+    let html = std::fs::read_to_string(&page).unwrap();
+    for row in rows {
+        let at = html.find(&format!("<h2>{}</h2>", row.component)).unwrap();
+        let quantiles = &html[at..];
+        let table = &quantiles[quantiles.find("class=\"quantiles\"").unwrap()..];
+        let table = &table[..table.find("</table>").unwrap()];
+        for v in [row.stats.median, row.stats.p99, row.stats.p999] {
+            assert!(
+                table.contains(&latte::report::numbers::time(v)),
+                "{v} in {table}"
+            );
+        }
+    }
+}
+
+/// The tool reads quantiles as the report does (one decoder, the library's): on a real
+/// report (calibrated scopes, in time, values across many buckets), `show` prints the
+/// report's own table, `diff` of the report against itself gives each row's median,
+/// p99 and p99.9 to the bit, and `html` tabulates the same values.
+#[test]
+fn show_diff_and_html_give_the_reports_own_quantiles() {
+    use latte::report::{Column, Focus, TableOptions, numbers};
+    record_spins_and_values();
+    let report = latte::Report::collect(&latte::ReportOptions::default());
+    let d = dir("own_quantiles");
+    let file = write_report(&d.join("run.json"), &report);
+    // What the tool reads: the report back from its JSON.
+    let report: latte::Report =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let rows: Vec<_> = ["cli_spin", "cli_value"]
+        .iter()
+        .map(|name| {
+            report
+                .all_threads
+                .iter()
+                .find(|r| r.component == *name)
+                .unwrap()
+        })
+        .collect();
+    assert!(
+        rows.iter()
+            .all(|r| r.stats.p99 * report.ticks_per_ns > 2_048.0),
+        "values beyond the buckets of one tick: {rows:?}"
+    );
+
+    let text = stdout(
+        tool()
+            .args(["show", "--wide", "--columns", "median,p90,p99,p99.9"])
+            .arg(&file),
+        0,
+    );
+    let options = TableOptions {
+        columns: Some(vec![Column::Median, Column::P90, Column::P99, Column::P999]),
+        wide: true,
+        ..TableOptions::default()
+    };
+    let mut table = Vec::new();
+    let focused = report.focus(&Focus::default()).unwrap();
+    focused.write_table(&mut table, &options).unwrap();
+    assert_eq!(text, String::from_utf8(table).unwrap());
+    for row in &rows {
+        let line = text.lines().find(|l| l.contains(&row.component)).unwrap();
+        for v in [row.stats.median, row.stats.p99, row.stats.p999] {
+            assert!(line.contains(&numbers::time(v)), "{v} in {line}");
+        }
+    }
+
+    diff_gives_the_rows_own_quantiles(&file, &rows);
+    html_tabulates_the_rows_own_quantiles(&d, &file, &rows);
+}

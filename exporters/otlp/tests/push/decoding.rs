@@ -1,0 +1,246 @@
+//! latte's OTLP/HTTP export, received by a small server on 127.0.0.1 (`tiny_http`) and
+//! decoded with the `opentelemetry-proto` types: counts and bucket totals equal the
+//! report.
+
+use crossbeam_channel::{Receiver, unbounded};
+use latte::{Data, Id, ReportOptions, Unit};
+use latte_otlp::Otlp;
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
+use opentelemetry_proto::tonic::metrics::v1::metric::Data as MetricData;
+use opentelemetry_proto::tonic::metrics::v1::{Metric, number_data_point};
+use prost::Message;
+use std::time::{Duration, Instant};
+
+static A: Id = Id::new("fleet_otlp_a");
+static B: Id = Id::new("fleet_otlp_b");
+
+/// What the collector received: the path and the decoded body.
+type Pushed = (
+    String,
+    Result<ExportMetricsServiceRequest, prost::DecodeError>,
+);
+
+/// A collector on 127.0.0.1 that answers 200 to every POST, `delay` after reading it,
+/// and hands over the path and the decoded body. Returns its URL.
+fn collector(delay: Duration) -> (String, Receiver<Pushed>) {
+    let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://{}/v1/metrics",
+        server.server_addr().to_ip().unwrap()
+    );
+    let (tx, received) = unbounded();
+    std::thread::spawn(move || {
+        for mut request in server.incoming_requests() {
+            let mut body = Vec::new();
+            let _ = request.as_reader().read_to_end(&mut body);
+            let path = request.url().to_owned();
+            std::thread::sleep(delay);
+            let _ = request.respond(tiny_http::Response::empty(200));
+            let _ = tx.send((path, ExportMetricsServiceRequest::decode(body.as_slice())));
+        }
+    });
+    (url, received)
+}
+
+fn component(attributes: &[opentelemetry_proto::tonic::common::v1::KeyValue]) -> String {
+    let kv = attributes.iter().find(|kv| kv.key == "component");
+    match kv.and_then(|kv| kv.value.as_ref()?.value.as_ref()) {
+        Some(AnyValue::StringValue(s)) => s.clone(),
+        _ => String::new(),
+    }
+}
+
+fn metric<'a>(request: &'a ExportMetricsServiceRequest, name: &str) -> &'a Metric {
+    let scope = &request.resource_metrics[0].scope_metrics[0];
+    scope.metrics.iter().find(|m| m.name == name).unwrap()
+}
+
+/// The histogram points of a request: (component, count, sum of bucket counts, buckets).
+fn histograms(request: &ExportMetricsServiceRequest) -> Vec<(String, u64, u64, usize, usize)> {
+    let Some(MetricData::Histogram(h)) = &metric(request, "latte.latency").data else {
+        panic!("latte.latency is not a histogram");
+    };
+    h.data_points
+        .iter()
+        .map(|p| {
+            let total = p.bucket_counts.iter().sum();
+            (
+                component(&p.attributes),
+                p.count,
+                total,
+                p.bucket_counts.len(),
+                p.explicit_bounds.len(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_otlp_export_decodes_to_the_report() {
+    let _turn = super::agent_turn();
+    let (url, received) = collector(Duration::ZERO);
+    let otlp = Otlp::new(url, Duration::from_millis(200));
+    let pushes = otlp.pushes();
+    let guard = latte::builder()
+        .unit(Unit::Time)
+        .data(Data::Raw)
+        .exporter(otlp)
+        .final_report(false)
+        .sink(std::io::sink())
+        .start()
+        .unwrap();
+    for i in 0..7_000u64 {
+        latte::record(&A, 50 + i % 700);
+    }
+    for i in 0..900u64 {
+        latte::record(&B, 40_000 + i * 11);
+    }
+    let report = latte::Report::collect(&ReportOptions {
+        unit: Unit::Time,
+        data: Data::Raw,
+        ..ReportOptions::default()
+    });
+    let want = expected(&report);
+    assert_eq!(want[0].1, 7_000);
+    assert_eq!(want[1].1, 900);
+    let request = first_complete_push(&received, &want);
+    check_histograms(&request, &want);
+    check_seen(&request, &want);
+    // The push thread counts a push once it has read the answer: wait for that.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pushes.sent() == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let (sent, dropped) = (pushes.sent(), pushes.dropped());
+    assert!(sent >= 1, "pushes the collector accepted: {sent}");
+    assert_eq!(dropped, 0, "a collector that answers at once drops nothing");
+    guard.stop().unwrap();
+}
+
+/// Per component of this test: its name, samples and seen, as the report has them.
+fn expected(report: &latte::Report) -> Vec<(String, u64, u64)> {
+    [&A, &B]
+        .iter()
+        .map(|id| {
+            let row = report
+                .all_threads
+                .iter()
+                .find(|r| r.component == id.name())
+                .unwrap();
+            (id.name().to_owned(), row.stats.samples, row.stats.seen)
+        })
+        .collect()
+}
+
+/// The first push made after everything was recorded.
+fn first_complete_push(
+    received: &Receiver<Pushed>,
+    want: &[(String, u64, u64)],
+) -> ExportMetricsServiceRequest {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let (path, decoded) = received
+            .recv_deadline(deadline)
+            .expect("a push with every sample");
+        assert_eq!(path, "/v1/metrics");
+        let request = decoded.expect("a valid ExportMetricsServiceRequest");
+        let points = histograms(&request);
+        let mine = |name: &str| points.iter().find(|p| p.0 == name).map_or(0, |p| p.1);
+        if mine(&want[0].0) == want[0].1 && mine(&want[1].0) == want[1].1 {
+            return request;
+        }
+    }
+}
+
+/// Each histogram point holds every sample, in one bucket per bound plus `+Inf`.
+fn check_histograms(request: &ExportMetricsServiceRequest, want: &[(String, u64, u64)]) {
+    let scope = &request.resource_metrics[0].scope_metrics[0];
+    for m in &scope.metrics {
+        let kind = match &m.data {
+            Some(MetricData::Histogram(h)) => format!("histogram, {} points", h.data_points.len()),
+            Some(MetricData::Sum(s)) => format!("sum, {} points", s.data_points.len()),
+            Some(MetricData::Gauge(g)) => format!("gauge, {} points", g.data_points.len()),
+            _ => "other".into(),
+        };
+        eprintln!("{} [{}] {kind}", m.name, m.unit);
+    }
+    for (name, count, total, buckets, bounds) in histograms(request) {
+        eprintln!("{name}: count {count}, buckets add up to {total}, {buckets} buckets");
+        let Some(expected) = want.iter().find(|w| w.0 == name) else {
+            continue; // another test's component
+        };
+        assert_eq!(count, expected.1, "{name}: count");
+        assert_eq!(total, expected.1, "{name}: the buckets add up to the count");
+        assert_eq!(
+            buckets,
+            bounds + 1,
+            "{name}: one bucket per bound, and +Inf"
+        );
+    }
+}
+
+/// `latte.samples.seen` is a monotonic sum with each component's count.
+fn check_seen(request: &ExportMetricsServiceRequest, want: &[(String, u64, u64)]) {
+    let Some(MetricData::Sum(seen)) = &metric(request, "latte.samples.seen").data else {
+        panic!("latte.samples.seen is not a sum");
+    };
+    assert!(seen.is_monotonic);
+    for (name, _, seen_count) in want {
+        let point = seen
+            .data_points
+            .iter()
+            .find(|p| &component(&p.attributes) == name)
+            .unwrap();
+        assert_eq!(
+            point.value,
+            Some(number_data_point::Value::AsInt(*seen_count as i64))
+        );
+    }
+}
+
+/// A collector that takes 600 ms per push, well within the push timeout but six
+/// intervals long, still gets the final state: the push at stop replaces the report
+/// waiting for the one in flight.
+#[test]
+fn a_slow_collector_still_gets_the_final_state() {
+    static STEADY: Id = Id::new("fleet_otlp_steady");
+    static LAST: Id = Id::new("fleet_otlp_last");
+    let _turn = super::agent_turn();
+    let (url, received) = collector(Duration::from_millis(600));
+    let otlp = Otlp::new(url, Duration::from_millis(100));
+    let pushes = otlp.pushes();
+    let guard = latte::builder()
+        .exporter(otlp)
+        .final_report(false)
+        .sink(std::io::sink())
+        .start()
+        .unwrap();
+    latte::record(&STEADY, 5);
+    // Wait until the collector is slow enough to matter: a push arrived, and a push
+    // that fell due was dropped because a report still waited.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    received
+        .recv_deadline(deadline)
+        .expect("a first push")
+        .1
+        .expect("a valid ExportMetricsServiceRequest");
+    while pushes.dropped() == 0 {
+        assert!(Instant::now() < deadline, "no push was ever dropped");
+        std::thread::yield_now();
+    }
+    for i in 0..3 {
+        latte::record(&LAST, 10 + i);
+    }
+    guard.stop().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, decoded) = received
+            .recv_deadline(deadline)
+            .expect("a push with the samples recorded just before stop");
+        let points = histograms(&decoded.expect("a valid ExportMetricsServiceRequest"));
+        if points.iter().any(|p| p.0 == LAST.name() && p.1 == 3) {
+            break;
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! `/metrics` as its clients see it: a real Prometheus server (`real_prometheus`),
+//! `promtool check metrics` on the classic text (`promtool`), hostile clients
+//! (`hostile`), and threads that share a name (`labels`).
+//!
+//! `cargo test -p latte-telemetry-prometheus --test scrape`. The Prometheus and
+//! promtool tests need Debian's `prometheus` package: without it they say they
+//! skipped, unless `LATTE_REQUIRE_PROMETHEUS=1` (CI) makes that a failure.
+
+mod hostile;
+mod labels;
+mod promtool;
+mod real_prometheus;
+
+use std::sync::{Mutex, MutexGuard};
+
+/// One agent per process: the tests that start one take turns.
+fn agent_turn() -> MutexGuard<'static, ()> {
+    static AGENT: Mutex<()> = Mutex::new(());
+    AGENT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Whether `program` runs; if not, says the test skipped, or fails it when
+/// `LATTE_REQUIRE_PROMETHEUS=1`.
+fn installed(program: &str) -> bool {
+    let found = std::process::Command::new(program)
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok();
+    if !found {
+        let required = std::env::var("LATTE_REQUIRE_PROMETHEUS").is_ok_and(|v| v == "1");
+        assert!(
+            !required,
+            "LATTE_REQUIRE_PROMETHEUS=1 but `{program}` is not on PATH"
+        );
+        eprintln!(
+            "skipped: the `{program}` binary is not on PATH \
+             (apt-get install prometheus; CI sets LATTE_REQUIRE_PROMETHEUS=1)"
+        );
+    }
+    found
+}

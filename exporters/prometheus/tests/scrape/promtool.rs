@@ -1,0 +1,77 @@
+//! The classic text a scraper gets without asking for OpenMetrics passes
+//! `promtool check metrics` (Prometheus's own parser and linter): counters with help
+//! text under their `_total` names, quantiles as a summary, no `info` type. Needs the
+//! `promtool` binary (Debian's `prometheus` package).
+
+use latte::Id;
+use latte_prometheus::Prometheus;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+static PLAIN: Id = Id::new("fleet_promtool_plain");
+
+#[test]
+fn promtool_accepts_the_classic_text() {
+    if !super::installed("promtool") {
+        return;
+    }
+    let _turn = super::agent_turn();
+    let endpoint = Prometheus::bind("127.0.0.1:0").unwrap();
+    let addr = endpoint.local_addr();
+    let guard = latte::builder()
+        .exporter(endpoint)
+        .final_report(false)
+        .sink(std::io::sink())
+        .start()
+        .unwrap();
+    // A name whose label value needs every escape.
+    let odd = Id::intern("fleet_promtool \"quoted\" back\\slash\nnew line").unwrap();
+    for i in 0..2_000u64 {
+        latte::record(&PLAIN, 100 + i % 300);
+        latte::record(odd, 5_000 + i);
+    }
+    let mut answer = ureq::get(format!("http://{addr}/metrics")).call().unwrap();
+    let content_type = answer
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let body = answer.body_mut().read_to_string().unwrap();
+    guard.stop().unwrap();
+    assert!(
+        content_type.starts_with("text/plain; version=0.0.4"),
+        "{content_type}"
+    );
+    assert!(
+        body.contains(r#"latte_samples_seen_total{component="fleet_promtool_plain"} 2000"#),
+        "{body}"
+    );
+    assert!(body.contains(r#"component="fleet_promtool \"quoted\" back\\slash\nnew line""#));
+
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    promtool
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let out = promtool.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("promtool check metrics: {}, {said:?}", out.status);
+    assert!(
+        out.status.success(),
+        "promtool rejected the body:\n{said}\n{body}"
+    );
+    assert!(said.trim().is_empty(), "promtool's lint:\n{said}");
+}

@@ -1,0 +1,375 @@
+//! A whole-run [`Report`] as one neutral metric set: per component (and thread, when
+//! asked), the latency histogram in seconds over the configured buckets, the tail
+//! quantiles and the counts; per process, the anomalies and the clock. Every exporter
+//! can write this set in its own format (the Prometheus and OTLP crates both do), so
+//! what is exported is decided once, here, and none of them reads the report itself.
+
+use crate::diagnostics::Anomalies;
+use crate::report::{Report, Row, Unit};
+use std::time::Duration;
+
+/// The quantiles of each series: p50, p99, p99.9 (as [`Series::quantiles`] holds them).
+pub const QUANTILES: [f64; 3] = [0.5, 0.99, 0.999];
+
+/// The latency histogram's bucket upper bounds, in seconds: at least one, above zero,
+/// increasing (a last bucket, `+Inf`, is implied). Each bound is one more series per
+/// component in a Prometheus scrape.
+///
+/// ```
+/// use latte::exporter::Buckets;
+/// use std::time::Duration;
+/// assert_eq!(Buckets::default().seconds().len(), 28); // 10 ns to 10 s, 1-2-5 steps
+/// let micros = Buckets::new([1, 10, 100].map(Duration::from_micros))?;
+/// assert_eq!(micros.seconds(), [1e-6, 1e-5, 1e-4]);
+/// let err = Buckets::new([Duration::from_micros(2), Duration::from_micros(1)]).unwrap_err();
+/// assert!(err.to_string().contains("increasing order"));
+/// # Ok::<(), latte::exporter::InvalidBuckets>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Buckets {
+    seconds: Vec<f64>,
+}
+
+impl Buckets {
+    /// The bounds, checked: [`InvalidBuckets`] if there are none, one is zero, or they
+    /// are not in increasing order.
+    pub fn new(bounds: impl IntoIterator<Item = Duration>) -> Result<Buckets, InvalidBuckets> {
+        let bounds: Vec<Duration> = bounds.into_iter().collect();
+        let ordered = bounds.windows(2).all(|w| w[0] < w[1]);
+        if bounds.is_empty() || bounds[0].is_zero() || !ordered {
+            return Err(InvalidBuckets { bounds });
+        }
+        Ok(Buckets {
+            seconds: bounds.iter().map(Duration::as_secs_f64).collect(),
+        })
+    }
+
+    /// The bounds in seconds.
+    pub fn seconds(&self) -> &[f64] {
+        &self.seconds
+    }
+}
+
+impl Default for Buckets {
+    /// 1-2-5 steps from 10 ns to 10 s: 28 bounds, evenly spaced on a log scale to
+    /// within the 1-2-5 rounding.
+    fn default() -> Buckets {
+        let mut bounds = Vec::with_capacity(28);
+        let mut decade = 10u64;
+        while decade < 10_000_000_000 {
+            for step in [1, 2, 5] {
+                bounds.push(Duration::from_nanos(decade * step));
+            }
+            decade *= 10;
+        }
+        bounds.push(Duration::from_secs(10));
+        Buckets::new(bounds).expect("the default bounds are valid")
+    }
+}
+
+/// Bucket bounds [`Buckets::new`] refuses: none, a zero, or not in increasing order.
+///
+/// ```
+/// let err = latte::exporter::Buckets::new([]).unwrap_err();
+/// assert!(err.bounds.is_empty());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvalidBuckets {
+    /// The bounds as given.
+    pub bounds: Vec<Duration>,
+}
+
+impl std::fmt::Display for InvalidBuckets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:?}: bucket bounds must be at least one, above zero and in increasing order",
+            self.bounds
+        )
+    }
+}
+
+impl std::error::Error for InvalidBuckets {}
+
+/// Everything exported from one report: made by [`MetricSet::of`].
+///
+/// ```
+/// use latte::exporter::{Buckets, MetricSet};
+/// use latte::{Report, ReportOptions};
+/// static PARSE: latte::Id = latte::Id::new("doc_metric_set");
+/// latte::record(&PARSE, 1_000);
+/// let report = Report::collect(&ReportOptions::default());
+/// let set = MetricSet::of(&report, &Buckets::default(), false);
+/// let parse = set.series.iter().find(|s| s.component == "doc_metric_set").unwrap();
+/// assert_eq!(parse.count, 1);
+/// assert_eq!(parse.buckets.iter().sum::<u64>(), 1);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct MetricSet {
+    /// The counter read (`TSC`, ...).
+    pub clock: String,
+    /// Its calibrated frequency, in hertz.
+    pub frequency_hz: f64,
+    /// `yes`, `no` or `unknown`.
+    pub hypervisor: &'static str,
+    /// The histograms' bucket upper bounds in seconds (`+Inf` implied after the last).
+    pub bounds: Vec<f64>,
+    /// One per component (per component and thread with the thread label).
+    pub series: Vec<Series>,
+    /// Anomaly counts, by kind (and thread, with the thread label).
+    pub anomalies: Vec<Anomaly>,
+}
+
+/// A thread, as labels: its name, and its serial number in the process, since names
+/// repeat (a pool's workers) and series must not.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Thread {
+    /// The thread's name.
+    pub name: String,
+    /// Its serial number, as the report's `THREAD name (#serial)` line gives it.
+    pub serial: String,
+}
+
+impl Thread {
+    /// The labels (or attributes) for this thread: `thread` and `thread_serial`.
+    ///
+    /// ```
+    /// let t = latte::exporter::Thread { name: "worker".into(), serial: "3".into() };
+    /// assert_eq!(t.labels(), [("thread", "worker"), ("thread_serial", "3")]);
+    /// ```
+    pub fn labels(&self) -> [(&'static str, &str); 2] {
+        [("thread", &self.name), ("thread_serial", &self.serial)]
+    }
+}
+
+/// One component's metrics (on one thread, with the thread label).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Series {
+    /// The component (the id's name).
+    pub component: String,
+    /// The thread, with the thread label.
+    pub thread: Option<Thread>,
+    /// Samples in each bucket of [`MetricSet::bounds`] (not cumulative), and one more
+    /// for the values above the last bound.
+    pub buckets: Vec<u64>,
+    /// Samples in the histogram (every folded one).
+    pub count: u64,
+    /// Their sum, in seconds.
+    pub sum: f64,
+    /// [`QUANTILES`]' values in seconds, from the whole-run histogram (exact ranks,
+    /// not bucket interpolation).
+    pub quantiles: [f64; 3],
+    /// Samples recorded (folded and lost): only grows.
+    pub seen: u64,
+    /// Samples overwritten before latte read them: only grows.
+    pub lost: u64,
+    /// Values the cleaning rule flags as preemption (BYPASS): may go down again.
+    pub bypass: u64,
+    /// Values the cleaning rule flags as outliers: may go down again.
+    pub outliers: u64,
+}
+
+/// One anomaly counter: misuse or a clock event latte counted
+/// (`latte::collect::Anomalies`), over all threads or on one.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Anomaly {
+    /// The thread, with the thread label.
+    pub thread: Option<Thread>,
+    /// The kind, as `Anomalies::NAMES` lists them.
+    pub kind: &'static str,
+    /// How many.
+    pub count: u64,
+}
+
+impl MetricSet {
+    /// The metric set of `report` over `buckets`; one series per (component, thread)
+    /// if `by_thread`, else per component over all threads.
+    pub fn of(report: &Report, buckets: &Buckets, by_thread: bool) -> MetricSet {
+        let bounds = buckets.seconds();
+        let per_second = |v: f64| match report.unit {
+            Unit::Cycles => v / report.ticks_per_ns * 1e-9,
+            Unit::Time => v * 1e-9,
+        };
+        let series_of = |row: &Row, thread: Option<&Thread>| Series {
+            component: row.component.clone(),
+            thread: thread.cloned(),
+            buckets: spread(row, report, bounds),
+            count: row.stats.samples,
+            sum: per_second(row.stats.total),
+            quantiles: [row.stats.median, row.stats.p99, row.stats.p999].map(per_second),
+            seen: row.stats.seen,
+            lost: row.stats.lost,
+            bypass: row.stats.bypass,
+            outliers: row.stats.outliers,
+        };
+        let mut set = MetricSet {
+            clock: report.clock.clone(),
+            frequency_hz: report.ticks_per_ns * 1e9,
+            hypervisor: match report.environment.as_ref().and_then(|e| e.hypervisor) {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "unknown",
+            },
+            bounds: bounds.to_vec(),
+            ..MetricSet::default()
+        };
+        if by_thread {
+            for thread in &report.threads {
+                let label = Thread {
+                    name: thread.name.clone(),
+                    serial: thread.serial.to_string(),
+                };
+                let rows = thread.rows.iter();
+                set.series
+                    .extend(rows.map(|row| series_of(row, Some(&label))));
+                set.anomalies
+                    .extend(anomalies(&thread.anomalies, Some(&label)));
+            }
+        } else {
+            set.series = report
+                .all_threads
+                .iter()
+                .map(|r| series_of(r, None))
+                .collect();
+            let mut total = Anomalies::default();
+            for thread in &report.threads {
+                total = total.plus(&thread.anomalies);
+            }
+            set.anomalies = anomalies(&total, None).collect();
+        }
+        set
+    }
+}
+
+/// The counters of `counts`, by kind, for `thread` (or all threads).
+fn anomalies<'a>(
+    counts: &'a Anomalies,
+    thread: Option<&'a Thread>,
+) -> impl Iterator<Item = Anomaly> + 'a {
+    counts.iter().map(move |(kind, count)| Anomaly {
+        thread: thread.cloned(),
+        kind,
+        count,
+    })
+}
+
+/// The row's histogram ([`Row::distribution`]) spread over `bounds` (seconds): a
+/// histogram bucket goes to the first bound at least its lowest value (to within a part
+/// per billion, so a value on a bound stays in its bucket). All zeros if the row has no
+/// histogram or it does not decode.
+fn spread(row: &Row, report: &Report, bounds: &[f64]) -> Vec<u64> {
+    let mut counts = vec![0u64; bounds.len() + 1];
+    let Ok(dist) = row.distribution(report) else {
+        return counts;
+    };
+    // The bucket's lowest value, from the report's unit to seconds.
+    let per_second = match report.unit {
+        Unit::Cycles => 1e-9 / report.ticks_per_ns,
+        Unit::Time => 1e-9,
+    };
+    for bucket in dist.buckets() {
+        let secs = bucket.low * per_second;
+        // On a bound is in its bucket, whatever the rounding of ticks to seconds.
+        let i = bounds.partition_point(|bound| *bound * (1.0 + 1e-9) < secs);
+        counts[i] += bucket.count;
+    }
+    counts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Summary;
+    use base64::Engine;
+    use hdrhistogram::Histogram;
+    use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+
+    fn row(values: &[(u64, u64)]) -> Row {
+        let mut hist = Histogram::<u64>::new(3).unwrap();
+        for (v, n) in values {
+            hist.record_n(*v, *n).unwrap();
+        }
+        let mut bytes = Vec::new();
+        V2DeflateSerializer::new()
+            .serialize(&hist, &mut bytes)
+            .unwrap();
+        Row {
+            component: "c".into(),
+            stats: Summary {
+                samples: hist.len(),
+                ..Summary::default()
+            },
+            histogram: Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
+            ..Row::default()
+        }
+    }
+
+    /// A report in `unit` at `ticks_per_ns`, with no rows: what `spread` reads of it.
+    fn report(unit: Unit, ticks_per_ns: f64) -> Report {
+        Report {
+            format_version: Report::FORMAT_VERSION,
+            label: None,
+            unit,
+            data: crate::report::Data::Raw,
+            figures: crate::report::Figures::default(),
+            clock: "TSC".into(),
+            ticks_per_ns,
+            frequency_accuracy: 1e-6,
+            resolution: 1.0,
+            cleaning: crate::report::Cleaning::default(),
+            overhead: None,
+            threads: Vec::new(),
+            all_threads: Vec::new(),
+            teardown_drops: 0,
+            footprint: None,
+            environment: None,
+            periodic_failures: None,
+        }
+    }
+
+    #[test]
+    fn values_fall_in_the_first_bucket_at_or_above_them() {
+        // 2 ticks per ns: 200 ticks = 100 ns, exactly on the second bound.
+        let row = row(&[(20, 3), (200, 5), (202, 7), (4_000_000, 1)]);
+        let bounds = [50e-9, 100e-9, 1e-6];
+        for unit in [Unit::Cycles, Unit::Time] {
+            assert_eq!(spread(&row, &report(unit, 2.0), &bounds), [3, 5, 7, 1]);
+        }
+    }
+
+    #[test]
+    fn a_row_without_histogram_has_empty_buckets() {
+        let row = Row {
+            stats: Summary {
+                samples: 3,
+                ..Summary::default()
+            },
+            ..Row::default()
+        };
+        assert_eq!(spread(&row, &report(Unit::Cycles, 1.0), &[1e-6]), [0, 0]);
+        let garbled = Row {
+            histogram: Some("not base64!".into()),
+            ..row
+        };
+        assert_eq!(
+            spread(&garbled, &report(Unit::Cycles, 1.0), &[1e-6]),
+            [0, 0]
+        );
+    }
+
+    #[test]
+    fn bucket_bounds_are_checked() {
+        let us = Duration::from_micros;
+        assert!(Buckets::new([us(1), us(2)]).is_ok());
+        for bad in [vec![], vec![Duration::ZERO, us(1)], vec![us(2), us(2)]] {
+            assert_eq!(
+                Buckets::new(bad.clone()),
+                Err(InvalidBuckets { bounds: bad })
+            );
+        }
+        let default = Buckets::default();
+        assert_eq!(default.seconds()[0], 1e-8);
+        assert_eq!(default.seconds().last(), Some(&10.0));
+    }
+}
