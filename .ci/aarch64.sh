@@ -20,8 +20,8 @@
 #
 # Stage time on the CI machine (2 vCPU AMD EPYC KVM guest; target/aarch64 empty,
 # crates already downloaded, other builds sharing the machine): 8 min 50 s, wall.
-# The slowest tests under emulation: churn_20k.rs ~60 s, churn.rs ~27 s, whole_run.rs
-# ~11 s.
+# The slowest tests under emulation: churn_20k.rs ~60 s, churn.rs ~27 s,
+# collect/whole_run.rs ~11 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,19 +29,21 @@ TARGET=aarch64-unknown-linux-gnu
 step() { printf '\n=== aarch64: %s\n' "$*"; }
 
 # Tests excluded from the stage, each with its reason. Exact names (`--exact`): a
-# test binary's tests are named by their function, so `ui` means timed_ui.rs's `ui`
-# only.
+# test is named by its module path inside its binary (`signals::...` in
+# tests/record/; a test of a binary of its own, such as tests/fork.rs or
+# macros/tests/ui.rs, by its function alone).
 EXCLUDED=(
-    # tests/signals.rs: single-steps the probe with the x86 trap flag; qemu-user does
-    # not let ptrace or the trap flag single-step emulated code, and the probe is
+    # tests/record/signals.rs: single-steps the probe with the x86 trap flag; qemu-user
+    # does not let ptrace or the trap flag single-step emulated code, and the probe is
     # x86_64-only (it reads RIP from ucontext_t). It would skip itself, passing vacuously.
-    every_instruction_of_start_stop_and_pulse_interrupted_disturbs_nothing
-    # tests/signals.rs: the same x86_64-only probe (examples/signal_probe); would skip
-    # itself.
-    a_million_timer_signals_lose_and_corrupt_nothing
-    # tests/disassembly.rs: checks the x86_64 instructions (RDTSC, RDTSCP, LFENCE) of the
-    # record path with the host's x86 objdump; would skip itself. Its parser test runs.
-    record_path_has_no_locks_or_mfence_and_the_right_timer_instructions
+    signals::every_instruction_of_start_stop_and_pulse_interrupted_disturbs_nothing
+    # tests/record/signals.rs: the same x86_64-only probe (examples/signal_probe); would
+    # skip itself.
+    signals::a_million_timer_signals_lose_and_corrupt_nothing
+    # tests/record/disassembly.rs: checks the x86_64 instructions (RDTSC, RDTSCP, LFENCE)
+    # of the record path with the host's x86 objdump; would skip itself. Its parser test
+    # runs.
+    disassembly::record_path_has_no_locks_or_mfence_and_the_right_timer_instructions
     # tests/fork.rs, all three: they fork a process whose other threads are running
     # (recording, or latte's own), and under qemu-user such a child can hang inside
     # the emulator (sleeping, no CPU): first seen for the agent test beside the other
@@ -52,9 +54,9 @@ EXCLUDED=(
     a_forked_child_records_and_reports
     a_forked_child_runs_its_own_agent_and_the_parent_is_unaffected
     a_forked_child_of_a_process_reporting_on_signals_still_dies_of_sigterm
-    # tests/timed_ui.rs: the compile errors of #[timed] are the same on every target,
-    # and native CI checks them; trybuild would build every dependency again for
-    # aarch64 in debug, from inside the emulator: ~3 minutes on 2 cores.
+    # macros/tests/ui.rs: the compile errors of #[timed] are the same on every target,
+    # and native CI checks them; trybuild would build the library and its dependencies
+    # again for aarch64 in debug, from inside the emulator.
     ui
 )
 # Kept although slow under emulation: churn.rs (~27 s) and churn_20k.rs (~60 s). They

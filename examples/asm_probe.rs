@@ -1,5 +1,5 @@
 //! Disassembly probe: one out-of-line function per record path, so the release
-//! build's machine code for each can be inspected (`tests/disassembly.rs` does, with
+//! build's machine code for each can be inspected (`tests/record/disassembly.rs` does, with
 //! `objdump`).
 //!
 //! Each `probe_*` function is `#[inline(never)]` and contains exactly one record path,

@@ -11,7 +11,7 @@
 //! `--ring-capacity N` keeps N samples per ring (a power of two; a small one shows
 //! how the report counts samples lost to a ring that laps before latte reads it).
 //!
-//! `tests/report_layout.rs` runs this same code (`run`) and reads its report.
+//! `tests/report/layout.rs` runs this same code (`run`) and reads its report.
 
 use latte::{latte_pulse, latte_scope, latte_start, latte_stop};
 use std::hint::black_box;

@@ -8,7 +8,7 @@
 //! naming `__private`: advice the user cannot follow. Through the associated `const`,
 //! the error is spanned on the user's expression and rustc's help points at the user's
 //! own binding (`consider using `const` instead of `let``), which works when taken.
-//! `tests/ui/fail/*_id.rs` pin these messages.
+//! `macros/tests/ui/fail/*_id.rs` pin these messages.
 
 /// Opens a scope: `latte_start!("id")` (Fast) or `latte_start!("id", Mid)`.
 ///

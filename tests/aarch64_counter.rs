@@ -1,3 +1,5 @@
+//! Own binary: it forces the hardware clock, a choice made once for the whole process.
+//!
 //! aarch64: with the hardware clock forced, latte reads the virtual counter
 //! `CNTVCT_EL0`, converts it with the frequency `CNTFRQ_EL0` states, and its report's
 //! ENVIRONMENT block shows that frequency, the measured step, and whether the kernel
@@ -31,15 +33,17 @@ fn cntvct_el0() -> u64 {
     t
 }
 
-/// Forces the hardware clock for this process, before anything reads a clock.
-fn hardware_forced() {
-    common::configure(|b| b.clock(ClockChoice::Hardware));
+/// Forces the hardware clock for this process, before anything reads a clock (every
+/// test starts with this), with an agent running until the guard drops.
+fn hardware_forced() -> common::Exclusive {
+    let agent = common::exclusive_with(|b| b.clock(ClockChoice::Hardware));
     assert!(clock::decision().hardware, "{:?}", clock::decision());
+    agent
 }
 
 #[test]
 fn the_forced_hardware_clock_is_cntvct_el0() {
-    hardware_forced();
+    let _hardware = hardware_forced();
     assert_eq!(clock::source(), Source::ArmGenericTimer);
     assert_eq!(clock::source().to_string(), "CNTVCT_EL0");
     // Every mode's read lies between two reads of CNTVCT_EL0 around it: the same counter.
@@ -58,7 +62,7 @@ fn the_forced_hardware_clock_is_cntvct_el0() {
 
 #[test]
 fn the_calibrated_frequency_is_cntfrq_el0() {
-    hardware_forced();
+    let _hardware = hardware_forced();
     let hz = cntfrq_el0();
     assert!(hz > 0, "CNTFRQ_EL0 is set");
     let cal = latte::analyze::calibration();
@@ -73,7 +77,7 @@ fn the_calibrated_frequency_is_cntfrq_el0() {
 
 #[test]
 fn the_environment_block_shows_frequency_step_and_clocksource() {
-    hardware_forced();
+    let _hardware = hardware_forced();
     let hz = cntfrq_el0();
     let cal = latte::analyze::calibration();
     let report = latte::Report::collect(&ReportOptions {

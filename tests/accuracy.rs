@@ -1,3 +1,5 @@
+//! Own binary: it times busy-waits, so no other test may load the CPU in its process.
+//!
 //! Calibrated time is accurate: busy-waits of known length come out within
 //! 2% + 200 ns + two counter steps of the truth in every mode (the step is the one
 //! calibration measured for the clock in use: ~10 ns on the reference x86_64 guest,

@@ -1,3 +1,5 @@
+//! Own binary: the footprint it checks counts every thread the process ever ran.
+//!
 //! 10,000 short-lived threads that each record: latte's memory stays under its
 //! documented bound and every sample is accounted for.
 

@@ -1,3 +1,5 @@
+//! Own binary: the footprint it checks counts every thread the process ever ran.
+//!
 //! Churn: 20,000 short-lived threads that each record a few samples, with the agent
 //! running. Every sample is accounted for (kept exited threads plus the folded
 //! `<exited threads>` entry), and the footprint stays under the documented bound.

@@ -1,3 +1,5 @@
+//! Own binary: it runs in a build without the `record` feature, which no other test can.
+//!
 //! Built without the `record` feature, every recording entry point compiles to
 //! nothing: `cargo test --no-default-features --test disabled` (the lean build: no
 //! report either), and with `--features agent` (an application's agent over libraries

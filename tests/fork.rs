@@ -1,3 +1,5 @@
+//! Own binary: it forks the test process, where another test's thread could hold a lock.
+//!
 //! A forked child of a multi-threaded, recording parent can still record and report,
 //! start its own agent, and die of a signal; the parent is unaffected. (Threads do not
 //! survive `fork`: in the child only the forking thread exists.) Every child leaves
@@ -5,7 +7,7 @@
 #![allow(unsafe_code)] // fork, waitpid, _exit, raise
 
 mod common;
-use common::{SharedSink, one_agent};
+use common::{SharedSink, exclusive};
 use latte::Format;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -13,7 +15,7 @@ use std::sync::Barrier;
 
 #[test]
 fn a_forked_child_records_and_reports() {
-    let _one = one_agent();
+    let _one = exclusive();
     // A parent with other threads recording and alive at the moment of the fork.
     let ready = Barrier::new(3);
     let done = std::sync::atomic::AtomicBool::new(false);
@@ -174,7 +176,7 @@ fn start_an_agent_in_the_child(writer: &OwnedFd) {
 
 #[test]
 fn a_forked_child_runs_its_own_agent_and_the_parent_is_unaffected() {
-    let _one = one_agent();
+    let _one = exclusive();
     let sink = SharedSink::default();
     let guard = latte::builder()
         .format(Format::Json)
@@ -231,7 +233,7 @@ fn a_forked_child_runs_its_own_agent_and_the_parent_is_unaffected() {
 
 #[test]
 fn a_forked_child_of_a_process_reporting_on_signals_still_dies_of_sigterm() {
-    let _one = one_agent();
+    let _one = exclusive();
     let sink = SharedSink::default();
     let guard = latte::builder()
         .final_report_on_signals(true)

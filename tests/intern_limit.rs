@@ -1,6 +1,8 @@
+//! Own binary: it exhausts the process's interner (`Id::intern`) for good.
+//!
 //! `Id::intern` is bounded: past `Id::MAX_INTERNED` new texts it returns
-//! `Error::InternLimit`, and everything interned before keeps working. Own binary: it
-//! exhausts the process's interner (about 6 MiB, a fraction of a second).
+//! `Error::InternLimit`, and everything interned before keeps working (filling the
+//! interner takes about 6 MiB and a fraction of a second).
 
 use latte::{Error, Id, Mode};
 

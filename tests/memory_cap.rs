@@ -1,11 +1,10 @@
-//! The memory cap (issue 12, acceptance 1, "ids past the memory cap"): rings are
+//! Own binary: the cap and its report count every ring the process made, whoever made it.
+//!
+//! The memory cap: rings are
 //! charged against `Builder::memory_cap` when an id is first used on a thread; past
 //! it the id records nothing there, and every record it drops is counted under its
 //! name, in the capture, the report's table and its JSON. `start()` refuses a cap that
 //! cannot hold one ring.
-//!
-//! Own binary: the cap counts every ring of the process, so nothing else may record
-//! here while the test measures.
 
 mod common;
 use latte::report::JsonStyle;
@@ -36,7 +35,7 @@ fn flat(table: &str) -> String {
 
 #[test]
 fn caps_that_cannot_hold_one_ring_are_refused_by_value() {
-    let _one = common::one_agent();
+    let _one = common::exclusive();
     for cap in [0, RING - 1] {
         let err = latte::builder()
             .ring_capacity(CAPACITY)
@@ -123,7 +122,7 @@ fn the_report_names_what_was_refused() {
 
 #[test]
 fn ids_past_the_memory_cap_record_nothing_and_are_counted_and_named() {
-    let _one = common::one_agent();
+    let _one = common::exclusive();
     let used = latte::footprint().memory_cap_used;
     let cap = used + 3 * RING;
     // The settings stay after the agent stops: no drain thread holds rings meanwhile.
@@ -165,15 +164,4 @@ fn ids_past_the_memory_cap_record_nothing_and_are_counted_and_named() {
     assert_eq!(c.component("cap/m4").unwrap().seen, 2);
     assert_eq!(c.anomalies.over_cap, 0);
     assert!(latte::footprint().memory_cap_used <= cap);
-
-    // Back to the defaults for the other test in this binary.
-    latte::builder()
-        .sink(std::io::sink())
-        .final_report(false)
-        .ring_capacity(Builder::DEFAULT_RING_CAPACITY)
-        .memory_cap(Builder::DEFAULT_MEMORY_CAP)
-        .start()
-        .unwrap()
-        .stop()
-        .unwrap();
 }

@@ -1,3 +1,5 @@
+//! Own binary: its counting global allocator serves every allocation of the process.
+//!
 //! latte never allocates or frees memory while holding a registry lock (so a thread
 //! that stalls in the allocator can never stall a reader, and fork/allocator locks
 //! cannot nest inside latte's). A global allocator counts every allocation, free and

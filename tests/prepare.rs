@@ -1,3 +1,5 @@
+//! Own binary: it lowers glibc's mmap threshold (`mallopt`) for the whole process, for good.
+//!
 //! `latte::collect::prepare` readies a thread ahead of its hot loop: after it, a loop
 //! that fills every ring once takes no page fault. Without it, the same loop does.
 //!
@@ -26,14 +28,15 @@ const IDS: usize = 1_000;
 /// Samples per ring (small, so 1,000 prepared rings stay light: 8 MiB).
 const CAPACITY: usize = 1_024;
 
-fn setup() {
+/// Lowers the mmap threshold (once); rings of `CAPACITY` samples until the guard drops.
+fn setup() -> common::Exclusive {
     static LOWER_MMAP_THRESHOLD: std::sync::Once = std::sync::Once::new();
     LOWER_MMAP_THRESHOLD.call_once(|| {
         // SAFETY: mallopt only changes a malloc tuning parameter; 4 KiB is valid.
         let ok = unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, 4096) };
         assert_eq!(ok, 1, "mallopt(M_MMAP_THRESHOLD)");
     });
-    common::configure(|b| b.ring_capacity(CAPACITY));
+    common::exclusive_with(|b| b.ring_capacity(CAPACITY))
 }
 
 /// `n` fresh ids named `<prefix>_<i>`.
@@ -82,7 +85,7 @@ fn measure(
     name: &str,
     before: fn(&[&'static Id], &[&'static Id]),
 ) -> (i64, latte::collect::ThreadCapture) {
-    setup();
+    let _rings = setup();
     let (ids, warm) = (ids(name, IDS), ids(&format!("{name}_warm"), 2));
     let faults = std::thread::Builder::new()
         .name(name.to_owned())
@@ -165,7 +168,7 @@ fn without_prepare_the_same_loop_faults() {
 
 #[test]
 fn a_prepared_id_never_recorded_has_no_report_row() {
-    setup();
+    let _rings = setup();
     static UNUSED: Id = Id::new("prepare_unused");
     static USED: Id = Id::new("prepare_used");
     std::thread::Builder::new()

@@ -1,7 +1,8 @@
+//! Own binary: it installs the global `tracing` subscriber, which cannot be taken back.
+//!
 //! Instrumented futures on a multi-threaded tokio runtime: one busy sample per span,
 //! the sum of its polls wherever they ran; with per-poll samples on, one per poll;
-//! one lifetime per future; no anomaly on any worker. Own binary: it installs the
-//! global subscriber.
+//! one lifetime per future; no anomaly on any worker.
 
 use latte::tracing::LatteLayer;
 use tracing::Instrument;

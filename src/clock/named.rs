@@ -5,7 +5,7 @@
 //! similar name (`Mid`), not a method of `Ord` (`min`) that would not compile either;
 //! and its name, unique in the crate, is the error's advice:
 //! "no variant named `Slow` found for enum `FastMidOrHard`".
-//! `tests/ui/fail/unknown_mode.stderr` pins the message.
+//! `macros/tests/ui/fail/unknown_mode.stderr` pins the message.
 
 use super::Mode;
 

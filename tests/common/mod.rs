@@ -91,10 +91,67 @@ pub fn on_named_thread(name: &str, body: impl FnOnce() + Send + 'static) -> Thre
         .clone()
 }
 
-/// One agent per process: agent tests in the same binary take this first.
-pub fn one_agent() -> std::sync::MutexGuard<'static, ()> {
-    static ONE_AGENT: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    ONE_AGENT.lock().unwrap_or_else(|e| e.into_inner())
+/// The state every test of a binary shares: the one agent, the recorder's settings
+/// (ring capacity, stack depth, memory cap, slowest, exited threads kept), which stay
+/// after an agent stops, and the whole run that `latte::collect::reset()` clears.
+static PROCESS: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Taken by a test that starts an agent, calls `latte::collect::reset()` or changes a
+/// recorder setting: no other test holding [`exclusive`] or [`shared`] runs meanwhile.
+/// When it drops, the settings are back at their defaults (an agent started and
+/// stopped with them). Poison-tolerant: a failed test does not fail the next.
+pub fn exclusive() -> Exclusive {
+    Exclusive {
+        agent: None,
+        _turn: PROCESS.write().unwrap_or_else(|e| e.into_inner()),
+    }
+}
+
+/// [`exclusive`], with a quiet agent (no final report, output discarded) running with
+/// `settings` until the guard drops: the test's rings and threads get them.
+pub fn exclusive_with(settings: impl FnOnce(latte::Builder) -> latte::Builder) -> Exclusive {
+    let mut turn = exclusive();
+    let quiet = latte::builder().final_report(false).sink(std::io::sink());
+    turn.agent = Some(settings(quiet).start().expect("valid test settings"));
+    turn
+}
+
+/// Taken by a test that records or reads latte's state with the default settings, in a
+/// binary where other tests change them ([`exclusive`]): it runs beside other shared
+/// tests, never beside an exclusive one.
+pub fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    PROCESS.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A test's turn alone with the process's state ([`exclusive`]).
+pub struct Exclusive {
+    agent: Option<latte::Guard>,
+    _turn: std::sync::RwLockWriteGuard<'static, ()>,
+}
+
+impl Drop for Exclusive {
+    fn drop(&mut self) {
+        let stopped = self.agent.take().map_or(Ok(()), latte::Guard::stop);
+        let restored = stopped.and_then(|()| {
+            latte::builder()
+                .final_report(false)
+                .sink(std::io::sink())
+                .ring_capacity(latte::Builder::DEFAULT_RING_CAPACITY)
+                .stack_depth(latte::Builder::DEFAULT_STACK_DEPTH)
+                .memory_cap(latte::Builder::DEFAULT_MEMORY_CAP)
+                .slowest(latte::Builder::DEFAULT_SLOWEST)
+                .max_exited_threads(latte::Builder::DEFAULT_MAX_EXITED_THREADS)
+                .start()?
+                .stop()
+        });
+        // A test that failed may have left its agent running: its own failure is the
+        // one to report.
+        if let Err(e) = restored
+            && !std::thread::panicking()
+        {
+            panic!("the defaults could not be restored (an agent left running?): {e}");
+        }
+    }
 }
 
 /// latte's documented memory bound after thread churn (docs/design.md, "Memory"):
@@ -197,19 +254,6 @@ pub fn churn(
     }
 }
 
-/// Applies recorder settings the one way latte offers, the agent's builder: starts a
-/// quiet agent (no final report, output discarded) once per test binary and keeps it
-/// for the rest of the process. Every test of a binary that calls this must pass the
-/// same settings (tests run concurrently).
-pub fn configure(settings: impl FnOnce(latte::Builder) -> latte::Builder) {
-    static STARTED: std::sync::Once = std::sync::Once::new();
-    STARTED.call_once(|| {
-        let quiet = latte::builder().final_report(false).sink(std::io::sink());
-        let guard = settings(quiet).start().expect("valid test settings");
-        std::mem::forget(guard); // the agent lives until the process exits
-    });
-}
-
 /// The capacity a ring created now gets: records once under a fresh `name` and reads
 /// the new ring back.
 pub fn new_ring_capacity(name: &'static str) -> usize {
@@ -300,6 +344,15 @@ pub fn under_qemu() -> bool {
             .and_then(|program| std::path::Path::new(program).file_name())
             .is_some_and(|name| name.to_string_lossy().starts_with("qemu-"))
     })
+}
+
+/// The name libtest gives the test function `name` of the module `module` (its
+/// `module_path!()`): the path without the crate, as `--exact` wants it.
+pub fn test_name(module: &str, name: &str) -> String {
+    match module.split_once("::") {
+        Some((_, path)) => format!("{path}::{name}"),
+        None => name.to_owned(),
+    }
 }
 
 /// A command that runs this test binary again, as a child process: directly, or

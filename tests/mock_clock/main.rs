@@ -1,0 +1,22 @@
+//! Own binary: the mock counter replaces the process's clock for good, so every test
+//! here runs on it, one at a time (`mock`): exact deltas, wraps, backwards steps and
+//! jumps, cores whose counters disagree, cleaning on a counter that moves in steps.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod cleaning_steps;
+mod cross_core;
+mod deltas;
+
+/// The mock counter is process-wide: tests take turns. Installs it on first use
+/// (nothing may read the clock before).
+fn mock() -> std::sync::MutexGuard<'static, ()> {
+    static CLOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let guard = CLOCK.lock().unwrap_or_else(|e| e.into_inner());
+    assert!(
+        latte::test_hooks::install_mock_clock(),
+        "nothing read the clock before the mock"
+    );
+    guard
+}

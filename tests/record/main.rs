@@ -1,0 +1,26 @@
+//! The recorder (`src/record/`): scopes, pulses and records on the calling thread, its
+//! stack and every counted misuse, threads, ids, timers across threads; the release
+//! build's record path, disassembled and interrupted by signals.
+//!
+//! One binary for the stage; its tests run on several threads of one process. Each
+//! records under ids and on threads of its own. A test that starts an agent or changes
+//! a recorder setting holds `common::exclusive()`; every other test that records or
+//! reads latte's state holds `common::shared()`, so it never runs beside one. Tests
+//! that only build and run child processes (`disassembly`, `signals`) hold neither.
+
+#[path = "../common/mod.rs"]
+mod common;
+mod objdump;
+
+mod cross_thread;
+mod disassembly;
+mod intern;
+mod missed_stop;
+mod modes;
+mod pulse;
+mod signals;
+mod stack;
+mod state_machine;
+mod teardown;
+mod threads;
+mod traps;

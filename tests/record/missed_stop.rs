@@ -1,0 +1,172 @@
+//! A missed Stop never stops recording: on a full stack the oldest frame is given up
+//! (counted as abandoned under its id), so the newest scopes keep recording, and every
+//! frame that ended without its Stop is counted under its own id.
+//!
+//! Default stack depth (64). Each test runs on its own named thread and reads that
+//! thread back from `latte::capture()` after it has exited.
+
+use crate::common;
+use latte::collect::{FrameCounts, ThreadCapture};
+use latte::{Builder, latte_start, latte_stop};
+
+const CALLS: u64 = 1_000;
+const DEPTH: u64 = Builder::DEFAULT_STACK_DEPTH as u64;
+
+/// Runs `f` on a new thread `name` and returns its capture, asserting it exited.
+fn on_thread(name: &str, f: impl FnOnce() + Send + 'static) -> ThreadCapture {
+    let t = common::on_named_thread(name, f);
+    assert!(t.exited);
+    t
+}
+
+fn seen(t: &ThreadCapture, id: &str) -> u64 {
+    t.component(id).map_or(0, |c| c.seen)
+}
+
+/// Opens a scope and returns without closing it: the bug under test.
+fn leaky_outside() {
+    latte_start!("ms_leak_outside");
+}
+
+fn leaky_nested() {
+    latte_start!("ms_leak_nested");
+}
+
+#[test]
+fn a_leak_outside_any_scope_does_not_stop_the_scope_beside_it() {
+    let _shared = common::shared();
+    let t = on_thread("ms-outside", || {
+        for _ in 0..CALLS {
+            leaky_outside();
+            latte_start!("ms_beside");
+            latte_stop!("ms_beside");
+        }
+    });
+    let leak = t.frame_counts("ms_leak_outside");
+    println!(
+        "ms_beside: {} samples; ms_leak_outside: {leak:?}; anomalies {:?}",
+        seen(&t, "ms_beside"),
+        t.anomalies
+    );
+    // Under the old policy (a Start on a full stack ignored) this was 63.
+    assert_eq!(seen(&t, "ms_beside"), CALLS);
+    // Once the stack is full, each `ms_beside` Start takes a slot too, giving up one
+    // more leaked frame: at exit the stack holds DEPTH - 1 of them, not DEPTH.
+    assert_eq!(
+        leak,
+        FrameCounts {
+            abandoned: CALLS - (DEPTH - 1),
+            orphaned: 0,
+            open_at_exit: DEPTH - 1,
+            ..FrameCounts::default()
+        }
+    );
+    assert_eq!(leak.total(), CALLS, "every leaked frame is counted once");
+    assert_eq!(t.frames.len(), 1, "only the leaking id: {:?}", t.frames);
+    assert_eq!(t.anomalies.abandoned_frames, leak.abandoned);
+    assert_eq!(t.anomalies.open_at_exit, leak.open_at_exit);
+    assert_eq!(t.anomalies.total(), CALLS, "{:?}", t.anomalies);
+    // The report names the leaking id, and the correct scope has every sample.
+    let report = latte::Report::collect(&latte::ReportOptions::default());
+    let section = report
+        .threads
+        .iter()
+        .find(|t| t.name == "ms-outside")
+        .unwrap();
+    let named: Vec<_> = section
+        .frames
+        .iter()
+        .map(|f| (f.component.as_str(), f.counts))
+        .collect();
+    assert_eq!(named, [("ms_leak_outside", leak)]);
+    let beside = section
+        .rows
+        .iter()
+        .find(|r| r.component == "ms_beside")
+        .unwrap();
+    assert_eq!(beside.stats.seen, CALLS);
+    let mut table = Vec::new();
+    report.write(&mut table, latte::Format::Table).unwrap();
+    let table = String::from_utf8(table).unwrap();
+    assert!(
+        table
+            .contains("scopes without their Stop: ms_leak_outside 937 abandoned + 63 open at exit"),
+        "{table}"
+    );
+}
+
+#[test]
+fn a_leak_inside_a_scope_is_orphaned_by_its_stop() {
+    let _shared = common::shared();
+    let t = on_thread("ms-nested", || {
+        for _ in 0..CALLS {
+            latte_start!("ms_around");
+            leaky_nested();
+            latte_stop!("ms_around");
+        }
+    });
+    let leak = t.frame_counts("ms_leak_nested");
+    println!(
+        "ms_around: {} samples; ms_leak_nested: {leak:?}",
+        seen(&t, "ms_around")
+    );
+    assert_eq!(seen(&t, "ms_around"), CALLS);
+    assert_eq!(
+        leak,
+        FrameCounts {
+            orphaned: CALLS,
+            ..FrameCounts::default()
+        }
+    );
+    assert_eq!(t.frames.len(), 1, "{:?}", t.frames);
+    assert_eq!(t.anomalies.orphaned_frames, CALLS);
+    assert_eq!(t.anomalies.total(), CALLS, "{:?}", t.anomalies);
+}
+
+/// `n` nested scopes of one id (a recursive function).
+fn recurse(n: u32) {
+    latte_start!("ms_recursive");
+    if n > 1 {
+        recurse(n - 1);
+    }
+    latte_stop!("ms_recursive");
+}
+
+#[test]
+fn recursion_deeper_than_the_stack_keeps_the_innermost_and_pairs_afterwards() {
+    let _shared = common::shared();
+    let t = on_thread("ms-recursion", || {
+        recurse(100);
+        // The stack's slots now hold frames of this very id from the deep recursion:
+        // none may pair with a later Stop.
+        for _ in 0..10 {
+            recurse(5);
+        }
+        recurse(100);
+    });
+    let c = t.component("ms_recursive").unwrap();
+    let ticks: Vec<u64> = c.samples.iter().map(|s| s.ticks()).collect();
+    println!(
+        "ms_recursive: {} samples, {:?}; anomalies {:?}",
+        c.seen,
+        t.frame_counts("ms_recursive"),
+        t.anomalies
+    );
+    // Each deep recursion: the 64 innermost record, the 36 outermost are abandoned and
+    // their Stops absorbed.
+    assert_eq!(c.seen, 64 + 10 * 5 + 64);
+    assert_eq!(
+        t.frame_counts("ms_recursive"),
+        FrameCounts {
+            abandoned: 2 * 36,
+            ..FrameCounts::default()
+        }
+    );
+    assert_eq!(t.anomalies.total(), 2 * 36, "{:?}", t.anomalies);
+    // Innermost closes first, so within each recursion durations grow; a Stop paired
+    // with a stale frame would break the order or the count.
+    let runs = [&ticks[..64], &ticks[64..114], &ticks[114..]];
+    for run in runs[1].chunks(5).chain([runs[0], runs[2]]) {
+        assert!(run.windows(2).all(|w| w[0] <= w[1]), "{run:?}");
+    }
+}

@@ -1,0 +1,188 @@
+//! One report, one JSON: the agent's JSON reports are `Report::to_json` of the same
+//! value, and a report read back from JSON is the report that was written.
+
+use crate::common::{SharedSink, exclusive};
+use latte::analyze::Calibration;
+use latte::collect::Anomalies;
+use latte::collect::{ComponentCapture, Sample, SampleKind, ThreadCapture};
+use latte::report::JsonStyle;
+use latte::{Capture, Data, Format, Id, Mode, Report, ReportOptions, Unit};
+use std::time::Duration;
+
+fn calibration() -> Calibration {
+    Calibration {
+        ticks_per_ns: 2.5,
+        accuracy: 1e-6,
+        resolution: 26,
+        scope: [[20, 24, 31], [26, 33, 39], [41, 47, 58]],
+        pulse: 18,
+        took: Duration::from_millis(50),
+    }
+}
+
+fn capture() -> Capture {
+    let scope = SampleKind::Scope {
+        start: Mode::Mid,
+        stop: Mode::Hard,
+    };
+    let samples = (1..=500u64)
+        .map(|i| Sample::new(100 + i % 37, scope, i % 97 == 0).unwrap())
+        .collect();
+    Capture {
+        threads: vec![ThreadCapture {
+            serial: 1,
+            name: "worker".into(),
+            exited: false,
+            anomalies: Anomalies {
+                orphaned_frames: 3,
+                ..Anomalies::default()
+            },
+            components: vec![ComponentCapture {
+                name: "parse",
+                seen: 600,
+                capacity: 512,
+                first: 100,
+                samples,
+            }],
+            frames: Vec::new(),
+        }],
+        teardown_drops: 2,
+    }
+}
+
+#[test]
+fn write_json_is_to_json_and_both_styles_are_one_value() {
+    let options = ReportOptions {
+        unit: Unit::Time,
+        data: Data::Calibrated,
+        ..Default::default()
+    };
+    let report = Report::from_capture(&capture(), &calibration(), &options);
+    let mut line = Vec::new();
+    report.write(&mut line, Format::Json).unwrap();
+    let compact = report.to_json(JsonStyle::Compact);
+    assert_eq!(String::from_utf8(line).unwrap(), format!("{compact}\n"));
+    assert!(!compact.contains('\n'));
+    let pretty = report.to_json(JsonStyle::Pretty);
+    let value = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap();
+    assert_eq!(value(&compact), value(&pretty));
+    // Read back, it is the same report.
+    let back: Report = serde_json::from_str(&pretty).unwrap();
+    assert_eq!(back, report);
+}
+
+#[test]
+fn the_agents_json_is_to_json_of_the_same_report() {
+    let _one = exclusive();
+    static WORK: Id = Id::new("json_agent_work");
+    let sink = SharedSink::default();
+    let guard = latte::builder()
+        .format(Format::Json)
+        .sink(sink.clone())
+        .final_report(false)
+        .start()
+        .unwrap();
+    for t in 0..50 {
+        latte::record(&WORK, 1_000 + t);
+    }
+    guard.report().unwrap();
+    guard.stop().unwrap();
+    let text = sink.text();
+    let line = text.lines().next().expect("one report");
+    // The agent's line, read as a Report and serialised again, is the same text: the
+    // agent writes exactly `to_json(Compact)` of the report it made.
+    let report: Report = serde_json::from_str(line).unwrap();
+    assert_eq!(report.to_json(JsonStyle::Compact), line);
+    let row = report
+        .all_threads
+        .iter()
+        .find(|r| r.component == "json_agent_work")
+        .unwrap();
+    assert_eq!(row.stats.seen, 50);
+    assert!(report.environment.is_some() && report.footprint.is_some());
+}
+
+/// A real report of the previous JSON format (no `format_version`: `trading_loop
+/// --ticks 3000` before the headline covered every sample), kept in `tests/data/`.
+const FORMAT_1: &str = include_str!("../data/report-format-1.json");
+
+#[test]
+fn a_format_1_report_reads_with_its_cleaned_figures_as_cleaned() {
+    let old: serde_json::Value = serde_json::from_str(FORMAT_1).unwrap();
+    assert!(
+        old.get("format_version").is_none(),
+        "the fixture is format 1"
+    );
+    let report: Report = serde_json::from_str(FORMAT_1).unwrap();
+    assert_eq!(report.format_version, 1);
+    let old_rows = old["all_threads"].as_array().unwrap();
+    assert_eq!(report.all_threads.len(), old_rows.len());
+    for (row, old) in report.all_threads.iter().zip(old_rows) {
+        let (s, o) = (&row.stats, &old["stats"]);
+        let f = |k: &str| o[k].as_f64().unwrap();
+        let n = |k: &str| o[k].as_u64().unwrap();
+        // Its main figures were cleaned: they are the cleaned figures now.
+        let c = &s.cleaned;
+        assert_eq!(
+            (
+                c.samples, c.avg, c.median, c.std_dev, c.skew, c.min, c.max, c.range
+            ),
+            (
+                n("samples"),
+                f("avg"),
+                f("median"),
+                f("std_dev"),
+                f("skew"),
+                f("min"),
+                f("max"),
+                f("range")
+            ),
+            "{}",
+            row.component
+        );
+        // The headline is what it kept of every sample.
+        assert_eq!(
+            (s.samples, s.avg, s.std_dev, s.min, s.max, s.median, s.p99),
+            (
+                n("folded"),
+                f("avg_all"),
+                f("std_dev_all"),
+                f("min_all"),
+                f("max_all"),
+                f("p50"),
+                f("p99")
+            ),
+            "{}",
+            row.component
+        );
+        assert!((s.total - f("avg_all") * n("folded") as f64).abs() <= 1e-6 * s.total);
+        // What it did not keep is not known.
+        assert!(s.skew.is_nan() && s.bypass_total.is_nan(), "{s:?}");
+    }
+    // Its table says so, and shows `-` for what is not known.
+    let mut table = Vec::new();
+    report.write(&mut table, Format::Table).unwrap();
+    let table = String::from_utf8(table).unwrap();
+    assert!(table.contains("read from a format-1 report"), "{table}");
+    assert!(!table.contains("NaN"), "{table}");
+    // Written again, it says format 1 and reads back the same.
+    let again = report.to_json(JsonStyle::Compact);
+    assert!(again.starts_with("{\"format_version\":1,"), "{again}");
+    let back: Report = serde_json::from_str(&again).unwrap();
+    assert_eq!(back.to_json(JsonStyle::Compact), again);
+}
+
+#[test]
+fn a_newer_format_is_refused_with_its_version() {
+    let mut newer: serde_json::Value = serde_json::from_str(
+        &Report::collect(&ReportOptions::default()).to_json(JsonStyle::Compact),
+    )
+    .unwrap();
+    newer["format_version"] = 3.into();
+    let err = serde_json::from_value::<Report>(newer).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("report format version 3: this latte reads versions 1 to 2"),
+        "{err}"
+    );
+}
