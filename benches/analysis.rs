@@ -221,11 +221,11 @@ fn renderers(report: &Report, samples: u64) {
     let times = time(RENDER_REPS, || {
         out.clear();
         report
-            .write(&mut out, latte::Format::Table)
+            .write(&mut out, latte::Format::default())
             .expect("writing to a Vec cannot fail");
         black_box(&out);
     });
-    print_row("write_table (time/calibrated)", &times, samples);
+    print_row("write, table (time/calibrated)", &times, samples);
     let table_bytes = out.len();
 
     #[cfg(feature = "json")]

@@ -97,6 +97,6 @@ fn main() {
         ..Default::default()
     };
     latte::Report::collect(&options)
-        .write(&mut std::io::stdout().lock(), latte::Format::Table)
+        .write(&mut std::io::stdout().lock(), latte::Format::default())
         .expect("write report");
 }

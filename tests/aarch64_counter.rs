@@ -97,7 +97,7 @@ fn the_environment_block_shows_frequency_step_and_clocksource() {
             .map(|s| s.trim().to_owned());
     assert_eq!(env.clocksource_at_start, kernel);
     let mut table = Vec::new();
-    report.write(&mut table, Format::Table).unwrap();
+    report.write(&mut table, Format::default()).unwrap();
     let table = String::from_utf8(table).unwrap();
     let on_counter = match kernel.as_deref() {
         Some("arch_sys_counter") => "yes".to_owned(),

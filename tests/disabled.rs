@@ -28,7 +28,7 @@ fn nothing_is_recorded_without_the_record_feature() {
     {
         let mut out = Vec::new();
         latte::Report::collect(&latte::ReportOptions::default())
-            .write(&mut out, latte::Format::Table)
+            .write(&mut out, latte::Format::default())
             .unwrap();
         assert!(
             String::from_utf8(out)

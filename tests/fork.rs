@@ -102,7 +102,7 @@ fn record_and_report_in_the_child(guard: latte::Guard, writer: &std::io::PipeWri
     drop(guard); // and dropping it neither hangs nor panics
     let mut out = Vec::new();
     latte::Report::collect(&latte::ReportOptions::default())
-        .write(&mut out, latte::Format::Table)
+        .write(&mut out, latte::Format::default())
         .unwrap();
     // SAFETY: the write end of the pipe is a valid, open fd in the child.
     let mut w = unsafe { std::fs::File::from_raw_fd(libc::dup(writer.as_raw_fd())) };

@@ -97,7 +97,7 @@ fn the_capture_counts_what_was_refused() {
 fn the_report_names_what_was_refused() {
     let report = Report::collect(&ReportOptions::default());
     let mut table = Vec::new();
-    report.write(&mut table, latte::Format::Table).unwrap();
+    report.write(&mut table, latte::Format::default()).unwrap();
     let text = flat(&String::from_utf8(table).unwrap());
     assert!(
         text.contains("memory cap reached: cap/m3, cap/m4, cap/pulsed, cap/m0 recorded nothing"),

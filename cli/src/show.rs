@@ -109,7 +109,7 @@ pub fn run(args: &ShowArgs) -> Result<Outcome, Failure> {
         brief: args.compact,
     };
     let mut out = std::io::stdout().lock();
-    match report.write_table(&mut out, &options) {
+    match report.write(&mut out, latte::Format::Table(options.clone())) {
         Err(latte::Error::Sink(e)) => outcome::to_stdout(Err(std::io::Error::new(e.kind(), e)))?,
         written => written.map_err(|e| Failure(e.to_string()))?,
     }

@@ -560,7 +560,9 @@ fn show_diff_and_html_give_the_reports_own_quantiles() {
     };
     let mut table = Vec::new();
     let focused = report.focus(&Focus::default()).unwrap();
-    focused.write_table(&mut table, &options).unwrap();
+    focused
+        .write(&mut table, latte::Format::Table(options.clone()))
+        .unwrap();
     assert_eq!(text, String::from_utf8(table).unwrap());
     for row in &rows {
         let line = text.lines().find(|l| l.contains(&row.component)).unwrap();

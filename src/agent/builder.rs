@@ -9,7 +9,7 @@ use crate::clock::{self, ClockChoice};
 use crate::config;
 use crate::error::Error;
 use crate::report::ReportOptions;
-use crate::report::{Focus, Format, TableOptions};
+use crate::report::{Focus, Format};
 use crossbeam_channel::bounded;
 use std::io::Write;
 use std::sync::Arc;
@@ -32,7 +32,6 @@ pub struct Builder {
     pub(super) memory_cap: Option<u64>,
     pub(super) options: ReportOptions,
     pub(super) format: Format,
-    pub(super) table: TableOptions,
     pub(super) focus: Focus,
     pub(super) sink: Option<Box<dyn Write + Send>>,
     pub(super) periodic_sink: Option<Box<dyn Write + Send>>,
@@ -59,8 +58,7 @@ impl Default for Builder {
             // Time on calibrated data: what a reader wants first. The seed's view
             // (cycles, raw) is `.unit(Unit::Cycles).data(Data::Raw)`.
             options: ReportOptions::default(),
-            format: Format::Table,
-            table: TableOptions::default(),
+            format: Format::default(),
             focus: Focus::default(),
             sink: None,
             periodic_sink: None,
@@ -86,7 +84,6 @@ impl core::fmt::Debug for Builder {
             .field("memory_cap", &self.memory_cap)
             .field("options", &self.options)
             .field("format", &self.format)
-            .field("table", &self.table)
             .field("focus", &self.focus)
             .field("sink", &self.sink.as_ref().map_or("stdout", |_| "custom"))
             .field(
@@ -338,7 +335,6 @@ impl Builder {
             periodic_sink: self.periodic_sink,
             options: self.options,
             format: self.format,
-            table: self.table,
             focus: self.focus,
             periodic: self.periodic,
             pace: self.drain_pace,

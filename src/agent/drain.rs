@@ -29,9 +29,6 @@ pub(super) struct Drain {
     pub(super) periodic_sink: Option<Box<dyn Write + Send>>,
     pub(super) options: ReportOptions,
     pub(super) format: Format,
-    /// How tables are laid out (periodic reports are compact; a sink's later reports
-    /// brief).
-    pub(super) table: TableOptions,
     /// Which components reports keep, in what order (validated by `start`).
     pub(super) focus: Focus,
     pub(super) periodic: Option<Duration>,
@@ -253,8 +250,9 @@ impl Drain {
         // The last interval's table is not written just above the final table it
         // is part of (JSON reports and the interval log get it: their intervals add
         // up to the whole run).
-        let above_final =
-            self.final_report && self.periodic_sink.is_none() && self.format == Format::Table;
+        let above_final = self.final_report
+            && self.periodic_sink.is_none()
+            && matches!(self.format, Format::Table(_));
         if self.periodic.is_some()
             && let Err(e) = self.interval(at, !above_final)
         {
@@ -317,18 +315,17 @@ impl Drain {
             SinkKind::Periodic => !std::mem::replace(&mut self.headed.1, true),
             SinkKind::Main => !std::mem::replace(&mut self.headed.0, true),
         };
-        let table = TableOptions {
-            compact: self.table.compact || interval.is_some(),
-            brief: self.table.brief || !first,
-            ..self.table.clone()
+        let format = match &self.format {
+            Format::Table(table) => Format::Table(TableOptions {
+                compact: table.compact || interval.is_some(),
+                brief: table.brief || !first,
+                ..table.clone()
+            }),
+            #[allow(unreachable_patterns)] // `Json` needs the `json` feature
+            other => other.clone(),
         };
-        let format = self.format;
         let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            match format {
-                Format::Table => report.write_table(sink, &table)?,
-                #[allow(unreachable_patterns)] // `Json` needs the `json` feature
-                _ => report.write(sink, format)?,
-            }
+            report.write(sink, format)?;
             sink.flush().map_err(|e| Error::Sink(Arc::new(e)))
         }));
         written.unwrap_or_else(|panic| {

@@ -3,7 +3,7 @@
 
 use super::builder::Builder;
 use crate::report::{Cleaning, Data, ReportOptions, Unit};
-use crate::report::{Focus, Format, TableOptions};
+use crate::report::{Focus, Format};
 use std::io::Write;
 
 impl Builder {
@@ -66,30 +66,25 @@ impl Builder {
         self
     }
 
-    /// Table or JSON.
-    pub fn format(mut self, format: Format) -> Builder {
-        self.format = format;
-        self
-    }
-
-    /// How tables are laid out: width (the terminal's, `COLUMNS` or 100 unless set),
-    /// columns, wide and compact modes (see [`TableOptions`]). Periodic reports are
+    /// Table or JSON; a table's layout is its [`TableOptions`](crate::report::TableOptions): width (the terminal's,
+    /// `COLUMNS` or 100 unless set), columns, wide and compact modes. Periodic tables are
     /// always compact (one table over all threads, the top 20 rows), and a sink's
-    /// reports after its first are brief: without the ENVIRONMENT and OVERHEAD blocks
-    /// its first one carried.
+    /// tables after its first are brief: without the ENVIRONMENT and OVERHEAD blocks its
+    /// first one carried.
     ///
     /// ```
+    /// use latte::Format;
     /// use latte::report::{Column, TableOptions};
     /// let table = TableOptions {
     ///     columns: Some(vec![Column::Component, Column::Samples, Column::P99]),
     ///     ..TableOptions::default()
     /// };
-    /// let guard = latte::builder().table(table).sink(std::io::sink()).start()?;
+    /// let guard = latte::builder().format(Format::Table(table)).sink(std::io::sink()).start()?;
     /// guard.stop()?;
     /// # Ok::<(), latte::Error>(())
     /// ```
-    pub fn table(mut self, table: TableOptions) -> Builder {
-        self.table = table;
+    pub fn format(mut self, format: Format) -> Builder {
+        self.format = format;
         self
     }
 

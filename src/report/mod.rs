@@ -33,17 +33,32 @@ use std::io::Write;
 use std::sync::Arc;
 
 /// How a report is written: [`Report::write`], and the agent's
-/// [`Builder::format`](crate::Builder::format).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// [`Builder::format`](crate::Builder::format). The default is the table with the
+/// default layout, `Format::Table(TableOptions::default())`.
+///
+/// ```
+/// use latte::Format;
+/// use latte::report::TableOptions;
+/// assert_eq!(Format::default(), Format::Table(TableOptions::default()));
+/// let narrow = Format::Table(TableOptions { width: Some(80), ..TableOptions::default() });
+/// assert_ne!(narrow, Format::default());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Format {
-    /// The table (the C++ original's layout plus tail columns).
-    #[default]
-    Table,
+    /// The table (the C++ original's layout plus tail columns), laid out by its
+    /// options: width, columns, wide and compact modes (see [`TableOptions`]).
+    Table(TableOptions),
     /// One JSON document per report, on one line ([`JsonStyle::Compact`], feature
     /// `json`), so a stream of reports is a stream of lines.
     #[cfg(feature = "json")]
     Json,
+}
+
+impl Default for Format {
+    fn default() -> Format {
+        Format::Table(TableOptions::default())
+    }
 }
 
 /// The layout of [`Report::to_json`]: the same JSON value either way.
@@ -125,7 +140,7 @@ pub struct Report {
 /// let mut report = latte::Report::collect(&latte::ReportOptions::default());
 /// report.periodic_failures = Some(failures);
 /// let mut table = Vec::new();
-/// report.write(&mut table, latte::Format::Table)?;
+/// report.write(&mut table, latte::Format::default())?;
 /// let table = String::from_utf8(table).unwrap();
 /// assert!(table.contains("2 periodic reports could not be written: writing the latte report failed: disk full"));
 /// # Ok::<(), latte::Error>(())
@@ -226,53 +241,38 @@ impl Report {
     /// version changed.
     pub const FORMAT_VERSION: u32 = 2;
 
-    /// Writes the report to `out` as a table or as one line of JSON. A writer that
-    /// fails is [`Error::Sink`], with the writer's error as its source.
+    /// Writes the report to `out` as a table laid out by its [`TableOptions`] or as one
+    /// line of JSON. A writer that fails is [`Error::Sink`], with the writer's error as
+    /// its source.
     ///
     /// ```
+    /// use latte::report::TableOptions;
     /// use latte::{Format, Report, ReportOptions};
     /// let report = Report::collect(&ReportOptions::default());
     /// let mut table = Vec::new();
-    /// report.write(&mut table, Format::Table)?;
+    /// report.write(&mut table, Format::default())?;
     /// assert!(String::from_utf8(table).unwrap().contains("LATTE TELEMETRY"));
     ///
+    /// let narrow = TableOptions { width: Some(60), ..TableOptions::default() };
+    /// let mut out = Vec::new();
+    /// report.write(&mut out, Format::Table(narrow))?;
+    /// assert!(String::from_utf8(out).unwrap().lines().all(|line| line.chars().count() <= 60));
+    ///
     /// let mut room = [0u8; 16];
-    /// let err = report.write(&mut &mut room[..], Format::Table).unwrap_err(); // too small
+    /// let err = report.write(&mut &mut room[..], Format::default()).unwrap_err(); // too small
     /// assert!(err.to_string().contains("writing the latte report failed"));
     /// assert!(matches!(&err, latte::Error::Sink(e) if e.kind() == std::io::ErrorKind::WriteZero));
     /// # Ok::<(), latte::Error>(())
     /// ```
     pub fn write(&self, out: &mut dyn Write, format: Format) -> Result<(), Error> {
         match format {
-            Format::Table => self.write_table(out, &TableOptions::default()),
+            Format::Table(options) => {
+                table::write(self, out, &options).map_err(|e| Error::Sink(Arc::new(e)))
+            }
             #[cfg(feature = "json")]
             Format::Json => writeln!(out, "{}", self.to_json(JsonStyle::Compact))
                 .map_err(|e| Error::Sink(Arc::new(e))),
         }
-    }
-
-    /// Writes the report as a table laid out by `options`: its width, columns, wide
-    /// and compact modes (see [`TableOptions`]). [`Report::write`] with
-    /// [`Format::Table`] is this with `TableOptions::default()`. A writer that fails is
-    /// [`Error::Sink`].
-    ///
-    /// ```
-    /// use latte::report::{Column, TableOptions};
-    /// let report = latte::Report::collect(&latte::ReportOptions::default());
-    /// let mut out = Vec::new();
-    /// let options = TableOptions { width: Some(60), ..TableOptions::default() };
-    /// report.write_table(&mut out, &options)?;
-    /// let table = String::from_utf8(out).unwrap();
-    /// assert!(table.lines().all(|line| line.chars().count() <= 60));
-    ///
-    /// let wide = TableOptions { wide: true, ..TableOptions::default() };
-    /// let mut out = Vec::new();
-    /// report.write_table(&mut out, &wide)?;
-    /// assert!(!String::from_utf8(out).unwrap().contains("left out"));
-    /// # Ok::<(), latte::Error>(())
-    /// ```
-    pub fn write_table(&self, out: &mut dyn Write, options: &TableOptions) -> Result<(), Error> {
-        table::write(self, out, options).map_err(|e| Error::Sink(Arc::new(e)))
     }
 
     /// The report as JSON: every field, in the report's unit. The one serialisation:

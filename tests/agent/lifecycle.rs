@@ -168,7 +168,7 @@ fn without_an_agent_everything_still_records_and_reports() {
     latte::latte_stop!("agent_none");
     let mut out = Vec::new();
     latte::Report::collect(&latte::ReportOptions::default())
-        .write(&mut out, latte::Format::Table)
+        .write(&mut out, latte::Format::default())
         .unwrap();
     assert!(String::from_utf8(out).unwrap().contains("agent_none"));
 }

@@ -212,7 +212,11 @@ fn settings() -> impl Strategy<Value = Settings> {
                     slowest,
                     max_exited_threads,
                     options,
-                    format: if json { Format::Json } else { Format::Table },
+                    format: if json {
+                        Format::Json
+                    } else {
+                        Format::default()
+                    },
                     final_report,
                     hlog,
                     drain_cpus,
@@ -253,7 +257,7 @@ fn builder(s: &Settings, sink: &SharedSink, case: u64) -> (Builder, Option<PathB
         .unit(s.options.unit)
         .data(s.options.data)
         .cleaning(s.options.cleaning)
-        .format(s.format)
+        .format(s.format.clone())
         .final_report(s.final_report);
     let set = |b: Builder, value: Option<usize>, f: fn(Builder, usize) -> Builder| match value {
         Some(v) => f(b, v),
@@ -363,7 +367,7 @@ fn valid(cleaning: &Cleaning) -> bool {
 /// (one `start()` refuses).
 fn renders(report: &Report) -> Result<(), TestCaseError> {
     let mut table = Vec::new();
-    report.write(&mut table, Format::Table).unwrap();
+    report.write(&mut table, Format::default()).unwrap();
     let table = String::from_utf8(table).unwrap();
     prop_assert!(table.contains("LATTE TELEMETRY"));
     let mut line = Vec::new();
@@ -380,9 +384,9 @@ fn renders(report: &Report) -> Result<(), TestCaseError> {
 }
 
 /// What the agent wrote: every line a JSON report, or tables.
-fn sink_holds_reports(sink: &SharedSink, format: Format) -> Result<(), TestCaseError> {
+fn sink_holds_reports(sink: &SharedSink, format: &Format) -> Result<(), TestCaseError> {
     let text = sink.text();
-    if format == Format::Json {
+    if matches!(format, Format::Json) {
         prop_assert!(!text.is_empty());
         sink.json_reports(); // panics on a line that is not JSON
     } else {
@@ -475,10 +479,10 @@ fn run(s: &Settings, samples: &Samples) -> Result<(), TestCaseError> {
             prop_assert!(valid(&s.options.cleaning), "{:?}", s.options.cleaning);
             record(&ids, samples, case);
             prop_assert_eq!(guard.report(), Ok(()));
-            sink_holds_reports(&sink, s.format)?;
+            sink_holds_reports(&sink, &s.format)?;
             prop_assert_eq!(guard.report_interval(), Ok(()));
             prop_assert_eq!(guard.stop(), Ok(()));
-            sink_holds_reports(&sink, s.format)?;
+            sink_holds_reports(&sink, &s.format)?;
         }
     }
     if let (Hlog::Temp, Some(path)) = (s.hlog, &hlog) {

@@ -248,7 +248,7 @@ impl Write for BreaksOnPeriodic {
 fn assert_shows_two_failures(report: &str, format: Format, why: &str) {
     match format {
         // Text lines wrap at the table's width, continuing indented.
-        Format::Table => {
+        Format::Table(_) => {
             let shown = "2 periodic reports could not be written: ".to_owned() + why;
             assert!(report.replace("\n  ", " ").contains(&shown), "{report}");
         }
@@ -267,11 +267,11 @@ fn periodic_failures_are_kept_shown_in_the_next_report_and_returned_by_stop() {
     let _one = exclusive();
     for (breaks, format) in [
         (Breaks::Fails, Format::Json),
-        (Breaks::Panics, Format::Table),
+        (Breaks::Panics, Format::default()),
     ] {
         let (tx, written) = std::sync::mpsc::channel();
         let guard = latte::builder()
-            .format(format)
+            .format(format.clone())
             .periodic(Duration::from_millis(5))
             .sink(BreaksOnPeriodic {
                 buffer: Vec::new(),

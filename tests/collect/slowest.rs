@@ -111,7 +111,7 @@ fn the_slowest_list_is_exactly_the_largest_values() {
     report
         .focus(&focus)
         .unwrap()
-        .write(&mut table, latte::Format::Table)
+        .write(&mut table, latte::Format::default())
         .unwrap();
     let table = String::from_utf8(table).unwrap();
     // The tails block names them, each with its thread.
@@ -125,19 +125,24 @@ fn the_slowest_list_is_exactly_the_largest_values() {
     );
 }
 
+/// Declares `id`'s period and returns it in ticks. Data in cycles, raw: the period in
+/// ticks is the period in ns times the calibrated frequency, as the report computes it.
+/// The loop's ordinary values (up to 10,100 ticks) keep within the period on any
+/// counter: 20 us, or longer where the counter is slow (62.5 MHz under qemu-user:
+/// 20 us is 1,250 ticks).
+fn declare_a_period(id: &Id) -> u64 {
+    let ticks_per_ns = latte::analyze::calibration().ticks_per_ns;
+    let at_least = (20_000.0 / ticks_per_ns).ceil() as u64;
+    let period = Duration::from_micros(20).max(Duration::from_nanos(at_least));
+    id.expect_period(period);
+    (period.as_nanos() as f64 * ticks_per_ns).round() as u64
+}
+
 #[test]
 fn coordinated_omission_rows_match_hdrhistograms_correction() {
     let _shared = common::shared();
     static LOOP: Id = Id::new("slowest_loop");
-    // Data in cycles, raw: the period in ticks is the period in ns times the
-    // calibrated frequency, as the report computes it. The loop's ordinary values
-    // (up to 10,100 ticks) keep within the period on any counter: 20 us, or longer
-    // where the counter is slow (62.5 MHz under qemu-user: 20 us is 1,250 ticks).
-    let report_cal = latte::analyze::calibration();
-    let at_least = (20_000.0 / report_cal.ticks_per_ns).ceil() as u64;
-    let period = Duration::from_micros(20).max(Duration::from_nanos(at_least));
-    LOOP.expect_period(period);
-    let period_ticks = (period.as_nanos() as f64 * report_cal.ticks_per_ns).round() as u64;
+    let period_ticks = declare_a_period(&LOOP);
     // A loop that mostly keeps its period and sometimes stalls for many periods.
     let mut vals = values(3, 20_000);
     for i in (0..vals.len()).step_by(997) {

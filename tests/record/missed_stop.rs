@@ -86,7 +86,7 @@ fn a_leak_outside_any_scope_does_not_stop_the_scope_beside_it() {
         .unwrap();
     assert_eq!(beside.stats.seen, CALLS);
     let mut table = Vec::new();
-    report.write(&mut table, latte::Format::Table).unwrap();
+    report.write(&mut table, latte::Format::default()).unwrap();
     let table = String::from_utf8(table).unwrap();
     assert!(
         table

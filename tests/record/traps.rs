@@ -18,7 +18,7 @@ fn section(report: &Report, name: &str) -> latte::report::ThreadReport {
 /// The report as the table a user reads.
 fn table(report: &Report) -> String {
     let mut out = Vec::new();
-    report.write(&mut out, Format::Table).unwrap();
+    report.write(&mut out, Format::default()).unwrap();
     String::from_utf8(out).unwrap()
 }
 

@@ -59,7 +59,7 @@ fn each_counter_is_named_with_its_value_in_table_and_json() {
     let report = report(anomalies);
 
     let mut table = Vec::new();
-    report.write(&mut table, Format::Table).unwrap();
+    report.write(&mut table, Format::default()).unwrap();
     // The anomalies line may wrap: join the table's text cells back into one string.
     let table: String = String::from_utf8(table)
         .unwrap()

@@ -112,7 +112,9 @@ fn row_cells(report: &Report, id: &Id) -> String {
         ..Focus::default()
     };
     let focused = report.focus(&focus).unwrap();
-    focused.write_table(&mut out, &options).unwrap();
+    focused
+        .write(&mut out, latte::Format::Table(options.clone()))
+        .unwrap();
     let text = String::from_utf8(out).unwrap();
     let line = text
         .lines()

@@ -161,7 +161,7 @@ fn a_format_1_report_reads_with_its_cleaned_figures_as_cleaned() {
     }
     // Its table says so, and shows `-` for what is not known.
     let mut table = Vec::new();
-    report.write(&mut table, Format::Table).unwrap();
+    report.write(&mut table, Format::default()).unwrap();
     let table = String::from_utf8(table).unwrap();
     assert!(table.contains("read from a format-1 report"), "{table}");
     assert!(!table.contains("NaN"), "{table}");

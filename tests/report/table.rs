@@ -26,7 +26,9 @@ fn render(report: &Report) -> String {
 
 fn with(report: &Report, options: &TableOptions) -> String {
     let mut out = Vec::new();
-    report.write_table(&mut out, options).unwrap();
+    report
+        .write(&mut out, latte::Format::Table(options.clone()))
+        .unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -659,7 +661,7 @@ fn a_compact_table_shows_twenty_rows_and_counts_the_rest() {
 fn write_uses_the_default_options() {
     let report = raw_cycles();
     let mut out = Vec::new();
-    report.write(&mut out, latte::Format::Table).unwrap();
+    report.write(&mut out, latte::Format::default()).unwrap();
     let width = TableOptions::default().resolved_width();
     assert_eq!(String::from_utf8(out).unwrap(), at(&report, width));
 }

@@ -71,7 +71,9 @@ fn table(report: &Report, width: usize) -> String {
         ..TableOptions::default()
     };
     let mut out = Vec::new();
-    report.write_table(&mut out, &options).unwrap();
+    report
+        .write(&mut out, latte::Format::Table(options.clone()))
+        .unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -162,7 +164,9 @@ fn wide_zero_width_and_control_characters_keep_every_column_in_place() {
                 ..TableOptions::default()
             };
             let mut out = Vec::new();
-            report(&ids).write_table(&mut out, &wide).unwrap();
+            report(&ids)
+                .write(&mut out, latte::Format::Table(wide.clone()))
+                .unwrap();
             let text = String::from_utf8(out).unwrap();
             assert!(text.contains("line\\nbreak") && text.contains("tab\\there"));
             assert!(text.contains("bell\\u{7}esc\\u{1b}[31m") && text.contains("rtl\\u{202e}gnp"));

@@ -199,9 +199,9 @@ impl Column {
     }
 }
 
-/// How [`Report::write_table`](crate::Report::write_table) lays out a table.
-/// `Default` is what [`Report::write`](crate::Report::write) uses: the width of the
-/// terminal, the columns for that width, the full report.
+/// How a table is laid out: [`Format::Table`](crate::Format::Table) carries it to
+/// [`Report::write`](crate::Report::write) and the agent. `Default` is the width of
+/// the terminal, the columns for that width, the full report.
 ///
 /// * **Width**: `width` if set, else the `COLUMNS` environment variable, else the
 ///   terminal's width when stdout is a terminal, else 100 columns (never below 40).
@@ -229,7 +229,7 @@ impl Column {
 ///     ..TableOptions::default()
 /// };
 /// let mut out = Vec::new();
-/// report.write_table(&mut out, &options)?;
+/// report.write(&mut out, latte::Format::Table(options))?;
 /// let text = String::from_utf8(out).unwrap();
 /// assert!(text.lines().all(|line| line.chars().count() <= 80));
 /// # Ok::<(), latte::Error>(())
