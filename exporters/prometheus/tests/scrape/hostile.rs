@@ -58,14 +58,7 @@ fn hostile_clients(addr: std::net::SocketAddr) -> Vec<TcpStream> {
 #[test]
 fn hostile_clients_delay_no_scrape_and_no_recorder() {
     let _turn = super::agent_turn();
-    let endpoint = Prometheus::bind("127.0.0.1:0").unwrap();
-    let addr = endpoint.local_addr();
-    let guard = latte::builder()
-        .exporter(endpoint)
-        .final_report(false)
-        .sink(std::io::sink())
-        .start()
-        .unwrap();
+    let (guard, addr) = super::serve(Prometheus::bind("127.0.0.1:0").unwrap(), |b| b);
     const N: u64 = 300_000;
     let recorder = std::thread::spawn(|| {
         for i in 0..N {

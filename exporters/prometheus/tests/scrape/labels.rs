@@ -11,14 +11,10 @@ static JOB: Id = Id::new("fleet_labels_job");
 #[test]
 fn threads_that_share_a_name_are_distinct_series() {
     let _turn = super::agent_turn();
-    let endpoint = Prometheus::bind("127.0.0.1:0").unwrap().thread_label(true);
-    let addr = endpoint.local_addr();
-    let guard = latte::builder()
-        .exporter(endpoint)
-        .final_report(false)
-        .sink(std::io::sink())
-        .start()
-        .unwrap();
+    let (guard, addr) = super::serve(
+        Prometheus::bind("127.0.0.1:0").unwrap().thread_label(true),
+        |b| b,
+    );
     for n in [3u64, 5, 7] {
         std::thread::Builder::new()
             .name("worker".into())

@@ -19,6 +19,17 @@ fn agent_turn() -> MutexGuard<'static, ()> {
     AGENT.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A quiet agent (no final report, output discarded) with `settings`, exporting to
+/// `endpoint`; and the address `endpoint` serves on.
+fn serve(
+    endpoint: latte_prometheus::Prometheus,
+    settings: impl FnOnce(latte::Builder) -> latte::Builder,
+) -> (latte::Guard, std::net::SocketAddr) {
+    let addr = endpoint.local_addr();
+    let quiet = latte::builder().final_report(false).sink(std::io::sink());
+    (settings(quiet).exporter(endpoint).start().unwrap(), addr)
+}
+
 /// Whether `program` runs; if not, says the test skipped, or fails it when
 /// `LATTE_REQUIRE_PROMETHEUS=1`.
 fn installed(program: &str) -> bool {

@@ -16,14 +16,7 @@ fn promtool_accepts_the_classic_text() {
         return;
     }
     let _turn = super::agent_turn();
-    let endpoint = Prometheus::bind("127.0.0.1:0").unwrap();
-    let addr = endpoint.local_addr();
-    let guard = latte::builder()
-        .exporter(endpoint)
-        .final_report(false)
-        .sink(std::io::sink())
-        .start()
-        .unwrap();
+    let (guard, addr) = super::serve(Prometheus::bind("127.0.0.1:0").unwrap(), |b| b);
     // A name whose label value needs every escape.
     let odd = Id::intern("fleet_promtool \"quoted\" back\\slash\nnew line").unwrap();
     for i in 0..2_000u64 {

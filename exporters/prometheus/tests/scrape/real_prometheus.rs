@@ -123,15 +123,8 @@ fn bounds() -> Vec<Duration> {
 fn prometheus_stores_what_latte_reports() {
     let _turn = super::agent_turn();
     let endpoint = Prometheus::bind("127.0.0.1:0").unwrap().buckets(bounds());
-    let target = endpoint.local_addr().to_string();
-    let guard = latte::builder()
-        .unit(Unit::Time)
-        .data(Data::Raw)
-        .exporter(endpoint)
-        .final_report(false)
-        .sink(std::io::sink())
-        .start()
-        .unwrap();
+    let (guard, addr) = super::serve(endpoint, |b| b.unit(Unit::Time).data(Data::Raw));
+    let target = addr.to_string();
     let Some(prometheus) = start_prometheus(&target) else {
         return;
     };
