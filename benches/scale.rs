@@ -194,48 +194,7 @@ fn target(label: &str, value: f64, limit: f64) {
 }
 
 fn parent() {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    println!(
-        "{:>6} {:>7} {:>10} {:>7} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "ids",
-        "threads",
-        "ticks/S+S",
-        "vs 1",
-        "seen",
-        "lost",
-        "refused",
-        "RSS MiB",
-        "peak MiB",
-        "drain ms"
-    );
-    let mut one = None;
-    let mut results = Vec::new();
-    let mut cases: Vec<(usize, usize)> = [1, 100, 10_000]
-        .into_iter()
-        .flat_map(|ids| [1, 2, 4, 16].map(|threads| (ids, threads)))
-        .collect();
-    cases.extend([(1_000, 4), (1_000, 16)]);
-    for (ids, threads) in cases {
-        let m = run(&format!("{ids},{threads}"));
-        let base = *one.get_or_insert(m.ticks_per_pair);
-        println!(
-            "{ids:>6} {threads:>7} {:>10.1} {:>7.3} {:>11} {:>9} {:>9} {:>9.1} {:>9.1} {:>9.1}{}",
-            m.ticks_per_pair,
-            m.ticks_per_pair / base,
-            m.seen,
-            m.lost,
-            m.refused,
-            m.rss_kib as f64 / 1024.0,
-            m.peak_kib as f64 / 1024.0,
-            m.drain_cpu_ms,
-            if threads > cores {
-                "  oversubscribed"
-            } else {
-                ""
-            }
-        );
-        results.push(((ids, threads), m));
-    }
+    let results = scale_cases();
     let bursts = [
         ("1,000 every 2 ms into 4,096", "bursts,4096,1000,2000,400"),
         (
@@ -254,29 +213,63 @@ fn parent() {
             .unwrap()
             .1
     };
-    let lone = case(10_000, 1);
-    target(
-        "10,000 ids x 1 thread: lost + refused",
-        (lone.lost + lone.refused) as f64,
-        0.0,
-    );
-    target(
-        "10,000 ids x 1 thread: RSS at the end, MiB",
-        lone.rss_kib as f64 / 1024.0,
-        256.0,
-    );
-    let four = case(1_000, 4);
-    target(
-        "1,000 ids x 4 threads: lost + refused",
-        (four.lost + four.refused) as f64,
-        0.0,
-    );
-    target(
-        "1,000 ids x 4 threads: RSS at the end, MiB",
-        four.rss_kib as f64 / 1024.0,
-        512.0,
-    );
+    for (label, m, rss_limit) in [
+        ("10,000 ids x 1 thread", case(10_000, 1), 256.0),
+        ("1,000 ids x 4 threads", case(1_000, 4), 512.0),
+    ] {
+        let missing = (m.lost + m.refused) as f64;
+        target(&format!("{label}: lost + refused"), missing, 0.0);
+        let rss = m.rss_kib as f64 / 1024.0;
+        target(&format!("{label}: RSS at the end, MiB"), rss, rss_limit);
+    }
     for (label, m) in &bursts {
         target(&format!("bursts of {label}: lost"), m.lost as f64, 0.0);
     }
+}
+
+/// Runs the ids x threads cases, printing a line each.
+fn scale_cases() -> Vec<((usize, usize), Measured)> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "{:>6} {:>7} {:>10} {:>7} {:>11} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "ids",
+        "threads",
+        "ticks/S+S",
+        "vs 1",
+        "seen",
+        "lost",
+        "refused",
+        "RSS MiB",
+        "peak MiB",
+        "drain ms"
+    );
+    let mut cases: Vec<(usize, usize)> = [1, 100, 10_000]
+        .into_iter()
+        .flat_map(|ids| [1, 2, 4, 16].map(|threads| (ids, threads)))
+        .collect();
+    cases.extend([(1_000, 4), (1_000, 16)]);
+    let mut one = None;
+    let mut results = Vec::new();
+    for (ids, threads) in cases {
+        let m = run(&format!("{ids},{threads}"));
+        let base = *one.get_or_insert(m.ticks_per_pair);
+        let label = if threads > cores {
+            "  oversubscribed"
+        } else {
+            ""
+        };
+        println!(
+            "{ids:>6} {threads:>7} {:>10.1} {:>7.3} {:>11} {:>9} {:>9} {:>9.1} {:>9.1} {:>9.1}{label}",
+            m.ticks_per_pair,
+            m.ticks_per_pair / base,
+            m.seen,
+            m.lost,
+            m.refused,
+            m.rss_kib as f64 / 1024.0,
+            m.peak_kib as f64 / 1024.0,
+            m.drain_cpu_ms,
+        );
+        results.push(((ids, threads), m));
+    }
+    results
 }
