@@ -1,8 +1,8 @@
-//! The shape of `src/` (`docs/architecture.md`). `syn` parses every file; a visitor
-//! collects the paths from the crate root (`crate::`, `latte::`, `::latte::`, `super::`s
-//! that climb that far) in `use` trees, code, types and the arguments of macros that
-//! parse as expressions or items. A doc comment is a string to `syn`: its links are no
-//! imports. The rules, each with a fixture: a module imports only what [`FLOW`] allows,
+//! Own binary: it checks `src/`'s shape (`docs/architecture.md`), and alone links `syn`,
+//! which parses every file; a visitor collects the paths from the crate root (`crate::`,
+//! `latte::`, `::latte::`, `super::`s that climb that far) in `use` trees, code, types
+//! and the arguments of macros that parse as expressions or items (doc links are no
+//! imports). The rules, each with a fixture: a module imports only what [`FLOW`] allows,
 //! with no cycle; a path from the root names a module (`crate::record::Id`, never
 //! `crate::Id`: `lib.rs` is the front door, not a hub); no `#[path]` attribute.
 
