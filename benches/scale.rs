@@ -9,8 +9,9 @@
 //! by the memory cap, RSS at the end and at its peak, and the drain's CPU time. More
 //! threads than cores are labelled oversubscribed and stay outside the targets.
 //!
-//! Then the bursts of `examples/bursts.rs`: 1,000 scopes every 2 ms into a 4,096-slot
-//! ring, 32,768 every 4 ms into a 65,536-slot ring.
+//! Then the bursts of `examples/bursts.rs` (1,000 and 2,048 scopes every 2 ms into a
+//! 4,096-slot ring, 32,768 every 4 ms into a 65,536-slot ring), the drain pinned to the
+//! first core and the bursting thread to the last.
 //!
 //! `cargo bench --bench scale`
 
@@ -61,7 +62,15 @@ fn child(case: &str) {
         .skip_while(|p| p.parse::<u64>().is_err())
         .map(|p| p.parse().expect("a number"))
         .collect();
+    // Bursts: the drain on the first core, the bursting thread on the last (the drain
+    // on a core of its own, as the target asks).
+    let cpus = if case.starts_with("bursts") {
+        vec![0]
+    } else {
+        Vec::new()
+    };
     let guard = latte::builder()
+        .drain_cpus(cpus)
         .ring_capacity(if case.starts_with("bursts") {
             numbers[0] as usize
         } else {
@@ -140,6 +149,9 @@ fn ids_on_threads(ids: usize, threads: usize) -> f64 {
 fn bursts(size: u64, every: Duration, n: u64) {
     static BURST: Id = Id::new("scale_burst");
     std::thread::spawn(move || {
+        if let Some(&last) = core_affinity::get_core_ids().unwrap_or_default().last() {
+            core_affinity::set_for_current(last);
+        }
         let begin = Instant::now();
         for k in 0..n {
             for i in 0..size {
@@ -197,6 +209,7 @@ fn parent() {
     let results = scale_cases();
     let bursts = [
         ("1,000 every 2 ms into 4,096", "bursts,4096,1000,2000,400"),
+        ("2,048 every 2 ms into 4,096", "bursts,4096,2048,2000,400"),
         (
             "32,768 every 4 ms into 65,536",
             "bursts,65536,32768,4000,100",

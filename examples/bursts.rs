@@ -3,6 +3,7 @@
 //! the ring. Two loads, each on a thread of its own:
 //!
 //! - 400 bursts of 1,000 scopes, one every 2 ms, into a 4,096-slot ring;
+//! - 400 bursts of half that ring (2,048 scopes), one every 2 ms;
 //! - 100 bursts of half a default ring (32,768 scopes), one every 4 ms, into a
 //!   65,536-slot ring.
 //!
@@ -28,14 +29,22 @@ struct Load {
 }
 
 static SMALL: Id = Id::new("burst_1000_into_4096");
+static HALF_SMALL: Id = Id::new("burst_2048_into_4096");
 static HALF: Id = Id::new("burst_32768_into_65536");
 
-const LOADS: [Load; 2] = [
+const LOADS: [Load; 3] = [
     Load {
         id: &SMALL,
         ring: 4_096,
         bursts: 400,
         size: 1_000,
+        every: Duration::from_millis(2),
+    },
+    Load {
+        id: &HALF_SMALL,
+        ring: 4_096,
+        bursts: 400,
+        size: 2_048,
         every: Duration::from_millis(2),
     },
     Load {

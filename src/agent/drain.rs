@@ -78,6 +78,15 @@ impl Drain {
         placement: Placement,
         alive: Sender<()>,
     ) -> Result<JoinHandle<()>, Error> {
+        // Calibrate at start-up, off the user's threads and off the drain, so reports
+        // need not wait and the first folds are not held up for its ~50 ms. Spawned
+        // from here, not from the drain, so it does not inherit the drain's placement:
+        // on the drain's own core it would keep the first folds waiting.
+        let _ = std::thread::Builder::new()
+            .name("latte-calibrate".into())
+            .spawn(|| {
+                calibration();
+            });
         let alive_tx = alive;
         let (placed_tx, placed) = bounded(1);
         let handle = std::thread::Builder::new()
@@ -104,13 +113,6 @@ impl Drain {
     }
 
     pub(super) fn run(mut self) {
-        // Calibrate at start-up, off the user's threads and off this one, so reports
-        // need not wait and the first folds are not held up for its ~50 ms.
-        let _ = std::thread::Builder::new()
-            .name("latte-calibrate".into())
-            .spawn(|| {
-                calibration();
-            });
         let now = Instant::now();
         let mut at = Schedule {
             periodic_count: 0,
