@@ -127,9 +127,9 @@ impl Builder {
     /// Largest accepted number of slowest samples per (thread, id).
     pub const MAX_SLOWEST: usize = config::MAX_SLOWEST;
     /// The drain thread's shortest and longest wait between folds unless configured:
-    /// 1 ms and 10 ms. The longest wait is what an idle ring gets: a default ring
-    /// (2^16 samples) laps only if a thread starts recording more than 6.5 million
-    /// samples of one id per second after a quiet spell.
+    /// 1 ms and 10 ms. The longest wait is what rings get after a long quiet spell
+    /// (about 17 s): a default ring (2^16 samples) then laps only if a thread starts
+    /// recording more than 6.5 million samples of one id per second.
     pub const DEFAULT_DRAIN_PACE: (Duration, Duration) =
         (Duration::from_millis(1), Duration::from_millis(10));
 
@@ -164,9 +164,10 @@ impl Builder {
     /// Bounds of the drain thread's wait between two folds of the rings into the
     /// whole-run histograms (default
     /// [`DEFAULT_DRAIN_PACE`](Builder::DEFAULT_DRAIN_PACE): 1 ms to 10 ms).
-    /// After each fold the drain picks its next wait from the fill rate it saw: the
-    /// time the busiest ring takes to fill a quarter of its capacity, within these
-    /// bounds, so rings rarely lap. A sample overwritten before a fold read it is
+    /// After each fold the drain picks its next wait from the peak fill rate it has
+    /// seen (remembered, and halved every 5 s): the time the fastest-filling ring takes
+    /// at that rate to fill a quarter of its capacity, within these bounds, so a ring
+    /// laps only when the drain cannot keep up (or the bound is too long for it). A sample overwritten before a fold read it is
     /// counted as lost, never silently dropped.
     ///
     /// ```
@@ -337,7 +338,7 @@ impl Builder {
             format: self.format,
             focus: self.focus,
             periodic: self.periodic,
-            pace: self.drain_pace,
+            pace: super::pace::Pace::new(self.drain_pace),
             hlog,
             final_report: self.final_report,
             failures: Failures::new(shared.clone()),

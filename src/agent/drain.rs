@@ -5,7 +5,7 @@ use super::exporters::{Exporters, panic_text};
 use super::failures::Failures;
 use super::placement::Placement;
 use crate::analyze::{self, Calibration, Context, calibration};
-use crate::collect::{self, FoldStats, Totals};
+use crate::collect::{self, Totals};
 use crate::error::Error;
 use crate::report::ReportOptions;
 use crate::report::{Focus, Format, Report, TableOptions};
@@ -19,9 +19,6 @@ use std::time::{Duration, Instant, SystemTime};
 #[cfg(feature = "test-hooks")]
 pub(super) static KILL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Share of the busiest ring's capacity the drain lets fill between two folds.
-const TARGET_FILL: f64 = 0.25;
-
 pub(super) struct Drain {
     pub(super) rx: Receiver<Command>,
     pub(super) sink: Box<dyn Write + Send>,
@@ -32,8 +29,8 @@ pub(super) struct Drain {
     /// Which components reports keep, in what order (validated by `start`).
     pub(super) focus: Focus,
     pub(super) periodic: Option<Duration>,
-    /// Shortest and longest wait between folds.
-    pub(super) pace: (Duration, Duration),
+    /// The wait between folds.
+    pub(super) pace: super::pace::Pace,
     /// The interval log, if asked for.
     pub(super) hlog: Option<super::hlog::Hlog>,
     pub(super) final_report: bool,
@@ -81,6 +78,15 @@ impl Drain {
         placement: Placement,
         alive: Sender<()>,
     ) -> Result<JoinHandle<()>, Error> {
+        // Calibrate at start-up, off the user's threads and off the drain, so reports
+        // need not wait and the first folds are not held up for its ~50 ms. Spawned
+        // from here, not from the drain, so it does not inherit the drain's placement:
+        // on the drain's own core it would keep the first folds waiting.
+        let _ = std::thread::Builder::new()
+            .name("latte-calibrate".into())
+            .spawn(|| {
+                calibration();
+            });
         let alive_tx = alive;
         let (placed_tx, placed) = bounded(1);
         let handle = std::thread::Builder::new()
@@ -107,13 +113,6 @@ impl Drain {
     }
 
     pub(super) fn run(mut self) {
-        // Calibrate at start-up, off the user's threads and off this one, so reports
-        // need not wait and the first folds are not held up for its ~50 ms.
-        let _ = std::thread::Builder::new()
-            .name("latte-calibrate".into())
-            .spawn(|| {
-                calibration();
-            });
         let now = Instant::now();
         let mut at = Schedule {
             periodic_count: 0,
@@ -122,7 +121,7 @@ impl Drain {
             // A period past what `Instant` can add is "never".
             next_periodic: self.periodic.and_then(|p| now.checked_add(p)),
             last_fold: now,
-            next_fold: now + self.pace.0,
+            next_fold: now + self.pace.first_wait(),
         };
         self.exporters.schedule(now);
         loop {
@@ -187,21 +186,10 @@ impl Drain {
         if now >= at.next_fold {
             let stats = collect::fold();
             super::placement::publish_cpu_time();
-            let wait = self.next_wait(&stats, now - at.last_fold);
+            let wait = self.pace.next_wait(stats.fill_rate, now - at.last_fold);
             at.last_fold = now;
             at.next_fold = now + wait;
         }
-    }
-
-    /// The wait until the next fold: the time the busiest ring takes, at the rate just
-    /// seen, to fill [`TARGET_FILL`] of its capacity, within the configured bounds.
-    fn next_wait(&self, stats: &FoldStats, elapsed: Duration) -> Duration {
-        let (min, max) = self.pace;
-        if stats.busiest <= 0.0 {
-            return max;
-        }
-        let secs = elapsed.as_secs_f64() * TARGET_FILL / stats.busiest;
-        Duration::try_from_secs_f64(secs).map_or(max, |d| d.clamp(min, max))
     }
 
     /// A report of what was recorded since the previous one, written if `write` (the

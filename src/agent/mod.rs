@@ -4,7 +4,8 @@
 //! data, report on stdout); [`builder`] sets everything else, the C++ original's
 //! cycles and raw data too. The drain thread
 //! calibrates at start-up, folds what the threads record into the whole-run histograms
-//! (often enough that rings rarely lap, see [`Builder::drain_pace`]), writes
+//! (waking before a ring can lap at the peak rate it has seen, see
+//! [`Builder::drain_pace`]), writes
 //! periodic reports if asked, answers commands from the [`Guard`], and writes the final
 //! report when the guard drops — also while `main` unwinds from a panic.
 //!
@@ -30,6 +31,7 @@ mod guard;
 mod hlog;
 mod limits;
 mod output;
+mod pace;
 mod placement;
 mod running;
 mod signals;

@@ -5,7 +5,7 @@
 //! the samples recorded since the previous fold (`Ring::read_from`), so a fold costs
 //! what was recorded, not what the rings hold. A sample overwritten before any fold
 //! read it is *lost*: per (thread, id), `seen = folded + lost` exactly. The drain
-//! thread folds often enough that rings rarely lap; [`whole_run`] and
+//! thread folds before a ring can lap at the peak rate it has seen; [`whole_run`] and
 //! [`take_interval`] fold once more before they answer, so a report includes
 //! everything recorded before it was asked for.
 //!
@@ -41,6 +41,11 @@ pub(super) struct Ledger {
     last_fold_ms: u64,
     /// When the running fold began.
     now_ms: u64,
+    /// When the previous fold began, on the monotonic clock (`None` before the first).
+    last_fold_at: Option<std::time::Instant>,
+    /// The fastest a ring filled (share of its capacity per second, between two
+    /// folds) in the folds since the drain last asked ([`fold`]).
+    peak_fill_rate: f64,
 }
 
 /// Per process: a child forked while the parent's drain held the ledger starts its
@@ -52,6 +57,8 @@ static LEDGER: PerProcess<Mutex<Ledger>> = PerProcess::new(|| {
         since_reset: None,
         last_fold_ms: 0,
         now_ms: 0,
+        last_fold_at: None,
+        peak_fill_rate: 0.0,
     })
 });
 
@@ -74,11 +81,18 @@ pub(crate) struct FoldStats {
     pub(crate) lost: u64,
     /// The largest share of a ring's capacity recorded since the previous fold.
     pub(crate) busiest: f64,
+    /// The fastest a ring filled, as a share of its capacity per second, in any fold
+    /// since the previous call of [`fold`] (reports fold too, in between).
+    pub(crate) fill_rate: f64,
 }
 
-/// Folds everything recorded since the previous fold.
+/// Folds everything recorded since the previous fold: the drain's pace. Its
+/// [`FoldStats::fill_rate`] covers the folds reports made since the previous call.
 pub(crate) fn fold() -> FoldStats {
-    ledger().fold()
+    let mut ledger = ledger();
+    let mut stats = ledger.fold();
+    stats.fill_rate = std::mem::take(&mut ledger.peak_fill_rate);
+    stats
 }
 
 /// A thread's counters as the registry holds them: anomalies, and frames that ended
@@ -110,6 +124,7 @@ impl Ledger {
 
     pub(super) fn fold(&mut self) -> FoldStats {
         self.now_ms = unix_ms();
+        let began = std::time::Instant::now();
         registry::compact();
         let view = registry::global().view();
         let me = local::current_shared();
@@ -137,6 +152,14 @@ impl Ledger {
         self.fold_threads_away(&view);
         self.publish_size();
         self.last_fold_ms = self.now_ms;
+        // What a ring holds was recorded since the previous fold began (or since the
+        // ring was made, later: the rate is then an underestimate).
+        if let Some(last) = self.last_fold_at.replace(began) {
+            let secs = began.duration_since(last).as_secs_f64();
+            if secs > 0.0 {
+                self.peak_fill_rate = self.peak_fill_rate.max(stats.busiest / secs);
+            }
+        }
         stats
     }
 

@@ -28,7 +28,7 @@ pub use crate::record::{Sample, SampleKind, prepare};
 // The whole run, which only the agent reads.
 #[cfg(feature = "agent")]
 pub(crate) use {
-    ledger::{FoldStats, fold},
+    ledger::fold,
     tally::{Exact, Tally},
     totals::{ComponentTotals, Totals},
     window::{take_interval, whole_run},
