@@ -2,12 +2,11 @@
 //!
 //! `let _latte = latte::init()?;` starts it with the defaults (time units on calibrated
 //! data, report on stdout); [`builder`] sets everything else, the C++ original's
-//! cycles and raw data too. The drain thread
-//! calibrates at start-up, folds what the threads record into the whole-run histograms
-//! (waking before a ring can lap at the peak rate it has seen, see
-//! [`Builder::drain_pace`]), writes
-//! periodic reports if asked, answers commands from the [`Guard`], and writes the final
-//! report when the guard drops — also while `main` unwinds from a panic.
+//! cycles and raw data too. The drain thread calibrates at start-up, folds what the
+//! threads record into the whole-run histograms (waking before a ring can lap at the
+//! peak rate it has seen, see [`Builder::drain_pace`]), writes periodic reports if
+//! asked, answers commands from the [`Guard`], and writes the final report when the
+//! guard drops — also while `main` unwinds from a panic.
 //!
 //! Exits that run no destructor skip the guard's drop. Before [`std::process::exit`],
 //! call [`Guard::stop`] (or [`Guard::stop_running`], without the guard at hand). On
