@@ -182,11 +182,24 @@ fn fold_cost() {
         let fold = fold_and_analyse.saturating_sub(analyse);
         per_sample.push(fold.as_secs_f64() * 1e9 / (IDS as u64 * PER_ID) as f64);
     }
+    print_fold(&per_sample, IDS as u64 * PER_ID);
+}
+
+/// The fold's target line and figures, and the histograms' memory.
+fn print_fold(per_sample: &[f64], samples: u64) {
     let f = latte::footprint();
+    let fold = median(per_sample.to_vec());
+    // No agent here, so no interval is open: one window (the whole run) is fed. An
+    // agent with periodic reports feeds a second one (the open interval).
+    println!(
+        "target {:<52} {fold:>6.1}  (target <= 10) {}",
+        "fold, ns per sample (whole-run window only)",
+        if fold <= 10.0 { "met" } else { "MISSED" }
+    );
     println!(
         "fold: {:.1} ns per sample (median of 5 rounds of {} samples; rounds {:?})",
-        median(per_sample.clone()),
-        IDS as u64 * PER_ID,
+        fold,
+        samples,
         per_sample
             .iter()
             .map(|x| (x * 10.0).round() / 10.0)
