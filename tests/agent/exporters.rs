@@ -175,12 +175,7 @@ fn an_exporter_that_cannot_start_fails_start_and_the_ones_before_it_stop() {
     assert!(!refuses.seen().started);
     drop(seen);
     // No agent was left running.
-    latte::builder()
-        .sink(std::io::sink())
-        .start()
-        .unwrap()
-        .stop()
-        .unwrap();
+    common::assert_a_new_agent_can_start();
 
     let too_often = Probe::new("too-often", "none", Some(Duration::from_micros(10)));
     let err = latte::builder().exporter(too_often).start().unwrap_err();
