@@ -22,8 +22,14 @@ pub const MAX_STACK_DEPTH: usize = 4096;
 /// Exited threads kept individually unless configured; older ones are folded.
 pub const DEFAULT_MAX_EXITED_THREADS: usize = 256;
 
+/// Slots a ring starts with (or its capacity, if smaller): 8 KiB, two pages. It
+/// doubles on the writer's side each time it would first overwrite a sample, up to its
+/// capacity, so an id that records a few thousand samples never holds more.
+pub const RING_START: usize = 1 << 10;
+
 /// Bytes all rings of the user's threads may reserve together unless configured:
-/// 1 GiB, 2,048 rings of the default capacity (say 64 threads x 32 ids).
+/// 1 GiB, 2,048 rings grown to the default capacity (say 64 threads x 32 ids), or
+/// 131,072 rings that have not grown.
 pub const DEFAULT_MEMORY_CAP: u64 = 1 << 30;
 
 /// Shortest accepted periodic report interval.

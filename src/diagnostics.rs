@@ -293,6 +293,11 @@ pub struct Footprint {
     pub memory_cap: u64,
     /// Live rings.
     pub rings: u64,
+    /// Times the memory cap refused a ring the doubling of its slots: that ring keeps
+    /// what it has and wraps sooner than its capacity says (a run whose reports keep
+    /// up loses nothing by it; one that falls behind loses more).
+    #[cfg_attr(feature = "agent", serde(default))]
+    pub rings_kept_small: u64,
     /// Threads still running that have recorded.
     pub live_threads: u64,
     /// Exited threads kept individually (compacted to their retained samples).

@@ -165,3 +165,48 @@ fn ids_past_the_memory_cap_record_nothing_and_are_counted_and_named() {
     assert_eq!(c.anomalies.over_cap, 0);
     assert!(latte::footprint().memory_cap_used <= cap);
 }
+
+static GROWN: Id = Id::new("cap/grown");
+
+/// A ring grows on its writer's side while the cap affords it: here from 1,024 slots
+/// (8 KiB) to 2,048 (16 KiB more), and the doubling to 4,096 (32 KiB more) is refused,
+/// so it keeps 2,048 slots and wraps there; the refusal is counted and named.
+#[test]
+fn a_growth_past_the_cap_keeps_the_ring_as_it_is_and_is_named() {
+    let _one = common::exclusive();
+    let used = latte::footprint().memory_cap_used;
+    let kept_small = latte::footprint().rings_kept_small;
+    let cap = used + 8 * 4096; // room for one ring of 4,096, not for 8 + 16 + 32 KiB
+    latte::builder()
+        .sink(std::io::sink())
+        .final_report(false)
+        .ring_capacity(4096)
+        .memory_cap(cap)
+        .start()
+        .unwrap()
+        .stop()
+        .unwrap();
+    common::on_named_thread("cap-grown", || {
+        (0..5_000).for_each(|v| latte::record(&GROWN, v));
+    });
+    let capture = latte::capture();
+    let grown = capture
+        .thread("cap-grown")
+        .unwrap()
+        .component("cap/grown")
+        .unwrap();
+    assert_eq!((grown.seen, grown.capacity), (5_000, 2_048));
+    let kept: Vec<u64> = grown.samples.iter().map(|s| s.ticks()).collect();
+    assert_eq!(kept, (5_000 - 2_048..5_000).collect::<Vec<_>>());
+    assert_eq!(latte::footprint().rings_kept_small, kept_small + 1);
+    let mut table = Vec::new();
+    Report::collect(&ReportOptions::default())
+        .write(&mut table, latte::Format::default())
+        .unwrap();
+    let text = flat(&String::from_utf8(table).unwrap());
+    assert!(
+        text.contains("ring kept below its capacity (they wrap sooner); raise Builder::memory_cap")
+            || text.contains("rings kept below their capacity"),
+        "{text}"
+    );
+}

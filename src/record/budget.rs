@@ -1,12 +1,14 @@
 //! The memory cap on rings ([`Builder::memory_cap`](crate::Builder::memory_cap)): the
-//! bytes every ring made for a user's thread holds, charged when the ring is made and
-//! given back when it is freed.
+//! bytes every ring made for a user's thread holds, charged when the ring is made (its
+//! first slots) and each time it doubles, and given back when slots are freed.
 //!
 //! Ids are not known when the agent starts, so the cap is enforced where memory is
-//! taken: an id's first use on a thread. A ring the cap cannot afford is not made; the
-//! id then records nothing on that thread, and each record is counted under it
-//! (`over_cap`). latte's own threads (calibration) are not charged and never refused.
-//! Pooled rings stay charged: they are memory latte holds.
+//! taken: an id's first use on a thread, and a ring's growth. A ring the cap cannot
+//! afford is not made; the id then records nothing on that thread, and each record is
+//! counted under it (`over_cap`). A growth the cap cannot afford is not made either: the
+//! ring keeps its slots and wraps there, and the refusal is counted
+//! (`Footprint::rings_kept_small`). latte's own threads (calibration) are not charged
+//! and never refused. Pooled rings stay charged: they are memory latte holds.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 

@@ -9,7 +9,7 @@
 #![allow(unsafe_code)]
 
 use super::registry::{TEARDOWN_DROPS, ThreadShared};
-use super::ring::Ring;
+use super::ring::{Pushed, Ring};
 use super::sample::{
     CPU_MASK, CPU_SHIFT, DELTA_MASK, MIGRATED, PULSE, RECORD, START_MASK, START_SHIFT, STOP_SHIFT,
 };
@@ -291,7 +291,9 @@ impl Local {
         let last = ring.swap_pulse(now);
         let delta = now.wrapping_sub(last);
         if last != 0 && delta <= DELTA_MASK {
-            ring.commit(h, delta | PULSE);
+            if !ring.commit(h, delta | PULSE) {
+                self.grow(ring, h, delta | PULSE);
+            }
             return;
         }
         ring.cancel(h);
@@ -327,11 +329,11 @@ impl Local {
             return self.implausible(meta & MIGRATED != 0);
         }
         match self.ring(idx) {
-            Some(ring) => {
-                if !ring.push(delta | meta) {
-                    self.reentrant();
-                }
-            }
+            Some(ring) => match ring.try_push(delta | meta) {
+                Pushed::Stored => {}
+                Pushed::Busy => self.reentrant(),
+                Pushed::Full(h) => self.grow(ring, h, delta | meta),
+            },
             None => self.store_slow(idx, delta | meta),
         }
     }

@@ -5,11 +5,11 @@
 //! single-word values with no ordering protocol between them and need no model.
 
 #[cfg(latte_loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, fence};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, fence};
 #[cfg(latte_loom)]
 pub(crate) use loom::sync::{Mutex, MutexGuard};
 #[cfg(not(latte_loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, fence};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, fence};
 #[cfg(not(latte_loom))]
 pub(crate) use std::sync::{Mutex, MutexGuard};
 

@@ -13,6 +13,7 @@ mod common;
 
 mod exits;
 mod exporters;
+mod growth;
 mod init_defaults;
 mod lifecycle;
 mod limits;

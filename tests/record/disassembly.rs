@@ -38,6 +38,7 @@ const COLD: &[&str] = &[
     "latte::record::local::Local::stop_unordered_slow",
     "latte::record::local::Local::pulse_slow",
     "latte::record::local::Local::store_slow",
+    "latte::record::local::Local::grow",
     "latte::record::local::Local::clock_anomaly",
     "latte::record::local::Local::reentrant",
     "latte::registry::",

@@ -203,6 +203,7 @@ fn calibrated_time() -> Report {
             memory_cap_used: 24 << 20,
             memory_cap: 1 << 30,
             rings: 48,
+            rings_kept_small: 0,
             live_threads: 6,
             exited_threads: 12,
             merged_threads: 0,

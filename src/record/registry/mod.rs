@@ -130,7 +130,7 @@ impl Registry {
         }
     }
 
-    fn recycle(&self, ring: Ring) {
+    fn recycle(&self, mut ring: Ring) {
         ring.reset();
         let refused = lock(&self.pool).try_push(ring).err();
         drop(refused); // a full pool refuses the ring: it is freed outside the lock
@@ -157,13 +157,14 @@ impl Registry {
             merged_threads: view.merged.as_ref().map_or(0, |f| f.threads),
             memory_cap_used: super::budget::RINGS.charged(),
             memory_cap: crate::config::memory_cap(),
+            rings_kept_small: super::ring::KEPT_SMALL.load(std::sync::atomic::Ordering::Relaxed),
             ..Footprint::default()
         };
         for t in &view.live {
             f.bytes += PER_THREAD_BYTES;
             for (_, ring) in t.rings().iter() {
                 f.rings += 1;
-                f.ring_bytes_reserved += crate::config::ring_bytes(ring.capacity());
+                f.ring_bytes_reserved += ring.reserved_bytes();
                 f.bytes += ring.resident_bytes();
             }
         }

@@ -43,24 +43,33 @@
 //! without a count. See `docs/signal-safety.md`.
 #![allow(unsafe_code)]
 
-use super::budget::RINGS;
-use super::sync::{AtomicBool, AtomicU64, Ordering, fence, load_own};
+mod grow;
 
-/// A power-of-two ring of `u64` samples with a total-pushed counter.
+use super::budget::RINGS;
+use super::sync::{AtomicU64, Ordering, fence, load_own};
+pub(crate) use grow::KEPT_SMALL;
+use grow::{FINAL, Gens};
+use std::sync::atomic::{AtomicPtr as OwnPtr, AtomicU64 as OwnU64};
+
+/// A power-of-two ring of `u64` samples with a total-pushed counter, which starts small
+/// and grows on its writer's side (see `grow.rs`).
 pub(crate) struct Ring {
     /// Twice the samples ever pushed, plus one while a push is in flight.
     head: AtomicU64,
     /// Ticks of the owner's previous pulse of this ring's id; 0 = no baseline yet.
     /// Read and written by the owning thread only, inside a claim.
     pulse_last: AtomicU64,
-    mask: u64,
-    slots: Box<[AtomicU64]>,
-    /// Every page of `slots` has been written ([`Ring::prefault`]); only the footprint
-    /// estimate reads it.
-    prefaulted: AtomicBool,
-    /// Whether this ring's bytes are charged against the memory cap (not for latte's
-    /// own threads); given back when it is freed. A `bool`, so the ring stays 48 bytes.
-    charged: bool,
+    /// The writer's view of its current slots: read and written by the owning thread
+    /// (and a signal handler on it) only, so plain `std` atomics, outside the model.
+    /// Index `i` lives in slot `i & mask`; a slot at or past `len` means the ring must
+    /// grow first. While the ring may grow, `mask` is its capacity's (so an index is
+    /// its own slot) and `len` the current slots'; once it may not, both are the
+    /// current slots'.
+    slots: OwnPtr<AtomicU64>,
+    mask: OwnU64,
+    len: OwnU64,
+    /// Every generation of slots, for readers and for growth.
+    gens: Box<Gens>,
 }
 
 /// What one read of a ring returned.
@@ -74,57 +83,96 @@ pub(crate) struct RingRead {
     pub(crate) kept: u64,
 }
 
+/// What a push did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pushed {
+    /// The sample is in the ring.
+    Stored,
+    /// Nothing stored: it interrupted a push into this ring on the same thread.
+    Busy,
+    /// Nothing stored yet: index `h` is claimed, and the ring must grow (a cold path:
+    /// [`Ring::grow`]) before [`Ring::commit`] can store it, or the claim be cancelled.
+    Full(u64),
+}
+
 impl Ring {
-    /// A ring of `capacity` samples. `capacity` must be a power of two (checked by
-    /// configuration before any ring is made).
+    /// A ring of `capacity` samples, starting at [`RING_START`](crate::config::RING_START)
+    /// slots (or `capacity`, if smaller). `capacity` must be a power of two (checked
+    /// by configuration before any ring is made).
     pub(crate) fn new(capacity: usize) -> Ring {
-        debug_assert!(capacity.is_power_of_two());
+        Ring::growing(capacity.min(crate::config::RING_START), capacity)
+    }
+
+    /// A ring of `capacity` samples starting at `first` slots (both powers of two).
+    pub(crate) fn growing(first: usize, capacity: usize) -> Ring {
+        debug_assert!(capacity.is_power_of_two() && first.is_power_of_two());
+        debug_assert!(first <= capacity);
+        let gens = Box::new(Gens::new(first, capacity));
+        let slots = gens.current().0;
         Ring {
             head: AtomicU64::new(0),
             pulse_last: AtomicU64::new(0),
-            mask: capacity as u64 - 1,
-            slots: zeroed_slots(capacity),
-            prefaulted: AtomicBool::new(false),
-            charged: false,
+            slots: OwnPtr::new(slots),
+            mask: OwnU64::new(capacity as u64 - 1),
+            len: OwnU64::new(first as u64),
+            gens,
         }
     }
 
     /// A ring of `capacity` charged against the memory cap `cap`, or `None` (nothing
-    /// allocated) if the cap cannot afford it.
+    /// allocated) if the cap cannot afford its first slots.
     pub(crate) fn within(capacity: usize, cap: u64) -> Option<Ring> {
+        let first = capacity.min(crate::config::RING_START);
         RINGS
-            .try_charge(crate::config::ring_bytes(capacity), cap)
+            .try_charge(crate::config::ring_bytes(first), cap)
             .then(|| {
                 let mut ring = Ring::new(capacity);
-                ring.charged = true;
+                ring.gens.set_charged();
                 ring
             })
     }
 
-    /// Charges this (uncharged) ring against `cap`; `false` if the cap cannot afford
-    /// it. A ring already charged stays as it is.
+    /// Charges this (uncharged) ring's slots against `cap`; `false` if the cap cannot
+    /// afford them. A ring already charged stays as it is.
     pub(crate) fn charge(&mut self, cap: u64) -> bool {
-        if !self.charged {
-            self.charged = RINGS.try_charge(crate::config::ring_bytes(self.capacity()), cap);
-        }
-        self.charged
+        self.gens.charge(cap)
     }
 
-    /// Capacity in samples.
+    /// Capacity in samples: the most it will ever hold (its configured capacity, or
+    /// its current slots if the memory cap refused it more).
     pub(crate) fn capacity(&self) -> usize {
-        self.slots.len()
+        self.gens.capacity()
     }
 
-    /// Appends a sample; `false` (nothing stored) if it interrupted a push into this
-    /// ring on the same thread. Only the owning thread may call this.
-    #[inline(always)]
+    /// Bytes of slots the ring holds now, retired generations not yet freed included.
+    pub(crate) fn reserved_bytes(&self) -> u64 {
+        self.gens.reserved_bytes()
+    }
+
+    /// Appends a sample; `false` if nothing was stored because it interrupted a push
+    /// into this ring on the same thread. Grows the ring if needed. Only the owning
+    /// thread may call this; the recorder's hot path uses [`try_push`](Self::try_push).
     pub(crate) fn push(&self, value: u64) -> bool {
-        match self.claim() {
-            Some(h) => {
-                self.commit(h, value);
-                true
+        match self.try_push(value) {
+            Pushed::Stored => true,
+            Pushed::Busy => false,
+            Pushed::Full(h) => {
+                self.grow();
+                let stored = self.commit(h, value);
+                debug_assert!(stored);
+                stored
             }
-            None => false,
+        }
+    }
+
+    /// Appends a sample if the ring has room for it. Only the owning thread may call
+    /// this.
+    #[inline(always)]
+    pub(crate) fn try_push(&self, value: u64) -> Pushed {
+        match self.claim() {
+            Some(h) if self.commit(h, value) => Pushed::Stored,
+            Some(h) => Pushed::Full(h),
+            None => Pushed::Busy,
         }
     }
 
@@ -143,12 +191,24 @@ impl Ring {
         Some(old >> 1)
     }
 
-    /// Stores `value` at the claimed index `h` and publishes it.
+    /// Stores `value` at the claimed index `h` and publishes it; `false` (nothing
+    /// stored, the claim still held) if `h`'s slot is past the current slots: the
+    /// ring must [`grow`](Self::grow) first.
     #[inline(always)]
-    pub(crate) fn commit(&self, h: u64, value: u64) {
+    pub(crate) fn commit(&self, h: u64, value: u64) -> bool {
+        let at = h & self.mask.load(Ordering::Relaxed);
+        if at >= self.len.load(Ordering::Relaxed) {
+            return false;
+        }
         fence(Ordering::Release);
-        self.slots[(h & self.mask) as usize].store(value, Ordering::Relaxed);
+        // SAFETY: `slots` points at the current generation's `len` slots (the owner
+        // sets both together, in `grow.rs`), and `at < len`. The current generation
+        // is freed only once it is no longer current (by a reader, after the owner
+        // moved on), or with the ring.
+        let slot = unsafe { &*self.slots.load(Ordering::Relaxed).add(at as usize) };
+        slot.store(value, Ordering::Relaxed);
         self.head.store(h.wrapping_add(1) << 1, Ordering::Release);
+        true
     }
 
     /// Gives back the claim of index `h` without storing anything.
@@ -169,37 +229,44 @@ impl Ring {
 
     /// Forgets every sample, for reuse by another thread. The caller owns the ring
     /// outright (it came out of an `Arc` with no other reference), so nothing can
-    /// read or write it concurrently.
-    pub(crate) fn reset(&self) {
+    /// read or write it concurrently. The slots keep the size they grew to.
+    pub(crate) fn reset(&mut self) {
         self.head.store(0, Ordering::Relaxed);
         self.pulse_last.store(0, Ordering::Relaxed);
+        self.gens.free_retired();
     }
 
-    /// Writes every slot no sample has reached yet (with 0, which no reader sees: they
-    /// read only indices below the head), so the OS backs all of the ring's pages now
-    /// rather than on the pushes that first reach them. Only the owning thread may call
-    /// this; the head and the retained samples are unchanged.
+    /// Grows the ring to its capacity now (unless the memory cap refuses it: then it
+    /// stays as it is), and writes every slot no sample has reached yet (with 0,
+    /// which no reader sees: they read only indices below the head), so the OS backs
+    /// all of the ring's pages now rather than on the pushes that first reach them.
+    /// Only the owning thread may call this, outside any claim; the head and the
+    /// retained samples are unchanged.
     pub(crate) fn prefault(&self) {
-        let first_unwritten = (load_own(&self.head) >> 1).min(self.slots.len() as u64) as usize;
-        for slot in &self.slots[first_unwritten..] {
+        // Under a claim, so a signal handler's push into this ring is refused (and
+        // counted) rather than landing in slots that are being replaced.
+        let Some(h) = self.claim() else {
+            return;
+        };
+        self.grow_to_capacity();
+        let len = self.len.load(Ordering::Relaxed);
+        let first_unwritten = h.min(len);
+        let slots = self.slots.load(Ordering::Relaxed);
+        for at in first_unwritten..len {
+            // SAFETY: `at < len`, the current slots' length (see `commit`).
+            let slot = unsafe { &*slots.add(at as usize) };
             // `black_box`: a store of a known 0 into memory from `alloc_zeroed` could
             // be dropped by the optimiser, and then the page would not be written.
             slot.store(std::hint::black_box(0), Ordering::Relaxed);
         }
-        self.prefaulted.store(true, Ordering::Relaxed);
+        self.gens.set_prefaulted();
+        self.cancel(h);
     }
 
     /// Memory the OS backs for this ring: the pages samples (or [`Ring::prefault`])
-    /// have reached.
+    /// have reached, and retired slots not yet freed.
     pub(crate) fn resident_bytes(&self) -> u64 {
-        const PAGE: u64 = 4096;
-        let written = if self.prefaulted.load(Ordering::Relaxed) {
-            self.slots.len() as u64
-        } else {
-            self.seen()
-        };
-        let touched = written.min(self.slots.len() as u64) * 8;
-        touched.div_ceil(PAGE) * PAGE + 64
+        self.gens.resident_bytes(self.seen())
     }
 
     /// Samples ever pushed.
@@ -220,19 +287,35 @@ impl Ring {
     /// new since a previous read whose `seen` was `from`. Samples in `from .. first`
     /// were overwritten before this read reached them.
     pub(crate) fn read_from(&self, from: u64, quiet: bool, out: &mut Vec<u64>) -> RingRead {
-        let n = self.slots.len() as u64;
+        // Readers take turns, so the one that frees retired slots knows no other
+        // reader is inside them; the writer never waits for this.
+        let _turn = self.gens.reader_turn();
         let h1 = self.head.load(Ordering::Acquire) >> 1;
+        let state = self.gens.state();
+        let (slots, len) = self.gens.slots_of(state);
+        let n = len as u64;
         let lo = h1.saturating_sub(n).max(from.min(h1));
         let start = out.len();
-        out.extend((lo..h1).map(|i| self.slots[(i & self.mask) as usize].load(Ordering::Relaxed)));
+        out.extend((lo..h1).map(|i| {
+            // SAFETY: `i & (n - 1) < n`, the length of generation `state`'s slots,
+            // which no one frees while this reader holds its turn (see `grow.rs`).
+            unsafe { &*slots.add((i & (n - 1)) as usize) }.load(Ordering::Relaxed)
+        }));
         let first = if quiet {
             lo
         } else {
             fence(Ordering::Acquire);
             let h2 = self.head.load(Ordering::Relaxed) >> 1;
-            (h2 + 1).saturating_sub(n).clamp(lo, h1)
+            // Slots are overwritten only once their generation is the last one (see
+            // `grow.rs`); until then everything copied is exact.
+            if self.gens.state_relaxed() == state | FINAL {
+                (h2 + 1).saturating_sub(n).clamp(lo, h1)
+            } else {
+                lo
+            }
         };
         out.drain(start..start + (first - lo) as usize);
+        self.gens.free_before(state);
         RingRead {
             seen: h1,
             first,
@@ -241,18 +324,11 @@ impl Ring {
     }
 }
 
-impl Drop for Ring {
-    fn drop(&mut self) {
-        if self.charged {
-            RINGS.release(crate::config::ring_bytes(self.capacity()));
-        }
-    }
-}
-
 impl core::fmt::Debug for Ring {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Ring")
-            .field("capacity", &self.slots.len())
+            .field("capacity", &self.capacity())
+            .field("slots", &self.len.load(Ordering::Relaxed))
             .field("seen", &self.seen())
             .finish()
     }
@@ -298,28 +374,7 @@ fn claim_head(head: &AtomicU64) -> u64 {
     head.fetch_add(1, Ordering::Relaxed)
 }
 
-/// Zero-filled slots from the allocator's zeroed path, so the OS backs pages only when
-/// samples reach them: an unwritten ring costs address space, not memory.
-#[cfg(not(latte_loom))]
-fn zeroed_slots(n: usize) -> Box<[AtomicU64]> {
-    use std::alloc::{Layout, alloc_zeroed, handle_alloc_error};
-    let layout = Layout::array::<AtomicU64>(n).expect("ring capacity is bounded by configuration");
-    assert!(layout.size() > 0);
-    // SAFETY: the layout has non-zero size (n >= 2, checked above).
-    let ptr = unsafe { alloc_zeroed(layout) }.cast::<AtomicU64>();
-    if ptr.is_null() {
-        handle_alloc_error(layout);
-    }
-    // SAFETY: `ptr` is a fresh allocation of exactly `n` AtomicU64 with the global
-    // allocator and `Layout::array::<AtomicU64>(n)`, which is how `Box<[AtomicU64]>`
-    // allocates and frees; an all-zero AtomicU64 is a valid `AtomicU64::new(0)`.
-    unsafe { Box::from_raw(core::ptr::slice_from_raw_parts_mut(ptr, n)) }
-}
-
-#[cfg(latte_loom)]
-fn zeroed_slots(n: usize) -> Box<[AtomicU64]> {
-    (0..n).map(|_| AtomicU64::new(0)).collect()
-}
-
-#[cfg(test)]
+#[cfg(all(test, latte_loom))]
+mod loom_model;
+#[cfg(all(test, not(latte_loom)))]
 mod tests;

@@ -1,4 +1,4 @@
-//! The ring's unit tests, and the loom model of its read protocol.
+//! The ring's unit tests; the loom models of its protocols are in `loom_model.rs`.
 
 use super::*;
 
@@ -22,7 +22,7 @@ mod unit {
         assert_eq!(ring.seen(), 1, "a claim publishes nothing");
         assert!(!ring.push(2), "the handler's push is refused");
         assert_eq!(ring.claim(), None);
-        ring.commit(h, 3);
+        assert!(ring.commit(h, 3));
         let mut out = Vec::new();
         assert_eq!(ring.read(true, &mut out).seen, 2);
         assert_eq!(
@@ -41,7 +41,7 @@ mod unit {
 
     #[test]
     fn the_pulse_baseline_lives_in_the_ring() {
-        let ring = Ring::new(2);
+        let mut ring = Ring::new(2);
         assert_eq!(ring.swap_pulse(10), 0);
         assert_eq!(ring.swap_pulse(25), 10);
         ring.reset();
@@ -107,9 +107,12 @@ mod unit {
 
     #[test]
     fn prefault_keeps_the_samples_and_counts_every_page() {
-        let ring = Ring::new(1024);
+        let ring = Ring::new(crate::config::RING_START);
         ring.prefault();
-        assert_eq!(ring.resident_bytes(), 1024 * 8 + 64);
+        assert_eq!(
+            ring.resident_bytes(),
+            crate::config::RING_START as u64 * 8 + 64
+        );
         for v in 1..=3 {
             ring.push(v);
         }
@@ -120,6 +123,96 @@ mod unit {
         assert_eq!(Ring::new(1024).resident_bytes(), 64);
     }
 
+    /// Every index pushed so far, read back exactly (as the owner reads).
+    fn all(ring: &Ring) -> Vec<u64> {
+        let mut out = Vec::new();
+        ring.read(true, &mut out);
+        out
+    }
+
+    #[test]
+    fn a_ring_grows_on_its_first_overwrite_and_keeps_every_sample_in_place() {
+        let ring = Ring::growing(4, 32);
+        assert_eq!((ring.capacity(), ring.reserved_bytes()), (32, 4 * 8));
+        for v in 0..4 {
+            assert_eq!(ring.try_push(v), Pushed::Stored);
+        }
+        // Index 4 would overwrite index 0: the push claims it and asks for growth.
+        let Pushed::Full(h) = ring.try_push(4) else {
+            panic!("a full first generation must grow")
+        };
+        assert_eq!((h, ring.seen()), (4, 4));
+        ring.grow();
+        assert!(ring.commit(h, 4));
+        assert_eq!(all(&ring), [0, 1, 2, 3, 4]);
+        for v in 5..40 {
+            assert!(ring.push(v));
+        }
+        // 4 -> 8 -> 16 -> 32 slots, then it wraps at its capacity.
+        assert_eq!(all(&ring), (8..40).collect::<Vec<_>>());
+        let mut out = Vec::new();
+        let r = ring.read_from(3, false, &mut out);
+        assert_eq!(
+            (r.seen, r.first, r.kept),
+            (40, 9, 31),
+            "the margin once it wraps"
+        );
+        // A reader has freed every retired generation: only the 32 slots remain.
+        assert_eq!(ring.reserved_bytes(), 32 * 8);
+        assert_eq!(ring.capacity(), 32);
+    }
+
+    #[test]
+    fn a_growing_ring_needs_no_margin_for_a_push_in_flight() {
+        let ring = Ring::growing(4, 32);
+        for v in 0..6 {
+            ring.push(v);
+        }
+        // Not the last generation: nothing read can have been overwritten.
+        let mut out = Vec::new();
+        let r = ring.read(false, &mut out);
+        assert_eq!((out.len(), r.first), (6, 0));
+    }
+
+    #[test]
+    fn a_refused_growth_keeps_the_slots_and_wraps_there() {
+        let mut ring = Ring::growing(4, 32);
+        ring.gens.refuse_growth = true;
+        for v in 0..10 {
+            assert!(ring.push(v));
+        }
+        assert_eq!(ring.capacity(), 4, "its capacity is now what it kept");
+        assert_eq!(all(&ring), [6, 7, 8, 9]);
+        let mut out = Vec::new();
+        let r = ring.read(false, &mut out);
+        assert_eq!((r.first, out.as_slice()), (7, &[7, 8, 9][..]));
+        assert_eq!(ring.reserved_bytes(), 4 * 8);
+    }
+
+    #[test]
+    fn prefault_grows_to_the_capacity_and_keeps_the_samples() {
+        let ring = Ring::growing(4, 64);
+        for v in 0..3 {
+            ring.push(v);
+        }
+        ring.prefault();
+        assert_eq!(ring.len.load(Ordering::Relaxed), 64);
+        assert_eq!(
+            ring.resident_bytes(),
+            4096 + 4 * 8 + 64,
+            "64 slots and the first 4"
+        );
+        for v in 3..70 {
+            ring.push(v);
+        }
+        assert_eq!(all(&ring), (6..70).collect::<Vec<_>>());
+        assert_eq!(
+            ring.reserved_bytes(),
+            64 * 8,
+            "the reader freed the first slots"
+        );
+    }
+
     #[test]
     fn empty_ring() {
         let ring = Ring::new(2);
@@ -127,129 +220,5 @@ mod unit {
         assert_eq!(ring.read(false, &mut out).kept, 0);
         assert!(out.is_empty());
         assert_eq!(ring.capacity(), 2);
-    }
-}
-
-/// `RUSTFLAGS="--cfg latte_loom" cargo test --lib --release loom`
-#[cfg(latte_loom)]
-mod loom_model {
-    use super::*;
-    use loom::sync::Arc;
-    use loom::thread;
-
-    const CAP: usize = 2;
-    const PUSHES: u64 = 5;
-
-    /// The "obvious" protocol DESIGN.md warns about: no fences, keep `>= h2 - N`.
-    fn push_naive(ring: &Ring, value: u64) {
-        let h = load_own(&ring.head) >> 1;
-        ring.slots[(h & ring.mask) as usize].store(value, Ordering::Relaxed);
-        ring.head.store((h + 1) << 1, Ordering::Release);
-    }
-
-    fn read_naive(ring: &Ring, out: &mut Vec<u64>) -> u64 {
-        let n = ring.slots.len() as u64;
-        let h1 = ring.head.load(Ordering::Acquire) >> 1;
-        let lo = h1.saturating_sub(n);
-        out.extend((lo..h1).map(|i| ring.slots[(i & ring.mask) as usize].load(Ordering::Relaxed)));
-        let h2 = ring.head.load(Ordering::Acquire) >> 1;
-        let first = h2.saturating_sub(n).clamp(lo, h1);
-        out.drain(..(first - lo) as usize);
-        first
-    }
-
-    /// The `+ 1` margin without the fences: interleavings alone cannot break it, but
-    /// weak memory can (a slot read sees a newer value than the head read after it).
-    fn read_no_fence(ring: &Ring, out: &mut Vec<u64>) -> u64 {
-        let n = ring.slots.len() as u64;
-        let h1 = ring.head.load(Ordering::Acquire) >> 1;
-        let lo = h1.saturating_sub(n);
-        out.extend((lo..h1).map(|i| ring.slots[(i & ring.mask) as usize].load(Ordering::Relaxed)));
-        let h2 = ring.head.load(Ordering::Acquire) >> 1;
-        let first = (h2 + 1).saturating_sub(n).clamp(lo, h1);
-        out.drain(..(first - lo) as usize);
-        first
-    }
-
-    /// Runs a writer pushing `value = index` against one concurrent read, and checks
-    /// every kept sample carries its own index.
-    fn check(push: fn(&Ring, u64), read: fn(&Ring, &mut Vec<u64>) -> u64) {
-        static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        loom::model(move || {
-            RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let ring = Arc::new(Ring::new(CAP));
-            let writer = {
-                let ring = ring.clone();
-                thread::spawn(move || {
-                    for i in 0..PUSHES {
-                        push(&ring, i);
-                    }
-                })
-            };
-            let mut out = Vec::new();
-            let first = read(&ring, &mut out);
-            for (k, &v) in out.iter().enumerate() {
-                assert_eq!(
-                    v,
-                    first + k as u64,
-                    "sample at index {} holds {v}",
-                    first + k as u64
-                );
-            }
-            assert!(out.len() <= CAP);
-            writer.join().unwrap();
-            // Once the writer is gone the read is exact.
-            let mut out = Vec::new();
-            let r = ring.read(true, &mut out);
-            assert_eq!(r.seen, PUSHES);
-            assert_eq!(out, (PUSHES - CAP as u64..PUSHES).collect::<Vec<_>>());
-        });
-        // Guard against a model that silently stops exploring (see `sync::load_own`).
-        assert!(RUNS.swap(0, std::sync::atomic::Ordering::Relaxed) > 100);
-    }
-
-    #[test]
-    fn loom_shipped_protocol_never_mislabels() {
-        check(
-            |ring, v| assert!(ring.push(v)),
-            |ring, out| ring.read(false, out).first,
-        );
-    }
-
-    #[test]
-    fn loom_margin_without_fences_mislabels() {
-        let result = std::panic::catch_unwind(|| check(push_naive, read_no_fence));
-        assert!(
-            result.is_err(),
-            "loom found no bad execution without the fences"
-        );
-    }
-
-    /// A claim made of the owner's load and a relaxed store, not a read-modify-write:
-    /// it breaks the release sequence the reader's first head load relies on.
-    fn push_plain_claim(ring: &Ring, value: u64) {
-        let old = load_own(&ring.head);
-        ring.head.store(old + 1, Ordering::Relaxed);
-        ring.commit(old >> 1, value);
-    }
-
-    #[test]
-    fn loom_claim_without_read_modify_write_mislabels() {
-        let result = std::panic::catch_unwind(|| {
-            check(push_plain_claim, |ring, out| ring.read(false, out).first)
-        });
-        assert!(
-            result.is_err(),
-            "loom found no bad execution for a plain-store claim"
-        );
-    }
-
-    #[test]
-    fn loom_naive_protocol_mislabels() {
-        let result = std::panic::catch_unwind(|| check(push_naive, read_naive));
-        assert!(
-            result.is_err(),
-            "loom found no bad interleaving for the naive protocol"
-        );
     }
 }

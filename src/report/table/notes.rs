@@ -186,12 +186,27 @@ fn over_cap(report: &Report, wide: bool) -> Option<String> {
             }
         }
     }
-    (dropped > 0).then(|| {
+    let small = report.footprint.as_ref().map_or(0, |f| f.rings_kept_small);
+    let kept_small = (small > 0).then(|| {
         format!(
-            "memory cap reached: {} recorded nothing on some threads ({} records dropped); \
-             raise Builder::memory_cap",
+            "{} ring{} kept below {} capacity (they wrap sooner)",
+            count(small),
+            if small == 1 { "" } else { "s" },
+            if small == 1 { "its" } else { "their" }
+        )
+    });
+    let refused = (dropped > 0).then(|| {
+        format!(
+            "{} recorded nothing on some threads ({} records dropped)",
             listed(ids, wide),
             count(dropped)
+        )
+    });
+    let what: Vec<String> = refused.into_iter().chain(kept_small).collect();
+    (!what.is_empty()).then(|| {
+        format!(
+            "memory cap reached: {}; raise Builder::memory_cap",
+            what.join("; ")
         )
     })
 }
