@@ -11,6 +11,7 @@ use super::stack::Stack;
 use crate::config;
 use crate::diagnostics::bump;
 use std::sync::Arc;
+use std::sync::atomic::AtomicPtr;
 use std::sync::atomic::Ordering::Relaxed;
 
 impl Local {
@@ -99,7 +100,7 @@ impl Local {
         let ring = Arc::new(ring);
         let fresh = [(idx, ring.clone())];
         shared.add_rings(&fresh);
-        self.install_table(self.table_len_for(idx), &fresh);
+        self.install_rings(self.table_len_for(idx), &fresh);
         Some(ring)
     }
 
@@ -153,7 +154,7 @@ impl Local {
                 .collect();
             if !fresh.is_empty() || highest as usize >= l.entry_count() {
                 shared.add_rings(&fresh);
-                l.install_table(l.table_len_for(highest), &fresh);
+                l.install_rings(l.table_len_for(highest), &fresh);
             }
             for &i in &wanted {
                 if let Some(ring) = l.ring(i) {
@@ -197,22 +198,40 @@ impl Local {
         (idx as usize + 1).max(len * 2).max(16)
     }
 
-    /// Copy-on-write: installs a new table of `len` entries (at least the current
-    /// length) copied from the current one, with each of `rings` set at its index.
-    /// Entries are replaced, never mutated behind a reference handed out earlier.
-    fn install_table(&self, len: usize, rings: &[(u32, Arc<Ring>)]) {
+    /// Sets each of `rings` at its index in the table, first growing the table to
+    /// `len` entries if it is shorter (a copy; the old table is kept, see
+    /// `Local::tables`). An entry is written once, in place, from null.
+    fn install_rings(&self, len: usize, rings: &[(u32, Arc<Ring>)]) {
+        if len > self.entry_count() {
+            self.grow_table(len);
+        }
+        let mut owned = self.owned.borrow_mut();
+        for (at, ring) in rings {
+            owned.push(ring.clone());
+            let entry = self
+                .entry(*at)
+                .expect("the table reaches every index installed");
+            debug_assert!(entry.ring.load(Relaxed).is_null());
+            // The ring is complete before a signal handler can see it in the entry.
+            signal_fence();
+            entry.ring.store(Arc::as_ptr(ring).cast_mut(), Relaxed);
+        }
+    }
+
+    /// Installs a new table of `len` entries (more than the current length) copied
+    /// from the current one.
+    fn grow_table(&self, len: usize) {
         let mut tables = self.tables.borrow_mut();
-        let mut new: Vec<Entry> = (0..len)
+        let new: Vec<Entry> = (0..len)
             .map(|i| Entry {
-                ring: tables
-                    .last()
-                    .and_then(|t| t.get(i))
-                    .and_then(|e| e.ring.clone()),
+                ring: AtomicPtr::new(
+                    tables
+                        .last()
+                        .and_then(|t| t.get(i))
+                        .map_or(std::ptr::null_mut(), |e| e.ring.load(Relaxed)),
+                ),
             })
             .collect();
-        for (at, ring) in rings {
-            new[*at as usize].ring = Some(ring.clone());
-        }
         tables.push(new.into_boxed_slice());
         let current = tables.last().map_or(&[][..], |t| &t[..]);
         // Only ever read through shared references (`Local::entry`).

@@ -67,8 +67,14 @@ pub(crate) fn current_shared() -> Option<Arc<ThreadShared>> {
 }
 
 /// One id's slot in the thread's table: its ring, once the thread has used the id.
+///
+/// Set once, from null, on a cold path of the owning thread, and never changed after:
+/// the ring it points at is kept alive by the thread's `owned` list until the recorder
+/// is dropped. Adding a ring writes the entry in place, so only a growth of the table
+/// copies it (geometrically, so the tables a thread has had cost less than twice the
+/// last one).
 pub(super) struct Entry {
-    pub(super) ring: Option<Arc<Ring>>,
+    pub(super) ring: AtomicPtr<Ring>,
 }
 
 /// Tables a thread has had: one per growth, and growth is geometric, so a handful
@@ -152,6 +158,9 @@ pub(crate) struct Local {
     /// interrupted code holds one; tables grow geometrically, so this costs < 2x.
     /// Cold paths only.
     pub(super) tables: RefCell<Tables>,
+    /// The rings the table entries point at, kept alive until the recorder is dropped.
+    /// Cold paths only.
+    pub(super) owned: RefCell<Vec<Arc<Ring>>>,
     pub(super) shared: OnceCell<Arc<ThreadShared>>,
     /// Set while a cold path runs, so a record made from inside it (by a signal
     /// handler, or an instrumented global allocator) is counted instead of re-entering.
@@ -172,6 +181,7 @@ impl Local {
             table_len: AtomicUsize::new(0),
             table_base: AtomicPtr::new(ptr::null_mut()),
             tables: RefCell::new(Vec::new()),
+            owned: RefCell::new(Vec::new()),
             shared: OnceCell::new(),
             in_cold: AtomicBool::new(false),
             capped: RefCell::new(Vec::new()),
@@ -200,7 +210,11 @@ impl Local {
     /// The ring of `idx`, if this thread has one.
     #[inline(always)]
     pub(super) fn ring(&self, idx: u32) -> Option<&Ring> {
-        self.entry(idx).and_then(|e| e.ring.as_deref())
+        let ring = self.entry(idx)?.ring.load(Relaxed);
+        // SAFETY: a non-null entry points at a ring of `self.owned` (set by
+        // `install_rings` after the ring was pushed there), and rings are never
+        // removed from it while `self` lives, so the ring outlives `&self`.
+        (!ring.is_null()).then(|| unsafe { &*ring })
     }
 
     /// The stack, if this thread has made it.

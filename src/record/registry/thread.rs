@@ -156,12 +156,27 @@ impl ThreadShared {
         }
     }
 
-    /// Adds rings (owning thread only): the new list is built outside the lock, and
-    /// the old one is freed outside it.
+    /// Adds rings (owning thread only). In place when no reader holds the list and it
+    /// has room (no allocation under the lock); otherwise a new list with room to
+    /// spare is built outside the lock, and the old one freed outside it. So a thread
+    /// that uses 10,000 ids copies its list a few times, not once per id.
     pub(crate) fn add_rings(&self, rings: &[(u32, Arc<Ring>)]) {
-        let mut list = Vec::clone(&self.rings());
+        {
+            let mut current = lock(&self.rings);
+            if let Some(list) = Arc::get_mut(&mut current)
+                && list.capacity() - list.len() >= rings.len()
+            {
+                list.extend_from_slice(rings);
+                return;
+            }
+        }
+        // Only the owner adds, so the list read here is the one replaced below.
+        let current = self.rings();
+        let mut list = Vec::with_capacity((current.len() + rings.len()).max(current.len() * 2));
+        list.extend_from_slice(&current);
         list.extend_from_slice(rings);
-        let list = Arc::new(list);
+        drop(current);
+        let list = Arc::new(list); // allocated before the lock is taken
         let old = std::mem::replace(&mut *lock(&self.rings), list);
         drop(old);
     }
