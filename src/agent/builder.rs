@@ -344,6 +344,7 @@ impl Builder {
             failures: Failures::new(shared.clone()),
             headed: (false, false),
             exporters,
+            calibrating: None,
         };
         let handle = drain.spawn(self.placement, alive_tx)?;
         let guard = Guard {

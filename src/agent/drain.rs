@@ -19,6 +19,9 @@ use std::time::{Duration, Instant, SystemTime};
 #[cfg(feature = "test-hooks")]
 pub(super) static KILL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// The nice value of the start-up calibration thread: the lowest priority.
+const CALIBRATION_NICE: i32 = 19;
+
 pub(super) struct Drain {
     pub(super) rx: Receiver<Command>,
     pub(super) sink: Box<dyn Write + Send>,
@@ -42,6 +45,9 @@ pub(super) struct Drain {
     /// The exporters, started: pushed to on their schedules, stopped as the thread
     /// ends.
     pub(super) exporters: Exporters,
+    /// The start-up calibration, while it runs: periodic reports and exporters wait
+    /// for it (the folds do not), so the drain never blocks on it.
+    pub(super) calibrating: Option<JoinHandle<()>>,
 }
 
 /// Which sink a report goes to.
@@ -74,19 +80,23 @@ impl Drain {
     /// `start`'s error. `alive` is the sender of the channel that disconnects when the
     /// thread ends (its receiver is in the `Line` the exporters already hold).
     pub(super) fn spawn(
-        self,
+        mut self,
         placement: Placement,
         alive: Sender<()>,
     ) -> Result<JoinHandle<()>, Error> {
         // Calibrate at start-up, off the user's threads and off the drain, so reports
         // need not wait and the first folds are not held up for its ~50 ms. Spawned
-        // from here, not from the drain, so it does not inherit the drain's placement:
-        // on the drain's own core it would keep the first folds waiting.
-        let _ = std::thread::Builder::new()
+        // from here, not from the drain, so it does not inherit the drain's placement,
+        // and at the lowest priority, so that where it shares the drain's core the
+        // scheduler runs the folds first (the bursts of `examples/bursts.rs` lost one
+        // 10 ms wait's worth while it ran beside a pinned drain).
+        self.calibrating = std::thread::Builder::new()
             .name("latte-calibrate".into())
             .spawn(|| {
+                let _ = super::placement::lower_priority(CALIBRATION_NICE);
                 calibration();
-            });
+            })
+            .ok();
         let alive_tx = alive;
         let (placed_tx, placed) = bounded(1);
         let handle = std::thread::Builder::new()
@@ -168,8 +178,14 @@ impl Drain {
     /// The periodic report and the fold, when they are due.
     fn due_work(&mut self, at: &mut Schedule) {
         let now = Instant::now();
+        // Reports wait for the start-up calibration rather than block the folds on it.
+        let calibrated = self
+            .calibrating
+            .as_ref()
+            .is_none_or(JoinHandle::is_finished);
         if let (Some(due), Some(interval)) = (at.next_periodic, self.periodic)
             && now >= due
+            && calibrated
         {
             if let Err(e) = self.interval(at, true) {
                 self.failures.failed(e);
@@ -177,7 +193,7 @@ impl Drain {
             // Skip missed ticks rather than bursting to catch up.
             at.next_periodic = next_tick(due, interval, now);
         }
-        if self.exporters.next_due().is_some_and(|due| now >= due) {
+        if calibrated && self.exporters.next_due().is_some_and(|due| now >= due) {
             let mut exporters = std::mem::take(&mut self.exporters);
             let panics = exporters.push_due(now, || self.fresh_report());
             self.exporters = exporters;

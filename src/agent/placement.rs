@@ -58,7 +58,7 @@ fn pin(cpus: &[usize]) -> io::Result<()> {
 }
 
 #[cfg(target_os = "linux")]
-fn lower_priority(nice: i32) -> io::Result<()> {
+pub(super) fn lower_priority(nice: i32) -> io::Result<()> {
     // SAFETY: `gettid` has no preconditions and cannot fail.
     let tid = unsafe { libc::gettid() };
     // SAFETY: `setpriority` on this thread's id; it only reads its arguments.
@@ -95,7 +95,7 @@ fn pin(_: &[usize]) -> io::Result<()> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn lower_priority(_: i32) -> io::Result<()> {
+pub(super) fn lower_priority(_: i32) -> io::Result<()> {
     Err(io::Error::new(
         io::ErrorKind::Unsupported,
         "lowering the drain thread's priority needs Linux",
