@@ -219,12 +219,14 @@ impl Drain {
             at.periodic_count,
             at.last_periodic.elapsed().as_secs_f64()
         );
-        let report = self.assemble(&totals, calibration, Some(label));
         let logged = self.log_interval(&totals, calibration, at);
         at.last_periodic = Instant::now();
         if !write {
             return logged;
         }
+        // Rendered and dropped: a table needs no encoded histograms (JSON carries them).
+        let histograms = matches!(self.format, Format::Json);
+        let report = self.assemble_as(&totals, calibration, Some(label), histograms);
         self.write(report, Some(())).and(logged)
     }
 
@@ -295,7 +297,23 @@ impl Drain {
         calibration: &Calibration,
         label: Option<String>,
     ) -> Report {
-        let context = Context { label, live: true };
+        self.assemble_as(totals, calibration, label, true)
+    }
+
+    /// [`assemble`](Self::assemble), its rows carrying their encoded histograms only
+    /// if `histograms`.
+    fn assemble_as(
+        &self,
+        totals: &Totals,
+        calibration: &Calibration,
+        label: Option<String>,
+        histograms: bool,
+    ) -> Report {
+        let context = Context {
+            label,
+            live: true,
+            histograms,
+        };
         // Validated by `start`, so the pattern compiles.
         let threads = self.focus.thread_pattern().ok().flatten();
         let totals = analyze::of_threads(totals, threads.as_ref());

@@ -31,19 +31,34 @@ use crate::diagnostics::FrameCounts;
 use crate::error::Error;
 use crate::report::{Data, ReportOptions};
 use crate::report::{EndedFrames, Focus, Overhead, Report, Row, ThreadReport, by_total};
-use prepare::Prepared;
+use prepare::{Prepared, RowOutput};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// What a report is, beyond its data: a label, and whether it describes this process
 /// now (then it carries latte's footprint and the environment block).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct Context {
     /// What the report covers when it is not everything (`final`, `periodic #3, ...`).
     pub(crate) label: Option<String>,
     /// Whether to add the process's footprint and environment (`false` for a report
     /// built from stored data).
     pub(crate) live: bool,
+    /// Whether rows carry their encoded histogram ([`Row::histogram`]): `false` only
+    /// for a report that is rendered as a table and then dropped (the drain's periodic
+    /// tables), where encoding every row's histogram was most of the drain's work.
+    pub(crate) histograms: bool,
+}
+
+impl Default for Context {
+    /// No label, not live, rows with their histograms.
+    fn default() -> Context {
+        Context {
+            label: None,
+            live: false,
+            histograms: true,
+        }
+    }
 }
 
 impl Report {
@@ -60,6 +75,7 @@ impl Report {
         let live = Context {
             label: None,
             live: true,
+            histograms: true,
         };
         // Calibration before the ledger's lock: a first calibration takes ~50 ms,
         // and the drain's folds must not wait for it.
@@ -107,6 +123,7 @@ impl Report {
         let live = Context {
             label: None,
             live: true,
+            histograms: true,
         };
         let calibration = calibration();
         let report = collect::whole_run(|totals| {
@@ -142,7 +159,11 @@ pub(crate) fn assemble(
 ) -> Report {
     // The one factor from ticks to the unit, which `Row::distribution` uses too.
     let scale = crate::report::histogram::per_tick(options.unit, calibration.ticks_per_ns);
-    let (threads, all_threads) = sections(totals, calibration, options, scale);
+    let out = RowOutput {
+        scale,
+        histograms: context.histograms,
+    };
+    let (threads, all_threads) = sections(totals, calibration, options, out);
     let overhead = (options.data == Data::Calibrated).then(|| Overhead {
         scope: calibration.scope.map(|row| row.map(|t| t as f64 * scale)),
         pulse: calibration.pulse as f64 * scale,
@@ -177,7 +198,7 @@ fn sections(
     totals: &Totals,
     calibration: &Calibration,
     options: &ReportOptions,
-    scale: f64,
+    out: RowOutput,
 ) -> (Vec<ThreadReport>, Vec<Row>) {
     let mut merged = Merged::default();
     let periods = crate::record::id::periods();
@@ -192,7 +213,7 @@ fn sections(
                 .filter(|c| c.seen > 0)
                 .map(|c| {
                     let p = Prepared::new(c, &t.name, calibration, options, &periods);
-                    merged.add(c, p, scale)
+                    merged.add(c, p, out)
                 });
             let mut rows: Vec<Row> = rows.collect();
             by_total(&mut rows);
@@ -207,7 +228,7 @@ fn sections(
             }
         })
         .collect();
-    let mut all_threads = merged.rows(scale);
+    let mut all_threads = merged.rows(out);
     by_total(&mut all_threads);
     (threads, all_threads)
 }
@@ -245,8 +266,8 @@ struct Merged {
 
 impl Merged {
     /// Adds one (thread, component)'s prepared values; returns the thread's row.
-    fn add(&mut self, c: &ComponentTotals, p: Prepared, scale: f64) -> Row {
-        let row = p.row(c.name, scale);
+    fn add(&mut self, c: &ComponentTotals, p: Prepared, out: RowOutput) -> Row {
+        let row = p.row(c.name, out);
         match self.by_id.get_mut(c.name) {
             Some(m) => m.add(&p),
             None => {
@@ -257,10 +278,10 @@ impl Merged {
         row
     }
 
-    fn rows(self, scale: f64) -> Vec<Row> {
+    fn rows(self, out: RowOutput) -> Vec<Row> {
         self.order
             .iter()
-            .map(|id| self.by_id[id].row(id, scale))
+            .map(|id| self.by_id[id].row(id, out))
             .collect()
     }
 }

@@ -11,6 +11,14 @@ use crate::report::ReportOptions;
 use crate::report::histogram::{self, Held};
 use crate::report::{CleanedSummary, Corrected, Row, RowKind, Slowest, Summary};
 
+/// How rows are made: the factor from ticks to the report's unit, and whether each
+/// carries its encoded histogram.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RowOutput {
+    pub(super) scale: f64,
+    pub(super) histograms: bool,
+}
+
 /// One component's distribution in the report's data, with what cleaning flagged.
 #[derive(Default)]
 pub(super) struct Prepared {
@@ -86,8 +94,9 @@ impl Prepared {
 
     /// The row of these values, in the report's unit: its quantiles are read from the
     /// histogram it carries, as a reader of the JSON reads them.
-    pub(super) fn row(&self, component: &str, scale: f64) -> Row {
-        let held = histogram::held(&self.all, self.exact.min, self.exact.max);
+    pub(super) fn row(&self, component: &str, out: RowOutput) -> Row {
+        let scale = out.scale;
+        let held = histogram::held(&self.all, self.exact.min, self.exact.max, out.histograms);
         let corrected = self.corrected.as_ref().map(|(period, runs)| {
             let q = |q: f64| dist::quantile(runs, q) as f64 * scale;
             Corrected {

@@ -107,8 +107,8 @@ pub(crate) struct Held {
 
 /// `values` (whose exact extremes are `min` and `max`) put into the row's histogram,
 /// and the runs read back from it: a quantile of these runs is what a reader of the
-/// histogram finds.
-pub(crate) fn held(values: &[(u64, u64)], min: u64, max: u64) -> Held {
+/// histogram finds. The histogram is encoded only if `encode`.
+pub(crate) fn held(values: &[(u64, u64)], min: u64, max: u64, encode: bool) -> Held {
     if values.is_empty() {
         return Held {
             runs: Runs::new(),
@@ -116,11 +116,18 @@ pub(crate) fn held(values: &[(u64, u64)], min: u64, max: u64) -> Held {
         };
     }
     let hist = to_histogram(values);
-    let mut bytes = Vec::new();
-    let encoded = V2DeflateSerializer::new().serialize(&hist, &mut bytes).ok();
+    let histogram = encode
+        .then(|| {
+            let mut bytes = Vec::new();
+            V2DeflateSerializer::new()
+                .serialize(&hist, &mut bytes)
+                .ok()?;
+            Some(base64::engine::general_purpose::STANDARD.encode(bytes))
+        })
+        .flatten();
     Held {
         runs: hist_runs(&hist, min, max),
-        histogram: encoded.map(|_| base64::engine::general_purpose::STANDARD.encode(bytes)),
+        histogram,
     }
 }
 

@@ -19,7 +19,7 @@ fn ranks_are_ceilings_without_rounding_surprises() {
 #[test]
 fn encoded_histograms_decode_to_the_same_counts() {
     let runs: Runs = vec![(0, 3), (26, 1_000), (52, 500), (1_000_000, 2)];
-    let text = held(&runs, 0, 1_000_000).histogram.unwrap();
+    let text = held(&runs, 0, 1_000_000, true).histogram.unwrap();
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(text)
         .unwrap();
@@ -32,14 +32,14 @@ fn encoded_histograms_decode_to_the_same_counts() {
         hist.value_at_quantile(1.0),
         hist.highest_equivalent(1_000_000)
     );
-    assert!(held(&Vec::new(), 0, 0).histogram.is_none());
+    assert!(held(&Vec::new(), 0, 0, true).histogram.is_none());
 }
 
 /// A report in `unit` at 2.6 ticks/ns with one row of `values` (ticks), as the
 /// analysis writes it: histogram and quantiles from `held`, extremes exact.
 fn report_of(values: &[(u64, u64)], unit: Unit) -> Report {
     let (min, max) = (values[0].0, values[values.len() - 1].0);
-    let h = held(values, min, max);
+    let h = held(values, min, max, true);
     let f = per_tick(unit, 2.6);
     let q = |q: f64| quantile(&h.runs, q) as f64 * f;
     let row = Row {
