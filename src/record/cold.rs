@@ -108,21 +108,21 @@ impl Local {
     /// threads are not charged); `None` if the cap refused this id here, now or
     /// before (then it stays refused on this thread).
     fn new_ring(&self, shared: &ThreadShared, idx: u32) -> Option<Ring> {
-        if self.capped.borrow().iter().any(|(i, _)| *i == idx) {
+        if self.capped.borrow().contains_key(&idx) {
             return None;
         }
         let cap = (!shared.internal()).then(config::memory_cap);
         let ring = registry::global().ring(config::ring_capacity(), cap);
         if ring.is_none() {
             let count = shared.add_capped(idx);
-            self.capped.borrow_mut().push((idx, count));
+            self.capped.borrow_mut().insert(idx, count);
         }
         ring
     }
 
     /// Counts a record of `idx` dropped past the memory cap.
     fn count_over_cap(&self, shared: &ThreadShared, idx: u32) {
-        if let Some((_, count)) = self.capped.borrow().iter().find(|(i, _)| *i == idx) {
+        if let Some(count) = self.capped.borrow().get(&idx) {
             bump(count, 1);
             bump(&shared.counters.over_cap, 1);
         }

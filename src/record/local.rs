@@ -16,6 +16,7 @@ use super::sample::{
 use super::stack::Stack;
 use crate::clock::{self, Mode, Stamp};
 use std::cell::{OnceCell, RefCell};
+use std::collections::BTreeMap;
 use std::ptr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
@@ -167,7 +168,7 @@ pub(crate) struct Local {
     pub(super) in_cold: AtomicBool,
     /// Ids the memory cap refused a ring on this thread, with their counters of
     /// dropped records (shared with `shared`'s list). Cold paths only.
-    pub(super) capped: RefCell<Vec<(u32, Arc<AtomicU64>)>>,
+    pub(super) capped: RefCell<BTreeMap<u32, Arc<AtomicU64>>>,
 }
 
 impl Local {
@@ -184,7 +185,7 @@ impl Local {
             owned: RefCell::new(Vec::new()),
             shared: OnceCell::new(),
             in_cold: AtomicBool::new(false),
-            capped: RefCell::new(Vec::new()),
+            capped: RefCell::new(BTreeMap::new()),
         }
     }
 

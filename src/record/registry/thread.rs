@@ -156,29 +156,9 @@ impl ThreadShared {
         }
     }
 
-    /// Adds rings (owning thread only). In place when no reader holds the list and it
-    /// has room (no allocation under the lock); otherwise a new list with room to
-    /// spare is built outside the lock, and the old one freed outside it. So a thread
-    /// that uses 10,000 ids copies its list a few times, not once per id.
+    /// Adds rings (owning thread only), see [`append`].
     pub(crate) fn add_rings(&self, rings: &[(u32, Arc<Ring>)]) {
-        {
-            let mut current = lock(&self.rings);
-            if let Some(list) = Arc::get_mut(&mut current)
-                && list.capacity() - list.len() >= rings.len()
-            {
-                list.extend_from_slice(rings);
-                return;
-            }
-        }
-        // Only the owner adds, so the list read here is the one replaced below.
-        let current = self.rings();
-        let mut list = Vec::with_capacity((current.len() + rings.len()).max(current.len() * 2));
-        list.extend_from_slice(&current);
-        list.extend_from_slice(rings);
-        drop(current);
-        let list = Arc::new(list); // allocated before the lock is taken
-        let old = std::mem::replace(&mut *lock(&self.rings), list);
-        drop(old);
+        append(&self.rings, rings);
     }
 
     /// The thread's rings, in order of first use (an `Arc` clone under the lock).
@@ -212,14 +192,7 @@ impl ThreadShared {
     /// and returns its counter of dropped records, shared with the caller.
     pub(crate) fn add_capped(&self, idx: u32) -> Arc<AtomicU64> {
         let count = Arc::new(AtomicU64::new(0));
-        let current = lock(&self.capped).clone();
-        let mut list = Vec::clone(&current);
-        list.push((idx, count.clone()));
-        // Built before the lock is taken: the lock is an operand of `replace`, and
-        // operands are evaluated in order.
-        let list = Arc::new(list);
-        let old = std::mem::replace(&mut *lock(&self.capped), list);
-        drop(old);
+        append(&self.capped, &[(idx, count.clone())]);
         count
     }
 
@@ -372,4 +345,30 @@ mod loom_model {
             "loom found no read after the clear without the lock"
         );
     }
+}
+
+/// Appends `items` to a list readers take clones of (its owning thread only). In place
+/// when no reader holds the list and it has room (no allocation under the lock);
+/// otherwise a new list with room to spare is built outside the lock, and the old one
+/// freed outside it. So a thread that uses 10,000 ids copies its list a few times, not
+/// once per id.
+fn append<T: Clone>(slot: &Mutex<Arc<Vec<T>>>, items: &[T]) {
+    {
+        let mut current = lock(slot);
+        if let Some(list) = Arc::get_mut(&mut current)
+            && list.capacity() - list.len() >= items.len()
+        {
+            list.extend_from_slice(items);
+            return;
+        }
+    }
+    // Only the owner appends, so the list read here is the one replaced below.
+    let current = lock(slot).clone();
+    let mut list = Vec::with_capacity((current.len() + items.len()).max(current.len() * 2));
+    list.extend_from_slice(&current);
+    list.extend_from_slice(items);
+    drop(current);
+    let list = Arc::new(list); // allocated before the lock is taken
+    let old = std::mem::replace(&mut *lock(slot), list);
+    drop(old);
 }
