@@ -1,43 +1,32 @@
-//! What the whole run keeps of one sample kind of one (thread, id): an HdrHistogram
-//! of raw ticks plus exact count, sums of values, squares and cubes, minimum and
-//! maximum.
+//! What the whole run keeps of one sample kind of one (thread, id): counts per
+//! HdrHistogram bucket of raw ticks (`buckets.rs`: a short list while few buckets are
+//! in use, the histogram itself once that is smaller) plus exact count, sums of values,
+//! squares and cubes, minimum and maximum.
 //!
-//! The histogram keeps 3 significant digits: every value below 2,048 ticks has a
-//! bucket of its own, and above that a bucket is at most 1/1,024 of the values in it
-//! wide. It resizes itself to the largest value seen, so it costs memory for the range
-//! a component actually spans (about 150 KiB for values up to 10^8 ticks), and never
-//! more than for [`Sample::MAX_TICKS`](crate::collect::Sample::MAX_TICKS).
+//! The buckets are those of a histogram of 3 significant digits: every value below
+//! 2,048 ticks has a bucket of its own, and above that a bucket is at most 1/1,024 of
+//! the values in it wide. A tally of a narrow spread (one code path's quantised TSC
+//! deltas) holds a few hundred bytes; one of a wide spread holds the histogram, which
+//! resizes itself to the largest value seen: 16 KiB below 2,048 ticks, about 150 KiB
+//! for values up to 10^8, and never more than for
+//! [`Sample::MAX_TICKS`](crate::collect::Sample::MAX_TICKS).
 
-use crate::config::SIGNIFICANT_DIGITS;
+use super::buckets::Buckets;
 use hdrhistogram::Histogram;
+use std::borrow::Cow;
 
-/// Every value of one kind: histogram plus exact moments.
-#[derive(Clone, Debug)]
+/// Every value of one kind: counts per histogram bucket plus exact moments.
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Tally {
-    pub(crate) hist: Histogram<u64>,
+    buckets: Buckets,
     pub(crate) exact: Exact,
-}
-
-impl Default for Tally {
-    fn default() -> Tally {
-        Tally {
-            hist: Histogram::new(SIGNIFICANT_DIGITS).expect("3 significant digits are valid"),
-            exact: Exact::default(),
-        }
-    }
 }
 
 impl Tally {
     /// Adds one value.
     #[inline]
     pub(crate) fn record(&mut self, value: u64) {
-        // `record` grows the histogram to fit (`saturating_record` would not: it
-        // clamps to the current top). Values are at most `Sample::MAX_TICKS` (2^52),
-        // far inside what an auto-resizing histogram can track, so it cannot fail;
-        // if it ever did, clamping is the least wrong answer.
-        if self.hist.record(value).is_err() {
-            self.hist.saturating_record(value);
-        }
+        self.buckets.record(value);
         self.exact.record(value);
     }
 
@@ -46,15 +35,25 @@ impl Tally {
         if other.exact.count == 0 {
             return;
         }
-        self.hist
-            .add(&other.hist)
-            .expect("auto-resizing histograms of one precision always add");
+        self.buckets.add(&other.buckets);
         self.exact = self.exact.plus(&other.exact);
     }
 
-    /// Bytes this tally holds on the heap (its histogram's counts).
+    /// Empties the tally, keeping its memory (the start of a new interval).
+    pub(crate) fn clear(&mut self) {
+        self.buckets.clear();
+        self.exact = Exact::default();
+    }
+
+    /// The values as an HdrHistogram of raw ticks, for the analysis: the one held, or
+    /// one made from the list of buckets (per report, never per sample).
+    pub(crate) fn histogram(&self) -> Cow<'_, Histogram<u64>> {
+        self.buckets.histogram()
+    }
+
+    /// Bytes this tally holds on the heap (its bucket list, or its histogram).
     pub(crate) fn heap_bytes(&self) -> u64 {
-        self.hist.distinct_values() as u64 * 8
+        self.buckets.heap_bytes()
     }
 }
 
@@ -197,13 +196,14 @@ mod tests {
         assert_eq!((e.count, e.min, e.max), (4, 1, 3_000_000));
         assert_eq!(e.sum, 3_002_053);
         assert_eq!(e.sum_sq, Some(25 + 1 + 9_000_000_000_000 + 2_047 * 2_047));
-        assert_eq!(t.hist.len(), 4);
+        let hist = t.histogram();
+        assert_eq!(hist.len(), 4);
         // The histogram grew to hold the largest value in a bucket of its own.
-        assert_eq!(t.hist.count_at(3_000_000), 1);
-        assert!(t.hist.equivalent(t.hist.max(), 3_000_000));
+        assert_eq!(hist.count_at(3_000_000), 1);
+        assert!(hist.equivalent(hist.max(), 3_000_000));
         // Below 2,048 every value has its own bucket.
-        assert_eq!(t.hist.count_at(2_047), 1);
-        assert_eq!(t.hist.count_at(2_046), 0);
+        assert_eq!(hist.count_at(2_047), 1);
+        assert_eq!(hist.count_at(2_046), 0);
         let mut u = Tally::default();
         u.add(&t);
         u.add(&Tally::default());

@@ -130,9 +130,7 @@ impl ComponentTotals {
         self.lost = 0;
         self.migrated = 0;
         for (_, t) in &mut self.kinds {
-            let mut hist = std::mem::take(t).hist;
-            hist.reset();
-            t.hist = hist;
+            t.clear();
         }
     }
 }
