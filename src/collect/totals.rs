@@ -106,8 +106,27 @@ impl ComponentTotals {
         self.migrated += u64::from(sample.migrated());
     }
 
-    /// Adds everything of `other` (the same id).
-    fn add(&mut self, other: &ComponentTotals) {
+    /// Folds the samples of one ring read, recorded between `when.0` and `when.1`
+    /// (milliseconds since the Unix epoch), keeping the `keep` largest.
+    #[inline]
+    pub(super) fn fold(&mut self, words: &[u64], keep: usize, when: (u64, u64)) {
+        let (not_before_ms, not_after_ms) = when;
+        for &w in words {
+            let sample = Sample::from_bits(w);
+            self.record(sample);
+            let slow = Slow {
+                ticks: sample.ticks(),
+                kind: sample.kind(),
+                not_before_ms,
+                not_after_ms,
+            };
+            self.note_slow(slow, keep);
+        }
+    }
+
+    /// Adds everything of `other` (the same id; if it is the same thread, recorded
+    /// after this), keeping the `keep` slowest of both.
+    pub(super) fn add(&mut self, other: &ComponentTotals, keep: usize) {
         self.seen += other.seen;
         self.lost += other.lost;
         self.migrated += other.migrated;
@@ -117,9 +136,21 @@ impl ComponentTotals {
                 None => self.kinds.push((*kind, tally.clone())),
             }
         }
-        let keep = self.slowest.len().max(other.slowest.len());
         for &slow in &other.slowest {
             self.note_slow(slow, keep);
+        }
+    }
+
+    /// The same id with nothing in it: its kinds listed, with empty tallies (the
+    /// start of a new window).
+    pub(super) fn emptied(&self) -> ComponentTotals {
+        ComponentTotals {
+            kinds: self
+                .kinds
+                .iter()
+                .map(|(kind, _)| (*kind, Tally::default()))
+                .collect(),
+            ..ComponentTotals::new(self.index, self.name)
         }
     }
 
@@ -228,7 +259,7 @@ impl Totals {
             }
             for c in &t.components {
                 match merged.components.iter_mut().find(|f| f.index == c.index) {
-                    Some(f) => f.add(c),
+                    Some(f) => f.add(c, config::slowest()),
                     None => merged.components.push(c.clone()),
                 }
             }

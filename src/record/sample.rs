@@ -90,6 +90,12 @@ impl Sample {
         Sample(bits)
     }
 
+    /// The word stored in the ring (for tests that fold words by hand).
+    #[cfg(test)]
+    pub(crate) const fn to_bits(self) -> u64 {
+        self.0
+    }
+
     /// The measured delta in counter ticks (cycles on x86_64).
     pub const fn ticks(self) -> u64 {
         self.0 & DELTA_MASK
