@@ -109,11 +109,13 @@ pub(crate) fn fold() -> FoldStats {
 /// without their Stop per id index.
 type Counts<'a> = (Anomalies, &'a [(u32, FrameCounts)]);
 
-/// Which samples of one ring are new, as the ring (or its compacted copy) reported.
+/// Which samples of one ring are new, as the ring (or its compacted copy) reported:
+/// `words` then `more` (a compacted copy's two halves), oldest first.
 struct Batch<'a> {
     seen: u64,
     first: u64,
     words: &'a [u64],
+    more: &'a [u64],
 }
 
 /// Milliseconds since the Unix epoch, now.
@@ -158,11 +160,12 @@ impl Ledger {
             for (k, ring) in c.components.iter().enumerate() {
                 let from = self.component(c.serial, k, ring.index, &mut names);
                 if from < ring.seen {
-                    let words = new_words(ring, from);
+                    let (words, more) = new_words(ring, from);
                     let batch = Batch {
                         seen: ring.seen,
-                        first: ring.seen - words.len() as u64,
-                        words: &words,
+                        first: ring.seen - (words.len() + more.len()) as u64,
+                        words,
+                        more,
                     };
                     self.absorb(c.serial, k, from, &batch, &mut stats);
                 }
@@ -242,6 +245,7 @@ impl Ledger {
                 seen: read.seen,
                 first: read.first,
                 words: &buf,
+                more: &[],
             };
             self.absorb(thread.serial, k, from, &batch, stats);
         }
@@ -360,7 +364,7 @@ impl Ledger {
         stats: &mut FoldStats,
     ) {
         let lost = batch.first.saturating_sub(from);
-        stats.folded += batch.words.len() as u64;
+        stats.folded += (batch.words.len() + batch.more.len()) as u64;
         stats.lost += lost;
         self.reads.get_mut(&serial).expect("component() ran")[k] = batch.seen;
         let keep = config::slowest();
@@ -374,11 +378,17 @@ impl Ledger {
         c.seen += batch.seen - from;
         c.lost += lost;
         c.fold(batch.words, keep, when);
+        c.fold(batch.more, keep, when);
     }
 }
 
-/// The samples of a compacted ring at index `from` or later.
-fn new_words(ring: &CompactRing, from: u64) -> Vec<u64> {
+/// The samples of a compacted ring at index `from` or later, in two parts, oldest
+/// first (read in place: the copy is the registry's).
+fn new_words(ring: &CompactRing, from: u64) -> (&[u64], &[u64]) {
     let skip = from.saturating_sub(ring.first()) as usize;
-    ring.samples.iter().skip(skip).copied().collect()
+    let (a, b) = ring.samples.as_slices();
+    match skip.checked_sub(a.len()) {
+        None => (&a[skip..], b),
+        Some(past) => (&b[past.min(b.len())..], &[]),
+    }
 }

@@ -30,6 +30,13 @@ impl Tally {
         self.exact.record(value);
     }
 
+    /// Adds every value of `values` (the fold's path: a run of one ring's samples).
+    #[inline]
+    pub(crate) fn record_all(&mut self, values: impl Iterator<Item = u64> + Clone) {
+        self.buckets.record_all(values.clone());
+        self.exact.record_all(values);
+    }
+
     /// Adds every value of `other`.
     pub(crate) fn add(&mut self, other: &Tally) {
         if other.exact.count == 0 {
@@ -88,14 +95,57 @@ impl Exact {
     /// Adds one value.
     #[inline]
     pub(crate) fn record(&mut self, value: u64) {
-        self.count += 1;
-        self.sum += u128::from(value);
-        let square = u128::from(value) * u128::from(value);
-        self.sum_sq = self.sum_sq.and_then(|s| s.checked_add(square));
-        let cube = square.checked_mul(u128::from(value));
-        self.sum_cu = self.sum_cu.zip(cube).and_then(|(s, c)| s.checked_add(c));
-        self.min = self.min.min(value);
-        self.max = self.max.max(value);
+        self.record_all(std::iter::once(value));
+    }
+
+    /// Adds every value of `values`, summing in locals (registers) and storing once.
+    #[inline]
+    pub(crate) fn record_all(&mut self, values: impl Iterator<Item = u64> + Clone) {
+        // Most values are far below 2^38 ticks (a minute and more): then 4,096 of them
+        // sum without overflow (squares below 2^88, cubes below 2^126 in all), and
+        // the checks move to once per block. A block with a larger value is summed
+        // again with a check per value.
+        const SMALL: u64 = 1 << 38;
+        const BLOCK: usize = 4096;
+        let mut values = values.peekable();
+        while values.peek().is_some() {
+            let block = values.clone().take(BLOCK);
+            let (mut n, mut s1, mut s2, mut s3) = (0u64, 0u128, 0u128, 0u128);
+            let (mut lo, mut hi) = (u64::MAX, 0);
+            for value in block.clone() {
+                // Wrapping: the sums are used only when no value was large, and then
+                // nothing wraps.
+                let x = u128::from(value);
+                let square = x * x;
+                s2 = s2.wrapping_add(square);
+                s3 = s3.wrapping_add(square.wrapping_mul(x));
+                (n, s1) = (n + 1, s1 + x);
+                (lo, hi) = (lo.min(value), hi.max(value));
+            }
+            if hi < SMALL {
+                self.add_sums(n, s1, Some(s2), Some(s3), (lo, hi));
+            } else {
+                block.for_each(|value| self.record_checked(value));
+            }
+            values.nth(n as usize - 1);
+        }
+    }
+
+    /// Adds `n` values with these sums and extremes.
+    fn add_sums(&mut self, n: u64, s1: u128, s2: Option<u128>, s3: Option<u128>, ext: (u64, u64)) {
+        self.count += n;
+        self.sum += s1;
+        self.sum_sq = self.sum_sq.zip(s2).and_then(|(a, b)| a.checked_add(b));
+        self.sum_cu = self.sum_cu.zip(s3).and_then(|(a, b)| a.checked_add(b));
+        self.min = self.min.min(ext.0);
+        self.max = self.max.max(ext.1);
+    }
+
+    /// Adds one value of any size, giving up the sums that no longer fit.
+    fn record_checked(&mut self, value: u64) {
+        let x = u128::from(value);
+        let square = x * x;
+        self.add_sums(1, x, Some(square), square.checked_mul(x), (value, value));
     }
 
     /// Both sets together.
@@ -251,6 +301,50 @@ mod tests {
             );
         }
         assert_eq!(Exact::default().skew(), Some(0.0));
+    }
+
+    /// Adds one value as a tally always did: every sum checked at every value.
+    fn record_one_by_one(e: &mut Exact, value: u64) {
+        let x = u128::from(value);
+        e.count += 1;
+        e.sum += x;
+        e.sum_sq = e.sum_sq.and_then(|s| s.checked_add(x * x));
+        let cube = (x * x).checked_mul(x);
+        e.sum_cu = e.sum_cu.zip(cube).and_then(|(s, c)| s.checked_add(c));
+        e.min = e.min.min(value);
+        e.max = e.max.max(value);
+    }
+
+    #[test]
+    fn sums_taken_in_blocks_are_the_sums_taken_one_by_one() {
+        let max = crate::collect::Sample::MAX_TICKS;
+        let mut x = 3u64;
+        let mut next = || {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            x >> 11
+        };
+        let cases: Vec<Vec<u64>> = vec![
+            (0..10_000).map(|_| 2_600 + next() % 1_000).collect(),
+            // A large value in the second block only: that block is summed with checks.
+            (0..9_000)
+                .map(|i| if i == 5_000 { 1 << 40 } else { next() % 5_000 })
+                .collect(),
+            // Cubes past 2^128 (and squares, eventually): given up, in both ways.
+            (0..5_000).map(|_| next() % max).collect(),
+            vec![max; 300],
+            Vec::new(),
+        ];
+        for values in cases {
+            let mut want = Exact::default();
+            values.iter().for_each(|&v| record_one_by_one(&mut want, v));
+            let mut got = Exact::default();
+            got.record_all(values.iter().copied());
+            assert_eq!(got, want, "{} values", values.len());
+            let mut tally = Tally::default();
+            tally.record_all(values.iter().copied());
+            assert_eq!(tally.exact, want);
+            assert_eq!(tally.histogram().len(), values.len() as u64);
+        }
     }
 
     #[test]

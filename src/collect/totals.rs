@@ -94,33 +94,81 @@ impl ComponentTotals {
     /// Folds one sample.
     #[inline]
     pub(crate) fn record(&mut self, sample: Sample) {
-        let kind = sample.kind();
-        let tally = match self.kinds.iter().position(|(k, _)| *k == kind) {
-            Some(i) => &mut self.kinds[i].1,
-            None => {
-                self.kinds.push((kind, Tally::default()));
-                &mut self.kinds.last_mut().expect("just pushed").1
-            }
-        };
-        tally.record(sample.ticks());
+        let k = self.tally_for(sample.kind());
+        self.kinds[k].1.record(sample.ticks());
         self.migrated += u64::from(sample.migrated());
     }
 
     /// Folds the samples of one ring read, recorded between `when.0` and `when.1`
     /// (milliseconds since the Unix epoch), keeping the `keep` largest.
-    #[inline]
+    ///
+    /// The fold's per-sample path. A ring's samples come in runs of one kind (most
+    /// rings hold one kind only): each run is decoded once and handed to its tally
+    /// whole, in blocks that stay in the first-level cache, and a sample is compared
+    /// with the slowest kept only when it could join them.
     pub(super) fn fold(&mut self, words: &[u64], keep: usize, when: (u64, u64)) {
+        /// Words per block: 16 KiB.
+        const BLOCK: usize = 2048;
+        for block in words.chunks(BLOCK) {
+            let mut rest = block;
+            while let Some(&first) = rest.first() {
+                let kind = Sample::from_bits(first).kind();
+                let n = self.note_run(rest, kind, keep, when);
+                let (run, tail) = rest.split_at(n);
+                let k = self.tally_for(kind);
+                let ticks = run.iter().map(|&w| Sample::from_bits(w).ticks());
+                self.kinds[k].1.record_all(ticks);
+                rest = tail;
+            }
+        }
+    }
+
+    /// Finds how many of `words` are samples of `kind` (of the first), in a row; counts
+    /// the migrated ones and keeps their slowest. Returns how many.
+    #[inline]
+    fn note_run(
+        &mut self,
+        words: &[u64],
+        kind: SampleKind,
+        keep: usize,
+        when: (u64, u64),
+    ) -> usize {
         let (not_before_ms, not_after_ms) = when;
+        let bits = words
+            .first()
+            .map_or(0, |&w| Sample::from_bits(w).kind_bits());
+        let mut floor = slow_floor(&self.slowest, keep);
+        let (mut n, mut migrated) = (0, 0);
         for &w in words {
             let sample = Sample::from_bits(w);
-            self.record(sample);
-            let slow = Slow {
-                ticks: sample.ticks(),
-                kind: sample.kind(),
-                not_before_ms,
-                not_after_ms,
-            };
-            self.note_slow(slow, keep);
+            if sample.kind_bits() != bits {
+                break;
+            }
+            n += 1;
+            migrated += u64::from(sample.migrated());
+            if sample.ticks() >= floor {
+                let slow = Slow {
+                    ticks: sample.ticks(),
+                    kind,
+                    not_before_ms,
+                    not_after_ms,
+                };
+                self.note_slow(slow, keep);
+                floor = slow_floor(&self.slowest, keep);
+            }
+        }
+        self.migrated += migrated;
+        n
+    }
+
+    /// The index in `kinds` of `kind`'s tally, made if new.
+    fn tally_for(&mut self, kind: SampleKind) -> usize {
+        match self.kinds.iter().position(|(k, _)| *k == kind) {
+            Some(i) => i,
+            None => {
+                self.kinds.push((kind, Tally::default()));
+                self.kinds.len() - 1
+            }
         }
     }
 
@@ -163,6 +211,17 @@ impl ComponentTotals {
         for (_, t) in &mut self.kinds {
             t.clear();
         }
+    }
+}
+
+/// The fewest ticks a sample needs for [`ComponentTotals::note_slow`] to keep it, with
+/// `slowest` kept so far: any while fewer than `keep` are kept (or more, after `keep`
+/// shrank), none for `keep` 0, else more than the smallest kept.
+fn slow_floor(slowest: &[Slow], keep: usize) -> u64 {
+    match slowest.last() {
+        _ if slowest.len() != keep => 0,
+        None => u64::MAX,
+        Some(s) => s.ticks + 1,
     }
 }
 
