@@ -17,6 +17,7 @@
 use super::totals::{ComponentTotals, ThreadTotals, Totals};
 use crate::config;
 use crate::diagnostics::{Anomalies, FrameCounts, OpenScopes};
+use crate::record::budget::RINGS;
 use crate::record::fork::PerProcess;
 use crate::record::registry::{self, CompactRing, TEARDOWN_DROPS, ThreadShared, View};
 use crate::record::{id, local};
@@ -58,8 +59,11 @@ pub(super) struct Ledger {
 }
 
 /// Per process: a child forked while the parent's drain held the ledger starts its
-/// own (and reads the rings it inherited from their start).
+/// own (and reads the rings it inherited from their start). The parent's histograms
+/// then no longer count against the child's memory cap.
 static LEDGER: PerProcess<Mutex<Ledger>> = PerProcess::new(|| {
+    RINGS.recharge(HISTOGRAM_BYTES.swap(0, Relaxed), 0);
+    HISTOGRAMS.store(0, Relaxed);
     Mutex::new(Ledger {
         whole: Totals::default(),
         interval: None,
@@ -78,7 +82,8 @@ pub(super) fn ledger() -> std::sync::MutexGuard<'static, Ledger> {
     LEDGER.get().lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Histograms the ledger held after its last fold, and their bytes.
+/// Histograms the ledger held after its last fold, and their bytes (what it has
+/// charged against the memory cap).
 pub(crate) static HISTOGRAMS: AtomicU64 = AtomicU64::new(0);
 pub(crate) static HISTOGRAM_BYTES: AtomicU64 = AtomicU64::new(0);
 
@@ -271,8 +276,10 @@ impl Ledger {
     }
 
     /// Publishes how many histograms the ledger holds and their bytes, for
-    /// [`footprint`](super::footprint) (which must not wait for the ledger's lock).
-    fn publish_size(&self) {
+    /// [`footprint`](super::footprint) (which must not wait for the ledger's lock),
+    /// and charges their change in bytes against the memory cap (`record/budget.rs`),
+    /// freeing pooled rings if that passes the cap.
+    pub(super) fn publish_size(&self) {
         let tallies = self
             .sampled()
             .flat_map(|t| t.threads.values())
@@ -284,7 +291,13 @@ impl Ledger {
             bytes += tally.heap_bytes();
         }
         HISTOGRAMS.store(count, Relaxed);
-        HISTOGRAM_BYTES.store(bytes, Relaxed);
+        RINGS.recharge(HISTOGRAM_BYTES.swap(bytes, Relaxed), bytes);
+        // Past the cap, pooled rings (kept only to spare new threads an allocation)
+        // are freed first.
+        let cap = config::memory_cap();
+        if RINGS.charged() > cap {
+            registry::global().shed_pool(|| RINGS.charged() <= cap);
+        }
     }
 
     /// Makes sure thread `serial` has an entry (in the interval too), and updates it.

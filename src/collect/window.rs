@@ -52,6 +52,8 @@ pub(crate) fn take_interval() -> Totals {
             let taken = increments(whole, open, open);
             settle(whole, open);
             rebase(open, whole);
+            // Settling may have grown the whole run's tallies.
+            ledger.publish_size();
             taken
         }
         None => {

@@ -130,6 +130,18 @@ impl Registry {
         }
     }
 
+    /// Frees pooled rings, newest first, until `enough()` holds or the pool is empty:
+    /// the memory cap takes their bytes back when the whole run's histograms have
+    /// grown past it (`budget.rs`).
+    pub(crate) fn shed_pool(&self, enough: impl Fn() -> bool) {
+        while !enough() {
+            let Some(ring) = lock(&self.pool).pop() else {
+                return;
+            };
+            drop(ring); // freed, and its charge given back, outside the lock
+        }
+    }
+
     fn recycle(&self, ring: Ring) {
         ring.reset();
         let refused = lock(&self.pool).try_push(ring).err();
