@@ -32,8 +32,8 @@ impl Tally {
 
     /// Adds every value of `values` (the fold's path: a run of one ring's samples).
     #[inline]
-    pub(crate) fn record_all(&mut self, values: impl Iterator<Item = u64> + Clone) {
-        self.buckets.record_all(values.clone());
+    pub(crate) fn record_all(&mut self, values: &[u64]) {
+        self.buckets.record_all(values.iter().copied());
         self.exact.record_all(values);
     }
 
@@ -95,39 +95,36 @@ impl Exact {
     /// Adds one value.
     #[inline]
     pub(crate) fn record(&mut self, value: u64) {
-        self.record_all(std::iter::once(value));
+        self.record_all(&[value]);
     }
 
     /// Adds every value of `values`, summing in locals (registers) and storing once.
     #[inline]
-    pub(crate) fn record_all(&mut self, values: impl Iterator<Item = u64> + Clone) {
+    pub(crate) fn record_all(&mut self, values: &[u64]) {
         // Most values are far below 2^38 ticks (a minute and more): then 4,096 of them
         // sum without overflow (squares below 2^88, cubes below 2^126 in all), and
         // the checks move to once per block. A block with a larger value is summed
         // again with a check per value.
         const SMALL: u64 = 1 << 38;
         const BLOCK: usize = 4096;
-        let mut values = values.peekable();
-        while values.peek().is_some() {
-            let block = values.clone().take(BLOCK);
-            let (mut n, mut s1, mut s2, mut s3) = (0u64, 0u128, 0u128, 0u128);
+        for block in values.chunks(BLOCK) {
+            let (mut s1, mut s2, mut s3) = (0u128, 0u128, 0u128);
             let (mut lo, mut hi) = (u64::MAX, 0);
-            for value in block.clone() {
+            for &value in block {
                 // Wrapping: the sums are used only when no value was large, and then
                 // nothing wraps.
                 let x = u128::from(value);
                 let square = x * x;
+                s1 += x;
                 s2 = s2.wrapping_add(square);
                 s3 = s3.wrapping_add(square.wrapping_mul(x));
-                (n, s1) = (n + 1, s1 + x);
                 (lo, hi) = (lo.min(value), hi.max(value));
             }
             if hi < SMALL {
-                self.add_sums(n, s1, Some(s2), Some(s3), (lo, hi));
+                self.add_sums(block.len() as u64, s1, Some(s2), Some(s3), (lo, hi));
             } else {
-                block.for_each(|value| self.record_checked(value));
+                block.iter().for_each(|&value| self.record_checked(value));
             }
-            values.nth(n as usize - 1);
         }
     }
 
@@ -338,10 +335,10 @@ mod tests {
             let mut want = Exact::default();
             values.iter().for_each(|&v| record_one_by_one(&mut want, v));
             let mut got = Exact::default();
-            got.record_all(values.iter().copied());
+            got.record_all(&values);
             assert_eq!(got, want, "{} values", values.len());
             let mut tally = Tally::default();
-            tally.record_all(values.iter().copied());
+            tally.record_all(&values);
             assert_eq!(tally.exact, want);
             assert_eq!(tally.histogram().len(), values.len() as u64);
         }

@@ -107,24 +107,24 @@ impl ComponentTotals {
     /// whole, in blocks that stay in the first-level cache, and a sample is compared
     /// with the slowest kept only when it could join them.
     pub(super) fn fold(&mut self, words: &[u64], keep: usize, when: (u64, u64)) {
-        /// Words per block: 16 KiB.
+        /// Words per block: 16 KiB, and as much again for their ticks.
         const BLOCK: usize = 2048;
+        let mut ticks = [0u64; BLOCK];
         for block in words.chunks(BLOCK) {
             let mut rest = block;
             while let Some(&first) = rest.first() {
                 let kind = Sample::from_bits(first).kind();
-                let n = self.note_run(rest, kind, keep, when);
-                let (run, tail) = rest.split_at(n);
+                let n = self.note_run(rest, kind, keep, when, &mut ticks);
                 let k = self.tally_for(kind);
-                let ticks = run.iter().map(|&w| Sample::from_bits(w).ticks());
-                self.kinds[k].1.record_all(ticks);
-                rest = tail;
+                self.kinds[k].1.record_all(&ticks[..n]);
+                rest = &rest[n..];
             }
         }
     }
 
-    /// Finds how many of `words` are samples of `kind` (of the first), in a row; counts
-    /// the migrated ones and keeps their slowest. Returns how many.
+    /// Finds how many of `words` are samples of `kind` (of the first), in a row, and
+    /// puts their ticks in `ticks`; counts the migrated ones and keeps their slowest.
+    /// Returns how many.
     #[inline]
     fn note_run(
         &mut self,
@@ -132,6 +132,7 @@ impl ComponentTotals {
         kind: SampleKind,
         keep: usize,
         when: (u64, u64),
+        ticks: &mut [u64],
     ) -> usize {
         let (not_before_ms, not_after_ms) = when;
         let bits = words
@@ -139,12 +140,13 @@ impl ComponentTotals {
             .map_or(0, |&w| Sample::from_bits(w).kind_bits());
         let mut floor = slow_floor(&self.slowest, keep);
         let (mut n, mut migrated) = (0, 0);
-        for &w in words {
+        for (&w, out) in words.iter().zip(ticks) {
             let sample = Sample::from_bits(w);
             if sample.kind_bits() != bits {
                 break;
             }
             n += 1;
+            *out = sample.ticks();
             migrated += u64::from(sample.migrated());
             if sample.ticks() >= floor {
                 let slow = Slow {
