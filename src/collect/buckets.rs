@@ -224,7 +224,7 @@ impl Sparse {
     #[inline]
     fn find(&self, key: u64) -> Option<usize> {
         let mask = self.slots.len().checked_sub(1)?;
-        // Fibonacci hashing: the top bits of the product spread keys that step evenly.
+        // Fibonacci hashing: the product's bits from 32 up spread keys that step evenly.
         let mut at = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & mask;
         loop {
             let (k, count) = self.slots[at];
