@@ -8,7 +8,8 @@
 //!    medians is printed against the 5% target.
 //! 2. Sustained 10 million samples per second on one thread, default ring: the share
 //!    of samples lost (the drain could not read them before the ring lapped).
-//! 3. The drain's cost per folded sample, and the memory of a whole-run histogram.
+//! 3. The drain's cost per folded sample, and the memory of a whole-run histogram, for
+//!    a wide spread of values (dense histograms) and a narrow one (table form).
 //!
 //! `cargo bench --bench agent`.
 
@@ -135,11 +136,89 @@ fn sustained() {
     );
 }
 
-/// Part 3: with no agent, 16 ids x 60,000 samples wait in their rings; the first
-/// report folds them, the second only analyses. The difference is the fold.
+/// What one load of part 3 measured.
+struct FoldLoad {
+    /// The fold's cost per sample, one figure per round.
+    per_sample: Vec<f64>,
+    /// Samples per round.
+    samples: u64,
+    /// Histograms the first round added, and their bytes.
+    histograms: u64,
+    bytes: u64,
+}
+
+/// Part 3: with no agent, `ids.len()` ids x `per_id` samples (`value(k, v, round)` for
+/// id `k`'s `v`-th) wait in the rings of a thread that has exited; `fold` folds them
+/// (and compacts the thread) and says how long the fold took. Five rounds, each on a
+/// new thread (so each round's tallies are new too).
+fn fold_load(
+    ids: &[&'static Id],
+    per_id: u64,
+    value: fn(usize, u64, u64) -> u64,
+    fold: fn() -> Duration,
+) -> FoldLoad {
+    let mut load = FoldLoad {
+        per_sample: Vec::new(),
+        samples: ids.len() as u64 * per_id,
+        histograms: 0,
+        bytes: 0,
+    };
+    for round in 0..5u64 {
+        // Before the thread: the footprint compacts exited threads, which is the
+        // fold's work here.
+        let before = latte::footprint();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for (k, id) in ids.iter().enumerate() {
+                    for v in 0..per_id {
+                        latte::record(id, value(k, v, round));
+                    }
+                }
+            });
+        });
+        let took = fold();
+        load.per_sample
+            .push(took.as_secs_f64() * 1e9 / load.samples as f64);
+        if round == 0 {
+            let after = latte::footprint();
+            load.histograms = after.histograms - before.histograms;
+            load.bytes = after.histogram_bytes - before.histogram_bytes;
+        }
+    }
+    load
+}
+
+/// The fold as reports see it: the first report folds and analyses, the second only
+/// analyses; the difference is the fold.
+fn fold_by_reports() -> Duration {
+    let options = ReportOptions {
+        cleaning: Cleaning::OFF,
+        ..ReportOptions::default()
+    };
+    let t = Instant::now();
+    std::hint::black_box(Report::collect(&options));
+    let fold_and_analyse = t.elapsed();
+    let t = Instant::now();
+    std::hint::black_box(Report::collect(&options));
+    fold_and_analyse.saturating_sub(t.elapsed())
+}
+
+/// The fold timed alone: `reset` folds, then empties the tallies (keeping their
+/// memory). Analysing 1,000 ids takes far longer than folding them, so a difference
+/// of two reports would be mostly noise.
+fn fold_by_reset() -> Duration {
+    let t = Instant::now();
+    latte::collect::reset();
+    t.elapsed()
+}
+
+/// Part 3, two loads. Wide: 16 ids x 60,000 samples spread evenly over 100..5,099
+/// ticks (about 3,200 buckets each: dense histograms), the fold timed by reports.
+/// Narrow, a trading engine's interned symbols in small: 1,000 ids x 1,000 samples of
+/// one code path's quantised TSC deltas ([`narrow_value`]: tens of buckets each, in
+/// table form), the fold timed by `reset`.
 fn fold_cost() {
     const IDS: usize = 16;
-    const PER_ID: u64 = 60_000;
     static BENCH_IDS: [Id; IDS] = [
         Id::new("fold_0"),
         Id::new("fold_1"),
@@ -158,57 +237,101 @@ fn fold_cost() {
         Id::new("fold_14"),
         Id::new("fold_15"),
     ];
-    let options = ReportOptions {
-        cleaning: Cleaning::OFF,
-        ..ReportOptions::default()
+    let wide: Vec<&'static Id> = BENCH_IDS.iter().collect();
+    let wide = fold_load(
+        &wide,
+        60_000,
+        |k, v, round| 100 + (v * 7 + k as u64 + round) % 5_000,
+        fold_by_reports,
+    );
+    // Rings of 1,024 samples for the narrow load's 1,000 ids x 5 rounds (the setting
+    // stays after the agent stops).
+    latte::builder()
+        .sink(std::io::sink())
+        .final_report(false)
+        .ring_capacity(1024)
+        .start()
+        .expect("start the agent")
+        .stop()
+        .expect("stop");
+    let narrow: Vec<&'static Id> = (0..1_000)
+        .map(|k| Id::intern(&format!("symbol_{k}")).expect("below the intern limit"))
+        .collect();
+    let narrow = fold_load(&narrow, 1_000, narrow_value, fold_by_reset);
+    print_fold(&wide, &narrow);
+}
+
+/// The narrow load's `v`-th value of id `k` in `round`: 2,600 ticks plus steps of 26,
+/// three in four within the first 6 steps, the rest spread over 48 (a splitmix64 draw
+/// per value).
+fn narrow_value(k: usize, v: u64, round: u64) -> u64 {
+    let mut z = (k as u64) << 40 ^ v << 8 ^ round;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    let step = match z & 3 {
+        0 => (z >> 8) % 48,
+        _ => u64::from((z >> 8 | 1 << 5).trailing_zeros()),
     };
-    let mut per_sample = Vec::new();
-    for round in 0..5u64 {
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                for (k, id) in BENCH_IDS.iter().enumerate() {
-                    for v in 0..PER_ID {
-                        latte::record(id, 100 + (v * 7 + k as u64 + round) % 5_000);
-                    }
-                }
-            });
-        });
-        let t = Instant::now();
-        std::hint::black_box(Report::collect(&options));
-        let fold_and_analyse = t.elapsed();
-        let t = Instant::now();
-        std::hint::black_box(Report::collect(&options));
-        let analyse = t.elapsed();
-        let fold = fold_and_analyse.saturating_sub(analyse);
-        per_sample.push(fold.as_secs_f64() * 1e9 / (IDS as u64 * PER_ID) as f64);
-    }
-    print_fold(&per_sample, IDS as u64 * PER_ID);
+    2_600 + 26 * step
+}
+
+/// Distinct buckets per id of the narrow load's first round (values above 2,048 ticks
+/// fall in buckets 2 ticks wide, so distinct values of steps of 26 are distinct
+/// buckets).
+fn narrow_buckets() -> f64 {
+    let ids = 1_000;
+    let distinct: usize = (0..ids)
+        .map(|k| {
+            let mut values: Vec<u64> = (0..1_000).map(|v| narrow_value(k, v, 0)).collect();
+            values.sort_unstable();
+            values.dedup();
+            values.len()
+        })
+        .sum();
+    distinct as f64 / ids as f64
 }
 
 /// The fold's target line and figures, and the histograms' memory.
-fn print_fold(per_sample: &[f64], samples: u64) {
-    let f = latte::footprint();
-    let fold = median(per_sample.to_vec());
-    // No agent here, so no interval is open: one window (the whole run) is fed. An
-    // agent with periodic reports feeds a second one (the open interval).
+fn print_fold(wide: &FoldLoad, narrow: &FoldLoad) {
+    let fold = median(wide.per_sample.clone());
+    // No agent here, so no interval is open: each sample is folded into one window's
+    // tally, the whole run's (with an interval open it would be the interval's, still
+    // one).
     println!(
         "target {:<52} {fold:>6.1}  (target <= 10) {}",
         "fold, ns per sample (whole-run window only)",
         if fold <= 10.0 { "met" } else { "MISSED" }
     );
-    println!(
-        "fold: {:.1} ns per sample (median of 5 rounds of {} samples; rounds {:?})",
-        fold,
-        samples,
-        per_sample
+    let rounds = |l: &FoldLoad| -> Vec<f64> {
+        l.per_sample
             .iter()
             .map(|x| (x * 10.0).round() / 10.0)
-            .collect::<Vec<_>>()
+            .collect()
+    };
+    println!(
+        "fold: {:.1} ns per sample (median of 5 rounds of {} samples; rounds {:?}); windows fed per sample: 1 (the whole run; no interval open)",
+        fold,
+        wide.samples,
+        rounds(wide)
     );
     println!(
-        "memory: {} histograms, {} bytes, {:.1} KiB per histogram (values below 5,100 ticks)",
-        f.histograms,
-        f.histogram_bytes,
-        f.histogram_bytes as f64 / f.histograms.max(1) as f64 / 1024.0
+        "memory, wide load: {} histograms, {} bytes, {:.1} KiB per histogram (values below 5,100 ticks, ~3,200 buckets each: dense)",
+        wide.histograms,
+        wide.bytes,
+        wide.bytes as f64 / wide.histograms.max(1) as f64 / 1024.0
+    );
+    println!(
+        "narrow load: fold (timed by reset) {:.1} ns per sample (median of 5 rounds of {} samples; rounds {:?})",
+        median(narrow.per_sample.clone()),
+        narrow.samples,
+        rounds(narrow)
+    );
+    println!(
+        "memory, narrow load: {} histograms, {} bytes, {:.0} bytes per histogram (1,000 samples, {:.1} buckets each: table form)",
+        narrow.histograms,
+        narrow.bytes,
+        narrow.bytes as f64 / narrow.histograms.max(1) as f64,
+        narrow_buckets()
     );
 }

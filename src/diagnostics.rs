@@ -285,7 +285,9 @@ pub struct Footprint {
     /// Address space reserved by live rings (backed by memory only where written).
     pub ring_bytes_reserved: u64,
     /// Bytes charged against the memory cap: every ring of the user's threads that
-    /// exists, live or pooled for reuse.
+    /// exists, live or pooled for reuse, and the whole-run histograms
+    /// (`histogram_bytes`). The histograms cannot be refused, so this can pass the cap
+    /// by what they grew after it was reached.
     #[cfg_attr(feature = "agent", serde(default))]
     pub memory_cap_used: u64,
     /// The memory cap ([`Builder::memory_cap`](crate::Builder::memory_cap)).
@@ -306,9 +308,11 @@ pub struct Footprint {
     #[cfg_attr(feature = "agent", serde(alias = "folded_threads"))]
     pub merged_threads: u64,
     /// Whole-run histograms (one per thread, id and sample kind, and as many again
-    /// for the open interval once interval reports are used).
+    /// for the open interval once interval reports are used). One with few buckets in
+    /// use is kept as a table of them, a few hundred bytes.
     pub histograms: u64,
-    /// Bytes those histograms hold (included in `bytes`).
+    /// Bytes those histograms hold on the heap (included in `bytes` and in
+    /// `memory_cap_used`).
     pub histogram_bytes: u64,
     /// CPU time the agent's drain thread has used, in nanoseconds (0 without an agent,
     /// or off Linux).

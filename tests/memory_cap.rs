@@ -4,7 +4,8 @@
 //! charged against `Builder::memory_cap` when an id is first used on a thread; past
 //! it the id records nothing there, and every record it drops is counted under its
 //! name, in the capture, the report's table and its JSON. `start()` refuses a cap that
-//! cannot hold one ring.
+//! cannot hold one ring. The whole run's histograms are charged too, by the fold: they
+//! leave less for new rings, and past the cap pooled rings are freed for them.
 
 mod common;
 use latte::report::JsonStyle;
@@ -164,6 +165,98 @@ fn ids_past_the_memory_cap_record_nothing_and_are_counted_and_named() {
     assert_eq!(c.component("cap/m4").unwrap().seen, 2);
     assert_eq!(c.anomalies.over_cap, 0);
     assert!(latte::footprint().memory_cap_used <= cap);
+}
+
+/// 2,048 samples: 16 KiB per ring (a size no other test here uses, so no ring pooled
+/// by another test is reused).
+const BIG: usize = 2048;
+const BIG_RING: u64 = 8 * BIG as u64;
+
+static HIST: [Id; 5] = [
+    Id::new("cap/h0"),
+    Id::new("cap/h1"),
+    Id::new("cap/h2"),
+    Id::new("cap/h3"),
+    Id::new("cap/h4"),
+];
+
+/// Records 1,000 distinct values under `id`: more buckets than a table form holds
+/// below 2,048 ticks, so its whole-run histogram is a dense one, 16 KiB and more. The
+/// ring is prepared first, so it holds its capacity (rings start smaller and grow).
+fn spread(id: &Id) {
+    latte::collect::prepare(&[id]);
+    (0..1_000).for_each(|v| latte::record(id, v));
+}
+
+/// Ten records under `id`, in a prepared ring (of the capacity, see [`spread`]).
+fn ten(id: &Id) {
+    latte::collect::prepare(&[id]);
+    (0..10).for_each(|v| latte::record(id, v));
+}
+
+/// The rings charged against the cap: what it counts besides the histograms.
+fn rings_charged(f: &latte::collect::Footprint) -> u64 {
+    f.memory_cap_used - f.histogram_bytes
+}
+
+#[test]
+fn histogram_bytes_count_against_the_cap_and_leave_less_for_rings() {
+    let _one = common::exclusive();
+    let base = latte::footprint();
+    let cap = base.memory_cap_used + 5 * BIG_RING;
+    latte::builder()
+        .sink(std::io::sink())
+        .final_report(false)
+        .ring_capacity(BIG)
+        .memory_cap(cap)
+        .start()
+        .unwrap()
+        .stop()
+        .unwrap();
+
+    // One ring; once a fold has read it, a histogram larger than the ring.
+    common::on_named_thread("hist-a", || spread(&HIST[0]));
+    let before = latte::footprint(); // hist-a compacted: its ring pooled, still charged
+    assert_eq!(before.memory_cap_used, base.memory_cap_used + BIG_RING);
+    Report::collect(&ReportOptions::default());
+    let after = latte::footprint();
+    let grown = after.histogram_bytes - before.histogram_bytes;
+    assert!(grown > BIG_RING, "{after:?}");
+    assert_eq!(after.memory_cap_used, before.memory_cap_used + grown);
+
+    // Left under the cap: 4 rings without the histogram, 3 with it (one of them the
+    // pooled ring, reused without a new charge). The fourth new id is refused.
+    common::on_named_thread("hist-b", || {
+        spread(&HIST[1]);
+        HIST[2..].iter().for_each(ten);
+    });
+    let capture = latte::capture();
+    let b = capture.thread("hist-b").unwrap();
+    for id in &HIST[1..4] {
+        assert!(
+            b.component(id.name()).is_some(),
+            "{} has no ring",
+            id.name()
+        );
+    }
+    assert!(b.component("cap/h4").is_none());
+    assert_eq!(b.frame_counts("cap/h4").over_cap, 10);
+
+    // The next fold makes hist-b's first histogram dense too: with hist-b's three
+    // rings pooled, that passes the cap, and pooled rings are freed (newest first)
+    // until the total is back under it: one is enough.
+    let f = latte::footprint();
+    assert_eq!(rings_charged(&f), rings_charged(&base) + 3 * BIG_RING);
+    Report::collect(&ReportOptions::default());
+    let f = latte::footprint();
+    assert!(
+        f.histogram_bytes - after.histogram_bytes > BIG_RING,
+        "{f:?}"
+    );
+    assert!(f.memory_cap_used <= cap, "{f:?}");
+    assert_eq!(rings_charged(&f), rings_charged(&base) + 2 * BIG_RING);
+    // The next test's report names the ids refused: not these.
+    latte::collect::reset();
 }
 
 static GROWN: Id = Id::new("cap/grown");

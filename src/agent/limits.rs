@@ -26,15 +26,19 @@ impl Builder {
         self
     }
 
-    /// Bytes the rings of all the user's threads may reserve together (default
-    /// [`DEFAULT_MEMORY_CAP`](Builder::DEFAULT_MEMORY_CAP); a ring reserves 8 bytes per
-    /// sample of [`ring_capacity`](Builder::ring_capacity)). Ids are not known in
-    /// advance, so the cap is enforced at an id's first use on a thread: past it, no
-    /// ring is made, the id records nothing on that thread, and every record it drops
-    /// is counted under its name (the report's `over_cap` anomaly and a line naming
-    /// the ids; [`FrameCounts::over_cap`](crate::collect::FrameCounts::over_cap) per
-    /// id). Rings of exited threads are pooled for reuse or freed, giving their bytes
-    /// back. latte's own calibration threads are not charged. Applies from
+    /// Bytes the rings of all the user's threads and the whole run's histograms may
+    /// take together (default [`DEFAULT_MEMORY_CAP`](Builder::DEFAULT_MEMORY_CAP); a
+    /// ring reserves 8 bytes per sample of [`ring_capacity`](Builder::ring_capacity)).
+    /// Ids are not known in advance, so the cap is enforced at an id's first use on a
+    /// thread: past it, no ring is made, the id records nothing on that thread, and
+    /// every record it drops is counted under its name (the report's `over_cap`
+    /// anomaly and a line naming the ids;
+    /// [`FrameCounts::over_cap`](crate::collect::FrameCounts::over_cap) per id). Rings
+    /// of exited threads are pooled for reuse or freed, giving their bytes back.
+    /// Histograms hold samples already recorded, so they are never refused: past the
+    /// cap, pooled rings are freed for them, and beyond that the total passes the cap
+    /// by what they grow (see [`Footprint`](crate::collect::Footprint)'s
+    /// `memory_cap_used`). latte's own calibration threads are not charged. Applies from
     /// [`start`](Builder::start) on, and stays after the agent stops; a cap smaller
     /// than one ring makes `start` return [`Error::MemoryCap`](crate::Error::MemoryCap).
     ///

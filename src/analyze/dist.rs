@@ -13,7 +13,7 @@ pub(crate) use crate::report::histogram::{Runs, count, hist_runs, quantile, rank
 
 /// One kind's values with `overhead` ticks taken off each (saturating at 0).
 pub(crate) fn from_tally(tally: &Tally, overhead: u64) -> (Runs, Exact) {
-    let raw = hist_runs(&tally.hist, tally.exact.min, tally.exact.max);
+    let raw = hist_runs(&tally.histogram(), tally.exact.min, tally.exact.max);
     let exact = shifted_exact(tally, &raw, overhead);
     (shifted(raw, overhead), exact)
 }

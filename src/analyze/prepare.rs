@@ -227,7 +227,7 @@ fn row_kind(c: &ComponentTotals) -> RowKind {
 fn corrected_runs(c: &ComponentTotals, period: u64, overhead: impl Fn(SampleKind) -> u64) -> Runs {
     let mut runs = Runs::new();
     for (kind, tally) in &c.kinds {
-        let hist = tally.hist.clone_correct(period);
+        let hist = tally.histogram().clone_correct(period);
         let raw = dist::hist_runs(&hist, hist.min().min(tally.exact.min), tally.exact.max);
         runs = dist::merge(&runs, &dist::shifted(raw, overhead(*kind)));
     }

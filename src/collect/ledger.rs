@@ -14,28 +14,38 @@
 //! raw windows (a thread is folded in the registry only once the ledger has read all
 //! of it).
 
-use super::Sample;
-use super::totals::{ComponentTotals, Slow, ThreadTotals, Totals};
+use super::totals::{ComponentTotals, ThreadTotals, Totals};
 use crate::config;
 use crate::diagnostics::{Anomalies, FrameCounts, OpenScopes};
+use crate::record::budget::RINGS;
 use crate::record::fork::PerProcess;
 use crate::record::registry::{self, CompactRing, TEARDOWN_DROPS, ThreadShared, View};
 use crate::record::{id, local};
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Mutex, PoisonError};
 
-/// The fold state: the whole run, and the open interval once anyone asked for one.
+/// The fold state: the whole run, split in two once anyone asked for an interval.
+///
+/// Every sample is folded into one tally only, that of the *open* window: the open
+/// interval if there is one, else `whole`. The whole run a report shows is `whole`
+/// plus the open interval, added up when a report asks (`window.rs`); ending an
+/// interval moves its samples into `whole` and empties it. A reset empties both.
 pub(super) struct Ledger {
-    /// Everything folded since the process started: also where each ring's read
-    /// position is kept (a component's `seen`).
+    /// The whole run (since the start, or since the last [`reset`](super::reset)) up
+    /// to where the open interval began, and every thread's counters as they are now.
     pub(super) whole: Totals,
-    /// Same threads and components as `whole`, in the same order.
+    /// The open interval, once anyone asked for one: what was folded since it began,
+    /// and the counters' values then. Same threads and components as `whole`, in the
+    /// same order.
     pub(super) interval: Option<Totals>,
-    /// Since the last [`reset`](super::reset), if any: what the whole run shows. Same
-    /// threads and components as `whole`; its counters hold their values at the reset.
+    /// The counters' values at the last [`reset`](super::reset), if any: threads and
+    /// their counters only (no components).
     pub(super) since_reset: Option<Totals>,
+    /// Per thread (by serial), per ring in the thread's order: how many of its
+    /// samples the ledger has read (its `seen` as of the previous fold).
+    reads: BTreeMap<u64, Vec<u64>>,
     /// When the previous fold began (ms since the Unix epoch; 0 before the first):
     /// what a fold reads was recorded between then and its own start.
     last_fold_ms: u64,
@@ -49,12 +59,16 @@ pub(super) struct Ledger {
 }
 
 /// Per process: a child forked while the parent's drain held the ledger starts its
-/// own (and reads the rings it inherited from their start).
+/// own (and reads the rings it inherited from their start). The parent's histograms
+/// then no longer count against the child's memory cap.
 static LEDGER: PerProcess<Mutex<Ledger>> = PerProcess::new(|| {
+    RINGS.recharge(HISTOGRAM_BYTES.swap(0, Relaxed), 0);
+    HISTOGRAMS.store(0, Relaxed);
     Mutex::new(Ledger {
         whole: Totals::default(),
         interval: None,
         since_reset: None,
+        reads: BTreeMap::new(),
         last_fold_ms: 0,
         now_ms: 0,
         last_fold_at: None,
@@ -68,7 +82,8 @@ pub(super) fn ledger() -> std::sync::MutexGuard<'static, Ledger> {
     LEDGER.get().lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Histograms the ledger held after its last fold, and their bytes.
+/// Histograms the ledger held after its last fold, and their bytes (what it has
+/// charged against the memory cap).
 pub(crate) static HISTOGRAMS: AtomicU64 = AtomicU64::new(0);
 pub(crate) static HISTOGRAM_BYTES: AtomicU64 = AtomicU64::new(0);
 
@@ -99,11 +114,13 @@ pub(crate) fn fold() -> FoldStats {
 /// without their Stop per id index.
 type Counts<'a> = (Anomalies, &'a [(u32, FrameCounts)]);
 
-/// Which samples of one ring are new, as the ring (or its compacted copy) reported.
+/// Which samples of one ring are new, as the ring (or its compacted copy) reported:
+/// `words` then `more` (a compacted copy's two halves), oldest first.
 struct Batch<'a> {
     seen: u64,
     first: u64,
     words: &'a [u64],
+    more: &'a [u64],
 }
 
 /// Milliseconds since the Unix epoch, now.
@@ -114,12 +131,22 @@ fn unix_ms() -> u64 {
 }
 
 impl Ledger {
-    /// Every window being accumulated: the whole run, the open interval, the run
-    /// since the last reset.
+    /// Every window kept: the whole run, the open interval, the counters at the last
+    /// reset.
     fn windows(&mut self) -> impl Iterator<Item = &mut Totals> {
         std::iter::once(&mut self.whole)
             .chain(self.interval.as_mut())
             .chain(self.since_reset.as_mut())
+    }
+
+    /// The windows that hold samples: the whole run and the open interval.
+    fn sampled(&self) -> impl Iterator<Item = &Totals> {
+        std::iter::once(&self.whole).chain(self.interval.as_ref())
+    }
+
+    /// The window this fold's samples go to: the open interval, else the whole run.
+    fn open(&mut self) -> &mut Totals {
+        self.interval.as_mut().unwrap_or(&mut self.whole)
     }
 
     pub(super) fn fold(&mut self) -> FoldStats {
@@ -136,15 +163,16 @@ impl Ledger {
         for c in &view.exited {
             self.thread(c.serial, &c.name, true, (c.anomalies, &c.frames));
             for (k, ring) in c.components.iter().enumerate() {
-                let from = self.component(c.serial, k, ring.index, &mut names).seen;
+                let from = self.component(c.serial, k, ring.index, &mut names);
                 if from < ring.seen {
-                    let words = new_words(ring, from);
+                    let (words, more) = new_words(ring, from);
                     let batch = Batch {
                         seen: ring.seen,
-                        first: ring.seen - words.len() as u64,
-                        words: &words,
+                        first: ring.seen - (words.len() + more.len()) as u64,
+                        words,
+                        more,
                     };
-                    self.absorb(c.serial, k, &batch, &mut stats);
+                    self.absorb(c.serial, k, from, &batch, &mut stats);
                 }
             }
         }
@@ -213,7 +241,7 @@ impl Ledger {
         self.thread(thread.serial, &thread.name, exited, counts);
         let mut buf = Vec::new();
         for (k, (index, ring)) in thread.rings().iter().enumerate() {
-            let from = self.component(thread.serial, k, *index, names).seen;
+            let from = self.component(thread.serial, k, *index, names);
             buf.clear();
             let read = ring.read_from(from, quiet, &mut buf);
             let new = read.seen - from;
@@ -222,8 +250,9 @@ impl Ledger {
                 seen: read.seen,
                 first: read.first,
                 words: &buf,
+                more: &[],
             };
-            self.absorb(thread.serial, k, &batch, stats);
+            self.absorb(thread.serial, k, from, &batch, stats);
         }
     }
 
@@ -243,14 +272,16 @@ impl Ledger {
         for totals in self.windows() {
             totals.merge_gone(&listed);
         }
+        self.reads.retain(|serial, _| listed.contains(serial));
     }
 
     /// Publishes how many histograms the ledger holds and their bytes, for
-    /// [`footprint`](super::footprint) (which must not wait for the ledger's lock).
-    fn publish_size(&self) {
-        let tallies = std::iter::once(&self.whole)
-            .chain(self.interval.as_ref())
-            .chain(self.since_reset.as_ref())
+    /// [`footprint`](super::footprint) (which must not wait for the ledger's lock),
+    /// and charges their change in bytes against the memory cap (`record/budget.rs`),
+    /// freeing pooled rings if that passes the cap.
+    pub(super) fn publish_size(&self) {
+        let tallies = self
+            .sampled()
             .flat_map(|t| t.threads.values())
             .flat_map(|t| &t.components)
             .flat_map(|c| &c.kinds);
@@ -260,7 +291,13 @@ impl Ledger {
             bytes += tally.heap_bytes();
         }
         HISTOGRAMS.store(count, Relaxed);
-        HISTOGRAM_BYTES.store(bytes, Relaxed);
+        RINGS.recharge(HISTOGRAM_BYTES.swap(bytes, Relaxed), bytes);
+        // Past the cap, pooled rings (kept only to spare new threads an allocation)
+        // are freed first.
+        let cap = config::memory_cap();
+        if RINGS.charged() > cap {
+            registry::global().shed_pool(|| RINGS.charged() <= cap);
+        }
     }
 
     /// Makes sure thread `serial` has an entry (in the interval too), and updates it.
@@ -298,16 +335,17 @@ impl Ledger {
         }
     }
 
-    /// The `k`-th component of thread `serial` (its `k`-th ring, of id `index`),
-    /// created in the whole run and the interval if new.
+    /// Makes sure the `k`-th component of thread `serial` (its `k`-th ring, of id
+    /// `index`) has an entry in the whole run and the interval; returns how many of
+    /// the ring's samples were read before.
     fn component(
         &mut self,
         serial: u64,
         k: usize,
         index: u32,
         names: &mut Vec<&'static str>,
-    ) -> &ComponentTotals {
-        for totals in self.windows() {
+    ) -> u64 {
+        for totals in std::iter::once(&mut self.whole).chain(self.interval.as_mut()) {
             let components = &mut totals
                 .threads
                 .get_mut(&serial)
@@ -321,42 +359,49 @@ impl Ledger {
             }
             debug_assert_eq!(components[k].index, index);
         }
-        &self.whole.threads[&serial].components[k]
+        let reads = self.reads.entry(serial).or_default();
+        if reads.len() <= k {
+            reads.resize(k + 1, 0);
+        }
+        reads[k]
     }
 
-    /// Folds one batch into the `k`-th component of `serial`, in every window.
-    fn absorb(&mut self, serial: u64, k: usize, batch: &Batch<'_>, stats: &mut FoldStats) {
-        let from = self.whole.threads[&serial].components[k].seen;
+    /// Folds one batch, read from position `from` on, into the `k`-th component of
+    /// `serial` in the open window.
+    fn absorb(
+        &mut self,
+        serial: u64,
+        k: usize,
+        from: u64,
+        batch: &Batch<'_>,
+        stats: &mut FoldStats,
+    ) {
         let lost = batch.first.saturating_sub(from);
-        stats.folded += batch.words.len() as u64;
+        stats.folded += (batch.words.len() + batch.more.len()) as u64;
         stats.lost += lost;
+        self.reads.get_mut(&serial).expect("component() ran")[k] = batch.seen;
         let keep = config::slowest();
-        let (not_before_ms, not_after_ms) = (self.last_fold_ms, self.now_ms);
-        for totals in self.windows() {
-            let c = &mut totals
-                .threads
-                .get_mut(&serial)
-                .expect("thread() ran")
-                .components[k];
-            c.seen += batch.seen - from;
-            c.lost += lost;
-            for &w in batch.words {
-                let sample = Sample::from_bits(w);
-                c.record(sample);
-                let slow = Slow {
-                    ticks: sample.ticks(),
-                    kind: sample.kind(),
-                    not_before_ms,
-                    not_after_ms,
-                };
-                c.note_slow(slow, keep);
-            }
-        }
+        let when = (self.last_fold_ms, self.now_ms);
+        let c = &mut self
+            .open()
+            .threads
+            .get_mut(&serial)
+            .expect("thread() ran")
+            .components[k];
+        c.seen += batch.seen - from;
+        c.lost += lost;
+        c.fold(batch.words, keep, when);
+        c.fold(batch.more, keep, when);
     }
 }
 
-/// The samples of a compacted ring at index `from` or later.
-fn new_words(ring: &CompactRing, from: u64) -> Vec<u64> {
+/// The samples of a compacted ring at index `from` or later, in two parts, oldest
+/// first (read in place: the copy is the registry's).
+fn new_words(ring: &CompactRing, from: u64) -> (&[u64], &[u64]) {
     let skip = from.saturating_sub(ring.first()) as usize;
-    ring.samples.iter().skip(skip).copied().collect()
+    let (a, b) = ring.samples.as_slices();
+    match skip.checked_sub(a.len()) {
+        None => (&a[skip..], b),
+        Some(past) => (&b[past.min(b.len())..], &[]),
+    }
 }

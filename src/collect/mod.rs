@@ -12,6 +12,8 @@
 //!
 //! [`prepare`] readies a thread's rings before it records.
 
+#[cfg(feature = "agent")]
+mod buckets;
 #[cfg(feature = "csv")]
 mod csv;
 #[cfg(feature = "agent")]

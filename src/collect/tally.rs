@@ -1,44 +1,40 @@
-//! What the whole run keeps of one sample kind of one (thread, id): an HdrHistogram
-//! of raw ticks plus exact count, sums of values, squares and cubes, minimum and
-//! maximum.
+//! What the whole run keeps of one sample kind of one (thread, id): counts per
+//! HdrHistogram bucket of raw ticks (`buckets.rs`: a short list while few buckets are
+//! in use, the histogram itself once that is smaller) plus exact count, sums of values,
+//! squares and cubes, minimum and maximum.
 //!
-//! The histogram keeps 3 significant digits: every value below 2,048 ticks has a
-//! bucket of its own, and above that a bucket is at most 1/1,024 of the values in it
-//! wide. It resizes itself to the largest value seen, so it costs memory for the range
-//! a component actually spans (about 150 KiB for values up to 10^8 ticks), and never
-//! more than for [`Sample::MAX_TICKS`](crate::collect::Sample::MAX_TICKS).
+//! The buckets are those of a histogram of 3 significant digits: every value below
+//! 2,048 ticks has a bucket of its own, and above that a bucket is at most 1/1,024 of
+//! the values in it wide. A tally of a narrow spread (one code path's quantised TSC
+//! deltas) holds a few hundred bytes; one of a wide spread holds the histogram, which
+//! resizes itself to the largest value seen: 16 KiB below 2,048 ticks, about 150 KiB
+//! for values up to 10^8, and never more than for
+//! [`Sample::MAX_TICKS`](crate::collect::Sample::MAX_TICKS).
 
-use crate::config::SIGNIFICANT_DIGITS;
+use super::buckets::Buckets;
 use hdrhistogram::Histogram;
+use std::borrow::Cow;
 
-/// Every value of one kind: histogram plus exact moments.
-#[derive(Clone, Debug)]
+/// Every value of one kind: counts per histogram bucket plus exact moments.
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Tally {
-    pub(crate) hist: Histogram<u64>,
+    buckets: Buckets,
     pub(crate) exact: Exact,
-}
-
-impl Default for Tally {
-    fn default() -> Tally {
-        Tally {
-            hist: Histogram::new(SIGNIFICANT_DIGITS).expect("3 significant digits are valid"),
-            exact: Exact::default(),
-        }
-    }
 }
 
 impl Tally {
     /// Adds one value.
     #[inline]
     pub(crate) fn record(&mut self, value: u64) {
-        // `record` grows the histogram to fit (`saturating_record` would not: it
-        // clamps to the current top). Values are at most `Sample::MAX_TICKS` (2^52),
-        // far inside what an auto-resizing histogram can track, so it cannot fail;
-        // if it ever did, clamping is the least wrong answer.
-        if self.hist.record(value).is_err() {
-            self.hist.saturating_record(value);
-        }
+        self.buckets.record(value);
         self.exact.record(value);
+    }
+
+    /// Adds every value of `values` (the fold's path: a run of one ring's samples).
+    #[inline]
+    pub(crate) fn record_all(&mut self, values: &[u64]) {
+        self.buckets.record_all(values.iter().copied());
+        self.exact.record_all(values);
     }
 
     /// Adds every value of `other`.
@@ -46,15 +42,25 @@ impl Tally {
         if other.exact.count == 0 {
             return;
         }
-        self.hist
-            .add(&other.hist)
-            .expect("auto-resizing histograms of one precision always add");
+        self.buckets.add(&other.buckets);
         self.exact = self.exact.plus(&other.exact);
     }
 
-    /// Bytes this tally holds on the heap (its histogram's counts).
+    /// Empties the tally, keeping its memory (the start of a new interval).
+    pub(crate) fn clear(&mut self) {
+        self.buckets.clear();
+        self.exact = Exact::default();
+    }
+
+    /// The values as an HdrHistogram of raw ticks, for the analysis: the one held, or
+    /// one made from the list of buckets (per report, never per sample).
+    pub(crate) fn histogram(&self) -> Cow<'_, Histogram<u64>> {
+        self.buckets.histogram()
+    }
+
+    /// Bytes this tally holds on the heap (its bucket list, or its histogram).
     pub(crate) fn heap_bytes(&self) -> u64 {
-        self.hist.distinct_values() as u64 * 8
+        self.buckets.heap_bytes()
     }
 }
 
@@ -89,14 +95,54 @@ impl Exact {
     /// Adds one value.
     #[inline]
     pub(crate) fn record(&mut self, value: u64) {
-        self.count += 1;
-        self.sum += u128::from(value);
-        let square = u128::from(value) * u128::from(value);
-        self.sum_sq = self.sum_sq.and_then(|s| s.checked_add(square));
-        let cube = square.checked_mul(u128::from(value));
-        self.sum_cu = self.sum_cu.zip(cube).and_then(|(s, c)| s.checked_add(c));
-        self.min = self.min.min(value);
-        self.max = self.max.max(value);
+        self.record_all(&[value]);
+    }
+
+    /// Adds every value of `values`, summing in locals (registers) and storing once.
+    #[inline]
+    pub(crate) fn record_all(&mut self, values: &[u64]) {
+        // Most values are far below 2^38 ticks (a minute and more): then 4,096 of them
+        // sum without overflow (squares below 2^88, cubes below 2^126 in all), and
+        // the checks move to once per block. A block with a larger value is summed
+        // again with a check per value.
+        const SMALL: u64 = 1 << 38;
+        const BLOCK: usize = 4096;
+        for block in values.chunks(BLOCK) {
+            let (mut s1, mut s2, mut s3) = (0u128, 0u128, 0u128);
+            let (mut lo, mut hi) = (u64::MAX, 0);
+            for &value in block {
+                // Wrapping: the sums are used only when no value was large, and then
+                // nothing wraps.
+                let x = u128::from(value);
+                let square = x * x;
+                s1 += x;
+                s2 = s2.wrapping_add(square);
+                s3 = s3.wrapping_add(square.wrapping_mul(x));
+                (lo, hi) = (lo.min(value), hi.max(value));
+            }
+            if hi < SMALL {
+                self.add_sums(block.len() as u64, s1, Some(s2), Some(s3), (lo, hi));
+            } else {
+                block.iter().for_each(|&value| self.record_checked(value));
+            }
+        }
+    }
+
+    /// Adds `n` values with these sums and extremes.
+    fn add_sums(&mut self, n: u64, s1: u128, s2: Option<u128>, s3: Option<u128>, ext: (u64, u64)) {
+        self.count += n;
+        self.sum += s1;
+        self.sum_sq = self.sum_sq.zip(s2).and_then(|(a, b)| a.checked_add(b));
+        self.sum_cu = self.sum_cu.zip(s3).and_then(|(a, b)| a.checked_add(b));
+        self.min = self.min.min(ext.0);
+        self.max = self.max.max(ext.1);
+    }
+
+    /// Adds one value of any size, giving up the sums that no longer fit.
+    fn record_checked(&mut self, value: u64) {
+        let x = u128::from(value);
+        let square = x * x;
+        self.add_sums(1, x, Some(square), square.checked_mul(x), (value, value));
     }
 
     /// Both sets together.
@@ -197,13 +243,14 @@ mod tests {
         assert_eq!((e.count, e.min, e.max), (4, 1, 3_000_000));
         assert_eq!(e.sum, 3_002_053);
         assert_eq!(e.sum_sq, Some(25 + 1 + 9_000_000_000_000 + 2_047 * 2_047));
-        assert_eq!(t.hist.len(), 4);
+        let hist = t.histogram();
+        assert_eq!(hist.len(), 4);
         // The histogram grew to hold the largest value in a bucket of its own.
-        assert_eq!(t.hist.count_at(3_000_000), 1);
-        assert!(t.hist.equivalent(t.hist.max(), 3_000_000));
+        assert_eq!(hist.count_at(3_000_000), 1);
+        assert!(hist.equivalent(hist.max(), 3_000_000));
         // Below 2,048 every value has its own bucket.
-        assert_eq!(t.hist.count_at(2_047), 1);
-        assert_eq!(t.hist.count_at(2_046), 0);
+        assert_eq!(hist.count_at(2_047), 1);
+        assert_eq!(hist.count_at(2_046), 0);
         let mut u = Tally::default();
         u.add(&t);
         u.add(&Tally::default());
@@ -251,6 +298,50 @@ mod tests {
             );
         }
         assert_eq!(Exact::default().skew(), Some(0.0));
+    }
+
+    /// Adds one value as a tally always did: every sum checked at every value.
+    fn record_one_by_one(e: &mut Exact, value: u64) {
+        let x = u128::from(value);
+        e.count += 1;
+        e.sum += x;
+        e.sum_sq = e.sum_sq.and_then(|s| s.checked_add(x * x));
+        let cube = (x * x).checked_mul(x);
+        e.sum_cu = e.sum_cu.zip(cube).and_then(|(s, c)| s.checked_add(c));
+        e.min = e.min.min(value);
+        e.max = e.max.max(value);
+    }
+
+    #[test]
+    fn sums_taken_in_blocks_are_the_sums_taken_one_by_one() {
+        let max = crate::collect::Sample::MAX_TICKS;
+        let mut x = 3u64;
+        let mut next = || {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            x >> 11
+        };
+        let cases: Vec<Vec<u64>> = vec![
+            (0..10_000).map(|_| 2_600 + next() % 1_000).collect(),
+            // A large value in the second block only: that block is summed with checks.
+            (0..9_000)
+                .map(|i| if i == 5_000 { 1 << 40 } else { next() % 5_000 })
+                .collect(),
+            // Cubes past 2^128 (and squares, eventually): given up, in both ways.
+            (0..5_000).map(|_| next() % max).collect(),
+            vec![max; 300],
+            Vec::new(),
+        ];
+        for values in cases {
+            let mut want = Exact::default();
+            values.iter().for_each(|&v| record_one_by_one(&mut want, v));
+            let mut got = Exact::default();
+            got.record_all(&values);
+            assert_eq!(got, want, "{} values", values.len());
+            let mut tally = Tally::default();
+            tally.record_all(&values);
+            assert_eq!(tally.exact, want);
+            assert_eq!(tally.histogram().len(), values.len() as u64);
+        }
     }
 
     #[test]

@@ -94,20 +94,89 @@ impl ComponentTotals {
     /// Folds one sample.
     #[inline]
     pub(crate) fn record(&mut self, sample: Sample) {
-        let kind = sample.kind();
-        let tally = match self.kinds.iter().position(|(k, _)| *k == kind) {
-            Some(i) => &mut self.kinds[i].1,
-            None => {
-                self.kinds.push((kind, Tally::default()));
-                &mut self.kinds.last_mut().expect("just pushed").1
-            }
-        };
-        tally.record(sample.ticks());
+        let k = self.tally_for(sample.kind());
+        self.kinds[k].1.record(sample.ticks());
         self.migrated += u64::from(sample.migrated());
     }
 
-    /// Adds everything of `other` (the same id).
-    fn add(&mut self, other: &ComponentTotals) {
+    /// Folds the samples of one ring read, recorded between `when.0` and `when.1`
+    /// (milliseconds since the Unix epoch), keeping the `keep` largest.
+    ///
+    /// The fold's per-sample path. A ring's samples come in runs of one kind (most
+    /// rings hold one kind only): each run is decoded once and handed to its tally
+    /// whole, in blocks that stay in the first-level cache, and a sample is compared
+    /// with the slowest kept only when it could join them.
+    pub(super) fn fold(&mut self, words: &[u64], keep: usize, when: (u64, u64)) {
+        /// Words per block: 16 KiB, and as much again for their ticks.
+        const BLOCK: usize = 2048;
+        let mut ticks = [0u64; BLOCK];
+        for block in words.chunks(BLOCK) {
+            let mut rest = block;
+            while let Some(&first) = rest.first() {
+                let kind = Sample::from_bits(first).kind();
+                let n = self.note_run(rest, kind, keep, when, &mut ticks);
+                let k = self.tally_for(kind);
+                self.kinds[k].1.record_all(&ticks[..n]);
+                rest = &rest[n..];
+            }
+        }
+    }
+
+    /// Finds how many of `words` are samples of `kind` (of the first), in a row, and
+    /// puts their ticks in `ticks`; counts the migrated ones and keeps their slowest.
+    /// Returns how many.
+    #[inline]
+    fn note_run(
+        &mut self,
+        words: &[u64],
+        kind: SampleKind,
+        keep: usize,
+        when: (u64, u64),
+        ticks: &mut [u64],
+    ) -> usize {
+        let (not_before_ms, not_after_ms) = when;
+        let bits = words
+            .first()
+            .map_or(0, |&w| Sample::from_bits(w).kind_bits());
+        let mut floor = slow_floor(&self.slowest, keep);
+        let (mut n, mut migrated) = (0, 0);
+        for (&w, out) in words.iter().zip(ticks) {
+            let sample = Sample::from_bits(w);
+            if sample.kind_bits() != bits {
+                break;
+            }
+            n += 1;
+            *out = sample.ticks();
+            migrated += u64::from(sample.migrated());
+            if sample.ticks() >= floor {
+                let slow = Slow {
+                    ticks: sample.ticks(),
+                    kind,
+                    not_before_ms,
+                    not_after_ms,
+                };
+                self.note_slow(slow, keep);
+                floor = slow_floor(&self.slowest, keep);
+            }
+        }
+        self.migrated += migrated;
+        n
+    }
+
+    /// The index in `kinds` of `kind`'s tally, made if new.
+    fn tally_for(&mut self, kind: SampleKind) -> usize {
+        match self.kinds.iter().position(|(k, _)| *k == kind) {
+            Some(i) => i,
+            None => {
+                self.kinds.push((kind, Tally::default()));
+                self.kinds.len() - 1
+            }
+        }
+    }
+
+    /// Adds everything of `other` (the same id; if it is the same thread, recorded
+    /// after this), keeping the `keep` slowest of both.
+    pub(super) fn add(&mut self, other: &ComponentTotals, keep: usize) {
         self.seen += other.seen;
         self.lost += other.lost;
         self.migrated += other.migrated;
@@ -117,9 +186,21 @@ impl ComponentTotals {
                 None => self.kinds.push((*kind, tally.clone())),
             }
         }
-        let keep = self.slowest.len().max(other.slowest.len());
         for &slow in &other.slowest {
             self.note_slow(slow, keep);
+        }
+    }
+
+    /// The same id with nothing in it: its kinds listed, with empty tallies (the
+    /// start of a new window).
+    pub(super) fn emptied(&self) -> ComponentTotals {
+        ComponentTotals {
+            kinds: self
+                .kinds
+                .iter()
+                .map(|(kind, _)| (*kind, Tally::default()))
+                .collect(),
+            ..ComponentTotals::new(self.index, self.name)
         }
     }
 
@@ -130,10 +211,19 @@ impl ComponentTotals {
         self.lost = 0;
         self.migrated = 0;
         for (_, t) in &mut self.kinds {
-            let mut hist = std::mem::take(t).hist;
-            hist.reset();
-            t.hist = hist;
+            t.clear();
         }
+    }
+}
+
+/// The fewest ticks a sample needs for [`ComponentTotals::note_slow`] to keep it, with
+/// `slowest` kept so far: any while fewer than `keep` are kept (or more, after `keep`
+/// shrank), none for `keep` 0, else more than the smallest kept.
+fn slow_floor(slowest: &[Slow], keep: usize) -> u64 {
+    match slowest.last() {
+        _ if slowest.len() != keep => 0,
+        None => u64::MAX,
+        Some(s) => s.ticks + 1,
     }
 }
 
@@ -230,7 +320,7 @@ impl Totals {
             }
             for c in &t.components {
                 match merged.components.iter_mut().find(|f| f.index == c.index) {
-                    Some(f) => f.add(c),
+                    Some(f) => f.add(c, config::slowest()),
                     None => merged.components.push(c.clone()),
                 }
             }

@@ -2,12 +2,17 @@
 //! start, or since the last [`reset`](super::reset)) and the interval since the
 //! previous periodic report.
 //!
-//! A window being accumulated holds its components' samples and, for the counters
-//! that only grow (anomalies, frames ended without their Stop, teardown drops), their
-//! values when the window began; what it shows is the increments over those.
+//! Each sample is folded into one window only (`ledger.rs`): the open interval once
+//! there is one, else the whole run. The whole run a report shows is the ledger's
+//! `whole` plus the open interval, added up here when a report asks; ending an
+//! interval moves its samples into `whole`. A window being accumulated holds its
+//! components' samples and, for the counters that only grow (anomalies, frames ended
+//! without their Stop, teardown drops), their values when the window began; what it
+//! shows is the increments over those.
 
 use super::ledger::{Ledger, ledger};
 use super::totals::{ComponentTotals, ThreadTotals, Totals};
+use crate::config;
 use crate::diagnostics::FrameCounts;
 use std::collections::BTreeMap;
 
@@ -16,12 +21,16 @@ pub(crate) fn whole_run<R>(f: impl FnOnce(&Totals) -> R) -> R {
     let mut ledger = ledger();
     ledger.fold();
     ledger.note_open_scopes();
-    match &ledger.since_reset {
-        None => f(&ledger.whole),
-        Some(base) => {
-            let mut base = base.clone();
-            f(&increments(&ledger.whole, &mut base, false))
-        }
+    let Ledger {
+        whole,
+        interval,
+        since_reset,
+        ..
+    } = &*ledger;
+    match (interval, since_reset) {
+        // Every sample went into `whole`, and every counter counts from the start.
+        (None, None) => f(whole),
+        (interval, since_reset) => f(&run(whole, interval.as_ref(), since_reset.as_ref())),
     }
 }
 
@@ -39,12 +48,16 @@ pub(crate) fn take_interval() -> Totals {
         ..
     } = &mut *ledger;
     match interval {
-        Some(open) => increments(whole, open, true),
+        Some(open) => {
+            let taken = increments(whole, open, open);
+            settle(whole, open);
+            rebase(open, whole);
+            // Settling may have grown the whole run's tallies.
+            ledger.publish_size();
+            taken
+        }
         None => {
-            let first = match since_reset {
-                Some(base) => increments(whole, &mut base.clone(), false),
-                None => whole.clone(),
-            };
+            let first = run(whole, None, since_reset.as_ref());
             *interval = Some(starting_now(whole));
             first
         }
@@ -52,58 +65,127 @@ pub(crate) fn take_interval() -> Totals {
 }
 
 /// Drops what was recorded so far from the whole run and the open interval: both
-/// start again from now. See [`reset`](super::reset).
+/// start again from now, emptied in place. See [`reset`](super::reset).
 pub(crate) fn reset() {
     let mut ledger = ledger();
     ledger.fold();
-    let fresh = starting_now(&ledger.whole);
-    if ledger.interval.is_some() {
-        ledger.interval = Some(fresh.clone());
+    let Ledger {
+        whole,
+        interval,
+        since_reset,
+        ..
+    } = &mut *ledger;
+    for window in std::iter::once(&mut *whole).chain(interval.as_mut()) {
+        window
+            .threads
+            .values_mut()
+            .flat_map(|t| &mut t.components)
+            .for_each(ComponentTotals::clear);
     }
-    ledger.since_reset = Some(fresh);
+    if let Some(open) = interval {
+        rebase(open, whole);
+    }
+    *since_reset = Some(counters(whole));
 }
 
-/// A window beginning now: `whole`'s threads and components, emptied, with today's
-/// counters as its base.
+/// The whole run a report shows: `whole`'s samples plus the open interval's, and
+/// the counters as they are now, or, after a reset, their increments since
+/// (`since_reset`: threads and components with nothing since are then left out).
+fn run(whole: &Totals, interval: Option<&Totals>, since_reset: Option<&Totals>) -> Totals {
+    let mut run = whole.clone();
+    if let Some(open) = interval {
+        settle(&mut run, open);
+    }
+    match since_reset {
+        None => run,
+        Some(base) => increments(&run, base, &run),
+    }
+}
+
+/// Adds the open interval's samples to `whole`'s (they were recorded after them).
+fn settle(whole: &mut Totals, open: &Totals) {
+    let keep = config::slowest();
+    for (serial, t) in &open.threads {
+        let mine = &mut whole
+            .threads
+            .get_mut(serial)
+            .expect("the interval's threads are the whole run's")
+            .components;
+        for (k, c) in t.components.iter().enumerate().filter(|(_, c)| c.seen > 0) {
+            mine[k].add(c, keep);
+        }
+    }
+}
+
+/// Begins `window` again from now: its samples emptied (their memory kept), its
+/// counters' values taken from `now`.
+fn rebase(window: &mut Totals, now: &Totals) {
+    window.teardown_drops = now.teardown_drops;
+    for (serial, t) in &mut window.threads {
+        let now = &now.threads[serial];
+        t.anomalies = now.anomalies;
+        t.frames.clone_from(&now.frames);
+        t.components
+            .iter_mut()
+            .filter(|c| c.seen > 0)
+            .for_each(ComponentTotals::clear);
+    }
+}
+
+/// A window beginning now: `whole`'s threads and components, with nothing in them,
+/// and today's counters as its base.
 fn starting_now(whole: &Totals) -> Totals {
-    let mut next = whole.clone();
-    next.threads
-        .values_mut()
-        .flat_map(|t| &mut t.components)
-        .for_each(ComponentTotals::clear);
+    let mut next = counters(whole);
+    for (serial, t) in &mut next.threads {
+        t.components = whole.threads[serial]
+            .components
+            .iter()
+            .map(ComponentTotals::emptied)
+            .collect();
+    }
     next
 }
 
-/// What `window` holds beyond its base, per thread (threads with nothing left out).
-/// With `advance`, the window then begins again: its components are taken and its
-/// base moves to now.
-fn increments(whole: &Totals, window: &mut Totals, advance: bool) -> Totals {
+/// `now`'s threads and their counters, without components.
+fn counters(now: &Totals) -> Totals {
+    let threads = now
+        .threads
+        .iter()
+        .map(|(serial, t)| {
+            let t = ThreadTotals {
+                name: t.name.clone(),
+                exited: t.exited,
+                anomalies: t.anomalies,
+                frames: t.frames.clone(),
+                open: Vec::new(),
+                components: Vec::new(),
+            };
+            (*serial, t)
+        })
+        .collect();
+    Totals {
+        threads,
+        teardown_drops: now.teardown_drops,
+    }
+}
+
+/// What a window shows, per thread: the components of `samples` with anything seen,
+/// and the counters' increments from `base` to `now` (threads with nothing to show
+/// left out). `base` and `samples` have the threads of `now`.
+fn increments(now: &Totals, base: &Totals, samples: &Totals) -> Totals {
     let mut out = Totals {
         threads: BTreeMap::new(),
-        teardown_drops: whole.teardown_drops - window.teardown_drops,
+        teardown_drops: now.teardown_drops - base.teardown_drops,
     };
-    if advance {
-        window.teardown_drops = whole.teardown_drops;
-    }
-    for (serial, t) in &mut window.threads {
-        let now = &whole.threads[serial];
-        let since = now.anomalies.since(&t.anomalies);
-        let frames = frames_since(&now.frames, &t.frames);
-        if advance {
-            t.anomalies = now.anomalies;
-            t.frames.clone_from(&now.frames);
-        }
+    for (serial, t) in &samples.threads {
+        let (now, base) = (&now.threads[serial], &base.threads[serial]);
+        let since = now.anomalies.since(&base.anomalies);
+        let frames = frames_since(&now.frames, &base.frames);
         let components: Vec<ComponentTotals> = t
             .components
-            .iter_mut()
+            .iter()
             .filter(|c| c.seen > 0)
-            .map(|c| {
-                let taken = c.clone();
-                if advance {
-                    c.clear();
-                }
-                taken
-            })
+            .cloned()
             .collect();
         // A thread with nothing new but a scope open is shown: it may be stuck there.
         let open = now.open.clone();
@@ -138,4 +220,95 @@ fn frames_since(
         })
         .filter(|(_, c)| c.total() > 0)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::Mode;
+    use crate::collect::{Sample, SampleKind};
+    use crate::diagnostics::Anomalies;
+
+    /// One thread (serial 1) with one component holding nothing yet.
+    fn one_component() -> Totals {
+        let thread = ThreadTotals {
+            name: "t".to_owned(),
+            exited: false,
+            anomalies: Anomalies::default(),
+            frames: Vec::new(),
+            open: Vec::new(),
+            components: vec![ComponentTotals::new(0, "c")],
+        };
+        Totals {
+            threads: BTreeMap::from([(1, thread)]),
+            teardown_drops: 0,
+        }
+    }
+
+    fn component(t: &mut Totals) -> &mut ComponentTotals {
+        &mut t.threads.get_mut(&1).unwrap().components[0]
+    }
+
+    /// Seeded sample words of three kinds, some migrated.
+    fn words(n: u64) -> Vec<u64> {
+        let kinds = [
+            SampleKind::Pulse,
+            SampleKind::Recorded,
+            SampleKind::Scope {
+                start: Mode::Mid,
+                stop: Mode::Hard,
+            },
+        ];
+        let mut x = 7u64;
+        (0..n)
+            .map(|i| {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                let ticks = match (x >> 60) % 4 {
+                    0 => (x >> 20) % 100_000_000,
+                    _ => 2_600 + 26 * ((x >> 30) % 40),
+                };
+                let kind = kinds[((x >> 40) % 3) as usize];
+                Sample::new(ticks, kind, i % 7 == 0).unwrap().to_bits()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_whole_run_is_the_same_however_intervals_cut_it() {
+        let all = words(20_000);
+        let keep = config::slowest();
+        let mut one = one_component();
+        component(&mut one).fold(&all, keep, (1, 2));
+        component(&mut one).seen = all.len() as u64;
+        // Folded into `whole` until the first interval, then into the open interval,
+        // settled at each cut.
+        let mut whole = one_component();
+        let mut open: Option<Totals> = None;
+        for (i, chunk) in all.chunks(3_001).enumerate() {
+            let window = open.as_mut().unwrap_or(&mut whole);
+            component(window).fold(chunk, keep, (1, 2));
+            component(window).seen += chunk.len() as u64;
+            match (&mut open, i % 2) {
+                (None, 1) => open = Some(starting_now(&whole)),
+                (Some(o), 1) => {
+                    settle(&mut whole, o);
+                    rebase(o, &whole);
+                }
+                _ => {}
+            }
+        }
+        let mut shown = run(&whole, open.as_ref(), None);
+        let (got, want) = (component(&mut shown).clone(), component(&mut one).clone());
+        assert_eq!(
+            (got.seen, got.lost, got.migrated),
+            (want.seen, 0, want.migrated)
+        );
+        assert_eq!(got.slowest, want.slowest);
+        assert_eq!(got.kinds.len(), want.kinds.len());
+        for ((k1, t1), (k2, t2)) in got.kinds.iter().zip(&want.kinds) {
+            assert_eq!(k1, k2, "kinds in order of first appearance");
+            assert_eq!(t1.exact, t2.exact);
+            assert!(*t1.histogram() == *t2.histogram(), "{k1:?}");
+        }
+    }
 }

@@ -1,6 +1,7 @@
-//! The memory cap on rings ([`Builder::memory_cap`](crate::Builder::memory_cap)): the
-//! bytes every ring made for a user's thread holds, charged when the ring is made (its
-//! first slots) and each time it doubles, and given back when slots are freed.
+//! The memory cap ([`Builder::memory_cap`](crate::Builder::memory_cap)): the bytes every
+//! ring made for a user's thread holds, charged when the ring is made (its first slots)
+//! and each time it doubles, and given back when slots are freed; plus the bytes the
+//! whole run's histograms hold, charged by the fold as they grow and shrink.
 //!
 //! Ids are not known when the agent starts, so the cap is enforced where memory is
 //! taken: an id's first use on a thread, and a ring's growth. A ring the cap cannot
@@ -9,6 +10,14 @@
 //! ring keeps its slots and wraps there, and the refusal is counted
 //! (`Footprint::rings_kept_small`). latte's own threads (calibration) are not charged
 //! and never refused. Pooled rings stay charged: they are memory latte holds.
+//!
+//! The histograms cannot be refused: they hold samples already recorded, and a fold
+//! that dropped some would make the report wrong without saying so. Their growth is
+//! charged after each fold ([`Budget::recharge`]) even past the cap, and what the cap
+//! then refuses is the next new ring or doubling. So the total passes the cap by at
+//! most what the histograms of ids that already have rings grow by after the cap is
+//! reached; the growth is bounded, since a histogram is never larger than the dense one
+//! for its largest value (16 KiB below 2,048 ticks, ~150 KiB up to 10^8).
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -16,7 +25,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 pub(crate) struct Budget(AtomicU64);
 
 /// The process's budget: bytes charged by every ring that exists (live, pooled, or not
-/// yet freed).
+/// yet freed) and by the whole run's histograms as of the last fold. It holds both (the
+/// name is older than the histograms' share).
 pub(crate) static RINGS: Budget = Budget(AtomicU64::new(0));
 
 impl Budget {
@@ -33,6 +43,24 @@ impl Budget {
     /// Gives back `bytes` charged earlier.
     pub(crate) fn release(&self, bytes: u64) {
         self.0.fetch_sub(bytes, Relaxed);
+    }
+
+    /// Moves a charge that cannot be refused from `before` bytes to `after`: the fold
+    /// charges the histograms' change in bytes after each fold, whatever the cap (it
+    /// cannot refuse samples already recorded). Past the cap, [`try_charge`] refuses
+    /// the next ring instead. Giving back more than is charged (a forked child dropping
+    /// its parent's share while a fold was mid-update) stops at 0.
+    ///
+    /// [`try_charge`]: Budget::try_charge
+    pub(crate) fn recharge(&self, before: u64, after: u64) {
+        if after >= before {
+            self.0.fetch_add(after - before, Relaxed);
+        } else {
+            let back = before - after;
+            let _ = self
+                .0
+                .fetch_update(Relaxed, Relaxed, |now| Some(now.saturating_sub(back)));
+        }
     }
 
     /// Bytes charged now.
@@ -59,6 +87,23 @@ mod tests {
         budget.release(100);
         assert!(budget.try_charge(100, 100));
         assert_eq!(budget.charged(), 100);
+    }
+
+    #[test]
+    fn recharges_are_never_refused_and_take_room_from_rings() {
+        let budget = Budget(AtomicU64::new(0));
+        assert!(budget.try_charge(60, 100));
+        budget.recharge(0, 30); // histograms: 90 charged
+        assert!(!budget.try_charge(20, 100), "60 + 30 + 20 is past the cap");
+        assert!(budget.try_charge(10, 100));
+        budget.recharge(30, 50); // past the cap: charged all the same
+        assert_eq!(budget.charged(), 120);
+        assert!(!budget.try_charge(1, 100));
+        budget.recharge(50, 10); // histograms emptied (a reset)
+        assert_eq!(budget.charged(), 80);
+        assert!(budget.try_charge(20, 100));
+        budget.recharge(1_000, 0); // more than is charged: stops at 0
+        assert_eq!(budget.charged(), 0);
     }
 
     #[test]

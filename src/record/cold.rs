@@ -93,7 +93,7 @@ impl Local {
     /// Makes `idx`'s ring on this thread (cold paths only) and returns it; `None`
     /// past the memory cap, with the record counted as dropped under `idx`.
     fn make_ring(&self, shared: &ThreadShared, idx: u32) -> Option<Arc<Ring>> {
-        let Some(ring) = self.new_ring(shared, idx) else {
+        let Some(ring) = self.new_ring(shared, idx, false) else {
             self.count_over_cap(shared, idx);
             return None;
         };
@@ -106,13 +106,21 @@ impl Local {
 
     /// A ring for `idx` on this thread, charged against the memory cap (latte's own
     /// threads are not charged); `None` if the cap refused this id here, now or
-    /// before (then it stays refused on this thread).
-    fn new_ring(&self, shared: &ThreadShared, idx: u32) -> Option<Ring> {
+    /// before (then it stays refused on this thread). It starts small and grows,
+    /// unless `full` (for `prepare`): then it is made at its capacity.
+    fn new_ring(&self, shared: &ThreadShared, idx: u32, full: bool) -> Option<Ring> {
         if self.capped.borrow().contains_key(&idx) {
             return None;
         }
         let cap = (!shared.internal()).then(config::memory_cap);
-        let ring = registry::global().ring(config::ring_capacity(), cap);
+        let capacity = config::ring_capacity();
+        // A prepared ring is made whole: its thread asked for no growth in its loop.
+        let first = if full {
+            capacity
+        } else {
+            capacity.min(config::RING_START)
+        };
+        let ring = registry::global().ring(capacity, first, cap);
         if ring.is_none() {
             let count = shared.add_capped(idx);
             self.capped.borrow_mut().insert(idx, count);
@@ -150,7 +158,7 @@ impl Local {
             let fresh: Vec<(u32, Arc<Ring>)> = wanted
                 .iter()
                 .filter(|&&i| !has_ring(i))
-                .filter_map(|&i| Some((i, Arc::new(l.new_ring(shared, i)?))))
+                .filter_map(|&i| Some((i, Arc::new(l.new_ring(shared, i, true)?))))
                 .collect();
             if !fresh.is_empty() || highest as usize >= l.entry_count() {
                 shared.add_rings(&fresh);

@@ -90,6 +90,19 @@ impl Sample {
         Sample(bits)
     }
 
+    /// The bits that say how the sample was taken: equal exactly when the kinds are,
+    /// for a reader that groups samples by kind without decoding each one.
+    #[inline]
+    pub(crate) const fn kind_bits(self) -> u64 {
+        self.0 & (START_MASK | 3 << STOP_SHIFT)
+    }
+
+    /// The word stored in the ring (for tests that fold words by hand).
+    #[cfg(test)]
+    pub(crate) const fn to_bits(self) -> u64 {
+        self.0
+    }
+
     /// The measured delta in counter ticks (cycles on x86_64).
     pub const fn ticks(self) -> u64 {
         self.0 & DELTA_MASK

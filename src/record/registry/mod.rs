@@ -104,11 +104,11 @@ impl Registry {
         drop(old);
     }
 
-    /// A ring of `capacity`, recycled if the pool has one. With a `cap`, the ring is
-    /// charged against it (see `budget.rs`), and `None` comes back (nothing
-    /// allocated) if the cap cannot afford it; without one (latte's own threads) it is
-    /// not charged.
-    pub(crate) fn ring(&self, capacity: usize, cap: Option<u64>) -> Option<Ring> {
+    /// A ring of `capacity`, recycled if the pool has one, else new with `first`
+    /// slots (it grows from there). With a `cap`, the ring is charged against it (see
+    /// `budget.rs`), and `None` comes back (nothing allocated) if the cap cannot
+    /// afford it; without one (latte's own threads) it is not charged.
+    pub(crate) fn ring(&self, capacity: usize, first: usize, cap: Option<u64>) -> Option<Ring> {
         let mut pool = lock(&self.pool);
         let pooled = pool
             .iter()
@@ -125,8 +125,20 @@ impl Registry {
                 }
             }
             (Some(ring), None) => Some(ring),
-            (None, Some(cap)) => Ring::within(capacity, cap),
-            (None, None) => Some(Ring::new(capacity)),
+            (None, Some(cap)) => Ring::within(first, capacity, cap),
+            (None, None) => Some(Ring::growing(first, capacity)),
+        }
+    }
+
+    /// Frees pooled rings, newest first, until `enough()` holds or the pool is empty:
+    /// the memory cap takes their bytes back when the whole run's histograms have
+    /// grown past it (`budget.rs`).
+    pub(crate) fn shed_pool(&self, enough: impl Fn() -> bool) {
+        while !enough() {
+            let Some(ring) = lock(&self.pool).pop() else {
+                return;
+            };
+            drop(ring); // freed, and its charge given back, outside the lock
         }
     }
 
@@ -282,7 +294,7 @@ mod loom_model {
                 let registry = registry.clone();
                 thread::spawn(move || {
                     let shared = registry.register(Some("writer"));
-                    let ring = Arc::new(registry.ring(2, None).unwrap());
+                    let ring = Arc::new(registry.ring(2, 2, None).unwrap());
                     shared.add_rings(&[(1, ring.clone())]);
                     for v in 0..3 {
                         ring.push(v);
@@ -298,7 +310,7 @@ mod loom_model {
             check(&view);
             assert!(view.live.is_empty() && view.exited.len() == 1);
             // Its ring went back to the pool, emptied: a new thread never sees old samples.
-            let reused = registry.ring(2, None).unwrap();
+            let reused = registry.ring(2, 2, None).unwrap();
             let mut out = Vec::new();
             assert_eq!(reused.read(true, &mut out).seen, 0);
         });

@@ -244,12 +244,17 @@ impl Ring {
     }
 
     /// Grows straight to the capacity, if the ring may still grow and the memory cap
-    /// affords it (else leaves it as it is). The owning thread only, holding a claim.
+    /// affords it (else leaves it as it is), and frees the slots it leaves, so a
+    /// prepared ring holds (and is charged) its capacity only. The owning thread only,
+    /// holding a claim, on a cold path that may wait for a reader's turn (`prepare`:
+    /// never the hot path's growth, which leaves retired slots to the readers).
     pub(super) fn grow_to_capacity(&self) {
         let state = load_own(&self.gens.state);
         let last = self.gens.arrays.len() - 1;
         if state & FINAL == 0 && self.afford(last) {
             self.install(last);
+            let _turn = self.gens.reader_turn();
+            self.gens.free_before(load_own(&self.gens.state));
         }
     }
 

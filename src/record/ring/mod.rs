@@ -98,7 +98,9 @@ pub(crate) enum Pushed {
 impl Ring {
     /// A ring of `capacity` samples, starting at [`RING_START`](crate::config::RING_START)
     /// slots (or `capacity`, if smaller). `capacity` must be a power of two (checked
-    /// by configuration before any ring is made).
+    /// by configuration before any ring is made). Tests only: latte's rings are made
+    /// by the registry, which says where they start.
+    #[cfg(test)]
     pub(crate) fn new(capacity: usize) -> Ring {
         Ring::growing(capacity.min(crate::config::RING_START), capacity)
     }
@@ -119,14 +121,13 @@ impl Ring {
         }
     }
 
-    /// A ring of `capacity` charged against the memory cap `cap`, or `None` (nothing
-    /// allocated) if the cap cannot afford its first slots.
-    pub(crate) fn within(capacity: usize, cap: u64) -> Option<Ring> {
-        let first = capacity.min(crate::config::RING_START);
+    /// A ring of `capacity` starting at `first` slots, charged against the memory cap
+    /// `cap`, or `None` (nothing allocated) if the cap cannot afford its first slots.
+    pub(crate) fn within(first: usize, capacity: usize, cap: u64) -> Option<Ring> {
         RINGS
             .try_charge(crate::config::ring_bytes(first), cap)
             .then(|| {
-                let mut ring = Ring::new(capacity);
+                let mut ring = Ring::growing(first, capacity);
                 ring.gens.set_charged();
                 ring
             })
