@@ -164,19 +164,29 @@ fn fold_load(
         bytes: 0,
     };
     for round in 0..5u64 {
-        // Before the thread: the footprint compacts exited threads, which is the
-        // fold's work here.
+        // Before the thread: the footprint compacts the previous round's exited
+        // thread, which is not the fold's work.
         let before = latte::footprint();
-        std::thread::scope(|s| {
+        // The recording thread stays alive while the fold is timed, as the threads a
+        // drain folds do: an exited thread would be compacted (its retained samples
+        // copied) first, a cost of its exit, not of folding.
+        let recorded = std::sync::Barrier::new(2);
+        let folded = std::sync::Barrier::new(2);
+        let took = std::thread::scope(|s| {
             s.spawn(|| {
                 for (k, id) in ids.iter().enumerate() {
                     for v in 0..per_id {
                         latte::record(id, value(k, v, round));
                     }
                 }
+                recorded.wait();
+                folded.wait();
             });
+            recorded.wait();
+            let took = fold();
+            folded.wait();
+            took
         });
-        let took = fold();
         load.per_sample
             .push(took.as_secs_f64() * 1e9 / load.samples as f64);
         if round == 0 {
