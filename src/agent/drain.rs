@@ -227,7 +227,9 @@ impl Drain {
         // Rendered and dropped: a table needs no encoded histograms (JSON carries them).
         let histograms = matches!(self.format, Format::Json);
         let report = self.assemble_as(&totals, calibration, Some(label), histograms);
-        self.write(report, Some(())).and(logged)
+        let written = self.write(report, Some(()));
+        super::placement::release_freed_heap();
+        written.and(logged)
     }
 
     /// Appends the interval's per-id histograms to the interval log, if there is one.

@@ -111,3 +111,19 @@ pub(super) fn thread_cpu_ns() -> u64 {
 pub(super) fn publish_cpu_time() {
     DRAIN_CPU_NS.store(thread_cpu_ns(), Relaxed);
 }
+
+/// Gives the heap memory a report freed back to the OS (glibc keeps it in the drain
+/// thread's arena otherwise: with 10,000 ids, each periodic report's ~30 MB of rows
+/// stayed resident, between 245 and 280 MiB at the end of the same run). Elsewhere a
+/// no-op.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub(super) fn release_freed_heap() {
+    // SAFETY: `malloc_trim` only returns free heap pages to the OS; it takes the
+    // allocator's own locks and has no other precondition.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub(super) fn release_freed_heap() {}
