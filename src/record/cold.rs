@@ -46,15 +46,15 @@ impl Local {
     }
 
     /// A push into `ring` whose claimed index `h` is past its slots: grows the ring
-    /// (or, the memory cap refusing, lets it wrap where it is) and stores `value`.
+    /// (or, the memory cap refusing, now or before, lets it wrap where it is) and
+    /// stores `value`.
     /// Inside another cold path (a signal handler's record) nothing is allocated: the
     /// claim is given back and the record counted as re-entrant.
     #[cold]
     #[inline(never)]
     pub(super) fn grow(&self, ring: &Ring, h: u64, value: u64) {
         if self.cold(|_, _| ring.grow()).is_some() {
-            let stored = ring.commit(h, value);
-            debug_assert!(stored, "a grown ring has a slot for the claimed index");
+            ring.commit_grown(h, value);
         } else {
             ring.cancel(h);
         }

@@ -16,8 +16,9 @@
 //!   state = g + 1 (| FINAL if last) (Release)       copy indices < h1 from arrays[gen(s)]
 //!   commit h into new                               fence(Acquire)
 //! or, the cap refusing:                             s2 = state.load(Relaxed)
-//!   state = g | FINAL (Release); mask = len - 1     s2 == s | FINAL: the ring's rule
-//!   commit h into slots[0] (it wraps from now)      (keep >= h2 + 1 - N); else exact
+//!   state = g | FINAL (Release)                     s2 == s | FINAL: the ring's rule
+//!   commit h into slots[h & (len - 1)]: it wraps    (keep >= h2 + 1 - N); else exact
+//!   from now, every push through the cold path
 //! ```
 //!
 //! Why the reader may read generation `gen(s)` for every index below `h1`: an index
@@ -224,18 +225,20 @@ impl Drop for Gens {
 
 impl Ring {
     /// Makes room for the claimed index whose slot is past the current slots: the
-    /// next generation, twice as long, or (the memory cap refusing it) the current
-    /// slots for good, which then wrap. Only the owning thread may call this, holding
-    /// that claim, from a cold path (it allocates).
+    /// next generation, twice as long, or (the memory cap refusing it, now or before)
+    /// the current slots for good, which then wrap ([`Ring::commit_grown`] stores
+    /// there). Only the owning thread may call this, holding that claim, from a cold
+    /// path (it allocates).
     #[cold]
     #[inline(never)]
     pub(crate) fn grow(&self) {
         let state = load_own(&self.gens.state);
-        debug_assert_eq!(state & FINAL, 0, "the last generation never grows");
+        if state & FINAL != 0 {
+            // Kept small by the memory cap: it wraps where it is (`commit_grown`).
+            return;
+        }
         let next = Gens::gen_of(state) + 1;
         if !self.afford(next) {
-            let len = self.len.load(Ordering::Relaxed);
-            self.mask.store(len - 1, Ordering::Relaxed);
             self.gens.state.store(state | FINAL, Ordering::Release);
             KEPT_SMALL.fetch_add(1, Ordering::Relaxed);
             return;

@@ -61,12 +61,12 @@ pub(crate) struct Ring {
     pulse_last: AtomicU64,
     /// The writer's view of its current slots: read and written by the owning thread
     /// (and a signal handler on it) only, so plain `std` atomics, outside the model.
-    /// Index `i` lives in slot `i & mask`; a slot at or past `len` means the ring must
-    /// grow first. While the ring may grow, `mask` is its capacity's (so an index is
-    /// its own slot) and `len` the current slots'; once it may not, both are the
-    /// current slots'.
+    /// Index `i` lives in slot `i & mask` (`mask` is the capacity's, fixed, so the hot
+    /// path's `and` reads it from memory); a slot at or past `len` means the ring must
+    /// grow first (see `grow.rs`). A ring the memory cap kept below its capacity wraps
+    /// at `len` instead, every push through the cold path.
     slots: OwnPtr<AtomicU64>,
-    mask: OwnU64,
+    mask: u64,
     len: OwnU64,
     /// Every generation of slots, for readers and for growth.
     gens: Box<Gens>,
@@ -115,7 +115,7 @@ impl Ring {
             head: AtomicU64::new(0),
             pulse_last: AtomicU64::new(0),
             slots: OwnPtr::new(slots),
-            mask: OwnU64::new(capacity as u64 - 1),
+            mask: capacity as u64 - 1,
             len: OwnU64::new(first as u64),
             gens,
         }
@@ -159,9 +159,8 @@ impl Ring {
             Pushed::Busy => false,
             Pushed::Full(h) => {
                 self.grow();
-                let stored = self.commit(h, value);
-                debug_assert!(stored);
-                stored
+                self.commit_grown(h, value);
+                true
             }
         }
     }
@@ -197,19 +196,34 @@ impl Ring {
     /// ring must [`grow`](Self::grow) first.
     #[inline(always)]
     pub(crate) fn commit(&self, h: u64, value: u64) -> bool {
-        let at = h & self.mask.load(Ordering::Relaxed);
+        let at = h & self.mask;
         if at >= self.len.load(Ordering::Relaxed) {
             return false;
         }
+        self.store_at(at, h, value);
+        true
+    }
+
+    /// Stores `value` at the claimed index `h` after [`grow`](Self::grow) made room:
+    /// in the slots as they are now, which wrap at their own length if the memory cap
+    /// kept the ring small.
+    pub(crate) fn commit_grown(&self, h: u64, value: u64) {
+        let len = self.len.load(Ordering::Relaxed);
+        self.store_at(h & (len - 1), h, value);
+    }
+
+    /// Stores `value` in slot `at` (below `len`) for the claimed index `h`, and
+    /// publishes it.
+    #[inline(always)]
+    fn store_at(&self, at: u64, h: u64, value: u64) {
         fence(Ordering::Release);
         // SAFETY: `slots` points at the current generation's `len` slots (the owner
-        // sets both together, in `grow.rs`), and `at < len`. The current generation
-        // is freed only once it is no longer current (by a reader, after the owner
-        // moved on), or with the ring.
+        // sets both together, in `grow.rs`), and every caller has `at < len`. The
+        // current generation is freed only once it is no longer current (by a
+        // reader, after the owner moved on), or with the ring.
         let slot = unsafe { &*self.slots.load(Ordering::Relaxed).add(at as usize) };
         slot.store(value, Ordering::Relaxed);
         self.head.store(h.wrapping_add(1) << 1, Ordering::Release);
-        true
     }
 
     /// Gives back the claim of index `h` without storing anything.
