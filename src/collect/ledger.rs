@@ -16,7 +16,7 @@
 
 use super::totals::{ComponentTotals, ThreadTotals, Totals};
 use crate::config;
-use crate::diagnostics::{Anomalies, FrameCounts, OpenScopes};
+use crate::diagnostics::{Anomalies, FrameCounts};
 use crate::record::budget::RINGS;
 use crate::record::fork::PerProcess;
 use crate::record::registry::{self, CompactRing, TEARDOWN_DROPS, ThreadShared, View};
@@ -25,6 +25,8 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Mutex, PoisonError};
+
+mod open_now;
 
 /// The fold state: the whole run, split in two once anyone asked for an interval.
 ///
@@ -189,40 +191,6 @@ impl Ledger {
             }
         }
         stats
-    }
-
-    /// Notes, in the whole run, the scopes each live thread has open now (exited
-    /// threads have none): for a report about to be made, not at every fold, since
-    /// only a report shows them.
-    pub(super) fn note_open_scopes(&mut self) {
-        let view = registry::global().view();
-        let open: Vec<(u64, Vec<(u32, u64)>)> = view
-            .live
-            .iter()
-            .filter(|t| !t.internal())
-            .map(|t| (t.serial, t.open_scopes()))
-            .filter(|(_, open)| !open.is_empty())
-            .collect();
-        // Names after the reads: every index read is interned by now.
-        let names = if open.is_empty() {
-            Vec::new()
-        } else {
-            id::names()
-        };
-        for t in self.whole.threads.values_mut() {
-            t.open.clear();
-        }
-        for (serial, scopes) in open {
-            if let Some(t) = self.whole.threads.get_mut(&serial) {
-                t.open = scopes
-                    .into_iter()
-                    .map(|(i, count)| OpenScopes {
-                        component: names.get(i as usize).copied().unwrap_or("").to_owned(),
-                        count,
-                    })
-                    .collect();
-            }
-        }
     }
 
     /// Folds what a live thread's rings hold beyond what was read before.
