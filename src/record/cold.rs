@@ -206,16 +206,15 @@ impl Local {
         (idx as usize + 1).max(len * 2).max(16)
     }
 
-    /// Sets each of `rings` at its index in the table, first growing the table to
-    /// `len` entries if it is shorter (a copy; the old table is kept, see
-    /// `Local::tables`). An entry is written once, in place, from null.
+    /// Sets each of `rings` (already in the thread's shared ring list, which keeps
+    /// them alive) at its index in the table, first growing the table to `len`
+    /// entries if it is shorter (a copy; the old table is kept, see `Local::tables`).
+    /// An entry is written once, in place, from null.
     fn install_rings(&self, len: usize, rings: &[(u32, Arc<Ring>)]) {
         if len > self.entry_count() {
             self.grow_table(len);
         }
-        let mut owned = self.owned.borrow_mut();
         for (at, ring) in rings {
-            owned.push(ring.clone());
             let entry = self
                 .entry(*at)
                 .expect("the table reaches every index installed");

@@ -70,8 +70,8 @@ pub(crate) fn current_shared() -> Option<Arc<ThreadShared>> {
 /// One id's slot in the thread's table: its ring, once the thread has used the id.
 ///
 /// Set once, from null, on a cold path of the owning thread, and never changed after:
-/// the ring it points at is kept alive by the thread's `owned` list until the recorder
-/// is dropped. Adding a ring writes the entry in place, so only a growth of the table
+/// the ring it points at is in the thread's shared ring list (`ThreadShared::rings`),
+/// which the recorder's `shared` keeps alive (see [`Local::ring`]). Adding a ring writes the entry in place, so only a growth of the table
 /// copies it (geometrically, so the tables a thread has had cost less than twice the
 /// last one).
 pub(super) struct Entry {
@@ -159,9 +159,6 @@ pub(crate) struct Local {
     /// interrupted code holds one; tables grow geometrically, so this costs < 2x.
     /// Cold paths only.
     pub(super) tables: RefCell<Tables>,
-    /// The rings the table entries point at, kept alive until the recorder is dropped.
-    /// Cold paths only.
-    pub(super) owned: RefCell<Vec<Arc<Ring>>>,
     pub(super) shared: OnceCell<Arc<ThreadShared>>,
     /// Set while a cold path runs, so a record made from inside it (by a signal
     /// handler, or an instrumented global allocator) is counted instead of re-entering.
@@ -182,7 +179,6 @@ impl Local {
             table_len: AtomicUsize::new(0),
             table_base: AtomicPtr::new(ptr::null_mut()),
             tables: RefCell::new(Vec::new()),
-            owned: RefCell::new(Vec::new()),
             shared: OnceCell::new(),
             in_cold: AtomicBool::new(false),
             capped: RefCell::new(BTreeMap::new()),
@@ -212,9 +208,12 @@ impl Local {
     #[inline(always)]
     pub(super) fn ring(&self, idx: u32) -> Option<&Ring> {
         let ring = self.entry(idx)?.ring.load(Relaxed);
-        // SAFETY: a non-null entry points at a ring of `self.owned` (set by
-        // `install_rings` after the ring was pushed there), and rings are never
-        // removed from it while `self` lives, so the ring outlives `&self`.
+        // SAFETY: a non-null entry points at a ring of this thread's shared ring list
+        // (`install_rings` sets it after `add_rings` put the ring there). That list
+        // only grows while the thread lives, and the registry takes rings out of it
+        // only through `Arc::into_inner` of the `ThreadShared`, which fails while
+        // `self.shared` holds it, that is, until `self` is dropped: the ring outlives
+        // `&self`.
         (!ring.is_null()).then(|| unsafe { &*ring })
     }
 
