@@ -225,7 +225,7 @@ impl Drain {
             return logged;
         }
         // Rendered and dropped: a table needs no encoded histograms (JSON carries them).
-        let histograms = matches!(self.format, Format::Json);
+        let histograms = !matches!(self.format, Format::Table(_));
         let report = self.assemble_as(&totals, calibration, Some(label), histograms);
         let written = self.write(report, Some(()));
         super::placement::release_freed_heap();
