@@ -52,7 +52,9 @@ use grow::{FINAL, Gens};
 use std::sync::atomic::{AtomicPtr as OwnPtr, AtomicU64 as OwnU64};
 
 /// A power-of-two ring of `u64` samples with a total-pushed counter, which starts small
-/// and grows on its writer's side (see `grow.rs`).
+/// and grows on its writer's side (see `grow.rs`). `repr(C)`: the words the hot path
+/// reads first, in the order it reads them.
+#[repr(C)]
 pub(crate) struct Ring {
     /// Twice the samples ever pushed, plus one while a push is in flight.
     head: AtomicU64,
