@@ -114,8 +114,9 @@ impl Builder {
     pub const DEFAULT_STACK_DEPTH: usize = config::DEFAULT_STACK_DEPTH;
     /// Largest accepted stack depth.
     pub const MAX_STACK_DEPTH: usize = config::MAX_STACK_DEPTH;
-    /// Bytes the rings of the user's threads may reserve together unless configured:
-    /// 1 GiB, 2,048 rings of the default capacity (say 64 threads x 32 ids).
+    /// Bytes the rings of the user's threads and the whole run's histograms may take
+    /// together unless configured: 1 GiB, 2,048 rings grown to the default capacity
+    /// (say 64 threads x 32 busy ids), or 131,072 rings at their first 1,024 slots.
     pub const DEFAULT_MEMORY_CAP: u64 = config::DEFAULT_MEMORY_CAP;
     /// Exited threads kept individually unless configured.
     pub const DEFAULT_MAX_EXITED_THREADS: usize = config::DEFAULT_MAX_EXITED_THREADS;

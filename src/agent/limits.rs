@@ -8,8 +8,10 @@ impl Builder {
     /// [`MIN_RING_CAPACITY`](Builder::MIN_RING_CAPACITY)..=[`MAX_RING_CAPACITY`](Builder::MAX_RING_CAPACITY)
     /// (default [`DEFAULT_RING_CAPACITY`](Builder::DEFAULT_RING_CAPACITY)). Applies to
     /// rings created after [`start`](Builder::start), and stays after the agent stops.
-    /// Memory is reserved lazily: the OS backs a ring's pages only as samples reach
-    /// them.
+    /// A ring starts at 1,024 slots (8 KiB; the capacity if smaller) and doubles on its
+    /// thread's push that would first overwrite a sample, up to the capacity, so an id
+    /// that records little holds little; [`prepare`](crate::collect::prepare) makes it
+    /// whole at once. The OS backs a ring's pages only as samples reach them.
     pub fn ring_capacity(mut self, samples: usize) -> Builder {
         self.ring_capacity = Some(samples);
         self
@@ -33,7 +35,10 @@ impl Builder {
     /// thread: past it, no ring is made, the id records nothing on that thread, and
     /// every record it drops is counted under its name (the report's `over_cap`
     /// anomaly and a line naming the ids;
-    /// [`FrameCounts::over_cap`](crate::collect::FrameCounts::over_cap) per id). Rings
+    /// [`FrameCounts::over_cap`](crate::collect::FrameCounts::over_cap) per id). It is
+    /// charged again each time a ring doubles; a doubling it refuses leaves the ring at
+    /// its size, wrapping there (counted in `Footprint::rings_kept_small`, named in
+    /// the report). Rings
     /// of exited threads are pooled for reuse or freed, giving their bytes back.
     /// Histograms hold samples already recorded, so they are never refused: past the
     /// cap, pooled rings are freed for them, and beyond that the total passes the cap

@@ -86,9 +86,10 @@ pub fn start(id: &Id, mode: Mode) {
 /// makes its stack, an id's first sample on the thread makes its ring (a cold path
 /// that allocates and takes a lock), and the OS backs each 4 KiB page of a ring (512
 /// samples) when the first sample reaches it, a minor page fault inside the loop.
-/// Memory: a ring of the default 2^16 samples is 512 KiB resident per (thread, id)
-/// once touched, which `prepare` does at once; a smaller
-/// [`Builder::ring_capacity`](crate::Builder::ring_capacity) costs less.
+/// Memory: a prepared ring is made at its capacity, not grown from 1,024 slots as
+/// it fills, so the default 2^16 samples are 512 KiB resident per (thread, id) at
+/// once; a smaller [`Builder::ring_capacity`](crate::Builder::ring_capacity) costs
+/// less.
 ///
 /// ```
 /// use latte::{Id, Mode};
