@@ -1,6 +1,6 @@
 //! The seed's "Latency Report", reproduced: cycles per operation of the raw timer
 //! reads, latte's Start+Stop in each mode, pulse and `Instant::now`, plus Fast
-//! Start+Stop with 1, 64 and 1,000 ids live on the thread.
+//! Start+Stop with 1, 64 and 1,000 ids live on the thread, and 8 Fast scopes nested.
 //!
 //! Each record path is also compared with its *limit model* (module [`model`]): the
 //! least code that does the same job, written by hand here. A model's reads are the bare
@@ -324,6 +324,7 @@ fn main() {
 
     let mut rows = raw_reads();
     rows.extend(recording());
+    rows.extend(nested());
     rows.extend(baselines());
     rows.extend(front_ends());
     rows.extend(ids());
@@ -451,6 +452,46 @@ fn recording() -> Vec<Row> {
         row("Model", "model pulse", || {
             for _ in 0..CALLS {
                 model::pulse();
+            }
+        }),
+    ]
+}
+
+/// Levels of the nested case: the call tree's cost is per level (issue 26).
+const NESTED: u32 = 8;
+
+/// 8 Fast scopes nested, each Stop closing the innermost, beside 8 nested model pairs:
+/// what a call tree costs per level shows here.
+fn nested() -> Vec<Row> {
+    vec![
+        row("Latte", "Fast Start+Stop, 8 nested", || {
+            for _ in 0..CALLS {
+                latte_start!("bench_nest_0");
+                latte_start!("bench_nest_1");
+                latte_start!("bench_nest_2");
+                latte_start!("bench_nest_3");
+                latte_start!("bench_nest_4");
+                latte_start!("bench_nest_5");
+                latte_start!("bench_nest_6");
+                latte_start!("bench_nest_7");
+                latte_stop!("bench_nest_7");
+                latte_stop!("bench_nest_6");
+                latte_stop!("bench_nest_5");
+                latte_stop!("bench_nest_4");
+                latte_stop!("bench_nest_3");
+                latte_stop!("bench_nest_2");
+                latte_stop!("bench_nest_1");
+                latte_stop!("bench_nest_0");
+            }
+        }),
+        row("Model", "model Fast Start+Stop, 8 nested", || {
+            for _ in 0..CALLS {
+                for level in 0..NESTED {
+                    model::start::<model::Fast>(MODEL_ID + level);
+                }
+                for _ in 0..NESTED {
+                    model::stop::<model::Fast>();
+                }
             }
         }),
     ]
@@ -640,6 +681,11 @@ fn targets(median: &dyn Fn(&str) -> f64) {
             "Hard Start+Stop / model",
         ),
         ("pulse", "model pulse", "pulse / model"),
+        (
+            "Fast Start+Stop, 8 nested",
+            "model Fast Start+Stop, 8 nested",
+            "Fast 8 nested Start+Stop / model",
+        ),
     ] {
         target(label, median(latte_row) / median(model_row), 1.05);
     }
