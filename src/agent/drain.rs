@@ -93,6 +93,7 @@ impl Drain {
         self.calibrating = std::thread::Builder::new()
             .name("latte-calibrate".into())
             .spawn(|| {
+                crate::analyze::block_signals();
                 let _ = super::placement::lower_priority(CALIBRATION_NICE);
                 calibration();
             })

@@ -21,6 +21,7 @@ mod environment;
 mod prepare;
 mod stats;
 
+pub(crate) use calibrate::block_signals;
 pub use calibrate::{Calibration, calibration};
 pub use clean::{Cleaned, clean};
 pub(crate) use encode::per_id as per_id_histograms;
