@@ -97,6 +97,8 @@ fn synthetic_capture() -> Capture {
                         })
                         .collect();
                     ComponentCapture {
+                        parent: None,
+                        self_ticks: None,
                         name: id,
                         seen: SAMPLES as u64 * 3,
                         capacity: SAMPLES,

@@ -19,6 +19,11 @@ pub const MAX_RING_CAPACITY: usize = 1 << 28;
 pub const DEFAULT_STACK_DEPTH: usize = 64;
 /// Largest accepted stack depth.
 pub const MAX_STACK_DEPTH: usize = 4096;
+/// Call-tree nodes below the root per thread unless configured; new paths past it
+/// fold into their parent's node (counted as `folded_paths`).
+pub const DEFAULT_NODE_LIMIT: usize = 4096;
+/// Largest accepted node limit.
+pub const MAX_NODE_LIMIT: usize = 1 << 20;
 /// Exited threads kept individually unless configured; older ones are folded.
 pub const DEFAULT_MAX_EXITED_THREADS: usize = 256;
 
@@ -50,6 +55,7 @@ static RING_CAPACITY: AtomicUsize = AtomicUsize::new(DEFAULT_RING_CAPACITY);
 static STACK_DEPTH: AtomicUsize = AtomicUsize::new(DEFAULT_STACK_DEPTH);
 static MAX_EXITED_THREADS: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_EXITED_THREADS);
 static MEMORY_CAP: AtomicU64 = AtomicU64::new(DEFAULT_MEMORY_CAP);
+static NODE_LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_NODE_LIMIT);
 
 /// Whether `samples` is a valid ring capacity: a power of two within the limits (the
 /// ring wraps with a bit mask).
@@ -76,6 +82,16 @@ pub(crate) fn ring_capacity() -> usize {
 /// The stack depth new threads get.
 pub(crate) fn stack_depth() -> usize {
     STACK_DEPTH.load(Relaxed)
+}
+
+/// Call-tree nodes below the root a thread may make.
+pub(crate) fn node_limit() -> usize {
+    NODE_LIMIT.load(Relaxed)
+}
+
+/// Whether `n` is a valid node limit (0: no node below the root, a flat profile).
+pub(crate) fn node_limit_ok(n: usize) -> bool {
+    n <= MAX_NODE_LIMIT
 }
 
 /// Bytes the rings of the user's threads may reserve together.
@@ -106,6 +122,7 @@ pub(crate) struct Limits {
     pub(crate) ring_capacity: Option<usize>,
     pub(crate) stack_depth: Option<usize>,
     pub(crate) memory_cap: Option<u64>,
+    pub(crate) node_limit: Option<usize>,
     pub(crate) max_exited: usize,
 }
 
@@ -123,6 +140,9 @@ pub(crate) fn apply(limits: Limits) {
     }
     if let Some(n) = limits.memory_cap {
         MEMORY_CAP.store(n, Relaxed);
+    }
+    if let Some(n) = limits.node_limit {
+        NODE_LIMIT.store(n, Relaxed);
     }
     MAX_EXITED_THREADS.store(limits.max_exited, Relaxed);
 }

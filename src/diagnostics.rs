@@ -79,6 +79,7 @@ anomaly_list! {
     open_at_exit: "scope open at exit" / "scopes open at exit", "Scopes still open (and not abandoned) when the thread exited. Per id in `ThreadCapture::frames`.";
     reentrant: "reentrant record" / "reentrant records", "Records made from inside another record on the same thread, dropped and counted: a signal handler's record into the ring whose push it interrupted (or during a cold path), or a record from an instrumented allocator inside latte's first-use path.";
     over_cap: "record past the memory cap" / "records past the memory cap", "Records dropped because the memory cap (`Builder::memory_cap`) refused their id a ring on this thread: such an id records nothing there. Per id in `ThreadCapture::frames` (`FrameCounts::over_cap`).";
+    folded_paths: "call path folded into its parent" / "call paths folded into their parents", "Call-tree paths the thread could not give a node of their own, past its node limit (`Builder::node_limit`): their scopes record under the enclosing scope's node (and in their id's flat row, as always). Counted once per path.";
 }
 
 impl Anomalies {

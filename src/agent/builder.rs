@@ -30,6 +30,7 @@ pub struct Builder {
     pub(super) ring_capacity: Option<usize>,
     pub(super) stack_depth: Option<usize>,
     pub(super) memory_cap: Option<u64>,
+    pub(super) node_limit: Option<usize>,
     pub(super) options: ReportOptions,
     pub(super) format: Format,
     pub(super) focus: Focus,
@@ -55,6 +56,7 @@ impl Default for Builder {
             ring_capacity: None,
             stack_depth: None,
             memory_cap: None,
+            node_limit: None,
             // Time on calibrated data: what a reader wants first. The seed's view
             // (cycles, raw) is `.unit(Unit::Cycles).data(Data::Raw)`.
             options: ReportOptions::default(),
@@ -82,6 +84,7 @@ impl core::fmt::Debug for Builder {
             .field("ring_capacity", &self.ring_capacity)
             .field("stack_depth", &self.stack_depth)
             .field("memory_cap", &self.memory_cap)
+            .field("node_limit", &self.node_limit)
             .field("options", &self.options)
             .field("format", &self.format)
             .field("focus", &self.focus)
@@ -114,6 +117,10 @@ impl Builder {
     pub const DEFAULT_STACK_DEPTH: usize = config::DEFAULT_STACK_DEPTH;
     /// Largest accepted stack depth.
     pub const MAX_STACK_DEPTH: usize = config::MAX_STACK_DEPTH;
+    /// Call-tree nodes below the root per thread unless configured.
+    pub const DEFAULT_NODE_LIMIT: usize = config::DEFAULT_NODE_LIMIT;
+    /// Largest accepted node limit.
+    pub const MAX_NODE_LIMIT: usize = config::MAX_NODE_LIMIT;
     /// Bytes the rings of the user's threads and the whole run's histograms may take
     /// together unless configured: 1 GiB, 2,048 rings grown to the default capacity
     /// (say 64 threads x 32 busy ids), or 131,072 rings at their first 1,024 slots.
@@ -259,6 +266,9 @@ impl Builder {
         if let Some(n) = self.stack_depth.filter(|&n| !config::stack_depth_ok(n)) {
             return Err(Error::StackDepth { requested: n });
         }
+        if let Some(n) = self.node_limit.filter(|&n| !config::node_limit_ok(n)) {
+            return Err(Error::NodeLimit { requested: n });
+        }
         let capacity = self.ring_capacity.unwrap_or_else(config::ring_capacity);
         let (cap, ring_bytes) = (
             self.memory_cap.unwrap_or_else(config::memory_cap),
@@ -313,6 +323,7 @@ impl Builder {
             ring_capacity: self.ring_capacity,
             stack_depth: self.stack_depth,
             memory_cap: self.memory_cap,
+            node_limit: self.node_limit,
             max_exited: self.max_exited_threads,
         });
         config::set_slowest(self.slowest);

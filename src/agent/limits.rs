@@ -28,6 +28,32 @@ impl Builder {
         self
     }
 
+    /// Call-tree nodes a thread may make below the root, at most
+    /// [`MAX_NODE_LIMIT`](Builder::MAX_NODE_LIMIT) (default
+    /// [`DEFAULT_NODE_LIMIT`](Builder::DEFAULT_NODE_LIMIT), 4,096). Each scope records
+    /// under the scope open below it on its thread: a node per distinct path, each
+    /// with a ring of its own (starting at 1,024 slots, 8 KiB, charged against the
+    /// [`memory_cap`](Builder::memory_cap); a node of a [`prepare`](crate::collect::prepare)d
+    /// id is made whole when its path first runs). Past the limit, a new path is
+    /// counted once as `folded_paths` (the report names it) and records under its
+    /// parent's node when the parent is the same id (deep recursion), else under the
+    /// id at the root: deep recursion and paths made from data stay bounded. The flat
+    /// per-id rows are the same whatever the limit; 0 makes a flat profile (every
+    /// scope a root). Applies to paths made after [`start`](Builder::start), and stays after
+    /// the agent stops.
+    ///
+    /// ```
+    /// let guard = latte::Builder::new().node_limit(64).report_at_exit(false).start()?;
+    /// drop(guard);
+    /// let refused = latte::Builder::new().node_limit(usize::MAX).start().unwrap_err();
+    /// assert!(refused.to_string().contains("node limit"));
+    /// # Ok::<(), latte::Error>(())
+    /// ```
+    pub fn node_limit(mut self, nodes: usize) -> Builder {
+        self.node_limit = Some(nodes);
+        self
+    }
+
     /// Bytes the rings of all the user's threads and the whole run's histograms may
     /// take together (default [`DEFAULT_MEMORY_CAP`](Builder::DEFAULT_MEMORY_CAP); a
     /// ring reserves 8 bytes per sample of [`ring_capacity`](Builder::ring_capacity)).

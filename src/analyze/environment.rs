@@ -34,7 +34,7 @@ fn pooled_fast_mode(totals: &Totals) -> Option<String> {
     // Ids whose Fast-mode samples come from several threads: pooled in ALL THREADS.
     let mut fast_threads: HashMap<&str, usize> = HashMap::new();
     for t in totals.threads.values() {
-        for c in &t.components {
+        for c in t.flat().iter() {
             let fast = c.kinds.iter().any(|(kind, _)| {
                 matches!(kind, SampleKind::Scope { start, stop } if *start == Mode::Fast || *stop == Mode::Fast)
             });

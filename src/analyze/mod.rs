@@ -207,8 +207,8 @@ fn sections(
         .threads
         .iter()
         .map(|(serial, t)| {
-            let rows = t
-                .components
+            let flat = t.flat();
+            let rows = flat
                 .iter()
                 // A ring made ahead by `prepare` and never written has no row.
                 .filter(|c| c.seen > 0)

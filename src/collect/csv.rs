@@ -143,6 +143,8 @@ mod tests {
 
     fn component(name: &'static str, samples: Vec<u64>) -> ComponentCapture {
         ComponentCapture {
+            parent: None,
+            self_ticks: None,
             name,
             seen: samples.len() as u64,
             capacity: 16,

@@ -19,6 +19,7 @@ use crate::config;
 use crate::diagnostics::{Anomalies, FrameCounts};
 use crate::record::budget::RINGS;
 use crate::record::fork::PerProcess;
+use crate::record::node::RingKey;
 use crate::record::registry::{self, CompactRing, TEARDOWN_DROPS, ThreadShared, View};
 use crate::record::{id, local};
 use std::collections::{BTreeMap, HashSet};
@@ -46,8 +47,9 @@ pub(super) struct Ledger {
     /// their counters only (no components).
     pub(super) since_reset: Option<Totals>,
     /// Per thread (by serial), per ring in the thread's order: how many of its
-    /// samples the ledger has read (its `seen` as of the previous fold).
-    reads: BTreeMap<u64, Vec<u64>>,
+    /// samples the ledger has read (its `seen` as of the previous fold), and its
+    /// self-time sum then.
+    reads: BTreeMap<u64, Vec<Read>>,
     /// When the previous fold began (ms since the Unix epoch; 0 before the first):
     /// what a fold reads was recorded between then and its own start.
     last_fold_ms: u64,
@@ -116,9 +118,18 @@ pub(crate) fn fold() -> FoldStats {
 /// without their Stop per id index.
 type Counts<'a> = (Anomalies, &'a [(u32, FrameCounts)]);
 
+/// How far the ledger has read one ring: its samples, and its self-time sum.
+#[derive(Clone, Copy, Debug, Default)]
+struct Read {
+    seen: u64,
+    own: u64,
+}
+
 /// Which samples of one ring are new, as the ring (or its compacted copy) reported:
-/// `words` then `more` (a compacted copy's two halves), oldest first.
+/// `words` then `more` (a compacted copy's two halves), oldest first; and its
+/// self-time sum, read before the samples.
 struct Batch<'a> {
+    own: u64,
     seen: u64,
     first: u64,
     words: &'a [u64],
@@ -165,10 +176,11 @@ impl Ledger {
         for c in &view.exited {
             self.thread(c.serial, &c.name, true, (c.anomalies, &c.frames));
             for (k, ring) in c.components.iter().enumerate() {
-                let from = self.component(c.serial, k, ring.index, &mut names);
+                let from = self.component(c.serial, k, ring.key, &mut names);
                 if from < ring.seen {
                     let (words, more) = new_words(ring, from);
                     let batch = Batch {
+                        own: ring.own_ticks,
                         seen: ring.seen,
                         first: ring.seen - (words.len() + more.len()) as u64,
                         words,
@@ -208,13 +220,15 @@ impl Ledger {
         let counts = (thread.counters.read(), frames.as_slice());
         self.thread(thread.serial, &thread.name, exited, counts);
         let mut buf = Vec::new();
-        for (k, (index, ring)) in thread.rings().iter().enumerate() {
-            let from = self.component(thread.serial, k, *index, names);
+        for (k, (key, ring)) in thread.rings().iter().enumerate() {
+            let from = self.component(thread.serial, k, *key, names);
             buf.clear();
+            let own = ring.own_ticks();
             let read = ring.read_from(from, quiet, &mut buf);
             let new = read.seen - from;
             stats.busiest = stats.busiest.max(new as f64 / ring.capacity() as f64);
             let batch = Batch {
+                own,
                 seen: read.seen,
                 first: read.first,
                 words: &buf,
@@ -303,16 +317,17 @@ impl Ledger {
         }
     }
 
-    /// Makes sure the `k`-th component of thread `serial` (its `k`-th ring, of id
-    /// `index`) has an entry in the whole run and the interval; returns how many of
-    /// the ring's samples were read before.
+    /// Makes sure the `k`-th component of thread `serial` (its `k`-th ring, of
+    /// `key`) has an entry in the whole run and the interval; returns how many of the
+    /// ring's samples were read before.
     fn component(
         &mut self,
         serial: u64,
         k: usize,
-        index: u32,
+        key: RingKey,
         names: &mut Vec<&'static str>,
     ) -> u64 {
+        let index = key.idx;
         for totals in std::iter::once(&mut self.whole).chain(self.interval.as_mut()) {
             let components = &mut totals
                 .threads
@@ -323,15 +338,17 @@ impl Ledger {
                 if names.len() <= index as usize {
                     *names = id::names();
                 }
-                components.push(ComponentTotals::new(index, names[index as usize]));
+                let mut c = ComponentTotals::new(index, names[index as usize]);
+                c.parent = key.parent;
+                components.push(c);
             }
-            debug_assert_eq!(components[k].index, index);
+            debug_assert_eq!(components[k].key(), key);
         }
         let reads = self.reads.entry(serial).or_default();
         if reads.len() <= k {
-            reads.resize(k + 1, 0);
+            reads.resize(k + 1, Read::default());
         }
-        reads[k]
+        reads[k].seen
     }
 
     /// Folds one batch, read from position `from` on, into the `k`-th component of
@@ -347,7 +364,12 @@ impl Ledger {
         let lost = batch.first.saturating_sub(from);
         stats.folded += (batch.words.len() + batch.more.len()) as u64;
         stats.lost += lost;
-        self.reads.get_mut(&serial).expect("component() ran")[k] = batch.seen;
+        let read = &mut self.reads.get_mut(&serial).expect("component() ran")[k];
+        let own = batch.own.wrapping_sub(read.own);
+        *read = Read {
+            seen: batch.seen,
+            own: batch.own,
+        };
         let keep = config::slowest();
         let when = (self.last_fold_ms, self.now_ms);
         let c = &mut self
@@ -357,6 +379,7 @@ impl Ledger {
             .expect("thread() ran")
             .components[k];
         c.seen += batch.seen - from;
+        c.self_ticks = c.self_ticks.wrapping_add(own);
         c.lost += lost;
         c.fold(batch.words, keep, when);
         c.fold(batch.more, keep, when);

@@ -27,6 +27,7 @@ mod window;
 
 pub use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
 pub use crate::record::{Sample, SampleKind, prepare};
+
 // The whole run, which only the agent reads.
 #[cfg(feature = "agent")]
 pub(crate) use {
@@ -37,6 +38,7 @@ pub(crate) use {
 };
 
 use crate::record::local;
+use crate::record::node::RingKey;
 use crate::record::registry::{self, CompactRing, MERGED_NAME, TEARDOWN_DROPS, ThreadShared};
 use crate::record::ring::{Ring, RingRead};
 use crate::record::{Id, id};
@@ -99,6 +101,32 @@ pub struct ComponentCapture {
     pub first: u64,
     /// Retained samples, oldest first.
     pub samples: Vec<Sample>,
+    /// The call-tree node this ring records: `None` at the root (scopes opened with
+    /// none open below them on the thread, and the id's pulses, records and
+    /// [`Timer`](crate::Timer)s), else the index, in the thread's `components`, of
+    /// the node it ran under. See `docs/design.md`, "The call tree".
+    ///
+    /// ```
+    /// latte::latte_start!("doc_parent_outer");
+    /// latte::latte_start!("doc_parent_inner");
+    /// latte::latte_stop!("doc_parent_inner");
+    /// latte::latte_stop!("doc_parent_outer");
+    /// let capture = latte::capture();
+    /// let me = capture.thread(std::thread::current().name().unwrap()).unwrap();
+    /// let outer = me.components.iter().position(|c| c.name == "doc_parent_outer");
+    /// let inner = me.component("doc_parent_inner").unwrap();
+    /// assert_eq!(inner.parent, outer);
+    /// // The outer scope's self time leaves out the inner one's.
+    /// let outer = me.component("doc_parent_outer").unwrap();
+    /// assert!(outer.self_ticks.unwrap() < outer.samples[0].ticks());
+    /// assert_eq!(inner.self_ticks, Some(inner.samples[0].ticks()));
+    /// ```
+    pub parent: Option<usize>,
+    /// The self time of all `seen` scopes, summed, in ticks: each scope's ticks minus
+    /// those of the scopes closed inside it on its thread. Exact over every scope
+    /// recorded, overwritten ones included; 0 for pulses and records. `None` in a
+    /// capture made by hand: then no scope had scopes inside it.
+    pub self_ticks: Option<u64>,
 }
 
 impl ComponentCapture {
@@ -122,9 +150,38 @@ impl Capture {
 }
 
 impl ThreadCapture {
-    /// This thread's component `name`, if it recorded one.
+    /// This thread's component `name`, if it recorded one: its first node (its
+    /// ring at the root if it has one, else the first path it ran under).
     pub fn component(&self, name: &str) -> Option<&ComponentCapture> {
-        self.components.iter().find(|c| c.name == name)
+        let mut nodes = self.components.iter().filter(|c| c.name == name);
+        let first = nodes.clone().next();
+        nodes.find(|c| c.parent.is_none()).or(first)
+    }
+
+    /// Every retained sample of id `name` on this thread, over all its call-tree
+    /// nodes: node by node, in the order of `components`, each oldest first (samples
+    /// of two nodes carry no order between them). Empty if the id recorded nothing
+    /// here.
+    ///
+    /// ```
+    /// use latte::Id;
+    /// static WALK: Id = Id::new("doc_samples_walk");
+    /// fn walk(depth: u32) {
+    ///     latte::start(&WALK, latte::Mode::Fast);
+    ///     if depth > 0 {
+    ///         walk(depth - 1);
+    ///     }
+    ///     latte::stop(&WALK, latte::Mode::Fast);
+    /// }
+    /// walk(2); // three nested scopes of one id: three nodes
+    /// let capture = latte::capture();
+    /// let me = capture.thread(std::thread::current().name().unwrap()).unwrap();
+    /// assert_eq!(me.samples("doc_samples_walk").len(), 3);
+    /// assert_eq!(me.component("doc_samples_walk").unwrap().samples.len(), 1);
+    /// ```
+    pub fn samples(&self, name: &str) -> Vec<Sample> {
+        let nodes = self.components.iter().filter(|c| c.name == name);
+        nodes.flat_map(|c| c.samples.iter().copied()).collect()
     }
 
     /// The counts of id `name` on this thread besides its samples: scopes that ended
@@ -250,18 +307,17 @@ type Unnamed = (ThreadCapture, Indexed, Vec<(u32, FrameCounts)>);
 fn read(only: Option<u32>) -> Capture {
     registry::compact();
     let view = registry::global().view();
-    let wanted = |i: u32| only.is_none_or(|o| o == i);
     let mut threads: Vec<Unnamed> = Vec::new();
     let me = local::current_shared();
     for thread in view.live.iter().filter(|t| !t.internal()) {
-        threads.push(read_live(thread, me.as_ref(), &wanted));
+        threads.push(read_live(thread, me.as_ref(), only));
     }
     for c in &view.exited {
-        let t = compacted(c.serial, &c.name, c.anomalies, &c.components, &wanted);
+        let t = compacted(c.serial, &c.name, c.anomalies, &c.components, only);
         threads.push((t.0, t.1, c.frames.clone()));
     }
     if let Some(f) = &view.merged {
-        let t = compacted(0, MERGED_NAME, f.anomalies, &f.components, &wanted);
+        let t = compacted(0, MERGED_NAME, f.anomalies, &f.components, only);
         threads.push((t.0, t.1, f.frames.clone()));
     }
     // Capture order: order of first record (the merged threads are the oldest).
@@ -294,11 +350,7 @@ fn read(only: Option<u32>) -> Capture {
 }
 
 /// A live thread's rings, read while it may be recording.
-fn read_live(
-    thread: &ThreadShared,
-    me: Option<&Arc<ThreadShared>>,
-    wanted: &impl Fn(u32) -> bool,
-) -> Unnamed {
+fn read_live(thread: &ThreadShared, me: Option<&Arc<ThreadShared>>, only: Option<u32>) -> Unnamed {
     // `exited` is read before the rings: once it is set, no push can follow, so the
     // read can be exact. The reader's own rings cannot move under it either.
     let exited = thread.exited();
@@ -307,11 +359,20 @@ fn read_live(
     let components = thread
         .rings()
         .iter()
-        .filter(|(i, _)| wanted(*i))
-        .map(|(i, ring)| {
+        .filter(|(k, _)| only.is_none_or(|o| o == k.idx))
+        .map(|(k, ring)| {
+            let own = ring.own_ticks();
             let RingRead { seen, first, .. } = read_ring(ring, quiet, &mut buf);
             let samples = buf.iter().map(|&w| Sample::from_bits(w)).collect();
-            (*i, component(seen, ring.capacity(), first, samples))
+            let c = component(seen, ring.capacity(), first, samples);
+            (
+                k.idx,
+                ComponentCapture {
+                    parent: parent(k),
+                    self_ticks: Some(own),
+                    ..c
+                },
+            )
         })
         .collect();
     let t = thread_capture(thread.serial, &thread.name, exited, thread.counters.read());
@@ -324,14 +385,23 @@ fn compacted(
     name: &str,
     anomalies: Anomalies,
     rings: &[CompactRing],
-    wanted: &impl Fn(u32) -> bool,
+    only: Option<u32>,
 ) -> (ThreadCapture, Indexed) {
     let components = rings
         .iter()
-        .filter(|r| wanted(r.index))
+        .filter(|r| only.is_none_or(|o| o == r.key.idx))
         .map(|r| {
             let samples = r.samples.iter().map(|&w| Sample::from_bits(w)).collect();
-            (r.index, component(r.seen, r.capacity, r.first(), samples))
+            let c = component(r.seen, r.capacity, r.first(), samples);
+            let parent = parent(&r.key);
+            (
+                r.key.idx,
+                ComponentCapture {
+                    parent,
+                    self_ticks: Some(r.own_ticks),
+                    ..c
+                },
+            )
         })
         .collect();
     (thread_capture(serial, name, true, anomalies), components)
@@ -355,7 +425,14 @@ fn component(seen: u64, capacity: usize, first: u64, samples: Vec<Sample>) -> Co
         capacity,
         first,
         samples,
+        parent: None,
+        self_ticks: None,
     }
+}
+
+/// A ring's parent node, as a capture names it.
+fn parent(key: &RingKey) -> Option<usize> {
+    key.parent.map(|p| p as usize)
 }
 
 /// Reads a ring into `buf`, again (up to 3 times) if a writer overwrote more than
@@ -381,7 +458,7 @@ pub(crate) fn own_samples(id: &Id) -> Vec<Sample> {
     let index = id.index();
     let mut out = Vec::new();
     if let Some(me) = local::current_shared() {
-        for (_, ring) in me.rings().iter().filter(|(i, _)| *i == index) {
+        for (_, ring) in me.rings().iter().filter(|(k, _)| k.idx == index) {
             ring.read(true, &mut out);
         }
     }

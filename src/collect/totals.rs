@@ -7,6 +7,7 @@ use super::{Capture, Sample, SampleKind};
 use crate::config;
 use crate::diagnostics::{Anomalies, FrameCounts, OpenScopes};
 use crate::record::id;
+use crate::record::node::{RingKey, merge_by_path};
 use crate::record::registry::MERGED_NAME;
 use std::collections::{BTreeMap, HashSet};
 
@@ -37,12 +38,42 @@ pub(crate) struct ThreadTotals {
     pub(crate) components: Vec<ComponentTotals>,
 }
 
-/// One (thread, id)'s samples.
+impl ThreadTotals {
+    /// The thread's flat view: one entry per id, the exact merge of the id's call-tree
+    /// nodes (in order of each id's first node), as every per-id figure reads it.
+    /// Borrowed when no id has two nodes.
+    pub(crate) fn flat(&self) -> std::borrow::Cow<'_, [ComponentTotals]> {
+        // By name: a stored capture's ids need not be interned here (index 0).
+        let mut ids = HashSet::new();
+        if self.components.iter().all(|c| ids.insert(c.name)) {
+            return std::borrow::Cow::Borrowed(&self.components);
+        }
+        let keep = config::slowest();
+        let mut flat: Vec<ComponentTotals> = Vec::new();
+        for c in &self.components {
+            match flat.iter_mut().find(|f| f.name == c.name) {
+                Some(f) => f.add(c, keep),
+                None => flat.push(ComponentTotals {
+                    parent: None,
+                    ..c.clone()
+                }),
+            }
+        }
+        std::borrow::Cow::Owned(flat)
+    }
+}
+
+/// One (thread, ring)'s samples: a node of the thread's call tree, or its self times.
 #[derive(Clone, Debug)]
 pub(crate) struct ComponentTotals {
     /// The id's dense index.
     pub(crate) index: u32,
     pub(crate) name: &'static str,
+    /// The call-tree node's parent: its position in `components` (`None` at the
+    /// root).
+    pub(crate) parent: Option<u32>,
+    /// Self time of the `seen` scopes, summed (see `ComponentCapture::self_ticks`).
+    pub(crate) self_ticks: u64,
     /// Samples recorded: folded + lost.
     pub(crate) seen: u64,
     /// Samples overwritten before a fold read them.
@@ -72,11 +103,21 @@ impl ComponentTotals {
         ComponentTotals {
             index,
             name,
+            parent: None,
+            self_ticks: 0,
             seen: 0,
             lost: 0,
             migrated: 0,
             kinds: Vec::new(),
             slowest: Vec::new(),
+        }
+    }
+
+    /// What the ring recorded.
+    pub(crate) fn key(&self) -> RingKey {
+        RingKey {
+            idx: self.index,
+            parent: self.parent,
         }
     }
 
@@ -178,6 +219,7 @@ impl ComponentTotals {
     /// after this), keeping the `keep` slowest of both.
     pub(super) fn add(&mut self, other: &ComponentTotals, keep: usize) {
         self.seen += other.seen;
+        self.self_ticks = self.self_ticks.wrapping_add(other.self_ticks);
         self.lost += other.lost;
         self.migrated += other.migrated;
         for (kind, tally) in &other.kinds {
@@ -200,6 +242,7 @@ impl ComponentTotals {
                 .iter()
                 .map(|(kind, _)| (*kind, Tally::default()))
                 .collect(),
+            parent: self.parent,
             ..ComponentTotals::new(self.index, self.name)
         }
     }
@@ -208,6 +251,7 @@ impl ComponentTotals {
     pub(super) fn clear(&mut self) {
         self.slowest.clear();
         self.seen = 0;
+        self.self_ticks = 0;
         self.lost = 0;
         self.migrated = 0;
         for (_, t) in &mut self.kinds {
@@ -227,6 +271,13 @@ fn slow_floor(slowest: &[Slow], keep: usize) -> u64 {
     }
 }
 
+/// The self time of scopes with no scope inside: their ticks, summed (pulses and
+/// records have none).
+fn own_of(samples: &[Sample]) -> u64 {
+    let scope = |s: &&Sample| matches!(s.kind(), SampleKind::Scope { .. });
+    samples.iter().filter(scope).map(|s| s.ticks()).sum()
+}
+
 impl Totals {
     /// Totals of a stored capture: every retained sample folded, every overwritten one
     /// lost.
@@ -244,6 +295,8 @@ impl Totals {
                     // may come from elsewhere): it finds the id's declared period.
                     let index = id::lookup(c.name).unwrap_or(0);
                     let mut totals = ComponentTotals::new(index, c.name);
+                    totals.parent = c.parent.map(|p| p as u32);
+                    totals.self_ticks = c.self_ticks.unwrap_or_else(|| own_of(&c.samples));
                     totals.seen = c.seen;
                     totals.lost = c.overwritten();
                     let keep = config::slowest();
@@ -318,12 +371,17 @@ impl Totals {
                     None => merged.frames.push((name, *counts)),
                 }
             }
-            for c in &t.components {
-                match merged.components.iter_mut().find(|f| f.index == c.index) {
-                    Some(f) => f.add(c, config::slowest()),
-                    None => merged.components.push(c.clone()),
-                }
-            }
+            let keep = config::slowest();
+            merge_by_path(
+                &mut merged.components,
+                &t.components,
+                ComponentTotals::key,
+                |c, key| ComponentTotals {
+                    parent: key.parent,
+                    ..c.clone()
+                },
+                |f, c| f.add(c, keep),
+            );
         }
     }
 }

@@ -28,6 +28,11 @@ pub enum Error {
         /// The value that was asked for.
         requested: usize,
     },
+    /// A call-tree node limit above [`MAX_NODE_LIMIT`](crate::Builder::MAX_NODE_LIMIT).
+    NodeLimit {
+        /// The value that was asked for.
+        requested: usize,
+    },
     /// A memory cap ([`Builder::memory_cap`](crate::Builder::memory_cap)) smaller than
     /// one ring of the configured capacity: no id could ever record.
     MemoryCap {
@@ -153,6 +158,7 @@ impl PartialEq for Error {
                 matches!(other, RingCapacity { requested: b } if a == b)
             }
             StackDepth { requested: a } => matches!(other, StackDepth { requested: b } if a == b),
+            NodeLimit { requested: a } => matches!(other, NodeLimit { requested: b } if a == b),
             Pattern { pattern, reason } => {
                 matches!(other, Pattern { pattern: p, reason: r } if (pattern, reason) == (p, r))
             }
@@ -238,6 +244,7 @@ impl Error {
             | Error::Exporter { .. }
             | Error::Histogram { .. }
             | Error::StackDepth { .. }
+            | Error::NodeLimit { .. }
             | Error::MemoryCap { .. }
             | Error::Pattern { .. }
             | Error::Interval { .. }
@@ -252,8 +259,8 @@ impl Error {
         }
     }
 
-    /// The message of a case that wraps no I/O error.
-    fn fmt_plain(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    /// The message of a recorder limit out of range.
+    fn fmt_recorder_limit(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::RingCapacity { requested } => write!(
                 f,
@@ -266,6 +273,22 @@ impl Error {
                 "stack depth {requested} is invalid: it must be between 1 and {}",
                 MAX_STACK_DEPTH
             ),
+            Error::NodeLimit { requested } => write!(
+                f,
+                "node limit {requested} is invalid: a thread may have at most {} call-tree nodes \
+                 below the root (0 records a flat profile)",
+                crate::config::MAX_NODE_LIMIT
+            ),
+            _ => Ok(()),
+        }
+    }
+
+    /// The message of a case that wraps no I/O error.
+    fn fmt_plain(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::RingCapacity { .. } | Error::StackDepth { .. } | Error::NodeLimit { .. } => {
+                self.fmt_recorder_limit(f)
+            }
             Error::Interval { requested } => {
                 write!(
                     f,

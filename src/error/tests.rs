@@ -57,6 +57,7 @@ fn every_case() -> Vec<Error> {
             component: "c".into(),
             reason: "not base64".into(),
         },
+        Error::NodeLimit { requested: 1 << 30 },
     ]
 }
 
@@ -83,13 +84,14 @@ fn case(error: &Error) -> usize {
         Error::InternLimit { .. } => 18,
         Error::Exporter { .. } => 19,
         Error::Histogram { .. } => 20,
+        Error::NodeLimit { .. } => 21,
     }
 }
 
 #[test]
 fn every_case_is_listed_once() {
     let cases: Vec<usize> = every_case().iter().map(case).collect();
-    assert_eq!(cases, (0..=20).collect::<Vec<_>>());
+    assert_eq!(cases, (0..=21).collect::<Vec<_>>());
 }
 
 #[test]

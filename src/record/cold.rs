@@ -5,13 +5,13 @@
 //! in `stack.rs`.
 
 use super::local::{Entry, Local, signal_fence, torn_down};
+use super::node::RingKey;
 use super::registry::{self, ThreadShared};
 use super::ring::Ring;
 use super::stack::Stack;
 use crate::config;
 use crate::diagnostics::bump;
 use std::sync::Arc;
-use std::sync::atomic::AtomicPtr;
 use std::sync::atomic::Ordering::Relaxed;
 
 impl Local {
@@ -92,15 +92,20 @@ impl Local {
 
     /// Makes `idx`'s ring on this thread (cold paths only) and returns it; `None`
     /// past the memory cap, with the record counted as dropped under `idx`.
-    fn make_ring(&self, shared: &ThreadShared, idx: u32) -> Option<Arc<Ring>> {
-        let Some(ring) = self.new_ring(shared, idx, false) else {
+    pub(super) fn make_ring(&self, shared: &ThreadShared, idx: u32) -> Option<Arc<Ring>> {
+        let ring = self.root_ring(shared, idx);
+        if ring.is_none() {
             self.count_over_cap(shared, idx);
-            return None;
-        };
-        let ring = Arc::new(ring);
-        let fresh = [(idx, ring.clone())];
-        shared.add_rings(&fresh);
-        self.install_rings(self.table_len_for(idx), &fresh);
+        }
+        ring
+    }
+
+    /// Makes `idx`'s ring on this thread (its call-tree node at the root), or `None`
+    /// past the memory cap, counting nothing (a Start: its Stop counts the drop).
+    pub(super) fn root_ring(&self, shared: &ThreadShared, idx: u32) -> Option<Arc<Ring>> {
+        let ring = self.new_ring(shared, idx, false)?;
+        let ring = self.list(shared, RingKey::root(idx), ring);
+        self.install_rings(self.table_len_for(idx), &[(idx, ring.clone())]);
         Some(ring)
     }
 
@@ -108,7 +113,7 @@ impl Local {
     /// threads are not charged); `None` if the cap refused this id here, now or
     /// before (then it stays refused on this thread). It starts small and grows,
     /// unless `full` (for `prepare`): then it is made at its capacity.
-    fn new_ring(&self, shared: &ThreadShared, idx: u32, full: bool) -> Option<Ring> {
+    pub(super) fn new_ring(&self, shared: &ThreadShared, idx: u32, full: bool) -> Option<Ring> {
         if self.capped.borrow().contains_key(&idx) {
             return None;
         }
@@ -129,7 +134,7 @@ impl Local {
     }
 
     /// Counts a record of `idx` dropped past the memory cap.
-    fn count_over_cap(&self, shared: &ThreadShared, idx: u32) {
+    pub(super) fn count_over_cap(&self, shared: &ThreadShared, idx: u32) {
         if let Some(count) = self.capped.borrow().get(&idx) {
             bump(count, 1);
             bump(&shared.counters.over_cap, 1);
@@ -150,6 +155,7 @@ impl Local {
             let mut wanted = indices.to_vec();
             wanted.sort_unstable();
             wanted.dedup();
+            l.prepared.borrow_mut().extend(wanted.iter().copied());
             let Some(&highest) = wanted.last() else {
                 return;
             };
@@ -161,7 +167,11 @@ impl Local {
                 .filter_map(|&i| Some((i, Arc::new(l.new_ring(shared, i, true)?))))
                 .collect();
             if !fresh.is_empty() || highest as usize >= l.entry_count() {
-                shared.add_rings(&fresh);
+                let listed: Vec<_> = fresh
+                    .iter()
+                    .map(|(i, r)| (RingKey::root(*i), r.clone()))
+                    .collect();
+                l.list_all(shared, &listed);
                 l.install_rings(l.table_len_for(highest), &fresh);
             }
             for &i in &wanted {
@@ -198,7 +208,7 @@ impl Local {
 
     /// The length the table needs for an entry at `idx`: the current one, or grown
     /// geometrically.
-    fn table_len_for(&self, idx: u32) -> usize {
+    pub(super) fn table_len_for(&self, idx: u32) -> usize {
         let len = self.entry_count();
         if (idx as usize) < len {
             return len;
@@ -227,17 +237,10 @@ impl Local {
 
     /// Installs a new table of `len` entries (more than the current length) copied
     /// from the current one.
-    fn grow_table(&self, len: usize) {
+    pub(super) fn grow_table(&self, len: usize) {
         let mut tables = self.tables.borrow_mut();
         let new: Vec<Entry> = (0..len)
-            .map(|i| Entry {
-                ring: AtomicPtr::new(
-                    tables
-                        .last()
-                        .and_then(|t| t.get(i))
-                        .map_or(std::ptr::null_mut(), |e| e.ring.load(Relaxed)),
-                ),
-            })
+            .map(|i| Entry::copy_of(tables.last().and_then(|t| t.get(i))))
             .collect();
         tables.push(new.into_boxed_slice());
         let current = tables.last().map_or(&[][..], |t| &t[..]);

@@ -8,14 +8,15 @@
 //! in `cold.rs`.
 #![allow(unsafe_code)]
 
+use super::node;
 use super::registry::{TEARDOWN_DROPS, ThreadShared};
 use super::ring::{Pushed, Ring};
 use super::sample::{
     CPU_MASK, CPU_SHIFT, DELTA_MASK, MIGRATED, PULSE, RECORD, START_MASK, START_SHIFT, STOP_SHIFT,
 };
-use super::stack::Stack;
+use super::stack::{Frame, Stack};
 use crate::clock::{self, Mode, Stamp};
-use std::cell::{OnceCell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::BTreeMap;
 use std::ptr;
 use std::sync::Arc;
@@ -76,6 +77,33 @@ pub(crate) fn current_shared() -> Option<Arc<ThreadShared>> {
 /// last one).
 pub(super) struct Entry {
     pub(super) ring: AtomicPtr<Ring>,
+    /// The last two parents this id's scopes opened under, and the node each gave
+    /// (see `node.rs`): what a Start compares before the cold lookup. Written by the
+    /// owning thread's cold paths only.
+    pub(super) memo: [Memo; 2],
+}
+
+/// One way of an [`Entry`]'s memo: a parent node word and the child node under it.
+pub(super) struct Memo {
+    pub(super) parent: Word,
+    pub(super) node: Word,
+}
+
+/// A memo way's parent that matches no node word: an empty way.
+pub(super) const NEVER: u64 = u64::MAX;
+
+impl Entry {
+    /// A copy of `from` (a table growing), or an empty entry.
+    pub(super) fn copy_of(from: Option<&Entry>) -> Entry {
+        let way = |i: usize| Memo {
+            parent: Word::new(from.map_or(NEVER, |e| e.memo[i].parent.get())),
+            node: Word::new(from.map_or(0, |e| e.memo[i].node.get())),
+        };
+        Entry {
+            ring: AtomicPtr::new(from.map_or(ptr::null_mut(), |e| e.ring.load(Relaxed))),
+            memo: [way(0), way(1)],
+        }
+    }
 }
 
 /// Tables a thread has had: one per growth, and growth is geometric, so a handful
@@ -166,6 +194,19 @@ pub(crate) struct Local {
     /// Ids the memory cap refused a ring on this thread, with their counters of
     /// dropped records (shared with `shared`'s list). Cold paths only.
     pub(super) capped: RefCell<BTreeMap<u32, Arc<AtomicU64>>>,
+    /// Call-tree paths below the root: (parent node, id index) -> node (the parent
+    /// itself for a path folded past the node limit, 0 for one the memory cap
+    /// refused). Cold paths only (see `node.rs`).
+    pub(super) paths: RefCell<BTreeMap<(u64, u32), u64>>,
+    /// Each ring of the thread's list (by address) -> its position there and its id
+    /// index. Cold paths only.
+    pub(super) positions: RefCell<BTreeMap<u64, (u32, u32)>>,
+    /// Nodes made below the root, against the node limit. Cold paths only.
+    pub(super) below_root: Cell<usize>,
+    /// Ids [`prepare`](super::prepare)d on this thread: their nodes below the root are
+    /// made whole, with their pages written, when their path first runs. Cold paths
+    /// only.
+    pub(super) prepared: RefCell<std::collections::BTreeSet<u32>>,
 }
 
 impl Local {
@@ -182,6 +223,10 @@ impl Local {
             shared: OnceCell::new(),
             in_cold: AtomicBool::new(false),
             capped: RefCell::new(BTreeMap::new()),
+            paths: RefCell::new(BTreeMap::new()),
+            positions: RefCell::new(BTreeMap::new()),
+            below_root: Cell::new(0),
+            prepared: RefCell::new(std::collections::BTreeSet::new()),
         }
     }
 
@@ -226,15 +271,23 @@ impl Local {
         }
         let base = self.stack_base.load(Relaxed);
         // SAFETY: a non-zero `stack_len` is stored only after `stack_base` points at
-        // the `2 * len` words owned by `self.stack_words` (tags, then ticks), which are
-        // never freed or replaced while `self` lives (see `Stack::of`).
-        let (tags, ticks) = unsafe {
+        // the `word_count(len)` words owned by `self.stack_words` (tags, ticks, then
+        // `len + 1` nodes and kids), which are never freed or replaced while `self`
+        // lives (see `Stack::of`).
+        let (tags, ticks, nodes, kids) = unsafe {
             (
                 std::slice::from_raw_parts(base, len),
                 std::slice::from_raw_parts(base.add(len), len),
+                std::slice::from_raw_parts(base.add(2 * len), len + 1),
+                std::slice::from_raw_parts(base.add(3 * len + 1), len + 1),
             )
         };
-        Some(Stack { tags, ticks })
+        Some(Stack {
+            tags,
+            ticks,
+            nodes,
+            kids,
+        })
     }
 
     // ----------------------------------------------------------------- hot path
@@ -244,15 +297,33 @@ impl Local {
         let d = self.depth.get() as usize;
         if let Some(stack) = self.stack()
             && d < stack.len()
+            // The parent's node is in `nodes[d]` (the root's at 0), see `Stack`.
+            && let Some(node) = self.child(stack.nodes[d].get(), idx)
         {
             // Depth first: a signal handler that runs before the frame is written
             // opens its scopes above this one, never in its slot.
             self.depth.set(d as u32 + 1);
             signal_fence();
+            stack.nodes[d + 1].set(node);
+            stack.kids[d + 1].set(0);
             push_frame(stack, d, idx, mode);
             return;
         }
         self.start_slow(idx, mode);
+    }
+
+    /// The node of a scope of `idx` opened under the node `parent`, if the id's memo
+    /// knows it (see `node.rs`).
+    #[inline(always)]
+    fn child(&self, parent: u64, idx: u32) -> Option<u64> {
+        let [first, second] = &self.entry(idx)?.memo;
+        if first.parent.get() == parent {
+            return Some(first.node.get());
+        }
+        if second.parent.get() == parent {
+            return Some(second.node.get());
+        }
+        None
     }
 
     #[inline(always)]
@@ -282,12 +353,51 @@ impl Local {
             return false;
         }
         let start_ticks = stack.ticks[top].get();
+        let (node, kids) = (stack.nodes[top + 1].get(), stack.kids[top + 1].get());
         // The frame is read before the depth goes down: a signal handler that runs
         // after may reuse the slot.
         signal_fence();
         self.depth.set(top as u32);
-        self.finish(idx, tag, start_ticks, mode, now);
+        let frame = Frame {
+            tag,
+            ticks: start_ticks,
+            node,
+            kids,
+        };
+        // The parent's children's ticks are in `kids[top]` (the root's sink at 0).
+        self.close(idx, frame, &stack.kids[top], mode, now);
         true
+    }
+
+    /// Records a scope of `idx` closed at `now` (its `frame` already off the stack)
+    /// into its node, and adds its ticks to `up`, its parent's children's ticks.
+    #[inline(always)]
+    pub(super) fn close(&self, idx: u32, frame: Frame, up: &Word, mode: Mode, now: Stamp) {
+        let delta = now.ticks.wrapping_sub(frame.ticks);
+        let meta = meta(frame.tag, mode, now);
+        if delta > DELTA_MASK {
+            return self.implausible(meta & MIGRATED != 0);
+        }
+        up.set(up.get().wrapping_add(delta));
+        // SAFETY: a frame's node word is 0 or was written by `Local::start` from the
+        // memo (or by `node_of`): a ring of this thread's list, which `self` keeps
+        // alive; the reference does not outlive `&self`.
+        let Some(ring) = (unsafe { node::ring_at(frame.node) }) else {
+            return self.refused(idx, frame.node);
+        };
+        ring.add_own(delta.saturating_sub(frame.kids));
+        self.push_into(ring, delta | meta);
+    }
+
+    /// Pushes `value` into `ring` (one of this thread's), growing it or counting a
+    /// re-entrant push.
+    #[inline(always)]
+    fn push_into(&self, ring: &Ring, value: u64) {
+        match ring.try_push(value) {
+            Pushed::Stored => {}
+            Pushed::Busy => self.reentrant(),
+            Pushed::Full(h) => self.grow(ring, h, value),
+        }
     }
 
     #[inline(always)]
@@ -325,14 +435,11 @@ impl Local {
     /// Builds the sample for a closed scope and stores it.
     #[inline(always)]
     pub(crate) fn finish(&self, idx: u32, tag: u64, start_ticks: u64, mode: Mode, now: Stamp) {
-        let start_mode = tag & START_MASK;
-        // Known only when both reads came from RDTSCP. Inlined at a `latte_stop!`, `mode`
-        // is a constant: a Fast Stop compiles no migration check at all.
-        let migrated = mode != Mode::Fast
-            && start_mode != (Mode::Fast as u64) << START_SHIFT
-            && (tag >> CPU_SHIFT) & CPU_MASK != u64::from(now.cpu) & CPU_MASK;
-        let meta = start_mode | (mode as u64) << STOP_SHIFT | if migrated { MIGRATED } else { 0 };
-        self.store(idx, now.ticks.wrapping_sub(start_ticks), meta);
+        self.store(
+            idx,
+            now.ticks.wrapping_sub(start_ticks),
+            meta(tag, mode, now),
+        );
     }
 
     /// Stores `delta | meta` in the id's ring, or counts an implausible delta (as
@@ -343,14 +450,23 @@ impl Local {
             return self.implausible(meta & MIGRATED != 0);
         }
         match self.ring(idx) {
-            Some(ring) => match ring.try_push(delta | meta) {
-                Pushed::Stored => {}
-                Pushed::Busy => self.reentrant(),
-                Pushed::Full(h) => self.grow(ring, h, delta | meta),
-            },
+            Some(ring) => self.push_into(ring, delta | meta),
             None => self.store_slow(idx, delta | meta),
         }
     }
+}
+
+/// The meta bits of a scope sample whose Start wrote `tag` and whose Stop read `now`
+/// in `mode`.
+#[inline(always)]
+fn meta(tag: u64, mode: Mode, now: Stamp) -> u64 {
+    let start_mode = tag & START_MASK;
+    // Known only when both reads came from RDTSCP. Inlined at a `latte_stop!`, `mode`
+    // is a constant: a Fast Stop compiles no migration check at all.
+    let migrated = mode != Mode::Fast
+        && start_mode != (Mode::Fast as u64) << START_SHIFT
+        && (tag >> CPU_SHIFT) & CPU_MASK != u64::from(now.cpu) & CPU_MASK;
+    start_mode | (mode as u64) << STOP_SHIFT | if migrated { MIGRATED } else { 0 }
 }
 
 /// The stack tag of a Start of `idx` read in `mode` at `now`.

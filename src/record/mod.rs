@@ -12,6 +12,7 @@
 //! | `id.rs` | [`Id`]: a name and its dense index, the interner |
 //! | `local.rs`, `cold.rs` | the per-thread recorder: stack and id table (hot), first use and [`prepare`] (cold) |
 //! | `stack.rs` | the stack of open scopes: positions, the floor, a full stack and missed Stops (cold) |
+//! | `node.rs` | the call tree: how a Start finds its node, self-time rings, the node limit |
 //! | `open.rs` | another thread's open scopes, read while it records |
 //! | `unordered.rs` | the `tracing` bridge's exit: out of LIFO order, handing back the ticks |
 //! | `sample.rs` | the sample word's private layout, [`Sample`] |
@@ -26,6 +27,7 @@ mod cold;
 pub(crate) mod fork;
 pub(crate) mod id;
 pub(crate) mod local;
+pub(crate) mod node;
 mod open;
 pub(crate) mod registry;
 pub(crate) mod ring;

@@ -29,8 +29,15 @@ use crate::config;
 use crate::diagnostics::FrameEnd;
 use std::sync::atomic::Ordering::Relaxed;
 
-/// Open scopes, structure-of-arrays: a view of the thread's stack words, the tags in
-/// the first half and the start ticks in the second.
+/// Open scopes, structure-of-arrays: a view of the thread's stack words, the tags
+/// first, then the start ticks, then (one longer, see below) each frame's call-tree
+/// node and the ticks of the scopes closed inside it.
+///
+/// The frame in slot `s` has its node in `nodes[s + 1]` and its children's ticks in
+/// `kids[s + 1]`: `nodes[0]` is the root (0, no node) and `kids[0]` a sink for the
+/// ticks of outermost scopes, so the hot path finds a frame's parent at `s` without a
+/// branch for depth 0. A node word is the address of the node's ring (see
+/// `record/node.rs`), 0 when the memory cap refused it one.
 ///
 /// One boxed slice rather than `arrayvec`: the depth is chosen at run time
 /// ([`Builder::stack_depth`](crate::Builder::stack_depth)), and the frames are
@@ -39,27 +46,67 @@ use std::sync::atomic::Ordering::Relaxed;
 pub(super) struct Stack<'a> {
     pub(super) tags: &'a [Word],
     pub(super) ticks: &'a [Word],
+    pub(super) nodes: &'a [Word],
+    pub(super) kids: &'a [Word],
 }
 
 /// The tag of a slot whose frame was removed on a cold path. Id index 0 is never
 /// handed out, so it never matches a Stop: the hot path sends that Stop here.
 const TOMBSTONE: u64 = 0;
 
-/// A frame: (tag, start ticks).
-type Frame = (u64, u64);
+/// The node word of a frame whose Start was counted as re-entrant: its Stop records
+/// nothing (0 is a node the memory cap refused; ring addresses are larger).
+pub(super) const UNRECORDED: u64 = 1;
 
-/// The words of a stack of `len` slots: every tag the tombstone, every tick 0.
+/// One open scope, as the stack holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Frame {
+    /// Id index, CPU and start mode (see `sample.rs`).
+    pub(super) tag: u64,
+    /// The counter at its Start.
+    pub(super) ticks: u64,
+    /// Its call-tree node (a ring's address; 0: none).
+    pub(super) node: u64,
+    /// Ticks of the scopes closed inside it so far.
+    pub(super) kids: u64,
+}
+
+/// The words of a stack of `len` slots: every tag the tombstone, every other word 0.
 pub(super) fn words(len: usize) -> Box<[Word]> {
     const { assert!(TOMBSTONE == 0) };
-    (0..2 * len).map(|_| Word::new(0)).collect()
+    (0..word_count(len)).map(|_| Word::new(0)).collect()
+}
+
+/// Words of a stack of `len` slots.
+pub(super) const fn word_count(len: usize) -> usize {
+    4 * len + 2
+}
+
+/// The slot of `nodes` and `kids` that holds position `p`'s frame.
+fn slot_of(p: usize, len: usize) -> usize {
+    p % len + 1
+}
+
+/// The slot of `nodes` and `kids` that holds the frame below position `p`: its parent
+/// (0, the root, below position 0).
+fn parent_slot(p: usize, len: usize) -> usize {
+    p.checked_sub(1).map_or(0, |q| slot_of(q, len))
 }
 
 impl<'a> Stack<'a> {
     /// The stack over `words` (see [`words`]).
     #[inline(always)]
     pub(super) fn over(words: &'a [Word]) -> Stack<'a> {
-        let (tags, ticks) = words.split_at(words.len() / 2);
-        Stack { tags, ticks }
+        let len = (words.len() - 2) / 4;
+        let (tags, rest) = words.split_at(len);
+        let (ticks, rest) = rest.split_at(len);
+        let (nodes, kids) = rest.split_at(len + 1);
+        Stack {
+            tags,
+            ticks,
+            nodes,
+            kids,
+        }
     }
 
     /// The stack of the calling thread's recorder, made on first use (cold paths only,
@@ -71,7 +118,7 @@ impl<'a> Stack<'a> {
             // there (see `Local::stack`).
             l.stack_base.store(words.as_ptr().cast_mut(), Relaxed);
             signal_fence();
-            l.stack_len.store(words.len() / 2, Relaxed);
+            l.stack_len.store(Stack::over(&words).len(), Relaxed);
             // And for readers on other threads (their open scopes), under a lock that
             // orders the stores above before their reads.
             if let Some(shared) = l.shared.get() {
@@ -92,17 +139,43 @@ impl<'a> Stack<'a> {
         self.tags[p % self.len()].get() as u32
     }
 
-    fn frame(&self, p: usize) -> Frame {
-        let s = p % self.len();
-        (self.tags[s].get(), self.ticks[s].get())
+    pub(super) fn frame(&self, p: usize) -> Frame {
+        let (s, n) = (p % self.len(), slot_of(p, self.len()));
+        Frame {
+            tag: self.tags[s].get(),
+            ticks: self.ticks[s].get(),
+            node: self.nodes[n].get(),
+            kids: self.kids[n].get(),
+        }
     }
 
     // Only the `tracing` bridge's unordered Stop moves frames.
     #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
-    fn set(&self, p: usize, (tag, ticks): Frame) {
-        let s = p % self.len();
-        self.tags[s].set(tag);
-        self.ticks[s].set(ticks);
+    fn set(&self, p: usize, f: Frame) {
+        let (s, n) = (p % self.len(), slot_of(p, self.len()));
+        self.tags[s].set(f.tag);
+        self.ticks[s].set(f.ticks);
+        self.nodes[n].set(f.node);
+        self.kids[n].set(f.kids);
+    }
+
+    /// The node of the frame below position `p` (0, the root, at position 0).
+    pub(super) fn parent_node(&self, p: usize) -> u64 {
+        self.nodes[parent_slot(p, self.len())].get()
+    }
+
+    /// The children's ticks of the frame below position `p` (the root's sink at
+    /// position 0), which a Stop at `p` adds to. Below a frame given up on a full
+    /// stack, the slot is a cleared frame's or free: the ticks go nowhere that counts.
+    pub(super) fn parent_kids(&self, p: usize) -> &'a Word {
+        &self.kids[parent_slot(p, self.len())]
+    }
+
+    /// Writes the node of a frame just opened at position `p`, with no children yet.
+    pub(super) fn open_node(&self, p: usize, node: u64) {
+        let n = slot_of(p, self.len());
+        self.nodes[n].set(node);
+        self.kids[n].set(0);
     }
 
     fn clear(&self, p: usize) {
@@ -125,7 +198,8 @@ impl<'a> Stack<'a> {
 
     /// Writes every slot (with its own value), so the OS backs the stack's pages now.
     pub(super) fn touch(&self) {
-        for cell in self.ticks.iter().chain(self.tags.iter()) {
+        let all = [self.tags, self.ticks, self.nodes, self.kids];
+        for cell in all.into_iter().flatten() {
             // `black_box`: the optimiser may not drop the store as a no-op.
             cell.set(std::hint::black_box(cell.get()));
         }
@@ -136,7 +210,7 @@ impl Local {
     #[cold]
     #[inline(never)]
     pub(super) fn start_slow(&self, idx: u32, mode: Mode) {
-        self.cold(|l, shared| {
+        let done = self.cold(|l, shared| {
             let stack = Stack::of(l);
             let (d, len) = (l.depth.get() as usize, stack.len());
             if d == u32::MAX as usize {
@@ -145,6 +219,13 @@ impl Local {
                 shared.count_frames(FrameEnd::Abandoned, [idx]);
                 return;
             }
+            // The parent is the frame below, unless it was given up on a full stack
+            // (its slot may hold another frame now): then the root.
+            let held_below = d
+                .checked_sub(1)
+                .is_some_and(|q| q >= l.floor.get() as usize);
+            let parent = if held_below { stack.parent_node(d) } else { 0 };
+            let node = l.node_of(shared, parent, idx);
             if d >= len {
                 // Full: this Start takes the slot of the frame at position d - len.
                 // Give that frame up, unless it already is (the floor is above it).
@@ -157,8 +238,29 @@ impl Local {
             // Depth first, as in the hot path (`Local::start`).
             l.depth.set(d as u32 + 1);
             signal_fence();
+            stack.open_node(d, node);
             push_frame(stack, d % len, idx, mode);
         });
+        if done.is_none() {
+            self.start_unrecorded(idx, mode);
+        }
+    }
+
+    /// A Start made inside a cold path (a signal handler's, say: counted as
+    /// re-entrant by `cold`): no node can be looked up or made, so the frame is
+    /// opened with node [`UNRECORDED`], and its Stop pairs with it and records
+    /// nothing, instead of becoming an unmatched Stop. Only below a full stack (the
+    /// stack exists: the interrupted cold path is not this thread's first).
+    fn start_unrecorded(&self, idx: u32, mode: Mode) {
+        let d = self.depth.get() as usize;
+        if let Some(stack) = self.stack()
+            && d < stack.len()
+        {
+            self.depth.set(d as u32 + 1);
+            signal_fence();
+            stack.open_node(d, UNRECORDED);
+            push_frame(stack, d, idx, mode);
+        }
     }
 
     #[cold]
@@ -189,20 +291,20 @@ impl Local {
             let frame = stack.frame(k);
             (k..=top).for_each(|p| stack.clear(p));
             l.depth.set(k as u32);
-            Some(frame)
+            Some((k, frame))
         });
-        if let Some(Some((tag, start_ticks))) = found {
-            self.finish(idx, tag, start_ticks, mode, now);
+        if let (Some(Some((k, frame))), Some(stack)) = (found, self.stack()) {
+            self.close(idx, frame, stack.parent_kids(k), mode, now);
         }
     }
 
     /// The cold case of the bridge's exit (`Local::stop_unordered`): closes the
-    /// innermost open scope of `idx` wherever it is and returns its frame (tag, start
-    /// ticks), or counts why there is none.
+    /// innermost open scope of `idx` wherever it is and returns its position and
+    /// frame, or counts why there is none.
     #[cfg(feature = "tracing")]
     #[cold]
     #[inline(never)]
-    pub(super) fn take_unordered_slow(&self, idx: u32) -> Option<(u64, u64)> {
+    pub(super) fn take_unordered_slow(&self, idx: u32) -> Option<(usize, Frame)> {
         let found = self.cold(|l, shared| {
             let (d, floor) = (l.depth.get() as usize, l.floor.get() as usize);
             let Some(stack) = l.stack().filter(|_| d > 0) else {
@@ -229,7 +331,7 @@ impl Local {
             if k != d - 1 {
                 crate::diagnostics::bump(&shared.counters.unordered_stops, 1);
             }
-            Some(frame)
+            Some((k, frame))
         });
         found.flatten()
     }
@@ -250,17 +352,32 @@ mod tests {
     fn stack_of<'a>(words: &'a [Word], frames: &[u64]) -> Stack<'a> {
         let s = Stack::over(words);
         for (p, &f) in frames.iter().enumerate() {
-            s.set(p, (f, f * 10));
+            s.set(p, frame(f));
         }
         s
+    }
+
+    fn frame(f: u64) -> Frame {
+        Frame {
+            tag: f,
+            ticks: f * 10,
+            node: f * 100,
+            kids: f * 1000,
+        }
     }
 
     #[test]
     fn positions_wrap_onto_slots() {
         let w = words(4);
         let s = stack_of(&w, &[1, 2, 3, 4]);
-        s.set(5, (6, 60)); // position 5 is slot 1
-        assert_eq!((s.id(1), s.id(5), s.frame(9)), (6, 6, (6, 60)));
+        s.set(5, frame(6)); // position 5 is slot 1
+        assert_eq!((s.id(1), s.id(5), s.frame(9)), (6, 6, frame(6)));
+        // Nodes and children's ticks are one slot up: the root's below position 0.
+        assert_eq!(
+            (s.parent_node(0), s.parent_node(1), s.parent_node(6)),
+            (0, 100, 600)
+        );
+        assert_eq!(s.parent_kids(2).get(), 6000);
         s.clear(9);
         assert_eq!(s.id(1), 0);
     }
@@ -279,7 +396,7 @@ mod tests {
         let w = words(4);
         let s = Stack::over(&w);
         for p in 4..8 {
-            s.set(p, (p as u64, 0));
+            s.set(p, frame(p as u64));
         }
         s.remove(3, 8);
         // Now positions 3..7 hold what 4..8 held.

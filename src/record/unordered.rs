@@ -6,8 +6,9 @@
 //! exit differs from a Stop, and only here and in `stack.rs`'s cold path; the macros'
 //! hot Stop (`Local::stop`) is untouched.
 
-use super::local::{Local, signal_fence};
+use super::local::{Local, Word, signal_fence};
 use super::sample::{CPU_MASK, CPU_SHIFT, DELTA_MASK, START_MASK, START_SHIFT};
+use super::stack::Frame;
 use crate::clock::{Mode, Stamp};
 
 impl Local {
@@ -24,17 +25,29 @@ impl Local {
         now: Stamp,
         record_as: Option<u32>,
     ) -> Option<u64> {
-        let (tag, start_ticks) = match self.take_top(idx) {
-            Some(frame) => frame,
-            None => self.take_unordered_slow(idx)?,
+        let (frame, up) = match self.take_top(idx) {
+            Some(top) => top,
+            None => {
+                let (k, frame) = self.take_unordered_slow(idx)?;
+                (frame, self.stack()?.parent_kids(k))
+            }
         };
-        if let Some(id) = record_as {
-            self.finish(id, tag, start_ticks, mode, now);
+        let ticks = now.ticks.wrapping_sub(frame.ticks);
+        match record_as {
+            // Recorded as the span's own scope: into its node, as a Stop.
+            Some(id) if id == idx => self.close(idx, frame, up, mode, now),
+            Some(id) => {
+                self.finish(id, frame.tag, frame.ticks, mode, now);
+                if ticks <= DELTA_MASK {
+                    up.set(up.get().wrapping_add(ticks));
+                }
+            }
+            None if ticks <= DELTA_MASK => up.set(up.get().wrapping_add(ticks)),
+            None => {}
         }
-        let ticks = now.ticks.wrapping_sub(start_ticks);
         if ticks > DELTA_MASK {
             if record_as.is_none() {
-                self.implausible(two_cpus(tag, mode, now));
+                self.implausible(two_cpus(frame.tag, mode, now));
             }
             return None;
         }
@@ -43,14 +56,15 @@ impl Local {
 
     /// The hot case of [`stop_unordered`](Self::stop_unordered), as `Local::pop_top`
     /// does it for a Stop: the innermost open scope is `idx`'s. Closes it and returns
-    /// its frame (tag, start ticks); `None` (nothing changed) otherwise.
+    /// its frame and its parent's children's ticks; `None` (nothing changed)
+    /// otherwise.
     ///
     /// The same steps as `pop_top`, kept apart on purpose: `pop_top` written on top of
     /// this (one function for both) measured Hard Start+Stop / model 1.026 against 1.020
     /// (five alternating runs each, spreads 1.025-1.027 and 1.019-1.022; 2 vCPU AMD EPYC
     /// KVM guest, 2026-11-24), so the macros' Stop keeps its own code.
     #[inline(always)]
-    fn take_top(&self, idx: u32) -> Option<(u64, u64)> {
+    fn take_top(&self, idx: u32) -> Option<(Frame, &Word)> {
         let stack = self.stack()?;
         // Empty, past a full stack, or another id on top: the cold path.
         let top = self.depth.get().wrapping_sub(1) as usize;
@@ -61,11 +75,17 @@ impl Local {
         if tag as u32 != idx {
             return None;
         }
-        let start_ticks = stack.ticks[top].get();
+        // Below a full stack, position and slot are the same (see `Stack`).
+        let frame = Frame {
+            tag,
+            ticks: stack.ticks[top].get(),
+            node: stack.nodes[top + 1].get(),
+            kids: stack.kids[top + 1].get(),
+        };
         // The frame is read before the depth goes down (see `Local::pop_top`).
         signal_fence();
         self.depth.set(top as u32);
-        Some((tag, start_ticks))
+        Some((frame, &stack.kids[top]))
     }
 }
 

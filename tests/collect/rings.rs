@@ -65,14 +65,17 @@ fn invalid_capacities_are_clear_errors() {
 }
 
 #[test]
-fn no_ring_until_a_sample_is_stored_or_a_pulse_needs_a_baseline() {
+fn no_ring_until_a_scope_opens_or_a_pulse_needs_a_baseline() {
     let _shared = common::shared();
-    // A start that never stops stores nothing, so no ring exists. A first pulse
-    // stores nothing either, but makes the ring that keeps its baseline.
+    // An id that only appears in the code makes nothing. A start makes its call-tree
+    // node (a ring, empty until the Stop); a first pulse stores nothing either, but
+    // makes the ring that keeps its baseline.
+    let _never = Id::new("lazy_never");
     latte::start(&Id::new("lazy_open"), Mode::Fast);
     latte::latte_pulse!("lazy_pulse");
     let me = mine();
-    assert!(me.component("lazy_open").is_none());
+    assert!(me.component("lazy_never").is_none());
+    assert_eq!(me.component("lazy_open").map(|c| c.seen), Some(0));
     assert_eq!(me.component("lazy_pulse").map(|c| c.seen), Some(0));
 }
 

@@ -26,11 +26,12 @@ pub fn named<'a>(capture: &'a Capture, name: &'a str) -> impl Iterator<Item = &'
     capture.threads.iter().filter(move |t| t.name == name)
 }
 
-/// The calling thread's retained samples of `id` (panics if it has none).
+/// The calling thread's retained samples of `id`, over all its call-tree nodes
+/// (panics if it has none).
 pub fn my_samples(id: &str) -> Vec<Sample> {
-    my_component(id)
-        .unwrap_or_else(|| panic!("no samples of {id}"))
-        .samples
+    let samples = mine().samples(id);
+    assert!(!samples.is_empty(), "no samples of {id}");
+    samples
 }
 
 /// A cloneable in-memory sink for agent tests.

@@ -38,6 +38,8 @@ fn capture() -> Capture {
                 ..Anomalies::default()
             },
             components: vec![ComponentCapture {
+                parent: None,
+                self_ticks: None,
                 name: "parse",
                 seen: 600,
                 capacity: 512,

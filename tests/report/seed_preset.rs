@@ -30,6 +30,8 @@ fn component(name: &'static str, values: &[u64]) -> ComponentCapture {
         stop: Mode::Fast,
     };
     ComponentCapture {
+        parent: None,
+        self_ticks: None,
         name,
         seen: values.len() as u64,
         capacity: values.len().next_power_of_two(),

@@ -440,6 +440,8 @@ fn expected_value(s: Sample, cal: &Calibration, data: Data) -> u64 {
 
 fn component(name: &'static str, samples: Vec<Sample>, overwritten: u64) -> ComponentCapture {
     ComponentCapture {
+        parent: None,
+        self_ticks: None,
         name,
         seen: samples.len() as u64 + overwritten,
         capacity: 65_536,

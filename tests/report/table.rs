@@ -421,6 +421,7 @@ fn every_anomaly() -> Anomalies {
         open_at_exit: u64::MAX,
         reentrant: u64::MAX,
         over_cap: u64::MAX,
+        folded_paths: u64::MAX,
     }
 }
 

@@ -11,6 +11,7 @@
 use super::{Lists, Registry, ThreadShared};
 use crate::config;
 use crate::diagnostics::{Anomalies, FrameCounts};
+use crate::record::node::{RingKey, merge_by_path};
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::sync::PoisonError;
@@ -25,11 +26,14 @@ pub(crate) struct Compacted {
     pub(crate) components: Vec<CompactRing>,
 }
 
-/// One id's retained samples of an exited thread (or of the merged threads).
+/// One ring's retained samples of an exited thread (or of the merged threads).
 #[derive(Clone)]
 pub(crate) struct CompactRing {
-    /// The id's dense index.
-    pub(crate) index: u32,
+    /// What the ring recorded (positions are in the same thread's list, or the merged
+    /// list).
+    pub(crate) key: RingKey,
+    /// Self time of the `seen` scopes, summed.
+    pub(crate) own_ticks: u64,
     pub(crate) seen: u64,
     pub(crate) capacity: usize,
     pub(crate) samples: VecDeque<u64>,
@@ -151,11 +155,12 @@ fn compact_copy(t: &ThreadShared) -> Compacted {
     let components = t
         .rings()
         .iter()
-        .map(|(index, ring)| {
+        .map(|(key, ring)| {
             let mut samples = Vec::new();
             let read = ring.read(true, &mut samples);
             CompactRing {
-                index: *index,
+                key: *key,
+                own_ticks: ring.own_ticks(),
                 seen: read.seen,
                 capacity: ring.capacity(),
                 samples: samples.into(),
@@ -182,25 +187,34 @@ fn merge_into(merged: &mut Merged, t: &Compacted) {
             None => merged.frames.push((*index, *counts)),
         }
     }
-    for r in &t.components {
-        let slot = match merged.components.iter().position(|f| f.index == r.index) {
-            Some(i) => &mut merged.components[i],
-            None => {
-                merged.components.push(CompactRing {
-                    index: r.index,
-                    seen: 0,
-                    capacity: r.capacity,
-                    samples: VecDeque::new(),
-                });
-                merged.components.last_mut().expect("just pushed")
-            }
-        };
+    let adopt = |r: &CompactRing, key| CompactRing {
+        key,
+        own_ticks: 0,
+        seen: 0,
+        capacity: r.capacity,
+        samples: VecDeque::new(),
+    };
+    let add = |slot: &mut CompactRing, r: &CompactRing| {
         slot.seen += r.seen;
+        slot.own_ticks = slot.own_ticks.wrapping_add(r.own_ticks);
         slot.capacity = slot.capacity.max(r.capacity);
         slot.samples.extend(r.samples.iter().copied());
         let excess = slot.samples.len().saturating_sub(slot.capacity);
         slot.samples.drain(..excess);
-    }
+    };
+    let key = |r: &CompactRing| r.key;
+    let (into, from) = (&mut merged.components, &t.components);
+    merge_by_path(
+        into,
+        from,
+        key,
+        |r, k| {
+            let mut slot = adopt(r, k);
+            add(&mut slot, r);
+            slot
+        },
+        add,
+    );
 }
 
 #[cfg(all(test, not(latte_loom)))]

@@ -4,14 +4,15 @@
 
 use crate::diagnostics::{Counters, FrameCounts, FrameEnd, bump};
 use crate::record::local::Local;
+use crate::record::node::RingKey;
 use crate::record::open;
 use crate::record::ring::Ring;
 use crate::record::sync::{AtomicBool, Mutex, MutexGuard, Ordering};
 use std::sync::atomic::{AtomicPtr, AtomicU64};
 use std::sync::{Arc, PoisonError};
 
-/// A thread's rings with their id indices, in order of first use.
-pub(crate) type RingList = Arc<Vec<(u32, Arc<Ring>)>>;
+/// A thread's rings with what each records, in order of first use.
+pub(crate) type RingList = Arc<Vec<(RingKey, Arc<Ring>)>>;
 
 /// A thread's frames that ended without their Stop, per id index, in order of first
 /// such frame.
@@ -157,7 +158,7 @@ impl ThreadShared {
     }
 
     /// Adds rings (owning thread only), see [`append`].
-    pub(crate) fn add_rings(&self, rings: &[(u32, Arc<Ring>)]) {
+    pub(crate) fn add_rings(&self, rings: &[(RingKey, Arc<Ring>)]) {
         append(&self.rings, rings);
     }
 

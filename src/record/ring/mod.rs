@@ -70,7 +70,13 @@ pub(crate) struct Ring {
     slots: OwnPtr<AtomicU64>,
     mask: u64,
     len: OwnU64,
-    /// Every generation of slots, for readers and for growth.
+    /// The self time of every scope pushed so far (its ticks minus those of the
+    /// scopes closed inside it), summed: the call-tree node's exact self time (see
+    /// `record/node.rs`). Written by the owning thread only (one instruction a
+    /// signal handler cannot split, as the claim), read by anyone.
+    own_ticks: OwnU64,
+    /// Every generation of slots, for readers and for growth (cold paths only: last,
+    /// past the words the hot path touches).
     gens: Box<Gens>,
 }
 
@@ -119,6 +125,7 @@ impl Ring {
             slots: OwnPtr::new(slots),
             mask: capacity as u64 - 1,
             len: OwnU64::new(first as u64),
+            own_ticks: OwnU64::new(0),
             gens,
         }
     }
@@ -234,6 +241,18 @@ impl Ring {
         self.head.store(h << 1, Ordering::Relaxed);
     }
 
+    /// Adds a scope's self time to [`own_ticks`](Self::own_ticks). Only the owning
+    /// thread may call this.
+    #[inline(always)]
+    pub(crate) fn add_own(&self, ticks: u64) {
+        add_own(&self.own_ticks, ticks);
+    }
+
+    /// The self time of every scope pushed so far, summed (wrapping).
+    pub(crate) fn own_ticks(&self) -> u64 {
+        self.own_ticks.load(Ordering::Relaxed)
+    }
+
     /// Replaces the previous pulse's ticks by `now` and returns them (0: none). Only
     /// the owning thread may call this, holding a claim, so a handler that pulses the
     /// same id is refused instead of reading the baseline mid-update.
@@ -250,6 +269,7 @@ impl Ring {
     pub(crate) fn reset(&mut self) {
         self.head.store(0, Ordering::Relaxed);
         self.pulse_last.store(0, Ordering::Relaxed);
+        self.own_ticks.store(0, Ordering::Relaxed);
         self.gens.free_retired();
     }
 
@@ -372,6 +392,31 @@ fn claim_head(head: &AtomicU64) -> u64 {
         );
     }
     value
+}
+
+/// Adds `ticks` to an owner-written sum as one instruction a signal handler on this
+/// thread cannot split (no `lock`: no other thread writes it), as [`claim_head`] does.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn add_own(sum: &OwnU64, ticks: u64) {
+    // SAFETY: `sum.as_ptr()` is a valid, aligned pointer to the atomic for the duration
+    // of the instruction; only the owning thread writes it, other cores read the old
+    // or the new value of an aligned 8-byte store, as with a relaxed atomic store.
+    unsafe {
+        core::arch::asm!(
+            "add qword ptr [{sum}], {ticks}",
+            sum = in(reg) sum.as_ptr(),
+            ticks = in(reg) ticks,
+            options(nostack),
+        );
+    }
+}
+
+/// Elsewhere, a relaxed read-modify-write: indivisible for a signal handler too.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn add_own(sum: &OwnU64, ticks: u64) {
+    sum.fetch_add(ticks, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Elsewhere, a relaxed read-modify-write: indivisible for a signal handler too.
