@@ -295,7 +295,7 @@ mod loom_model {
                 thread::spawn(move || {
                     let shared = registry.register(Some("writer"));
                     let ring = Arc::new(registry.ring(2, 2, None).unwrap());
-                    shared.add_rings(&[(1, ring.clone())]);
+                    shared.add_rings(&[(crate::record::node::RingKey::root(1), ring.clone())]);
                     for v in 0..3 {
                         ring.push(v);
                     }
