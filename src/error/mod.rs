@@ -1,6 +1,5 @@
 //! The crate's one error type. A leaf: it imports only the configured limits it names.
 
-use crate::config::{MAX_RING_CAPACITY, MAX_STACK_DEPTH, MIN_RING_CAPACITY};
 use core::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -258,126 +257,6 @@ impl Error {
             | Error::InternLimit { .. } => None,
         }
     }
-
-    /// The message of a recorder limit out of range.
-    fn fmt_recorder_limit(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::RingCapacity { requested } => write!(
-                f,
-                "ring capacity {requested} is invalid: it must be a power of two between {} and {} samples \
-                 (the ring wraps with a bit mask)",
-                MIN_RING_CAPACITY, MAX_RING_CAPACITY
-            ),
-            Error::StackDepth { requested } => write!(
-                f,
-                "stack depth {requested} is invalid: it must be between 1 and {}",
-                MAX_STACK_DEPTH
-            ),
-            Error::NodeLimit { requested } => write!(
-                f,
-                "node limit {requested} is invalid: a thread may have at most {} call-tree nodes \
-                 below the root (0 records a flat profile)",
-                crate::config::MAX_NODE_LIMIT
-            ),
-            _ => Ok(()),
-        }
-    }
-
-    /// The message of a case that wraps no I/O error.
-    fn fmt_plain(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::RingCapacity { .. } | Error::StackDepth { .. } | Error::NodeLimit { .. } => {
-                self.fmt_recorder_limit(f)
-            }
-            Error::Interval { requested } => {
-                write!(
-                    f,
-                    "periodic report interval {requested:?} is too short: it must be at least {:?}",
-                    crate::config::MIN_PERIODIC
-                )
-            }
-            Error::Slowest { requested } => write!(
-                f,
-                "{requested} slowest samples per thread and id is invalid: at most {} are kept",
-                crate::config::MAX_SLOWEST
-            ),
-            Error::DrainPace { min, max } => write!(
-                f,
-                "drain pace {min:?}..={max:?} is invalid: the bounds must be above zero, \
-                 in order, and at most 60 s"
-            ),
-            Error::Cleaning { setting, value } => write!(
-                f,
-                "cleaning setting {setting} = {value} is invalid: it must be a finite number of at \
-                 least 0 (f64::MAX makes the rule remove nothing; None or Cleaning::OFF turns it off)"
-            ),
-            Error::InternLimit { limit } => write!(
-                f,
-                "Id::intern refused a new id: {limit} distinct run-time ids are interned already \
-                 (Id::MAX_INTERNED); intern each text once, keep its &'static Id, and bound the set \
-                 of texts (venues, symbols, strategies)"
-            ),
-            Error::Exporter { exporter, error } => {
-                write!(f, "the latte exporter {exporter} failed: {error}")
-            }
-            Error::AlreadyRunning
-            | Error::AgentStopped
-            | Error::ClockAlreadySelected { .. }
-            | Error::MemoryCap { .. } => self.fmt_state(f),
-            Error::Pattern { .. } | Error::Histogram { .. } => self.fmt_report(f),
-            // Written by `fmt`.
-            Error::PeriodicReports { .. }
-            | Error::Sink(_)
-            | Error::Csv(_)
-            | Error::Spawn(_)
-            | Error::DrainPlacement(_)
-            | Error::Hlog(_)
-            | Error::Signals(_) => Ok(()),
-        }
-    }
-
-    /// The message of a case about the agent's or the clock's state or the memory cap.
-    fn fmt_state(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::MemoryCap { cap, ring_bytes } => write!(
-                f,
-                "memory cap {cap} bytes is too small: one ring takes {ring_bytes} bytes \
-                 (8 per sample of the ring capacity); raise Builder::memory_cap or lower \
-                 Builder::ring_capacity"
-            ),
-            Error::AlreadyRunning => f.write_str(
-                "a latte agent is already running in this process; keep its guard, or drop it before starting another",
-            ),
-            Error::AgentStopped => f.write_str(
-                "the latte agent has stopped; start a new one (latte::init or latte::builder) \
-                 to get reports from its drain thread, or use Report::collect, which needs none",
-            ),
-            Error::ClockAlreadySelected { hardware } => write!(
-                f,
-                "latte already reads the {}; every sample must come from one clock, so it cannot change now \
-                 (choose the clock before anything records, or set LATTE_CLOCK)",
-                if *hardware { "hardware counter" } else { "OS monotonic clock" }
-            ),
-            _ => Ok(()), // the other cases are written by `fmt_plain`, `fmt_report` and `fmt`
-        }
-    }
-
-    /// The message of a case about what was asked of a report or read from one: a
-    /// focus pattern, a row's histogram.
-    fn fmt_report(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Pattern { pattern, reason } => write!(
-                f,
-                "focus pattern {pattern:?} (over ids or thread names) is invalid: {reason} \
-                 (a glob pattern: *, ?, [...])"
-            ),
-            Error::Histogram { component, reason } => write!(
-                f,
-                "the histogram of component `{component}` cannot be read: {reason}"
-            ),
-            _ => Ok(()), // the other cases are written by `fmt_plain`, `fmt_state` and `fmt`
-        }
-    }
 }
 
 impl fmt::Display for Error {
@@ -409,5 +288,6 @@ impl std::error::Error for Error {
     }
 }
 
+mod message;
 #[cfg(test)]
 mod tests;

@@ -11,17 +11,17 @@
 use super::node;
 use super::registry::{TEARDOWN_DROPS, ThreadShared};
 use super::ring::{Pushed, Ring};
-use super::sample::{
-    CPU_MASK, CPU_SHIFT, DELTA_MASK, MIGRATED, PULSE, RECORD, START_MASK, START_SHIFT, STOP_SHIFT,
-};
+use super::sample::{DELTA_MASK, MIGRATED, PULSE, RECORD, scope_meta, tag};
 use super::stack::{Frame, Stack};
+use super::table::{Entry, Tables};
+use super::word::{Word, Word32, signal_fence};
 use crate::clock::{self, Mode, Stamp};
 use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::BTreeMap;
 use std::ptr;
 use std::sync::Arc;
-use std::sync::atomic::Ordering::{Relaxed, SeqCst};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, compiler_fence};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
 
 thread_local! {
     static LOCAL: Local = const { Local::new() };
@@ -66,101 +66,6 @@ pub(crate) fn register_current() -> Option<Arc<ThreadShared>> {
 /// The calling thread's shared half, if it has registered and is still alive.
 pub(crate) fn current_shared() -> Option<Arc<ThreadShared>> {
     LOCAL.try_with(|l| l.shared.get().cloned()).ok().flatten()
-}
-
-/// One id's slot in the thread's table: its ring, once the thread has used the id.
-///
-/// Set once, from null, on a cold path of the owning thread, and never changed after:
-/// the ring it points at is in the thread's shared ring list (`ThreadShared::rings`),
-/// which the recorder's `shared` keeps alive (see [`Local::ring`]). Adding a ring writes the entry in place, so only a growth of the table
-/// copies it (geometrically, so the tables a thread has had cost less than twice the
-/// last one).
-pub(super) struct Entry {
-    pub(super) ring: AtomicPtr<Ring>,
-    /// The last two parents this id's scopes opened under, and the node each gave
-    /// (see `node.rs`): what a Start compares before the cold lookup. Written by the
-    /// owning thread's cold paths only.
-    pub(super) memo: [Memo; 2],
-}
-
-/// One way of an [`Entry`]'s memo: a parent node word and the child node under it.
-pub(super) struct Memo {
-    pub(super) parent: Word,
-    pub(super) node: Word,
-}
-
-/// A memo way's parent that matches no node word: an empty way.
-pub(super) const NEVER: u64 = u64::MAX;
-
-impl Entry {
-    /// A copy of `from` (a table growing), or an empty entry.
-    pub(super) fn copy_of(from: Option<&Entry>) -> Entry {
-        let way = |i: usize| Memo {
-            parent: Word::new(from.map_or(NEVER, |e| e.memo[i].parent.get())),
-            node: Word::new(from.map_or(0, |e| e.memo[i].node.get())),
-        };
-        Entry {
-            ring: AtomicPtr::new(from.map_or(ptr::null_mut(), |e| e.ring.load(Relaxed))),
-            memo: [way(0), way(1)],
-        }
-    }
-}
-
-/// Tables a thread has had: one per growth, and growth is geometric, so a handful
-/// (a 16-entry table grown to 2^20 ids has had 17). A `Vec`, not a `SmallVec`: inline
-/// storage here enlarges the thread-local recorder the hot path reads, and measured
-/// ~2% slower on Fast Start+Stop (see docs/design.md, "Dependencies").
-pub(super) type Tables = Vec<Box<[Entry]>>;
-
-/// A word of the thread's recorder that a signal handler on the same thread may read
-/// or write between any two instructions of the code it interrupts: a relaxed atomic,
-/// so the access is never a data race, and a plain `mov` on x86_64 and aarch64. Its
-/// order against the thread's other words is kept by `compiler_fence` where it
-/// matters (see `docs/signal-safety.md`).
-#[repr(transparent)]
-pub(crate) struct Word(AtomicU64);
-
-impl Word {
-    pub(super) const fn new(v: u64) -> Word {
-        Word(AtomicU64::new(v))
-    }
-
-    #[inline(always)]
-    pub(super) fn get(&self) -> u64 {
-        self.0.load(Relaxed)
-    }
-
-    #[inline(always)]
-    pub(super) fn set(&self, v: u64) {
-        self.0.store(v, Relaxed);
-    }
-}
-
-/// A 32-bit [`Word`]: the stack's depth and floor.
-#[repr(transparent)]
-pub(crate) struct Word32(AtomicU32);
-
-impl Word32 {
-    const fn new(v: u32) -> Word32 {
-        Word32(AtomicU32::new(v))
-    }
-
-    #[inline(always)]
-    pub(super) fn get(&self) -> u32 {
-        self.0.load(Relaxed)
-    }
-
-    #[inline(always)]
-    pub(super) fn set(&self, v: u32) {
-        self.0.store(v, Relaxed);
-    }
-}
-
-/// Keeps the compiler from moving the thread's loads and stores across this point, so
-/// a signal handler sees them in program order. Emits no instruction.
-#[inline(always)]
-pub(super) fn signal_fence() {
-    compiler_fence(SeqCst);
 }
 
 pub(crate) struct Local {
@@ -374,7 +279,7 @@ impl Local {
     #[inline(always)]
     pub(super) fn close(&self, idx: u32, frame: Frame, up: &Word, mode: Mode, now: Stamp) {
         let delta = now.ticks.wrapping_sub(frame.ticks);
-        let meta = meta(frame.tag, mode, now);
+        let meta = scope_meta(frame.tag, mode, now);
         if delta > DELTA_MASK {
             return self.implausible(meta & MIGRATED != 0);
         }
@@ -438,7 +343,7 @@ impl Local {
         self.store(
             idx,
             now.ticks.wrapping_sub(start_ticks),
-            meta(tag, mode, now),
+            scope_meta(tag, mode, now),
         );
     }
 
@@ -456,47 +361,11 @@ impl Local {
     }
 }
 
-/// The meta bits of a scope sample whose Start wrote `tag` and whose Stop read `now`
-/// in `mode`.
-#[inline(always)]
-fn meta(tag: u64, mode: Mode, now: Stamp) -> u64 {
-    let start_mode = tag & START_MASK;
-    // Known only when both reads came from RDTSCP. Inlined at a `latte_stop!`, `mode`
-    // is a constant: a Fast Stop compiles no migration check at all.
-    let migrated = mode != Mode::Fast
-        && start_mode != (Mode::Fast as u64) << START_SHIFT
-        && (tag >> CPU_SHIFT) & CPU_MASK != u64::from(now.cpu) & CPU_MASK;
-    start_mode | (mode as u64) << STOP_SHIFT | if migrated { MIGRATED } else { 0 }
-}
-
-/// The stack tag of a Start of `idx` read in `mode` at `now`.
-#[inline(always)]
-pub(crate) fn tag(idx: u32, mode: Mode, now: Stamp) -> u64 {
-    u64::from(idx) | (u64::from(now.cpu) & CPU_MASK) << CPU_SHIFT | (mode as u64) << START_SHIFT
-}
-
-thread_local! {
-    /// A byte whose address names the thread, for [`thread_mark`]. No destructor, so
-    /// reading its address is one instruction on the usual targets.
-    static MARK: u8 = const { 0 };
-}
-
-/// A number that differs between threads alive at the same time (the address of a
-/// thread-local): how a `Timer` learns, when its delta is implausible, whether it
-/// closed on another thread. A thread that starts after another exited may reuse it.
-#[inline(always)]
-pub(crate) fn thread_mark() -> usize {
-    MARK.with(|m| ptr::from_ref(m).addr())
-}
-
 /// Writes frame `d`; the timer is read last, after all bookkeeping.
 #[inline(always)]
 pub(super) fn push_frame(stack: Stack<'_>, d: usize, idx: u32, mode: Mode) {
     let now = clock::read(mode);
-    let tag = u64::from(idx)
-        | (u64::from(now.cpu) & CPU_MASK) << CPU_SHIFT
-        | (mode as u64) << START_SHIFT;
-    stack.tags[d].set(tag);
+    stack.tags[d].set(tag(idx, mode, now));
     stack.ticks[d].set(now.ticks);
 }
 

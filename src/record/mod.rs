@@ -12,7 +12,8 @@
 //! | `id.rs` | [`Id`]: a name and its dense index, the interner |
 //! | `local.rs`, `cold.rs` | the per-thread recorder: stack and id table (hot), first use and [`prepare`] (cold) |
 //! | `stack.rs` | the stack of open scopes: positions, the floor, a full stack and missed Stops (cold) |
-//! | `node.rs` | the call tree: how a Start finds its node, self-time rings, the node limit |
+//! | `node.rs` | the call tree: how a Start finds its node, self time, the node limit |
+//! | `table.rs`, `word.rs` | the id table's entries; the words a signal handler may touch |
 //! | `open.rs` | another thread's open scopes, read while it records |
 //! | `unordered.rs` | the `tracing` bridge's exit: out of LIFO order, handing back the ticks |
 //! | `sample.rs` | the sample word's private layout, [`Sample`] |
@@ -34,9 +35,11 @@ pub(crate) mod ring;
 pub(crate) mod sample;
 mod stack;
 pub(crate) mod sync;
+mod table;
 mod timer;
 #[cfg(feature = "tracing")]
 mod unordered;
+pub(crate) mod word;
 
 // Without `record` the bodies that read the clock compile away.
 #[cfg_attr(not(feature = "record"), allow(unused_imports))]

@@ -29,9 +29,10 @@
 //! [`Timer`]: crate::Timer
 #![allow(unsafe_code)]
 
-use super::local::{Local, Memo, NEVER};
+use super::local::Local;
 use super::registry::ThreadShared;
 use super::ring::Ring;
+use super::table::{Memo, NEVER};
 use crate::config;
 use crate::diagnostics::bump;
 use std::sync::Arc;
@@ -151,9 +152,9 @@ impl Local {
         }
         let write = |way: &Memo, (parent, node): (u64, u64)| {
             way.parent.set(NEVER);
-            super::local::signal_fence();
+            super::word::signal_fence();
             way.node.set(node);
-            super::local::signal_fence();
+            super::word::signal_fence();
             way.parent.set(parent);
         };
         write(second, moved);

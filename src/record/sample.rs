@@ -15,7 +15,7 @@
 //! of cycles at 5 GHz); anything larger means the counter went backwards or jumped, and
 //! is discarded and counted instead of stored.
 
-use crate::clock::Mode;
+use crate::clock::{Mode, Stamp};
 
 pub(crate) const DELTA_MASK: u64 = (1 << 52) - 1;
 pub(crate) const START_SHIFT: u32 = 52;
@@ -26,6 +26,25 @@ pub(crate) const PULSE: u64 = 3 << START_SHIFT;
 pub(crate) const RECORD: u64 = 3 << START_SHIFT | 1 << STOP_SHIFT;
 pub(crate) const CPU_SHIFT: u32 = 32;
 pub(crate) const CPU_MASK: u64 = (1 << 20) - 1;
+
+/// The meta bits of a scope sample whose Start wrote `tag` and whose Stop read `now`
+/// in `mode`.
+#[inline(always)]
+pub(crate) fn scope_meta(tag: u64, mode: Mode, now: Stamp) -> u64 {
+    let start_mode = tag & START_MASK;
+    // Known only when both reads came from RDTSCP. Inlined at a `latte_stop!`, `mode`
+    // is a constant: a Fast Stop compiles no migration check at all.
+    let migrated = mode != Mode::Fast
+        && start_mode != (Mode::Fast as u64) << START_SHIFT
+        && (tag >> CPU_SHIFT) & CPU_MASK != u64::from(now.cpu) & CPU_MASK;
+    start_mode | (mode as u64) << STOP_SHIFT | if migrated { MIGRATED } else { 0 }
+}
+
+/// The stack tag of a Start of `idx` read in `mode` at `now`.
+#[inline(always)]
+pub(crate) fn tag(idx: u32, mode: Mode, now: Stamp) -> u64 {
+    u64::from(idx) | (u64::from(now.cpu) & CPU_MASK) << CPU_SHIFT | (mode as u64) << START_SHIFT
+}
 
 /// One recorded sample: a tick delta plus how it was taken (one word in the ring; the
 /// layout is private).

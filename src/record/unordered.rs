@@ -6,9 +6,10 @@
 //! exit differs from a Stop, and only here and in `stack.rs`'s cold path; the macros'
 //! hot Stop (`Local::stop`) is untouched.
 
-use super::local::{Local, Word, signal_fence};
+use super::local::Local;
 use super::sample::{CPU_MASK, CPU_SHIFT, DELTA_MASK, START_MASK, START_SHIFT};
 use super::stack::Frame;
+use super::word::{Word, signal_fence};
 use crate::clock::{Mode, Stamp};
 
 impl Local {
