@@ -43,11 +43,31 @@ impl Builder {
     /// the agent stops.
     ///
     /// ```
-    /// let guard = latte::Builder::new().node_limit(64).report_at_exit(false).start()?;
-    /// drop(guard);
-    /// let refused = latte::Builder::new().node_limit(usize::MAX).start().unwrap_err();
-    /// assert!(refused.to_string().contains("node limit"));
-    /// # Ok::<(), latte::Error>(())
+    /// use latte::{Id, Mode};
+    /// static DIVE: Id = Id::new("doc_node_limit");
+    /// fn dive(depth: u32) {
+    ///     latte::start(&DIVE, Mode::Fast);
+    ///     if depth > 0 {
+    ///         dive(depth - 1);
+    ///     }
+    ///     latte::stop(&DIVE, Mode::Fast);
+    /// }
+    /// let guard = latte::builder().node_limit(8).final_report(false).start()?;
+    /// let thread = std::thread::Builder::new().name("diver".into());
+    /// thread.spawn(|| dive(20))?.join().unwrap();
+    /// guard.stop()?;
+    ///
+    /// let capture = latte::capture();
+    /// let diver = capture.thread("diver").unwrap();
+    /// // The root's node and 8 below it; the 12 deepest calls share the 8th, and the
+    /// // path that could not have a node is counted once. Every call recorded.
+    /// assert_eq!(diver.components.len(), 9);
+    /// assert_eq!(diver.samples("doc_node_limit").len(), 21);
+    /// assert_eq!(diver.anomalies.folded_paths, 1);
+    ///
+    /// let refused = latte::builder().node_limit(usize::MAX).start().unwrap_err();
+    /// assert!(refused.to_string().contains("node limit"), "{refused}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn node_limit(mut self, nodes: usize) -> Builder {
         self.node_limit = Some(nodes);
