@@ -20,6 +20,7 @@ mod encode;
 mod environment;
 mod prepare;
 mod stats;
+mod tree;
 
 pub(crate) use calibrate::block_signals;
 pub use calibrate::{Calibration, calibration};
@@ -31,7 +32,7 @@ use crate::collect::{self, Capture, ComponentTotals, SampleKind, Totals};
 use crate::diagnostics::FrameCounts;
 use crate::error::Error;
 use crate::report::{Data, ReportOptions};
-use crate::report::{EndedFrames, Focus, Overhead, Report, Row, ThreadReport, by_total};
+use crate::report::{EndedFrames, Focus, Overhead, Report, Row, ThreadReport, TreeNode, by_total};
 use prepare::{Prepared, RowOutput};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -164,7 +165,7 @@ pub(crate) fn assemble(
         scale,
         histograms: context.histograms,
     };
-    let (threads, all_threads) = sections(totals, calibration, options, out);
+    let (threads, all_threads, tree) = sections(totals, calibration, options, out);
     let overhead = (options.data == Data::Calibrated).then(|| Overhead {
         scope: calibration.scope.map(|row| row.map(|t| t as f64 * scale)),
         pulse: calibration.pulse as f64 * scale,
@@ -183,6 +184,7 @@ pub(crate) fn assemble(
         overhead,
         threads,
         all_threads,
+        tree,
         teardown_drops: totals.teardown_drops,
         footprint: context.live.then(collect::footprint),
         environment: context
@@ -194,14 +196,15 @@ pub(crate) fn assemble(
 }
 
 /// Each thread's section and the all-threads rows, every list in the order of
-/// [`by_total`].
+/// [`by_total`]; and the all-threads call tree.
 fn sections(
     totals: &Totals,
     calibration: &Calibration,
     options: &ReportOptions,
     out: RowOutput,
-) -> (Vec<ThreadReport>, Vec<Row>) {
+) -> (Vec<ThreadReport>, Vec<Row>, Vec<TreeNode>) {
     let mut merged = Merged::default();
+    let (mut all_nodes, mut paths) = (Vec::new(), HashMap::new());
     let periods = crate::record::id::periods();
     let threads: Vec<ThreadReport> = totals
         .threads
@@ -218,6 +221,12 @@ fn sections(
                 });
             let mut rows: Vec<Row> = rows.collect();
             by_total(&mut rows);
+            let nodes = tree::thread_nodes(t, calibration, options, &periods);
+            let tree = nodes.map_or_else(Vec::new, |nodes| {
+                let tree = tree::build(&nodes, out);
+                tree::merge(&mut all_nodes, &mut paths, nodes);
+                tree
+            });
             ThreadReport {
                 name: t.name.clone(),
                 serial: *serial,
@@ -226,12 +235,13 @@ fn sections(
                 frames: ended_frames(&t.frames),
                 open: t.open.clone(),
                 rows,
+                tree,
             }
         })
         .collect();
     let mut all_threads = merged.rows(out);
     by_total(&mut all_threads);
-    (threads, all_threads)
+    (threads, all_threads, tree::build(&all_nodes, out))
 }
 
 /// The ids with frames that ended without their Stop.

@@ -34,7 +34,7 @@ pub use crate::record::{Sample, SampleKind, prepare};
 pub(crate) use {
     ledger::fold,
     tally::{Exact, Tally},
-    totals::{ComponentTotals, Totals},
+    totals::{ComponentTotals, ThreadTotals, Totals},
     window::{take_interval, whole_run},
 };
 

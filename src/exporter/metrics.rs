@@ -321,6 +321,7 @@ mod tests {
             overhead: None,
             threads: Vec::new(),
             all_threads: Vec::new(),
+            tree: Vec::new(),
             teardown_drops: 0,
             footprint: None,
             environment: None,

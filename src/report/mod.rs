@@ -14,6 +14,7 @@ pub mod numbers;
 mod options;
 mod row;
 mod table;
+mod tree;
 mod wire;
 
 pub(crate) use convert::scale_summary;
@@ -25,6 +26,7 @@ use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
 pub use focus::{Focus, Sort};
 pub use histogram::{Bucket, Distribution, rank};
 pub use table::{Column, SEED_WIDTH, TableOptions};
+pub use tree::{SelfTime, TreeNode};
 
 use crate::error::Error;
 pub use options::{Bypass, Cleaning, Data, Fences, Figures, ReportOptions, Unit};
@@ -113,6 +115,10 @@ pub struct Report {
     pub threads: Vec<ThreadReport>,
     /// Every component over all threads: each thread's values together.
     pub all_threads: Vec<Row>,
+    /// The call tree over all threads, nodes merged by path (the same ids from the
+    /// root down), depth first; empty when no scope ran inside another. Format 3 on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tree: Vec<TreeNode>,
     /// Records dropped during thread teardown (see [`Capture::teardown_drops`](crate::Capture::teardown_drops)).
     pub teardown_drops: u64,
     /// latte's own memory when the report was made (`None` for reports built from a
@@ -186,6 +192,10 @@ pub struct ThreadReport {
     pub open: Vec<OpenScopes>,
     /// One row per component, in order of first record.
     pub rows: Vec<Row>,
+    /// The thread's call tree, depth first; empty when no scope ran inside another
+    /// on it. Format 3 on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tree: Vec<TreeNode>,
 }
 
 /// One id's scopes that ended without their own Stop, its records dropped past the
@@ -239,7 +249,7 @@ impl Report {
     /// The JSON format a report made by this latte follows (see
     /// [`format_version`](Report::format_version)); `CHANGELOG.md` says what each
     /// version changed.
-    pub const FORMAT_VERSION: u32 = 2;
+    pub const FORMAT_VERSION: u32 = 3;
 
     /// Writes the report to `out` as a table laid out by its [`TableOptions`] or as one
     /// line of JSON. A writer that fails is [`Error::Sink`], with the writer's error as

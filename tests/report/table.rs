@@ -196,6 +196,7 @@ fn calibrated_time() -> Report {
             rows[3].clone(),
             row("Idle_Component", Summary::default()),
         ],
+        tree: Vec::new(),
         teardown_drops: 0,
         footprint: Some(latte::collect::Footprint {
             bytes: 3 << 20,
@@ -242,6 +243,7 @@ fn two_threads(rows: &[Row]) -> Vec<ThreadReport> {
             }],
             open: Vec::new(),
             rows: rows.to_vec(),
+            tree: Vec::new(),
         },
         ThreadReport {
             name: "feed-handler".to_owned(),
@@ -251,6 +253,7 @@ fn two_threads(rows: &[Row]) -> Vec<ThreadReport> {
             frames: Vec::new(),
             open: Vec::new(),
             rows: vec![row("Idle_Component", Summary::default()), rows[2].clone()],
+            tree: Vec::new(),
         },
     ]
 }
@@ -297,8 +300,10 @@ fn raw_cycles() -> Report {
             frames: Vec::new(),
             open: Vec::new(),
             rows: rows.clone(),
+            tree: Vec::new(),
         }],
         all_threads: rows,
+        tree: Vec::new(),
         teardown_drops: 2,
         footprint: None,
         environment: None,
@@ -365,6 +370,7 @@ fn empty() -> Report {
         overhead: None,
         threads: Vec::new(),
         all_threads: Vec::new(),
+        tree: Vec::new(),
         teardown_drops: 0,
         footprint: None,
         environment: None,
@@ -451,8 +457,10 @@ fn extreme() -> Report {
             frames: Vec::new(),
             open: Vec::new(),
             rows: vec![row(&"é\t".repeat(40), huge)],
+            tree: Vec::new(),
         }],
         all_threads: vec![row("x", huge)],
+        tree: Vec::new(),
         teardown_drops: u64::MAX,
         footprint: None,
         environment: None,
@@ -630,6 +638,7 @@ fn a_compact_table_shows_twenty_rows_and_counts_the_rest() {
         .collect();
     let report = Report {
         all_threads: rows.clone(),
+        tree: Vec::new(),
         threads: vec![ThreadReport {
             name: "main".into(),
             serial: 1,
@@ -638,6 +647,7 @@ fn a_compact_table_shows_twenty_rows_and_counts_the_rest() {
             frames: Vec::new(),
             open: Vec::new(),
             rows,
+            tree: Vec::new(),
         }],
         ..empty()
     };

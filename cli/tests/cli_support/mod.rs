@@ -78,6 +78,7 @@ pub fn report(rows: Vec<Row>) -> Report {
         overhead: None,
         threads: Vec::new(),
         all_threads: rows,
+        tree: Vec::new(),
         teardown_drops: 0,
         footprint: None,
         environment: None,

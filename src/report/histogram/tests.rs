@@ -72,6 +72,7 @@ fn report_of(values: &[(u64, u64)], unit: Unit) -> Report {
         overhead: None,
         threads: Vec::new(),
         all_threads: vec![row],
+        tree: Vec::new(),
         teardown_drops: 0,
         footprint: None,
         environment: None,

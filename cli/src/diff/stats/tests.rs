@@ -44,6 +44,7 @@ fn decoded(hist: &Histogram<u64>) -> Dist {
         overhead: None,
         threads: Vec::new(),
         all_threads: vec![row],
+        tree: Vec::new(),
         teardown_drops: 0,
         footprint: None,
         environment: None,

@@ -1,0 +1,363 @@
+//! The call tree on a counter under the test's control: exact calls, inclusive and
+//! self times and shares of a known tree; recursion and runaway paths bounded; a Stop
+//! out of LIFO order; lost samples.
+
+use crate::common::on_named_thread;
+use crate::mock;
+use latte::report::{ThreadReport, TreeNode};
+use latte::{Data, Id, Mode, Report, ReportOptions, Unit};
+
+fn at(ticks: u64) {
+    latte::test_hooks::set_mock_ticks(ticks);
+}
+
+fn scope(id: &Id, from: u64, to: u64, inside: impl FnOnce()) {
+    at(from);
+    latte::start(id, Mode::Fast);
+    inside();
+    at(to);
+    latte::stop(id, Mode::Fast);
+}
+
+/// Raw ticks: every figure is the counter's, nothing subtracted.
+fn raw_report() -> Report {
+    let options = ReportOptions {
+        unit: Unit::Cycles,
+        data: Data::Raw,
+        ..ReportOptions::default()
+    };
+    Report::collect(&options)
+}
+
+/// Applies recorder settings (they stay after the agent stops, for threads and rings
+/// made later) and puts the defaults back when dropped.
+struct Settings;
+
+impl Settings {
+    fn apply(settings: impl FnOnce(latte::Builder) -> latte::Builder) -> Settings {
+        let builder = settings(latte::builder().final_report(false));
+        builder.start().and_then(|g| g.stop()).unwrap();
+        Settings
+    }
+}
+
+impl Drop for Settings {
+    fn drop(&mut self) {
+        use latte::Builder;
+        let defaults = latte::builder()
+            .final_report(false)
+            .ring_capacity(Builder::DEFAULT_RING_CAPACITY)
+            .stack_depth(Builder::DEFAULT_STACK_DEPTH)
+            .node_limit(Builder::DEFAULT_NODE_LIMIT);
+        defaults.start().and_then(|g| g.stop()).unwrap();
+    }
+}
+
+fn thread<'a>(report: &'a Report, name: &str) -> &'a ThreadReport {
+    report.threads.iter().find(|t| t.name == name).unwrap()
+}
+
+/// (component, parent's component, depth, calls, total, self total, of parent, of root)
+type Shape<'a> = (
+    &'a str,
+    Option<&'a str>,
+    u32,
+    u64,
+    f64,
+    f64,
+    Option<f64>,
+    f64,
+);
+
+fn shape(tree: &[TreeNode]) -> Vec<Shape<'_>> {
+    tree.iter()
+        .map(|n| {
+            (
+                n.row.component.as_str(),
+                n.parent.map(|p| tree[p].row.component.as_str()),
+                n.depth,
+                n.self_time.calls,
+                n.row.stats.total,
+                n.self_time.total,
+                n.of_parent,
+                n.of_root,
+            )
+        })
+        .collect()
+}
+
+/// Four frames, each: frame [0, 100] holding a [10, 60], which holds b [20, 30 + 10k],
+/// and c [70, 90].
+fn record_known_tree() {
+    static FRAME: Id = Id::new("tree_frame");
+    static A: Id = Id::new("tree_a");
+    static B: Id = Id::new("tree_b");
+    static C: Id = Id::new("tree_c");
+    for k in 0..4u64 {
+        let base = 1_000 * k;
+        scope(&FRAME, base, base + 100, || {
+            scope(&A, base + 10, base + 60, || {
+                scope(&B, base + 20, base + 30 + 10 * k, || {});
+            });
+            scope(&C, base + 70, base + 90, || {});
+        });
+    }
+}
+
+#[test]
+fn a_known_tree_gives_exact_calls_times_self_times_and_shares() {
+    let _clock = mock();
+    on_named_thread("tree-known", record_known_tree);
+    let report = raw_report();
+    let t = thread(&report, "tree-known");
+    assert_eq!(
+        shape(&t.tree),
+        [
+            // frame: 4 x 100; itself 400 - a's 200 - c's 80.
+            ("tree_frame", None, 0, 4, 400.0, 120.0, None, 1.0),
+            // a: 4 x 50; itself 200 - b's 10 + 20 + 30 + 40.
+            (
+                "tree_a",
+                Some("tree_frame"),
+                1,
+                4,
+                200.0,
+                100.0,
+                Some(0.5),
+                0.5
+            ),
+            (
+                "tree_b",
+                Some("tree_a"),
+                2,
+                4,
+                100.0,
+                100.0,
+                Some(0.5),
+                0.25
+            ),
+            (
+                "tree_c",
+                Some("tree_frame"),
+                1,
+                4,
+                80.0,
+                80.0,
+                Some(0.2),
+                0.2
+            ),
+        ]
+    );
+    let mean = |i: usize| t.tree[i].self_time.mean;
+    assert_eq!(
+        (mean(0), mean(1), mean(2), mean(3)),
+        (30.0, 25.0, 25.0, 20.0)
+    );
+    // The nodes' rows are the ids' flat rows here (each id has one node).
+    let b = &t.tree[2].row.stats;
+    assert_eq!((b.samples, b.min, b.max, b.median), (4, 10.0, 40.0, 20.0));
+    let flat = t.rows.iter().find(|r| r.component == "tree_frame").unwrap();
+    assert_eq!(flat.stats.total, 400.0);
+    // The all-threads tree has this thread's nodes (no other thread ran them).
+    let ours = ["tree_frame", "tree_a", "tree_b", "tree_c"];
+    let all: Vec<Shape<'_>> = shape(&report.tree)
+        .into_iter()
+        .filter(|s| ours.contains(&s.0))
+        .collect();
+    assert_eq!(all, shape(&t.tree));
+}
+
+#[test]
+fn the_all_threads_tree_merges_nodes_by_path_and_the_flat_rows_by_id() {
+    let _clock = mock();
+    static ROOT: Id = Id::new("merge_root");
+    static WORK: Id = Id::new("merge_work");
+    for (name, work) in [("merge-1", 30), ("merge-2", 50)] {
+        on_named_thread(name, move || {
+            scope(&ROOT, 0, 100, || scope(&WORK, 10, 10 + work, || {}));
+            scope(&WORK, 200, 207, || {}); // the same id at the root: another node
+        });
+    }
+    let report = raw_report();
+    let tree: Vec<Shape<'_>> = shape(&report.tree)
+        .into_iter()
+        .filter(|s| s.0.starts_with("merge_"))
+        .collect();
+    assert_eq!(
+        tree,
+        [
+            ("merge_root", None, 0, 2, 200.0, 120.0, None, 1.0),
+            (
+                "merge_work",
+                Some("merge_root"),
+                1,
+                2,
+                80.0,
+                80.0,
+                Some(0.4),
+                0.4
+            ),
+            ("merge_work", None, 0, 2, 14.0, 14.0, None, 1.0),
+        ]
+    );
+    let flat = report
+        .all_threads
+        .iter()
+        .find(|r| r.component == "merge_work")
+        .unwrap();
+    assert_eq!((flat.stats.samples, flat.stats.total), (4, 94.0));
+}
+
+#[test]
+fn a_stop_out_of_lifo_order_records_as_before_and_the_tree_stays_whole() {
+    let _clock = mock();
+    static OUTER: Id = Id::new("lifo_outer");
+    static LEAKED: Id = Id::new("lifo_leaked");
+    static AFTER: Id = Id::new("lifo_after");
+    on_named_thread("tree-lifo", || {
+        at(0);
+        latte::start(&OUTER, Mode::Fast);
+        at(10);
+        latte::start(&LEAKED, Mode::Fast); // its Stop never comes
+        at(40);
+        latte::stop(&OUTER, Mode::Fast); // closes OUTER, orphans LEAKED
+        scope(&OUTER, 100, 150, || scope(&AFTER, 110, 120, || {}));
+    });
+    let report = raw_report();
+    let t = thread(&report, "tree-lifo");
+    assert_eq!(t.anomalies.orphaned_frames, 1);
+    assert_eq!(
+        shape(&t.tree),
+        [
+            // 40 + 50; the orphan recorded nothing, so only AFTER's 10 is not OUTER's own.
+            ("lifo_outer", None, 0, 2, 90.0, 80.0, None, 1.0),
+            (
+                "lifo_after",
+                Some("lifo_outer"),
+                1,
+                1,
+                10.0,
+                10.0,
+                Some(10.0 / 90.0),
+                10.0 / 90.0
+            ),
+        ]
+    );
+}
+
+#[test]
+fn lost_samples_leave_the_self_time_of_every_call_exact() {
+    let _clock = mock();
+    static PARENT: Id = Id::new("lost_parent");
+    static CHILD: Id = Id::new("lost_child");
+    // Rings of 4 samples, 10 calls each, no agent reading them: 6 of each id lost.
+    let _settings = Settings::apply(|b| b.ring_capacity(4));
+    on_named_thread("tree-lost", || {
+        for k in 0..10u64 {
+            let base = 1_000 * k;
+            scope(&PARENT, base, base + 100, || {
+                scope(&CHILD, base + 10, base + 10 + k, || {})
+            });
+        }
+    });
+    let report = raw_report();
+    let t = thread(&report, "tree-lost");
+    let parent = &t.tree[0];
+    assert_eq!(parent.row.component, "lost_parent");
+    assert_eq!((parent.row.stats.samples, parent.row.stats.lost), (4, 6));
+    // Every call's self time: 10 x 100 minus the child's 0 + 1 + ... + 9.
+    assert_eq!(
+        (parent.self_time.calls, parent.self_time.total),
+        (10, 1_000.0 - 45.0)
+    );
+    assert_eq!(parent.self_time.mean, 95.5);
+}
+
+#[test]
+fn recursion_a_thousand_deep_stays_within_the_node_limit() {
+    let _clock = mock();
+    static DIVE: Id = Id::new("tree_dive");
+    fn dive(depth: u64) {
+        at(depth);
+        latte::start(&DIVE, Mode::Fast);
+        if depth < 999 {
+            dive(depth + 1);
+        }
+        at(10_000 - depth);
+        latte::stop(&DIVE, Mode::Fast);
+    }
+    let _settings = Settings::apply(|b| b.stack_depth(1_024).node_limit(100));
+    // A debug build's frames are large: room for 1,000 of them.
+    let diver = std::thread::Builder::new()
+        .name("tree-dive".into())
+        .stack_size(256 << 20);
+    diver.spawn(|| dive(0)).unwrap().join().unwrap();
+    let capture = latte::capture();
+    let me = capture.thread("tree-dive").unwrap();
+    let report = raw_report();
+    // The root's node and 100 below it; the 899 deeper calls share the deepest node,
+    // whose path was counted once as folded. Every call is recorded.
+    let nodes = me
+        .components
+        .iter()
+        .filter(|c| c.name == "tree_dive")
+        .count();
+    assert_eq!(nodes, 101);
+    assert_eq!(me.samples("tree_dive").len(), 1_000);
+    assert_eq!(me.anomalies.folded_paths, 1);
+    let t = thread(&report, "tree-dive");
+    assert_eq!(t.tree.len(), 101);
+    let deepest = &t.tree[100];
+    assert_eq!((deepest.depth, deepest.self_time.calls), (100, 900));
+    // Self times add up to the outermost call: every tick is somebody's own.
+    let own: f64 = t.tree.iter().map(|n| n.self_time.total).sum();
+    assert_eq!(own, t.tree[0].row.stats.total);
+    assert_eq!(own, 10_000.0);
+}
+
+#[test]
+fn a_hundred_thousand_paths_stay_within_the_node_limit_and_a_memory_bound() {
+    let _clock = mock();
+    const PARENTS: usize = 250;
+    const CHILDREN: usize = 400;
+    let parents: Vec<&'static Id> = (0..PARENTS)
+        .map(|i| Id::intern(&format!("paths_p{i}")).unwrap())
+        .collect();
+    let children: Vec<&'static Id> = (0..CHILDREN)
+        .map(|i| Id::intern(&format!("paths_c{i}")).unwrap())
+        .collect();
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    static RESERVED: AtomicU64 = AtomicU64::new(0);
+    // Calibration's own rings (it runs on the first report) come and go: done first.
+    latte::analyze::calibration();
+    let me = on_named_thread("tree-paths", move || {
+        let before = latte::collect::footprint().ring_bytes_reserved;
+        at(0);
+        for parent in &parents {
+            latte::start(parent, Mode::Fast);
+            for child in &children {
+                latte::start(child, Mode::Fast);
+                latte::stop(child, Mode::Fast);
+            }
+            latte::stop(parent, Mode::Fast);
+        }
+        // While the thread lives: its rings are still its own.
+        let after = latte::collect::footprint().ring_bytes_reserved;
+        RESERVED.store(after.saturating_sub(before), Relaxed);
+    });
+    let limit = latte::Builder::DEFAULT_NODE_LIMIT;
+    assert_eq!(
+        me.anomalies.folded_paths,
+        (PARENTS * CHILDREN - limit) as u64
+    );
+    // 250 roots, 4,096 nodes below them, and the 400 children's own roots that the
+    // folded paths record into.
+    assert_eq!(me.components.len(), PARENTS + limit + CHILDREN);
+    let calls: u64 = me.components.iter().map(|c| c.seen).sum();
+    assert_eq!(calls, (PARENTS * (CHILDREN + 1)) as u64);
+    // Memory: each ring its first 1,024 slots (8 KiB), but for rings reused from the
+    // pool of exited threads' rings (at most 16, each at most the full capacity).
+    let bound = me.components.len() as u64 * 8_192 + 16 * 8 * (1 << 16);
+    let reserved = RESERVED.load(Relaxed);
+    assert!(reserved <= bound, "{reserved} B reserved, bound {bound} B");
+}
