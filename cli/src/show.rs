@@ -31,6 +31,9 @@ pub struct ShowArgs {
     /// With --compact: each thread's table too.
     #[arg(long, requires = "compact")]
     pub per_thread: bool,
+    /// One row per id, as if no scope ran inside another, instead of the call tree.
+    #[arg(long)]
+    pub flat: bool,
     /// The C++ original's figures: SAMPLES to RANGE without the samples the cleaning
     /// rule flagged (the report carries both sets).
     #[arg(long)]
@@ -107,6 +110,7 @@ pub fn run(args: &ShowArgs) -> Result<Outcome, Failure> {
         compact: args.compact,
         per_thread: args.per_thread,
         brief: args.compact,
+        flat: args.flat,
     };
     let mut out = std::io::stdout().lock();
     match report.write(&mut out, latte::Format::Table(options.clone())) {

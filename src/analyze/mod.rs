@@ -205,6 +205,8 @@ fn sections(
 ) -> (Vec<ThreadReport>, Vec<Row>, Vec<TreeNode>) {
     let mut merged = Merged::default();
     let (mut all_nodes, mut paths) = (Vec::new(), HashMap::new());
+    // A tree only when some scope ran inside another: a flat program pays nothing.
+    let any_tree = totals.threads.values().any(tree::nested);
     let periods = crate::record::id::periods();
     let threads: Vec<ThreadReport> = totals
         .threads
@@ -221,12 +223,15 @@ fn sections(
                 });
             let mut rows: Vec<Row> = rows.collect();
             by_total(&mut rows);
-            let nodes = tree::thread_nodes(t, calibration, options, &periods);
-            let tree = nodes.map_or_else(Vec::new, |nodes| {
-                let tree = tree::build(&nodes, out);
+            // Every thread's nodes join the all-threads tree, nested or not.
+            let mut tree = Vec::new();
+            if any_tree {
+                let nodes = tree::thread_nodes(t, calibration, options, &periods);
+                if tree::nested(t) {
+                    tree = tree::build(&nodes, out);
+                }
                 tree::merge(&mut all_nodes, &mut paths, nodes);
-                tree
-            });
+            }
             ThreadReport {
                 name: t.name.clone(),
                 serial: *serial,
@@ -241,7 +246,12 @@ fn sections(
         .collect();
     let mut all_threads = merged.rows(out);
     by_total(&mut all_threads);
-    (threads, all_threads, tree::build(&all_nodes, out))
+    let tree = if any_tree {
+        tree::build(&all_nodes, out)
+    } else {
+        Vec::new()
+    };
+    (threads, all_threads, tree)
 }
 
 /// The ids with frames that ended without their Stop.

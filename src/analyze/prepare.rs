@@ -184,6 +184,11 @@ impl Prepared {
         }
     }
 
+    /// The sum of every value, in ticks of the report's data: the row's `TOTAL`.
+    pub(super) fn total_ticks(&self) -> u128 {
+        self.exact.sum
+    }
+
     /// Adds another thread's prepared values of the same id.
     pub(super) fn add(&mut self, other: &Prepared) {
         self.all = dist::merge(&self.all, &other.all);

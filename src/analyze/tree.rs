@@ -4,7 +4,7 @@
 use super::prepare::{Prepared, RowOutput};
 use super::{Calibration, overhead};
 use crate::collect::{ComponentTotals, SampleKind, ThreadTotals};
-use crate::report::{ReportOptions, Row, SelfTime, TreeNode};
+use crate::report::{ReportOptions, Row, RowKind, SelfTime, TreeNode};
 use std::collections::HashMap;
 
 /// One node before its row is made: its id, its parent (an index in the same list),
@@ -18,43 +18,61 @@ pub(super) struct Node {
     calls: u64,
 }
 
-/// The nodes of a thread, in its ring order (a parent before its children); `None`
-/// when no scope ran inside another on it.
+/// The nodes of a thread, in its ring order (a parent before its children).
 pub(super) fn thread_nodes(
     t: &ThreadTotals,
     calibration: &Calibration,
     options: &ReportOptions,
     periods: &[u64],
-) -> Option<Vec<Node>> {
-    if t.components.iter().all(|c| c.parent.is_none()) {
-        return None;
-    }
-    let nodes = t.components.iter().map(|c| Node {
-        name: c.name,
-        parent: c.parent.map(|p| p as usize),
-        prepared: Prepared::new(c, &t.name, calibration, options, periods),
-        own: own_ticks(c, calibration, options),
-        calls: c.seen,
+) -> Vec<Node> {
+    let nodes = t.components.iter().map(|c| {
+        let prepared = Prepared::new(c, &t.name, calibration, options, periods);
+        let own = own_ticks(c, &prepared, calibration, options);
+        Node {
+            name: c.name,
+            parent: c.parent.map(|p| p as usize),
+            prepared,
+            own,
+            calls: c.seen,
+        }
     });
-    Some(nodes.collect())
+    nodes.collect()
 }
 
-/// A node's self time over every call, in ticks of the report's data: the scopes'
-/// self times as recorded (each call's own overhead taken off for calibrated data,
-/// never below 0 in all), plus the values of its pulses and records, which have
-/// nothing inside them.
-fn own_ticks(c: &ComponentTotals, calibration: &Calibration, options: &ReportOptions) -> f64 {
+/// Whether a scope ran inside another on the thread: then it has a tree.
+pub(super) fn nested(t: &ThreadTotals) -> bool {
+    t.components.iter().any(|c| c.parent.is_some())
+}
+
+/// A node's self time over every call, in ticks of the report's data.
+///
+/// With nothing lost, its `TOTAL` less the ticks of the scopes closed inside it
+/// (its scopes' ticks less their self-time sum): exact, the same overhead taken off
+/// as for `TOTAL` (so a node with nothing inside has its `TOTAL` as its self time).
+/// With samples lost, the self-time sum over every call, recorded or lost, less each
+/// call's own overhead (the mean of the folded ones'), never below 0.
+fn own_ticks(
+    c: &ComponentTotals,
+    prepared: &Prepared,
+    calibration: &Calibration,
+    options: &ReportOptions,
+) -> f64 {
     let off = |kind| overhead(kind, calibration, options.data) as f64;
     let is_scope = |kind: &SampleKind| matches!(kind, SampleKind::Scope { .. });
-    let (mut scopes, mut overheads, mut others) = (0u64, 0.0, 0.0);
+    let (mut scopes, mut raw, mut overheads, mut others) = (0u64, 0u128, 0.0, 0.0);
     for (kind, tally) in &c.kinds {
         let n = tally.exact.count;
         if is_scope(kind) {
             scopes += n;
+            raw += tally.exact.sum;
             overheads += n as f64 * off(*kind);
         } else {
             others += (tally.exact.sum as f64 - n as f64 * off(*kind)).max(0.0);
         }
+    }
+    if c.lost == 0 {
+        let inside = raw.saturating_sub(u128::from(c.self_ticks));
+        return prepared.total_ticks().saturating_sub(inside) as f64;
     }
     // The self-time sum covers every scope recorded, lost ones too: their overheads
     // are taken as the mean of the folded ones'.
@@ -96,7 +114,8 @@ pub(super) fn merge(
     }
 }
 
-/// The tree of `nodes`, depth first, children by their total, largest first; nodes
+/// The tree of `nodes`, depth first, children by their total, largest first (scopes
+/// before pulses and values); nodes
 /// with no call in their whole subtree are left out.
 pub(super) fn build(nodes: &[Node], out: RowOutput) -> Vec<TreeNode> {
     let out = RowOutput {
@@ -164,9 +183,15 @@ fn order(nodes: &[Node], rows: &[Row]) -> (Vec<usize>, Vec<Vec<usize>>) {
             calls[p] += calls[k];
         }
     }
+    // Scopes by TOTAL, largest first, then pulses and values, as flat rows come.
     let by_total = |list: &mut Vec<usize>| {
         list.retain(|&k| calls[k] > 0);
-        list.sort_by(|&a, &b| rows[b].stats.total.total_cmp(&rows[a].stats.total));
+        let scope = |k: usize| rows[k].kind == RowKind::Scope;
+        list.sort_by(|&a, &b| {
+            (scope(b), rows[b].stats.total)
+                .partial_cmp(&(scope(a), rows[a].stats.total))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
     };
     by_total(&mut roots);
     children.iter_mut().for_each(by_total);

@@ -9,7 +9,9 @@ use std::cmp::Ordering;
 
 /// Which components a report keeps, and in what order. Applied by
 /// [`Report::focus`] to every section (each thread's and ALL THREADS); a report read
-/// back from JSON focuses the same way.
+/// back from JSON focuses the same way. An id pattern, a sort or a top makes each
+/// section a flat list of ids: the focused report carries no call tree
+/// ([`Report::tree`], [`ThreadReport::tree`](crate::report::ThreadReport::tree)).
 ///
 /// ```
 /// use latte::report::{Column, Focus, Sort};
@@ -88,10 +90,18 @@ impl Report {
         let mut out = self.clone();
         out.threads
             .retain(|t| threads.as_ref().is_none_or(|p| p.matches(&t.name)));
+        // Rows picked by id, sorted or cut make a flat list: the trees go.
+        let flat = pattern.is_some() || focus.sort.is_some() || focus.top.is_some();
         for t in &mut out.threads {
             t.rows = keep(&t.rows);
+            if flat {
+                t.tree.clear();
+            }
         }
         out.all_threads = keep(&self.all_threads);
+        if flat {
+            out.tree.clear();
+        }
         Ok(out)
     }
 }

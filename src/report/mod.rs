@@ -292,7 +292,7 @@ impl Report {
     /// use latte::report::JsonStyle;
     /// # let report = latte::Report::collect(&latte::ReportOptions::default());
     /// let json = report.to_json(JsonStyle::Pretty);
-    /// assert!(json.contains("\"unit\": \"Time\"") && json.contains("\"format_version\": 2"));
+    /// assert!(json.contains("\"unit\": \"Time\"") && json.contains("\"format_version\": 3"));
     /// let back: latte::Report = serde_json::from_str(&json).unwrap();
     /// assert_eq!(back.to_json(JsonStyle::Compact), report.to_json(JsonStyle::Compact));
     /// ```

@@ -169,6 +169,13 @@ fn is_time(cell: &str) -> bool {
         && (significant == 4 || (unit == "s" && !number.contains('.') && significant > 4))
 }
 
+/// A share: `-`, `0%`, `<0.1%` or a percentage with one decimal.
+fn is_share(cell: &str) -> bool {
+    let one_decimal =
+        |n: &str| n.parse::<f64>().is_ok() && n.split('.').nth(1).is_some_and(|d| d.len() == 1);
+    matches!(cell, "-" | "0%" | "<0.1%") || cell.strip_suffix('%').is_some_and(one_decimal)
+}
+
 /// A count: digits grouped by three with commas.
 fn is_count(cell: &str) -> bool {
     let groups: Vec<&str> = cell.split(',').collect();
@@ -191,6 +198,7 @@ fn check(report: &str, json: &serde_json::Value, width: usize) {
             for (header, cell) in table.headers.iter().zip(row).skip(1) {
                 let ok = match header.as_str() {
                     "SAMPLES" | "BYPASS" | "OUTLIERS" | "SEEN" | "LOST" | "MIGR" => is_count(cell),
+                    "% PARENT" => is_share(cell),
                     "SKEW" => {
                         cell == "-"
                             || cell
@@ -292,6 +300,9 @@ fn pulses_come_last(json: &serde_json::Value) {
 
 #[test]
 fn the_demo_report_at_80_100_and_140_columns() {
+    // The demo's main thread nests scopes: its table is a call tree, with the seed's
+    // columns and SELF and % PARENT from 120 columns on, and below that the narrow
+    // set without STD DEV, MIN and P99.9, with SELF and % PARENT.
     let seed: Vec<&str> = vec![
         "COMPONENT",
         "SAMPLES",
@@ -306,18 +317,19 @@ fn the_demo_report_at_80_100_and_140_columns() {
         "P99",
         "P99.9",
         "TOTAL",
+        "SELF",
+        "% PARENT",
     ];
     let narrow: Vec<&str> = vec![
         "COMPONENT",
         "SAMPLES",
         "AVG",
         "MEDIAN",
-        "STD DEV",
-        "MIN",
-        "MAX",
         "P99",
-        "P99.9",
+        "MAX",
         "TOTAL",
+        "SELF",
+        "% PARENT",
     ];
     for width in [80, 100, 140] {
         let (report, json) = demo(width, false);

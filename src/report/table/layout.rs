@@ -34,11 +34,17 @@ pub(super) struct Layout {
 
 /// Lays out `doc` for `options` within `width` display columns.
 pub(super) fn fit(doc: &Doc, options: &TableOptions, width: usize) -> Layout {
-    let (candidates, chosen) = options.candidates(width);
+    let (candidates, chosen) = options.candidates(width, doc.tree);
     let ids = doc.ids();
+    // The widest indent a tree row takes before its id.
+    let indent = doc
+        .rows()
+        .map(|r| ids::width(&indent(r.depth)))
+        .max()
+        .unwrap_or(0);
     let natural = ids
         .iter()
-        .map(|id| ids::width(&ids::escape(id)))
+        .map(|id| ids::width(&ids::escape(id)) + indent)
         .chain([Column::Component.header().len()])
         .max()
         .unwrap_or(0);
@@ -55,7 +61,8 @@ pub(super) fn fit(doc: &Doc, options: &TableOptions, width: usize) -> Layout {
     } else {
         choose(measured, chosen, natural, width)
     };
-    let names = Names::fit(&ids, if options.wide { usize::MAX } else { name_width });
+    let room = name_width.saturating_sub(indent);
+    let names = Names::fit(&ids, if options.wide { usize::MAX } else { room });
     let table = name_width + columns.iter().map(|(_, w)| w + GAP).sum::<usize>();
     let any_rows = doc.rows().next().is_some();
     let width = if options.wide && any_rows {
@@ -71,6 +78,20 @@ pub(super) fn fit(doc: &Doc, options: &TableOptions, width: usize) -> Layout {
         name_width,
         names,
         tails,
+    }
+}
+
+/// Levels of a call tree shown by indentation (two columns each); deeper nodes show
+/// their depth instead, in the same room.
+const INDENTED_LEVELS: u32 = 8;
+
+/// What goes before a tree row's id: two spaces per level, or, past
+/// [`INDENTED_LEVELS`], the depth and `>` right-aligned in their room.
+pub(super) fn indent(depth: Option<u32>) -> String {
+    match depth {
+        None | Some(0) => String::new(),
+        Some(d) if d <= INDENTED_LEVELS => "  ".repeat(d as usize),
+        Some(d) => format!("{:>w$}", format!("{d}> "), w = 2 * INDENTED_LEVELS as usize),
     }
 }
 

@@ -10,7 +10,7 @@ use super::options::{Column, TableOptions};
 use super::text;
 use crate::report::Figures;
 use crate::report::numbers::{count, share};
-use crate::report::{Report, Row, ThreadReport};
+use crate::report::{Report, Row, RowKind, ThreadReport, TreeNode};
 
 /// Rows a compact table shows before counting the rest.
 pub(super) const COMPACT_ROWS: usize = 20;
@@ -29,6 +29,8 @@ pub(super) struct Doc {
     pub(super) blocks: Vec<Block>,
     /// One of a series of compact reports.
     pub(super) compact: bool,
+    /// Whether a section shows a call tree (then SELF and % PARENT are offered).
+    pub(super) tree: bool,
 }
 
 /// One block of a report.
@@ -54,6 +56,8 @@ pub(super) struct Section {
 /// One component's cells, formatted once, indexed by [`Column::index`].
 pub(super) struct Cells {
     pub(super) id: String,
+    /// A call-tree node's depth (its id is indented by it); `None` for a flat row.
+    pub(super) depth: Option<u32>,
     pub(super) cells: Vec<String>,
 }
 
@@ -107,11 +111,16 @@ impl Doc {
                 blocks.push(Block::Text(corrected));
             }
         }
+        let tree = blocks.iter().any(|b| match b {
+            Block::Section(s) => s.rows.iter().any(|r| r.depth.is_some()),
+            _ => false,
+        });
         Doc {
             title: text::title(report),
             head,
             blocks,
             compact: options.compact,
+            tree,
         }
     }
 
@@ -190,7 +199,11 @@ fn all_threads(report: &Report, options: &TableOptions) -> Section {
         rows: Vec::new(),
         notes: Vec::new(),
     };
-    fill(&mut section, report, &report.all_threads, options);
+    if options.flat || report.tree.is_empty() {
+        fill(&mut section, report, &report.all_threads, options);
+    } else {
+        fill_tree(&mut section, report, &report.tree, options);
+    }
     if options.compact && !options.per_thread {
         for t in &report.threads {
             let name = format!("{} (#{})", t.name, t.serial);
@@ -211,7 +224,11 @@ fn thread(report: &Report, t: &ThreadReport, options: &TableOptions) -> Section 
         rows: Vec::new(),
         notes: Vec::new(),
     };
-    fill(&mut section, report, &t.rows, options);
+    if options.flat || t.tree.is_empty() {
+        fill(&mut section, report, &t.rows, options);
+    } else {
+        fill_tree(&mut section, report, &t.tree, options);
+    }
     if t.rows.is_empty() {
         section.notes.insert(0, "no samples recorded".to_owned());
     }
@@ -231,24 +248,57 @@ fn thread_notes(t: &ThreadReport, wide: bool) -> Vec<String> {
 
 /// The rows of `rows`, the first [`COMPACT_ROWS`] in a compact report.
 fn fill(section: &mut Section, report: &Report, rows: &[Row], options: &TableOptions) {
-    let shown = if options.compact && !options.wide {
-        COMPACT_ROWS.min(rows.len())
-    } else {
-        rows.len()
-    };
+    let shown = shown(section, rows.len(), options);
     section.rows = rows[..shown].iter().map(|r| cells(report, r)).collect();
-    if shown < rows.len() {
-        let more = count((rows.len() - shown) as u64);
+}
+
+/// A call tree's nodes, depth first, each indented under its parent; the first
+/// [`COMPACT_ROWS`] in a compact report.
+fn fill_tree(section: &mut Section, report: &Report, tree: &[TreeNode], options: &TableOptions) {
+    let shown = shown(section, tree.len(), options);
+    section.rows = tree[..shown]
+        .iter()
+        .map(|node| {
+            let mut cells = cells(report, &node.row);
+            cells.depth = Some(node.depth);
+            let own = node.self_time;
+            // Pulses and values have nothing inside them: no self time to show.
+            let scope = node.row.kind == RowKind::Scope;
+            cells.cells[Column::SelfTime.index()] = if own.calls == 0 || !scope {
+                "-".to_owned()
+            } else {
+                text::value(report, own.total)
+            };
+            cells.cells[Column::OfParent.index()] = node
+                .of_parent
+                .map_or_else(|| "-".to_owned(), |f| share(f, 1.0));
+            cells
+        })
+        .collect();
+}
+
+/// How many of `n` rows a section shows: all, or the first [`COMPACT_ROWS`] in a
+/// compact report, with a note counting the rest.
+fn shown(section: &mut Section, n: usize, options: &TableOptions) -> usize {
+    let shown = if options.compact && !options.wide {
+        COMPACT_ROWS.min(n)
+    } else {
+        n
+    };
+    if shown < n {
+        let more = count((n - shown) as u64);
         section
             .notes
             .push(format!("and {more} more (wide shows every row)"));
     }
+    shown
 }
 
 /// Every column's cell of `row`.
 fn cells(report: &Report, row: &Row) -> Cells {
     Cells {
         id: row.component.clone(),
+        depth: None,
         cells: Column::ALL.iter().map(|&c| cell(report, row, c)).collect(),
     }
 }
@@ -313,6 +363,8 @@ fn cell(report: &Report, row: &Row, column: Column) -> String {
         Column::Seen => count(s.seen),
         Column::Lost => count(s.lost),
         Column::Migrated => count(s.migrated),
+        // A call-tree node's (`fill_tree`); a flat row has none.
+        Column::SelfTime | Column::OfParent => "-".to_owned(),
     }
 }
 

@@ -61,11 +61,15 @@ pub enum Column {
     Lost,
     /// Samples whose Start and Stop ran on different CPUs.
     Migrated,
+    /// A call-tree node's self time: its `TOTAL` less the scopes inside it.
+    SelfTime,
+    /// A call-tree node's `TOTAL` as a share of its parent's.
+    OfParent,
 }
 
 impl Column {
     /// Every column, in the order a table shows them.
-    pub const ALL: [Column; 18] = [
+    pub const ALL: [Column; 20] = [
         Column::Component,
         Column::Samples,
         Column::Avg,
@@ -84,6 +88,8 @@ impl Column {
         Column::Seen,
         Column::Lost,
         Column::Migrated,
+        Column::SelfTime,
+        Column::OfParent,
     ];
 
     /// What a table of 120 display columns or more shows: the C++ original's nine
@@ -117,14 +123,30 @@ impl Column {
         Column::Total,
     ];
 
+    /// What a call tree's table shows below 120 display columns, as far as it fits:
+    /// [`NARROW`](Column::NARROW) without STD DEV, MIN and P99.9, and with SELF and
+    /// % PARENT. From 120 columns on, [`SEED`](Column::SEED) and these two.
+    pub const TREE: [Column; 8] = [
+        Column::Samples,
+        Column::Avg,
+        Column::Median,
+        Column::P99,
+        Column::Max,
+        Column::Total,
+        Column::SelfTime,
+        Column::OfParent,
+    ];
+
     /// Every column, most important first: what a narrow table keeps.
-    pub const PRIORITY: [Column; 18] = [
+    pub const PRIORITY: [Column; 20] = [
         Column::Component,
         Column::Samples,
         Column::Median,
         Column::P99,
         Column::Avg,
         Column::Total,
+        Column::SelfTime,
+        Column::OfParent,
         Column::P999,
         Column::Max,
         Column::Min,
@@ -164,6 +186,8 @@ impl Column {
             Column::Seen => "SEEN",
             Column::Lost => "LOST",
             Column::Migrated => "MIGR",
+            Column::SelfTime => "SELF",
+            Column::OfParent => "% PARENT",
         }
     }
 
@@ -195,6 +219,8 @@ impl Column {
             Column::Seen => count(s.seen),
             Column::Lost => count(s.lost),
             Column::Migrated => count(s.migrated),
+            // A flat row has neither: they sort as unknown.
+            Column::SelfTime | Column::OfParent => Some(f64::NAN),
         }
     }
 }
@@ -246,6 +272,9 @@ pub struct TableOptions {
     pub compact: bool,
     /// With `compact`: each thread's table too.
     pub per_thread: bool,
+    /// One row per id, as if no scope ran inside another, instead of the call tree
+    /// (each node under the scope it ran in, with SELF and % PARENT).
+    pub flat: bool,
     /// Leave out the blocks an earlier report showed (ENVIRONMENT, OVERHEAD).
     pub brief: bool,
 }
@@ -266,11 +295,16 @@ impl TableOptions {
 
     /// The columns after `COMPONENT` a table of `width` tries to show, in display
     /// order, and whether the user chose them.
-    pub(super) fn candidates(&self, width: usize) -> (Vec<Column>, bool) {
+    pub(super) fn candidates(&self, width: usize, tree: bool) -> (Vec<Column>, bool) {
+        let tree_cells = [Column::SelfTime, Column::OfParent];
+        let seed_tree: Vec<Column> = Column::SEED.iter().chain(&tree_cells).copied().collect();
         let (wanted, chosen): (&[Column], bool) = match &self.columns {
             Some(columns) => (columns, true),
-            None if self.wide => (&Column::ALL, false),
+            None if self.wide && tree => (&Column::ALL, false),
+            None if self.wide => (&Column::ALL[..18], false),
+            None if width >= SEED_WIDTH && tree => (&seed_tree, false),
             None if width >= SEED_WIDTH => (&Column::SEED, false),
+            None if tree => (&Column::TREE, false),
             None => (&Column::NARROW, false),
         };
         let mut out: Vec<Column> = Vec::new();
@@ -348,16 +382,23 @@ mod tests {
             ..TableOptions::default()
         };
         assert_eq!(
-            options.candidates(80),
+            options.candidates(80, false),
             (vec![Column::P99, Column::Samples], true)
         );
         let default = TableOptions::default();
-        assert_eq!(default.candidates(119).0, Column::NARROW);
-        assert_eq!(default.candidates(120).0, Column::SEED);
+        assert_eq!(default.candidates(119, false).0, Column::NARROW);
+        assert_eq!(default.candidates(120, false).0, Column::SEED);
+        assert_eq!(default.candidates(100, true).0, Column::TREE);
+        assert_eq!(
+            default.candidates(120, true).0.len(),
+            Column::SEED.len() + 2
+        );
         let wide = TableOptions {
             wide: true,
             ..TableOptions::default()
         };
-        assert_eq!(wide.candidates(80).0.len(), Column::ALL.len() - 1);
+        // Every column; SELF and % PARENT only for a tree.
+        assert_eq!(wide.candidates(80, false).0.len(), Column::ALL.len() - 3);
+        assert_eq!(wide.candidates(80, true).0.len(), Column::ALL.len() - 1);
     }
 }

@@ -32,7 +32,7 @@ pub(super) fn write(doc: &Doc, layout: &Layout, out: &mut dyn Write) -> io::Resu
             Block::Tails(tails) => write_tails(&mut lines, tails, layout),
         }
     }
-    let footer = footer(layout, doc.rows().next().is_some());
+    let footer = footer(layout, doc.rows().next().is_some(), doc.tree);
     if !footer.is_empty() {
         lines.blank();
         footer.iter().for_each(|l| lines.text(l));
@@ -150,7 +150,12 @@ fn cells(layout: &Layout, r: &Cells) -> String {
         .iter()
         .map(|(c, _)| r.cells[c.index()].as_str())
         .collect();
-    row(layout, &layout.names.get(&r.id), &shown)
+    let name = format!(
+        "{}{}",
+        super::layout::indent(r.depth),
+        layout.names.get(&r.id)
+    );
+    row(layout, &name, &shown)
 }
 
 /// The tails block: its title, a header, one line per component; where the width
@@ -219,9 +224,18 @@ fn slowest(t: &Tail, room: usize) -> String {
         .unwrap_or_else(|| escape(&last))
 }
 
-/// The footer: the columns left out, and the ids numbered to stay distinct.
-fn footer(layout: &Layout, any_rows: bool) -> Vec<String> {
+/// The footer: how to read a call tree, the columns left out, and the ids numbered
+/// to stay distinct.
+fn footer(layout: &Layout, any_rows: bool, tree: bool) -> Vec<String> {
     let mut lines = Vec::new();
+    if tree {
+        lines.push(
+            "call tree: each scope under the one it ran in; SELF is its TOTAL less the \
+             scopes inside it, % PARENT its share of the TOTAL above it (flat shows one row \
+             per id)"
+                .to_owned(),
+        );
+    }
     if any_rows && !layout.omitted.is_empty() {
         let names: Vec<&str> = layout.omitted.iter().map(|c| c.header()).collect();
         lines.push(format!(
