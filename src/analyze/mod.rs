@@ -165,7 +165,7 @@ pub(crate) fn assemble(
         scale,
         histograms: context.histograms,
     };
-    let (threads, all_threads, tree) = sections(totals, calibration, options, out);
+    let (threads, all_threads, (tree, tree_left_out)) = sections(totals, calibration, options, out);
     let overhead = (options.data == Data::Calibrated).then(|| Overhead {
         scope: calibration.scope.map(|row| row.map(|t| t as f64 * scale)),
         pulse: calibration.pulse as f64 * scale,
@@ -185,6 +185,7 @@ pub(crate) fn assemble(
         threads,
         all_threads,
         tree,
+        tree_left_out,
         teardown_drops: totals.teardown_drops,
         footprint: context.live.then(collect::footprint),
         environment: context
@@ -202,12 +203,16 @@ fn sections(
     calibration: &Calibration,
     options: &ReportOptions,
     out: RowOutput,
-) -> (Vec<ThreadReport>, Vec<Row>, Vec<TreeNode>) {
+) -> (Vec<ThreadReport>, Vec<Row>, (Vec<TreeNode>, u64)) {
     let mut merged = Merged::default();
-    let (mut all_nodes, mut paths) = (Vec::new(), HashMap::new());
     // A tree only when some scope ran inside another: a flat program pays nothing.
     let any_tree = totals.threads.values().any(tree::nested);
     let periods = crate::record::id::periods();
+    let inputs = tree::Inputs {
+        calibration,
+        options,
+        periods: &periods,
+    };
     let threads: Vec<ThreadReport> = totals
         .threads
         .iter()
@@ -223,15 +228,11 @@ fn sections(
                 });
             let mut rows: Vec<Row> = rows.collect();
             by_total(&mut rows);
-            // Every thread's nodes join the all-threads tree, nested or not.
-            let mut tree = Vec::new();
-            if any_tree {
-                let nodes = tree::thread_nodes(t, calibration, options, &periods);
-                if tree::nested(t) {
-                    tree = tree::build(&nodes, out);
-                }
-                tree::merge(&mut all_nodes, &mut paths, nodes);
-            }
+            let (tree, tree_left_out) = if tree::nested(t) {
+                tree::thread_tree(t, &inputs, out)
+            } else {
+                (Vec::new(), 0)
+            };
             ThreadReport {
                 name: t.name.clone(),
                 serial: *serial,
@@ -241,15 +242,16 @@ fn sections(
                 open: t.open.clone(),
                 rows,
                 tree,
+                tree_left_out,
             }
         })
         .collect();
     let mut all_threads = merged.rows(out);
     by_total(&mut all_threads);
     let tree = if any_tree {
-        tree::build(&all_nodes, out)
+        tree::all_threads_tree(totals.threads.values(), &inputs, out)
     } else {
-        Vec::new()
+        (Vec::new(), 0)
     };
     (threads, all_threads, tree)
 }

@@ -7,6 +7,11 @@ use crate::collect::{ComponentTotals, SampleKind, ThreadTotals};
 use crate::report::{ReportOptions, Row, RowKind, SelfTime, TreeNode};
 use std::collections::HashMap;
 
+/// Nodes a report's call tree keeps at most, each thread's and the all-threads one:
+/// the largest by total, with every ancestor of one. The rest are in the flat rows,
+/// and counted (`TreeNode`'s list says how many it left out).
+pub(crate) const TREE_NODES: usize = 256;
+
 /// One node before its row is made: its id, its parent (an index in the same list),
 /// its prepared values, and its self time in ticks of the report's data.
 pub(super) struct Node {
@@ -18,25 +23,144 @@ pub(super) struct Node {
     calls: u64,
 }
 
-/// The nodes of a thread, in its ring order (a parent before its children).
-pub(super) fn thread_nodes(
-    t: &ThreadTotals,
-    calibration: &Calibration,
-    options: &ReportOptions,
-    periods: &[u64],
-) -> Vec<Node> {
-    let nodes = t.components.iter().map(|c| {
-        let prepared = Prepared::new(c, &t.name, calibration, options, periods);
-        let own = own_ticks(c, &prepared, calibration, options);
-        Node {
-            name: c.name,
-            parent: c.parent.map(|p| p as usize),
+/// What choosing the nodes to keep needs, cheap to have for every node: its id, its
+/// parent, its raw total and its calls.
+struct Shape {
+    name: &'static str,
+    parent: Option<usize>,
+    total: u128,
+    calls: u64,
+}
+
+/// A component's raw total, every kind together.
+fn raw_total(c: &ComponentTotals) -> u128 {
+    c.kinds.iter().map(|(_, t)| t.exact.sum).sum()
+}
+
+/// Which of `shapes` a tree keeps: the [`TREE_NODES`] largest by total that have
+/// calls, and their ancestors (a parent always comes before its children).
+fn keep(shapes: &[Shape]) -> Vec<bool> {
+    let mut order: Vec<usize> = (0..shapes.len()).filter(|&k| shapes[k].calls > 0).collect();
+    order.sort_by(|&a, &b| shapes[b].total.cmp(&shapes[a].total));
+    let mut kept = vec![false; shapes.len()];
+    for &k in order.iter().take(TREE_NODES) {
+        let mut at = Some(k);
+        while let Some(n) = at.filter(|&n| !kept[n]) {
+            kept[n] = true;
+            at = shapes[n].parent;
+        }
+    }
+    kept
+}
+
+/// The kept nodes, their parents renumbered within them, made by `make` (from the
+/// index of a kept node), and how many nodes with calls were left out.
+fn kept_nodes(
+    shapes: &[Shape],
+    mut make: impl FnMut(usize) -> (Prepared, f64),
+) -> (Vec<Node>, u64) {
+    let kept = keep(shapes);
+    let mut at: Vec<Option<usize>> = vec![None; shapes.len()];
+    let mut nodes = Vec::new();
+    for (k, shape) in shapes.iter().enumerate().filter(|(k, _)| kept[*k]) {
+        let (prepared, own) = make(k);
+        at[k] = Some(nodes.len());
+        nodes.push(Node {
+            name: shape.name,
+            parent: shape.parent.and_then(|p| at.get(p).copied().flatten()),
             prepared,
             own,
+            calls: shape.calls,
+        });
+    }
+    let left_out = (0..shapes.len())
+        .filter(|&k| !kept[k] && shapes[k].calls > 0)
+        .count();
+    (nodes, left_out as u64)
+}
+
+/// The analysis a node's row needs, shared by every node of a report.
+pub(super) struct Inputs<'a> {
+    pub(super) calibration: &'a Calibration,
+    pub(super) options: &'a ReportOptions,
+    pub(super) periods: &'a [u64],
+}
+
+impl Inputs<'_> {
+    /// A component's prepared values and self time.
+    fn node(&self, c: &ComponentTotals, thread: &str) -> (Prepared, f64) {
+        let prepared = Prepared::new(c, thread, self.calibration, self.options, self.periods);
+        let own = own_ticks(c, &prepared, self.calibration, self.options);
+        (prepared, own)
+    }
+}
+
+/// A thread's tree (nodes kept, depth first) and how many nodes it left out.
+pub(super) fn thread_tree(
+    t: &ThreadTotals,
+    inputs: &Inputs<'_>,
+    out: RowOutput,
+) -> (Vec<TreeNode>, u64) {
+    let shapes: Vec<Shape> = t
+        .components
+        .iter()
+        .map(|c| Shape {
+            name: c.name,
+            parent: c.parent.map(|p| p as usize),
+            total: raw_total(c),
             calls: c.seen,
+        })
+        .collect();
+    let (nodes, left_out) = kept_nodes(&shapes, |k| inputs.node(&t.components[k], &t.name));
+    (build(&nodes, out), left_out)
+}
+
+/// The all-threads tree: every thread's nodes merged by path (the same ids from the
+/// root down), nodes kept as in a thread's, and how many it left out.
+pub(super) fn all_threads_tree<'a>(
+    threads: impl Iterator<Item = &'a ThreadTotals>,
+    inputs: &Inputs<'_>,
+    out: RowOutput,
+) -> (Vec<TreeNode>, u64) {
+    // A path is named by its parent path's number and its id.
+    let mut paths: HashMap<(Option<usize>, &'static str), usize> = HashMap::new();
+    let mut shapes: Vec<Shape> = Vec::new();
+    let mut sources: Vec<Vec<(&ThreadTotals, usize)>> = Vec::new();
+    for t in threads {
+        let mut mine: Vec<usize> = Vec::with_capacity(t.components.len());
+        for (k, c) in t.components.iter().enumerate() {
+            let parent = c.parent.and_then(|p| mine.get(p as usize).copied());
+            let at = *paths.entry((parent, c.name)).or_insert_with(|| {
+                shapes.push(Shape {
+                    name: c.name,
+                    parent,
+                    total: 0,
+                    calls: 0,
+                });
+                sources.push(Vec::new());
+                shapes.len() - 1
+            });
+            shapes[at].total += raw_total(c);
+            shapes[at].calls += c.seen;
+            sources[at].push((t, k));
+            mine.push(at);
         }
+    }
+    let (nodes, left_out) = kept_nodes(&shapes, |k| {
+        let mut made: Option<(Prepared, f64)> = None;
+        for &(t, c) in &sources[k] {
+            let (p, own) = inputs.node(&t.components[c], &t.name);
+            match made.as_mut() {
+                Some((all, sum)) => {
+                    all.add(&p);
+                    *sum += own;
+                }
+                None => made = Some((p, own)),
+            }
+        }
+        made.unwrap_or_default()
     });
-    nodes.collect()
+    (build(&nodes, out), left_out)
 }
 
 /// Whether a scope ran inside another on the thread: then it has a tree.
@@ -85,39 +209,10 @@ fn own_ticks(
     (c.self_ticks as f64 - overhead).max(0.0) + others
 }
 
-/// Adds a thread's nodes into the all-threads nodes, matching them by path (the ids
-/// from the root down).
-pub(super) fn merge(
-    all: &mut Vec<Node>,
-    paths: &mut HashMap<Vec<&'static str>, usize>,
-    nodes: Vec<Node>,
-) {
-    let mut mine: Vec<Vec<&'static str>> = Vec::with_capacity(nodes.len());
-    for node in nodes {
-        let mut path = node.parent.map_or_else(Vec::new, |p| mine[p].clone());
-        path.push(node.name);
-        match paths.get(&path) {
-            Some(&at) => {
-                let into = &mut all[at];
-                into.prepared.add(&node.prepared);
-                into.own += node.own;
-                into.calls += node.calls;
-            }
-            None => {
-                let parent = path[..path.len() - 1].to_vec();
-                let parent = (!parent.is_empty()).then(|| paths[&parent]);
-                paths.insert(path.clone(), all.len());
-                all.push(Node { parent, ..node });
-            }
-        }
-        mine.push(path);
-    }
-}
-
 /// The tree of `nodes`, depth first, children by their total, largest first (scopes
 /// before pulses and values); nodes
 /// with no call in their whole subtree are left out.
-pub(super) fn build(nodes: &[Node], out: RowOutput) -> Vec<TreeNode> {
+fn build(nodes: &[Node], out: RowOutput) -> Vec<TreeNode> {
     let out = RowOutput {
         histograms: false,
         ..out

@@ -169,8 +169,8 @@ fn counters(now: &Totals) -> Totals {
     }
 }
 
-/// What a window shows, per thread: the components of `samples` with anything seen,
-/// and the counters' increments from `base` to `now` (threads with nothing to show
+/// What a window shows, per thread: the components of `samples` (a thread only if
+/// one has anything seen, or something else to show), and the counters' increments from `base` to `now` (threads with nothing to show
 /// left out). `base` and `samples` have the threads of `now`.
 fn increments(now: &Totals, base: &Totals, samples: &Totals) -> Totals {
     let mut out = Totals {
@@ -181,15 +181,13 @@ fn increments(now: &Totals, base: &Totals, samples: &Totals) -> Totals {
         let (now, base) = (&now.threads[serial], &base.threads[serial]);
         let since = now.anomalies.since(&base.anomalies);
         let frames = frames_since(&now.frames, &base.frames);
-        let components: Vec<ComponentTotals> = t
-            .components
-            .iter()
-            .filter(|c| c.seen > 0)
-            .cloned()
-            .collect();
+        // Every component, those with nothing seen too: a call-tree node names its
+        // parent by its place in the list (rows leave the empty ones out).
+        let components = t.components.clone();
+        let any = components.iter().any(|c| c.seen > 0);
         // A thread with nothing new but a scope open is shown: it may be stuck there.
         let open = now.open.clone();
-        if !components.is_empty() || since.total() > 0 || !frames.is_empty() || !open.is_empty() {
+        if any || since.total() > 0 || !frames.is_empty() || !open.is_empty() {
             let thread = ThreadTotals {
                 name: t.name.clone(),
                 exited: t.exited,

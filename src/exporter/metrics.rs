@@ -322,6 +322,7 @@ mod tests {
             threads: Vec::new(),
             all_threads: Vec::new(),
             tree: Vec::new(),
+            tree_left_out: 0,
             teardown_drops: 0,
             footprint: None,
             environment: None,

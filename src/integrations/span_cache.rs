@@ -3,6 +3,7 @@
 //! totals themselves; and the guard that keeps the table out of thread teardown.
 #![allow(unsafe_code)] // a `&'static SpanBusy` kept in an `AtomicPtr`
 
+use crate::record::Exit;
 use crate::record::fork::PerProcess;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering::Relaxed};
@@ -23,6 +24,12 @@ const SLOTS: usize = 64;
 /// holds as many as were ever open at once.
 pub(super) struct SpanBusy {
     ticks: AtomicU64,
+    /// The polls' self times (their ticks less the scopes closed inside them), summed.
+    own: AtomicU64,
+    /// The call-tree node of the last poll measured, and the serial of the thread
+    /// whose stack held it: where the total is recorded if that thread closes it.
+    node: AtomicU64,
+    serial: AtomicU64,
     /// Whether a poll was measured: only then is the total recorded.
     polled: AtomicBool,
     /// The index of the span's per-poll component (`per_poll`), else 0.
@@ -30,11 +37,14 @@ pub(super) struct SpanBusy {
 }
 
 impl SpanBusy {
-    /// Adds one poll's ticks: a relaxed add (a span may be polled on two threads at
-    /// once) and, on its first poll, a store.
+    /// Adds one poll: relaxed adds (a span may be polled on two threads at once),
+    /// its place, and, on its first poll, a store.
     #[inline(always)]
-    pub(super) fn add(&self, ticks: u64) {
-        self.ticks.fetch_add(ticks, Relaxed);
+    pub(super) fn add(&self, exit: &Exit) {
+        self.ticks.fetch_add(exit.ticks, Relaxed);
+        self.own.fetch_add(exit.own, Relaxed);
+        self.node.store(exit.node, Relaxed);
+        self.serial.store(exit.serial, Relaxed);
         if !self.polled.load(Relaxed) {
             self.polled.store(true, Relaxed);
         }
@@ -46,9 +56,15 @@ impl SpanBusy {
         self.poll.load(Relaxed)
     }
 
-    /// The total, if any poll was measured (at the span's close).
-    pub(super) fn total(&self) -> Option<u64> {
-        self.polled.load(Relaxed).then(|| self.ticks.load(Relaxed))
+    /// The total, if any poll was measured (at the span's close): ticks, self time,
+    /// and the last poll's place.
+    pub(super) fn total(&self) -> Option<Exit> {
+        self.polled.load(Relaxed).then(|| Exit {
+            ticks: self.ticks.load(Relaxed),
+            own: self.own.load(Relaxed),
+            node: self.node.load(Relaxed),
+            serial: self.serial.load(Relaxed),
+        })
     }
 }
 
@@ -66,6 +82,9 @@ pub(super) fn take_busy(poll: u32) -> &'static SpanBusy {
     let busy = pooled.unwrap_or_else(|| {
         Box::leak(Box::new(SpanBusy {
             ticks: AtomicU64::new(0),
+            own: AtomicU64::new(0),
+            node: AtomicU64::new(0),
+            serial: AtomicU64::new(0),
             polled: AtomicBool::new(false),
             poll: AtomicU32::new(0),
         }))
@@ -77,6 +96,9 @@ pub(super) fn take_busy(poll: u32) -> &'static SpanBusy {
 /// Gives a closed span's busy total back to the pool, zeroed.
 pub(super) fn give_back(busy: &'static SpanBusy) {
     busy.ticks.store(0, Relaxed);
+    busy.own.store(0, Relaxed);
+    busy.node.store(0, Relaxed);
+    busy.serial.store(0, Relaxed);
     busy.polled.store(false, Relaxed);
     let mut pool = POOL.get().lock().unwrap_or_else(PoisonError::into_inner);
     pool.push(busy);
@@ -241,15 +263,27 @@ mod tests {
             (index, found.map(std::ptr::from_ref)),
             (30, Some(std::ptr::from_ref(busy)))
         );
-        assert_eq!(busy.total(), None, "no poll yet");
-        busy.add(7);
-        busy.add(8);
-        assert_eq!((busy.total(), busy.poll()), (Some(15), 5));
+        assert!(busy.total().is_none(), "no poll yet");
+        let poll = |ticks, own, node| Exit {
+            ticks,
+            own,
+            node,
+            serial: 9,
+        };
+        busy.add(&poll(7, 7, 100));
+        busy.add(&poll(8, 3, 200));
+        let total = busy.total().unwrap();
+        // Summed, at the last poll's place.
+        assert_eq!(
+            (total.ticks, total.own, total.node, total.serial),
+            (15, 10, 200, 9)
+        );
+        assert_eq!(busy.poll(), 5);
         cache.insert(4, 40, None); // a span the layer did not see made
         assert!(matches!(cache.get_with_busy(4), Some((40, None))));
         give_back(busy);
         let again = take_busy(0);
-        assert_eq!((again.total(), again.poll()), (None, 0));
+        assert!(again.total().is_none() && again.poll() == 0);
         give_back(again);
     }
 

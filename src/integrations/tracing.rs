@@ -320,8 +320,8 @@ where
         match self.busy_with_total(id, &ctx) {
             Some((index, Some(total))) => {
                 let poll = self.per_poll.then(|| total.poll());
-                if let Some(ticks) = record::stop_unordered(index, self.stop, now, poll) {
-                    total.add(ticks);
+                if let Some(exit) = record::stop_unordered(index, self.stop, now, poll) {
+                    total.add(&exit);
                 }
             }
             // A span made before the layer saw it: each poll is a sample.
@@ -342,8 +342,8 @@ where
             return;
         };
         // Every exit of the span happened before its close: the total is complete.
-        if let Some(ticks) = state.total.total() {
-            record::record_scope(state.busy, ticks, self.start, self.stop);
+        if let Some(busy) = state.total.total() {
+            record::record_span(state.busy, busy, self.start, self.stop);
         }
         span_cache::give_back(state.total);
         // Dropping the state drops its lifetime timer, which records.

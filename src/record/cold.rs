@@ -82,11 +82,16 @@ impl Local {
 
     #[cold]
     #[inline(never)]
-    pub(super) fn store_slow(&self, idx: u32, sample: u64) {
+    /// First store of `idx` on this thread: makes its ring and stores `sample`, with
+    /// `own` ticks of self time (0 for a pulse or a record).
+    pub(super) fn store_slow(&self, idx: u32, sample: u64, own: u64) {
         self.cold(|l, shared| {
-            if let Some(ring) = l.make_ring(shared, idx)
-                && !ring.push(sample)
-            {
+            let Some(ring) = l.make_ring(shared, idx) else {
+                return;
+            };
+            if ring.push(sample) {
+                ring.add_own(own);
+            } else {
                 l.reentrant();
             }
         });

@@ -337,14 +337,53 @@ impl Local {
         self.store(idx, ticks, RECORD);
     }
 
-    /// Builds the sample for a closed scope and stores it.
+    /// Builds the sample for a scope closed off the stack (a [`Timer`](crate::Timer))
+    /// and stores it at the id's root node; it had no scope inside it.
     #[inline(always)]
     pub(crate) fn finish(&self, idx: u32, tag: u64, start_ticks: u64, mode: Mode, now: Stamp) {
-        self.store(
-            idx,
-            now.ticks.wrapping_sub(start_ticks),
-            scope_meta(tag, mode, now),
-        );
+        let delta = now.ticks.wrapping_sub(start_ticks);
+        self.store_scope(idx, delta, delta, scope_meta(tag, mode, now));
+    }
+
+    /// Stores a scope's sample `delta | meta` with its self time `own` at the id's
+    /// root node, or counts an implausible delta.
+    #[inline(always)]
+    pub(super) fn store_scope(&self, idx: u32, delta: u64, own: u64, meta: u64) {
+        if delta > DELTA_MASK {
+            return self.implausible(meta & MIGRATED != 0);
+        }
+        match self.ring(idx) {
+            Some(ring) => {
+                ring.add_own(own);
+                self.push_into(ring, delta | meta);
+            }
+            None => self.store_slow(idx, delta | meta, own),
+        }
+    }
+
+    /// Records a `tracing` span's busy total `ticks` (self time `own`) as a scope of
+    /// `idx`: into its call-tree node `node` when this is the thread whose stack it
+    /// came from (`serial`), else at the id's root node.
+    #[cfg(feature = "tracing")]
+    pub(crate) fn record_span(&self, idx: u32, at: (u64, u64), ticks: u64, own: u64, meta: u64) {
+        let (node, serial) = at;
+        let here = self.shared.get().is_some_and(|s| s.serial == serial);
+        let ring = if here {
+            // SAFETY: `node` was read from the stack of the thread numbered `serial`,
+            // which is this one (serials are never reused), so it is 0 or a ring of
+            // this thread's list, which `self` keeps alive; the reference ends with
+            // this call.
+            unsafe { node::ring_at(node) }
+        } else {
+            None
+        };
+        match ring {
+            Some(ring) if ticks <= DELTA_MASK => {
+                ring.add_own(own);
+                self.push_into(ring, ticks | meta);
+            }
+            _ => self.store_scope(idx, ticks, own, meta),
+        }
     }
 
     /// Stores `delta | meta` in the id's ring, or counts an implausible delta (as
@@ -356,7 +395,7 @@ impl Local {
         }
         match self.ring(idx) {
             Some(ring) => self.push_into(ring, delta | meta),
-            None => self.store_slow(idx, delta | meta),
+            None => self.store_slow(idx, delta | meta, 0),
         }
     }
 }

@@ -39,6 +39,8 @@ mod table;
 mod timer;
 #[cfg(feature = "tracing")]
 mod unordered;
+#[cfg(feature = "tracing")]
+pub(crate) use unordered::Exit;
 pub(crate) mod word;
 
 // Without `record` the bodies that read the clock compile away.
@@ -159,8 +161,9 @@ pub(crate) fn start_index(idx: u32, mode: Mode) {
 /// of an id already resolved to its index:
 /// closes the innermost open scope of `idx` wherever it is on the stack, keeps the ones
 /// above it open, and counts an `unordered_stops` anomaly when it was not on top.
-/// Returns the scope's ticks when plausible; records them as a sample of `record_as`,
-/// if given. `now` is the stop read, taken by the caller before any lookup of its own.
+/// Returns what the scope measured when plausible; records its ticks as a sample of
+/// `record_as`, if given. `now` is the stop read, taken by the caller before any
+/// lookup of its own.
 #[cfg(feature = "tracing")]
 #[inline(always)]
 pub(crate) fn stop_unordered(
@@ -168,15 +171,15 @@ pub(crate) fn stop_unordered(
     mode: Mode,
     now: clock::Stamp,
     record_as: Option<u32>,
-) -> Option<u64> {
+) -> Option<Exit> {
     #[cfg(feature = "record")]
     {
-        let mut ticks = None;
+        let mut exit = None;
         local::with(
             #[inline(always)]
-            |l| ticks = l.stop_unordered(idx, mode, now, record_as),
+            |l| exit = l.stop_unordered(idx, mode, now, record_as),
         );
-        ticks
+        exit
     }
     #[cfg(not(feature = "record"))]
     {
@@ -185,18 +188,20 @@ pub(crate) fn stop_unordered(
     }
 }
 
-/// Records `ticks` under `idx` on this thread as one scope of (`start`, `stop`) modes,
-/// which calibration corrects like one scope: the `tracing` bridge's busy total of a
-/// span (the sum of its polls' ticks).
+/// Records a span's busy total under `idx` on this thread as one scope of (`start`,
+/// `stop`) modes, which calibration corrects like one scope: the sum of its polls'
+/// ticks and self times, into the call-tree node of its last measured poll when that
+/// was on this thread (else at the id's root).
 #[cfg(feature = "tracing")]
-pub(crate) fn record_scope(idx: u32, ticks: u64, start: Mode, stop: Mode) {
+pub(crate) fn record_span(idx: u32, busy: Exit, start: Mode, stop: Mode) {
     #[cfg(feature = "record")]
     {
         let meta = (start as u64) << sample::START_SHIFT | (stop as u64) << sample::STOP_SHIFT;
-        local::with(|l| l.store(idx, ticks, meta));
+        let at = (busy.node, busy.serial);
+        local::with(|l| l.record_span(idx, at, busy.ticks, busy.own, meta));
     }
     #[cfg(not(feature = "record"))]
-    let _ = (idx, ticks, start, stop);
+    let _ = (idx, busy, start, stop);
 }
 
 /// Records the ticks since this thread's previous `pulse` of `id` (Fast read).

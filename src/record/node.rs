@@ -203,6 +203,11 @@ pub(crate) fn merge_by_path<T>(
     adopt: impl Fn(&T, RingKey) -> T,
     mut add: impl FnMut(&mut T, &T),
 ) {
+    let mut at: std::collections::HashMap<RingKey, usize> = into
+        .iter()
+        .enumerate()
+        .map(|(i, item)| (key(item), i))
+        .collect();
     let mut went: Vec<u32> = Vec::with_capacity(from.len());
     for item in from {
         let k = key(item);
@@ -210,16 +215,17 @@ pub(crate) fn merge_by_path<T>(
             idx: k.idx,
             parent: k.parent.map(|p| went.get(p as usize).copied().unwrap_or(p)),
         };
-        let at = match into.iter().position(|i| key(i) == k) {
-            Some(at) => {
-                add(&mut into[at], item);
-                at
+        let to = match at.get(&k) {
+            Some(&to) => {
+                add(&mut into[to], item);
+                to
             }
             None => {
                 into.push(adopt(item, k));
+                at.insert(k, into.len() - 1);
                 into.len() - 1
             }
         };
-        went.push(at as u32);
+        went.push(to as u32);
     }
 }

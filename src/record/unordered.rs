@@ -12,12 +12,23 @@ use super::stack::Frame;
 use super::word::{Word, signal_fence};
 use crate::clock::{Mode, Stamp};
 
+/// What the bridge's exit measured: the scope's ticks, its self time (its ticks less
+/// those of the scopes closed inside it), and where it sat: its call-tree node and the
+/// serial of the thread whose stack held it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Exit {
+    pub(crate) ticks: u64,
+    pub(crate) own: u64,
+    pub(crate) node: u64,
+    pub(crate) serial: u64,
+}
+
 impl Local {
     /// Closes the innermost open scope of `idx` wherever it is on the stack (the
-    /// scopes above it stay open) and returns its ticks, `now` minus its Start, when
-    /// plausible (an implausible delta is counted, as a Stop counts it). With
-    /// `record_as`, the ticks are also recorded as a sample of that id, as a Stop
-    /// would record them.
+    /// scopes above it stay open) and returns what it measured, when plausible (an
+    /// implausible delta is counted, as a Stop counts it). With `record_as`, the ticks
+    /// are also recorded as a sample of that id, as a Stop would record them (into the
+    /// scope's node when it is `idx` itself).
     #[inline(always)]
     pub(crate) fn stop_unordered(
         &self,
@@ -25,7 +36,7 @@ impl Local {
         mode: Mode,
         now: Stamp,
         record_as: Option<u32>,
-    ) -> Option<u64> {
+    ) -> Option<Exit> {
         let (frame, up) = match self.take_top(idx) {
             Some(top) => top,
             None => {
@@ -52,7 +63,12 @@ impl Local {
             }
             return None;
         }
-        Some(ticks)
+        Some(Exit {
+            ticks,
+            own: ticks.saturating_sub(frame.kids),
+            node: frame.node,
+            serial: self.shared.get().map_or(0, |s| s.serial),
+        })
     }
 
     /// The hot case of [`stop_unordered`](Self::stop_unordered), as `Local::pop_top`

@@ -119,6 +119,10 @@ pub struct Report {
     /// root down), depth first; empty when no scope ran inside another. Format 3 on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tree: Vec<TreeNode>,
+    /// Nodes with calls the all-threads tree left out: it keeps the 256 largest by
+    /// TOTAL and their ancestors (the flat rows have everything).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tree_left_out: u64,
     /// Records dropped during thread teardown (see [`Capture::teardown_drops`](crate::Capture::teardown_drops)).
     pub teardown_drops: u64,
     /// latte's own memory when the report was made (`None` for reports built from a
@@ -196,6 +200,15 @@ pub struct ThreadReport {
     /// on it. Format 3 on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tree: Vec<TreeNode>,
+    /// Nodes with calls the thread's tree left out: it keeps the 256 largest by
+    /// TOTAL and their ancestors (the flat rows have everything).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tree_left_out: u64,
+}
+
+/// Whether a count is 0 (left out of the JSON then).
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One id's scopes that ended without their own Stop, its records dropped past the

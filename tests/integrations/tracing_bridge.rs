@@ -132,8 +132,11 @@ fn spans_deeper_than_the_stack_keep_the_innermost_and_pair_afterwards() {
     assert!(ticks.windows(2).all(|w| w[0] <= w[1]), "{ticks:?}");
     // One busy total per span that had a pair measured: the 64 held, and the first
     // span (its 10 later enters; its first was given up); the other 35 none.
+    // Each into the node of its last poll: the held ones at their depths, spans[0]
+    // (its later enters at the root) at the root.
+    assert_eq!(mine().samples("bridge_deep").len(), 64 + 1);
     let busy = my_component("bridge_deep").unwrap();
-    assert_eq!(busy.seen, 64 + 1);
+    assert_eq!(busy.parent, None);
     let later: u64 = deep.samples[64..].iter().map(|s| s.ticks()).sum();
     assert_eq!(busy.samples[0].ticks(), later, "closed first: spans[0]");
     let me = mine();
@@ -162,7 +165,7 @@ fn an_abandoned_span_exiting_first_leaves_the_held_ones_paired() {
     // frames moved down intact when the abandoned one was forgotten.
     let ticks: Vec<u64> = held.samples.iter().map(|s| s.ticks()).collect();
     assert!(ticks.windows(2).all(|w| w[0] <= w[1]), "{ticks:?}");
-    assert_eq!(my_component("bridge_held").unwrap().seen, 64);
+    assert_eq!(mine().samples("bridge_held").len(), 64);
     // Its enter made its node (empty): nothing was measured.
     assert!(
         mine().samples("bridge_abandoned").is_empty(),
@@ -464,4 +467,56 @@ fn per_poll_mode_records_each_poll_and_the_total_is_their_sum() {
         my_component("bridge_async_pp").unwrap().samples[0].kind()
     );
     assert_eq!(mine().anomalies.total(), 0);
+}
+
+/// Nested spans make the same call tree as nested scopes: each span under the span
+/// it was entered in, latte scopes under the span they ran in, and each span's busy
+/// total recorded into its node with its self time.
+#[test]
+fn nested_spans_build_the_call_tree_with_self_times() {
+    let layer = LatteLayer::new().span_lifetimes(false);
+    let me = crate::common::on_named_thread("bridge-tree", move || {
+        with_layer(layer, || {
+            for _ in 0..3 {
+                let _request = tracing::info_span!("bridge_tree_request").entered();
+                spin(std::time::Duration::from_micros(200));
+                let _parse = tracing::info_span!("bridge_tree_parse").entered();
+                latte::latte_start!("bridge_tree_scan");
+                spin(std::time::Duration::from_micros(300));
+                latte::latte_stop!("bridge_tree_scan");
+            }
+        });
+    });
+    assert_eq!(me.anomalies.total(), 0, "{:?}", me.anomalies);
+    let at = |name: &str| me.components.iter().position(|c| c.name == name).unwrap();
+    let (request, parse, scan) = (
+        at("bridge_tree_request"),
+        at("bridge_tree_parse"),
+        at("bridge_tree_scan"),
+    );
+    assert_eq!(me.components[request].parent, None);
+    assert_eq!(me.components[parse].parent, Some(request));
+    assert_eq!(me.components[scan].parent, Some(parse));
+    for k in [request, parse, scan] {
+        assert_eq!(me.components[k].seen, 3, "{}", me.components[k].name);
+    }
+    // Self times: the scan is all its own; the parse is its scan and little else;
+    // the request holds its 200 us spin on top of the parse.
+    let own = |k: usize| me.components[k].self_ticks.unwrap();
+    let ticks = |k: usize| {
+        me.components[k]
+            .samples
+            .iter()
+            .map(|s| s.ticks())
+            .sum::<u64>()
+    };
+    assert_eq!(own(scan), ticks(scan));
+    assert!(
+        own(parse) < ticks(parse) - ticks(scan) / 2,
+        "{} {}",
+        own(parse),
+        ticks(parse)
+    );
+    assert!(own(request) >= ticks(request) - ticks(parse));
+    assert!(own(request) < ticks(request));
 }

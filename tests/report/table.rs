@@ -197,6 +197,7 @@ fn calibrated_time() -> Report {
             row("Idle_Component", Summary::default()),
         ],
         tree: Vec::new(),
+        tree_left_out: 0,
         teardown_drops: 0,
         footprint: Some(latte::collect::Footprint {
             bytes: 3 << 20,
@@ -244,6 +245,7 @@ fn two_threads(rows: &[Row]) -> Vec<ThreadReport> {
             open: Vec::new(),
             rows: rows.to_vec(),
             tree: Vec::new(),
+            tree_left_out: 0,
         },
         ThreadReport {
             name: "feed-handler".to_owned(),
@@ -254,6 +256,7 @@ fn two_threads(rows: &[Row]) -> Vec<ThreadReport> {
             open: Vec::new(),
             rows: vec![row("Idle_Component", Summary::default()), rows[2].clone()],
             tree: Vec::new(),
+            tree_left_out: 0,
         },
     ]
 }
@@ -301,9 +304,11 @@ fn raw_cycles() -> Report {
             open: Vec::new(),
             rows: rows.clone(),
             tree: Vec::new(),
+            tree_left_out: 0,
         }],
         all_threads: rows,
         tree: Vec::new(),
+        tree_left_out: 0,
         teardown_drops: 2,
         footprint: None,
         environment: None,
@@ -371,6 +376,7 @@ fn empty() -> Report {
         threads: Vec::new(),
         all_threads: Vec::new(),
         tree: Vec::new(),
+        tree_left_out: 0,
         teardown_drops: 0,
         footprint: None,
         environment: None,
@@ -458,9 +464,11 @@ fn extreme() -> Report {
             open: Vec::new(),
             rows: vec![row(&"é\t".repeat(40), huge)],
             tree: Vec::new(),
+            tree_left_out: 0,
         }],
         all_threads: vec![row("x", huge)],
         tree: Vec::new(),
+        tree_left_out: 0,
         teardown_drops: u64::MAX,
         footprint: None,
         environment: None,
@@ -640,6 +648,7 @@ fn a_compact_table_shows_twenty_rows_and_counts_the_rest() {
     let report = Report {
         all_threads: rows.clone(),
         tree: Vec::new(),
+        tree_left_out: 0,
         threads: vec![ThreadReport {
             name: "main".into(),
             serial: 1,
@@ -649,6 +658,7 @@ fn a_compact_table_shows_twenty_rows_and_counts_the_rest() {
             open: Vec::new(),
             rows,
             tree: Vec::new(),
+            tree_left_out: 0,
         }],
         ..empty()
     };

@@ -79,6 +79,7 @@ pub fn report(rows: Vec<Row>) -> Report {
         threads: Vec::new(),
         all_threads: rows,
         tree: Vec::new(),
+        tree_left_out: 0,
         teardown_drops: 0,
         footprint: None,
         environment: None,

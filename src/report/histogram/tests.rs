@@ -73,6 +73,7 @@ fn report_of(values: &[(u64, u64)], unit: Unit) -> Report {
         threads: Vec::new(),
         all_threads: vec![row],
         tree: Vec::new(),
+        tree_left_out: 0,
         teardown_drops: 0,
         footprint: None,
         environment: None,

@@ -203,6 +203,7 @@ fn all_threads(report: &Report, options: &TableOptions) -> Section {
         fill(&mut section, report, &report.all_threads, options);
     } else {
         fill_tree(&mut section, report, &report.tree, options);
+        left_out(&mut section, report.tree_left_out);
     }
     if options.compact && !options.per_thread {
         for t in &report.threads {
@@ -228,6 +229,7 @@ fn thread(report: &Report, t: &ThreadReport, options: &TableOptions) -> Section 
         fill(&mut section, report, &t.rows, options);
     } else {
         fill_tree(&mut section, report, &t.tree, options);
+        left_out(&mut section, t.tree_left_out);
     }
     if t.rows.is_empty() {
         section.notes.insert(0, "no samples recorded".to_owned());
@@ -275,6 +277,16 @@ fn fill_tree(section: &mut Section, report: &Report, tree: &[TreeNode], options:
             cells
         })
         .collect();
+}
+
+/// The note under a tree that left nodes out.
+fn left_out(section: &mut Section, n: u64) {
+    if n > 0 {
+        section.notes.push(format!(
+            "the tree shows its largest nodes and their parents; {} more are in the flat rows",
+            count(n)
+        ));
+    }
 }
 
 /// How many of `n` rows a section shows: all, or the first [`COMPACT_ROWS`] in a

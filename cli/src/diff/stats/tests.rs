@@ -45,6 +45,7 @@ fn decoded(hist: &Histogram<u64>) -> Dist {
         threads: Vec::new(),
         all_threads: vec![row],
         tree: Vec::new(),
+        tree_left_out: 0,
         teardown_drops: 0,
         footprint: None,
         environment: None,
