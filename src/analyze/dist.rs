@@ -9,11 +9,11 @@
 //! histogram a report row carries live in `report::histogram`, which decodes it too.
 
 use crate::collect::{Exact, SampleKind, Tally};
-pub(crate) use crate::report::histogram::{Runs, count, hist_runs, quantile, rank};
+pub(crate) use crate::report::histogram::{Runs, bucketed, count, hist_runs, quantile, rank};
 
 /// One kind's values with `overhead` ticks taken off each (saturating at 0).
 pub(crate) fn from_tally(tally: &Tally, overhead: u64) -> (Runs, Exact) {
-    let raw = hist_runs(&tally.histogram(), tally.exact.min, tally.exact.max);
+    let raw = bucketed(&tally.buckets(), tally.exact.min, tally.exact.max);
     let exact = shifted_exact(tally, &raw, overhead);
     (shifted(raw, overhead), exact)
 }
@@ -160,5 +160,31 @@ mod tests {
             merge(&runs, &[(2, 1), (5, 2)]),
             [(1, 1), (2, 4), (5, 2), (9, 1)]
         );
+    }
+
+    proptest::proptest! {
+        /// Bucketing values without a histogram gives the runs a histogram holding them
+        /// gives, clamped the same way; so does the collector's table, sorted.
+        #[test]
+        fn bucketing_without_a_histogram_reads_as_the_histogram(
+            mut values in proptest::collection::vec((0u64..1 << 40, 1u64..5), 0..200),
+            spread in 0u32..40,
+        ) {
+            for v in &mut values {
+                v.0 >>= spread;
+            }
+            values.sort_unstable();
+            let (min, max) = (
+                values.first().map_or(0, |v| v.0),
+                values.last().map_or(0, |v| v.0),
+            );
+            let want = hist_runs(&crate::report::histogram::to_histogram(&values), min, max);
+            proptest::prop_assert_eq!(bucketed(&values, min, max), want.clone());
+            let mut tally = Tally::default();
+            for &(v, k) in &values {
+                (0..k).for_each(|_| tally.record(v));
+            }
+            proptest::prop_assert_eq!(bucketed(&tally.buckets(), min, max), want);
+        }
     }
 }

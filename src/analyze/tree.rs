@@ -213,10 +213,6 @@ fn own_ticks(
 /// before pulses and values); nodes
 /// with no call in their whole subtree are left out.
 fn build(nodes: &[Node], out: RowOutput) -> Vec<TreeNode> {
-    let out = RowOutput {
-        histograms: false,
-        ..out
-    };
     let rows: Vec<Row> = nodes.iter().map(|n| n.prepared.row(n.name, out)).collect();
     let (roots, children) = order(nodes, &rows);
     let mut tree: Vec<TreeNode> = Vec::new();

@@ -152,6 +152,27 @@ impl Buckets {
         }
     }
 
+    /// The buckets in use, ascending, each as its lowest value and its count: the
+    /// table's sorted (no histogram made), or the histogram's walked.
+    pub(crate) fn ascending(&self) -> Vec<(u64, u64)> {
+        match self {
+            Buckets::Sparse(s) => {
+                let mut entries: Vec<Entry> = s.entries().collect();
+                entries.sort_unstable_by_key(|e| e.0);
+                entries
+            }
+            Buckets::Dense(h) => h
+                .iter_recorded()
+                .map(|v| {
+                    (
+                        h.lowest_equivalent(v.value_iterated_to()),
+                        v.count_at_value(),
+                    )
+                })
+                .collect(),
+        }
+    }
+
     /// Bytes held on the heap: the table's slots, or the histogram with its counters.
     pub(crate) fn heap_bytes(&self) -> u64 {
         match self {

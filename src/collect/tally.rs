@@ -58,6 +58,11 @@ impl Tally {
         self.buckets.histogram()
     }
 
+    /// The buckets in use, ascending: each one's lowest value and count.
+    pub(crate) fn buckets(&self) -> Vec<(u64, u64)> {
+        self.buckets.ascending()
+    }
+
     /// Bytes this tally holds on the heap (its bucket list, or its histogram).
     pub(crate) fn heap_bytes(&self) -> u64 {
         self.buckets.heap_bytes()

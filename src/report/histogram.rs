@@ -15,6 +15,7 @@ use crate::error::Error;
 use base64::Engine;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use std::sync::LazyLock;
 
 /// Ascending `(value, count)` runs of tick values.
 pub(crate) type Runs = Vec<(u64, u64)>;
@@ -76,6 +77,35 @@ pub(crate) fn hist_runs(hist: &Histogram<u64>, min: u64, max: u64) -> Runs {
     raw
 }
 
+/// Ascending values put into latte's buckets, as runs: each bucket at its middle
+/// pulled inside `[min, max]`, exactly as [`hist_runs`] reads a histogram holding
+/// them, without making one (a bucket of width 1 stands for its value).
+pub(crate) fn bucketed(values: &[(u64, u64)], min: u64, max: u64) -> Runs {
+    let shape: &Histogram<u64> = &SHAPE;
+    let mut runs: Runs = Vec::with_capacity(values.len());
+    let mut last: Option<u64> = None;
+    for &(value, count) in values.iter().filter(|(_, k)| *k > 0) {
+        let low = shape.lowest_equivalent(value);
+        if last == Some(low) {
+            if let Some(run) = runs.last_mut() {
+                run.1 += count;
+            }
+            continue;
+        }
+        last = Some(low);
+        let middle = if shape.highest_equivalent(low) == low {
+            low
+        } else {
+            shape.median_equivalent(low)
+        };
+        runs.push((middle.clamp(min, max), count));
+    }
+    runs
+}
+
+/// An empty histogram of latte's precision: which bucket a value falls in.
+static SHAPE: LazyLock<Histogram<u64>> = LazyLock::new(|| to_histogram(&[]));
+
 /// A histogram of the runs, with latte's precision.
 pub(crate) fn to_histogram(runs: &[(u64, u64)]) -> Histogram<u64> {
     let mut hist =
@@ -115,18 +145,17 @@ pub(crate) fn held(values: &[(u64, u64)], min: u64, max: u64, encode: bool) -> H
             histogram: None,
         };
     }
-    let hist = to_histogram(values);
     let histogram = encode
         .then(|| {
             let mut bytes = Vec::new();
             V2DeflateSerializer::new()
-                .serialize(&hist, &mut bytes)
+                .serialize(&to_histogram(values), &mut bytes)
                 .ok()?;
             Some(base64::engine::general_purpose::STANDARD.encode(bytes))
         })
         .flatten();
     Held {
-        runs: hist_runs(&hist, min, max),
+        runs: bucketed(values, min, max),
         histogram,
     }
 }

@@ -37,7 +37,8 @@ pub struct TreeNode {
     pub parent: Option<usize>,
     /// Its depth: 0 at the root.
     pub depth: u32,
-    /// Its inclusive statistics, as a flat row has them (without the histogram).
+    /// Its inclusive statistics, as a flat row has them, histogram included (a reader
+    /// compares nodes as it compares rows).
     pub row: Row,
     /// Its self time: the time not spent in the scopes inside it.
     pub self_time: SelfTime,
