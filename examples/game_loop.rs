@@ -1,8 +1,11 @@
-//! A fixed-step game loop: physics, AI, render, with a frame-to-frame pulse.
+//! A fixed-step game loop at 500 Hz: physics, AI, render, a frame-to-frame pulse, and
+//! a frame mark with a 2.2 ms budget. Every 150th frame the AI re-plans at length and
+//! the frame runs over budget: the report's FRAMES block counts those frames and names
+//! the AI as what ate them.
 //!
 //! `cargo run --release --example game_loop`
 
-use latte::{Data, Unit, latte_pulse, latte_scope, latte_start, latte_stop};
+use latte::{Data, Unit, latte_frame, latte_pulse, latte_scope, latte_start, latte_stop};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -37,17 +40,20 @@ fn physics(bodies: &mut [Body], dt: f32) {
 
 fn ai(bodies: &[Body], frame: u64) -> usize {
     let _scope = latte_scope!("AI");
-    // Every 30th frame the agents re-plan: a much heavier path.
-    let passes = if frame.is_multiple_of(30) { 40 } else { 1 };
-    let mut chosen = 0;
-    for _ in 0..passes {
-        chosen = bodies
+    let nearest = |bodies: &[Body]| {
+        bodies
             .iter()
             .enumerate()
             .min_by(|a, b| a.1.pos[1].total_cmp(&b.1.pos[1]))
-            .map_or(0, |(i, _)| i);
+            .map_or(0, |(i, _)| i)
+    };
+    // Every 30th frame the agents re-plan: a heavier path; every 150th at length.
+    if !frame.is_multiple_of(30) {
+        return nearest(bodies);
     }
-    chosen
+    let _replan = latte_scope!("AI_Replan");
+    let passes = if frame.is_multiple_of(150) { 2_000 } else { 40 };
+    (0..passes).fold(0, |_, _| nearest(black_box(bodies)))
 }
 
 fn render(bodies: &[Body], frame: &mut [u8]) {
@@ -82,6 +88,7 @@ fn main() {
         render(&bodies, &mut framebuffer);
         drop(_frame);
         latte_pulse!("Frame_Delta");
+        latte_frame!();
         // Wait for the next step: sleep most of it, spin the rest.
         next += step;
         if let Some(left) = next.checked_duration_since(Instant::now()) {
@@ -94,6 +101,7 @@ fn main() {
     let options = latte::ReportOptions {
         unit: Unit::Time,
         data: Data::Calibrated,
+        frame_budget: Some(Duration::from_micros(2_200)),
         ..Default::default()
     };
     latte::Report::collect(&options)

@@ -80,6 +80,7 @@ anomaly_list! {
     reentrant: "reentrant record" / "reentrant records", "Records made from inside another record on the same thread, dropped and counted: a signal handler's record into the ring whose push it interrupted (or during a cold path), or a record from an instrumented allocator inside latte's first-use path.";
     over_cap: "record past the memory cap" / "records past the memory cap", "Records dropped because the memory cap (`Builder::memory_cap`) refused their id a ring on this thread: such an id records nothing there. Per id in `ThreadCapture::frames` (`FrameCounts::over_cap`).";
     folded_paths: "call path folded into its parent" / "call paths folded into their parents", "Call-tree paths the thread could not give a node of their own, past its node limit (`Builder::node_limit`): their scopes record under the enclosing scope's node (and in their id's flat row, as always). Counted once per path.";
+    frames_lost: "frame dropped" / "frames dropped", "Frames (from one `latte_frame!` mark to the next) dropped because the thread's queue of frames for the reader was full (`record::marks::QUEUED_FRAMES`, 4,096): no report came for that long. Their scopes are in every other figure; only the per-frame figures miss them.";
 }
 
 impl Anomalies {

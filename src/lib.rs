@@ -155,7 +155,7 @@ pub mod report;
 pub use clock::Mode;
 #[doc(inline)]
 pub use latte_telemetry_macros::timed;
-pub use record::{Id, Scope, Timer, pulse, record, scope, start, stop};
+pub use record::{Id, Scope, Timer, frame_mark, pulse, record, scope, start, stop};
 // Run the agent.
 #[cfg(feature = "agent")]
 pub use agent::{Builder, Guard, builder, init};
@@ -187,7 +187,7 @@ struct ReadmeDoctest;
 pub mod __private {
     pub use crate::clock::FastMidOrHard;
     pub use crate::clock::Mode;
-    pub use crate::record::{Id, Timer, pulse, scope, start, stop};
+    pub use crate::record::{Id, Timer, frame_mark, pulse, scope, start, stop};
 }
 
 /// Hooks for latte's own tests (feature `test-hooks`, off by default; its integration

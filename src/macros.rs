@@ -65,6 +65,37 @@ macro_rules! latte_stop {
     }};
 }
 
+/// Ends this thread's frame and begins the next: the report then gives, per
+/// component, its time and calls per frame (median, p99, max, frames with no call
+/// counted as 0), the frames' lengths, and with
+/// [`Builder::frame_budget`](crate::Builder::frame_budget) the frames over budget and
+/// what ate them. Call it once per iteration of the loop, where no scope is open (a
+/// scope counts in the frame in which it closes). The first mark only begins the first
+/// frame.
+///
+/// It costs Start and Stop nothing: each mark reads two running sums per call-tree
+/// node of the thread (see `docs/design.md`).
+///
+/// ```
+/// for _ in 0..4 {
+///     latte::latte_start!("doc_frame_work");
+///     latte::latte_stop!("doc_frame_work");
+///     latte::latte_frame!();
+/// }
+/// let report = latte::Report::collect(&latte::ReportOptions::default());
+/// let me = report.threads.iter().find(|t| t.per_frame.is_some()).unwrap();
+/// let per_frame = me.per_frame.as_ref().unwrap();
+/// assert_eq!(per_frame.frames, 3);
+/// let work = per_frame.components.iter().find(|c| c.component == "doc_frame_work");
+/// assert_eq!(work.unwrap().calls.p50, 1.0);
+/// ```
+#[macro_export]
+macro_rules! latte_frame {
+    () => {
+        $crate::__private::frame_mark()
+    };
+}
+
 /// Records the time since this thread's previous pulse of the same id. The id is a
 /// `&'static str` known at compile time, as for [`latte_start!`].
 ///

@@ -47,6 +47,27 @@ impl Builder {
         self
     }
 
+    /// The length a frame should stay within (a frame runs from one
+    /// [`latte_frame!`](crate::latte_frame) mark to the next): each report counts the
+    /// frames over it (`frames_over_budget_total` in the exporters) and names, for the
+    /// longest of them, the components that exceeded their own median time per frame
+    /// by the most ([`PerFrame`](crate::report::PerFrame)). Sets
+    /// [`ReportOptions::frame_budget`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let guard = latte::builder()
+    ///     .frame_budget(Duration::from_micros(16_667))
+    ///     .sink(std::io::sink())
+    ///     .start()?;
+    /// guard.stop()?;
+    /// # Ok::<(), latte::Error>(())
+    /// ```
+    pub fn frame_budget(mut self, budget: std::time::Duration) -> Builder {
+        self.options.frame_budget = Some(budget);
+        self
+    }
+
     /// Every report option at once: unit, data, cleaning rule and which figures the
     /// table's main columns show (default [`ReportOptions::default`]: time, calibrated,
     /// every sample). [`ReportOptions::seed`] is the C++ original's view: counter

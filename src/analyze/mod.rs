@@ -18,6 +18,7 @@ mod clean;
 mod dist;
 mod encode;
 mod environment;
+mod frames;
 mod prepare;
 mod stats;
 mod tree;
@@ -208,6 +209,11 @@ fn sections(
     // A tree only when some scope ran inside another: a flat program pays nothing.
     let any_tree = totals.threads.values().any(tree::nested);
     let periods = crate::record::id::periods();
+    // A budget in ticks needs the counter's frequency (a mock counter has none).
+    let budget = options
+        .frame_budget
+        .filter(|_| calibration.ticks_per_ns.is_finite() && calibration.ticks_per_ns > 0.0)
+        .map(|b| (b.as_nanos() as f64 * calibration.ticks_per_ns).round() as u64);
     let inputs = tree::Inputs {
         calibration,
         options,
@@ -243,6 +249,7 @@ fn sections(
                 rows,
                 tree,
                 tree_left_out,
+                per_frame: frames::per_frame(t, out.scale, budget),
             }
         })
         .collect();

@@ -14,6 +14,7 @@
 //! raw windows (a thread is folded in the registry only once the ledger has read all
 //! of it).
 
+use super::frames::FrameTotals;
 use super::totals::{ComponentTotals, ThreadTotals, Totals};
 use crate::config;
 use crate::diagnostics::{Anomalies, FrameCounts};
@@ -190,6 +191,15 @@ impl Ledger {
                 }
             }
         }
+        // After the rings: a frame's nodes are then all listed.
+        let open = self.open();
+        crate::record::marks::take_frames(|serial, frames| {
+            if let Some(t) = open.threads.get_mut(&serial) {
+                frames
+                    .iter()
+                    .for_each(|f| t.per_frame.add_frame(f, &t.components));
+            }
+        });
         self.whole.teardown_drops = TEARDOWN_DROPS.load(Relaxed);
         self.fold_threads_away(&view);
         self.publish_size();
@@ -296,6 +306,7 @@ impl Ledger {
                     frames: Vec::new(),
                     open: Vec::new(),
                     components: Vec::new(),
+                    per_frame: FrameTotals::default(),
                 });
             t.exited = exited;
             if k == 0 {

@@ -17,6 +17,8 @@ mod buckets;
 #[cfg(feature = "csv")]
 mod csv;
 #[cfg(feature = "agent")]
+pub(crate) mod frames;
+#[cfg(feature = "agent")]
 mod ledger;
 mod read;
 #[cfg(feature = "agent")]

@@ -2,6 +2,7 @@
 //! a [`Tally`]; plus how many samples were recorded and lost. Built by the ledger's
 //! folds, or from a stored [`Capture`].
 
+use super::frames::FrameTotals;
 use super::tally::Tally;
 use super::{Capture, Sample, SampleKind};
 use crate::config;
@@ -36,6 +37,8 @@ pub(crate) struct ThreadTotals {
     pub(crate) open: Vec<OpenScopes>,
     /// In order of first record (the order of the thread's rings).
     pub(crate) components: Vec<ComponentTotals>,
+    /// Its frames, cut by `latte_frame!` marks (none without).
+    pub(crate) per_frame: FrameTotals,
 }
 
 impl ThreadTotals {
@@ -99,7 +102,7 @@ pub(crate) struct Slow {
 }
 
 impl ComponentTotals {
-    pub(super) fn new(index: u32, name: &'static str) -> ComponentTotals {
+    pub(crate) fn new(index: u32, name: &'static str) -> ComponentTotals {
         ComponentTotals {
             index,
             name,
@@ -320,6 +323,7 @@ impl Totals {
                 frames: t.frames.iter().map(|f| (f.name, f.counts)).collect(),
                 open: Vec::new(),
                 components,
+                per_frame: FrameTotals::default(),
             };
             // Serials are unique in a capture taken by latte; a hand-made one may
             // repeat them, so later duplicates get fresh keys past the largest.
@@ -363,8 +367,12 @@ impl Totals {
                 frames: Vec::new(),
                 open: Vec::new(),
                 components: Vec::new(),
+                per_frame: FrameTotals::default(),
             });
             merged.anomalies = merged.anomalies.plus(&t.anomalies);
+            // Frames of merged threads are added as one thread's (their lengths and
+            // per-id figures stay each frame's own).
+            merged.per_frame.add(&t.per_frame);
             for (name, counts) in &t.frames {
                 match merged.frames.iter_mut().find(|(n, _)| n == name) {
                     Some((_, mine)) => *mine = mine.plus(counts),

@@ -10,6 +10,7 @@
 //! without their Stop, teardown drops), their values when the window began; what it
 //! shows is the increments over those.
 
+use super::frames::FrameTotals;
 use super::ledger::{Ledger, ledger};
 use super::totals::{ComponentTotals, ThreadTotals, Totals};
 use crate::config;
@@ -76,11 +77,10 @@ pub(crate) fn reset() {
         ..
     } = &mut *ledger;
     for window in std::iter::once(&mut *whole).chain(interval.as_mut()) {
-        window
-            .threads
-            .values_mut()
-            .flat_map(|t| &mut t.components)
-            .for_each(ComponentTotals::clear);
+        window.threads.values_mut().for_each(|t| {
+            t.components.iter_mut().for_each(ComponentTotals::clear);
+            t.per_frame.clear();
+        });
     }
     if let Some(open) = interval {
         rebase(open, whole);
@@ -114,6 +114,8 @@ fn settle(whole: &mut Totals, open: &Totals) {
         for (k, c) in t.components.iter().enumerate().filter(|(_, c)| c.seen > 0) {
             mine[k].add(c, keep);
         }
+        let whole = whole.threads.get_mut(serial).expect("listed above");
+        whole.per_frame.add(&t.per_frame);
     }
 }
 
@@ -129,6 +131,7 @@ fn rebase(window: &mut Totals, now: &Totals) {
             .iter_mut()
             .filter(|c| c.seen > 0)
             .for_each(ComponentTotals::clear);
+        t.per_frame.clear();
     }
 }
 
@@ -159,6 +162,7 @@ fn counters(now: &Totals) -> Totals {
                 frames: t.frames.clone(),
                 open: Vec::new(),
                 components: Vec::new(),
+                per_frame: FrameTotals::default(),
             };
             (*serial, t)
         })
@@ -187,7 +191,9 @@ fn increments(now: &Totals, base: &Totals, samples: &Totals) -> Totals {
         let any = components.iter().any(|c| c.seen > 0);
         // A thread with nothing new but a scope open is shown: it may be stuck there.
         let open = now.open.clone();
-        if any || since.total() > 0 || !frames.is_empty() || !open.is_empty() {
+        let per_frame = t.per_frame.clone();
+        let framed = per_frame.frames() > 0;
+        if any || framed || since.total() > 0 || !frames.is_empty() || !open.is_empty() {
             let thread = ThreadTotals {
                 name: t.name.clone(),
                 exited: t.exited,
@@ -195,6 +201,7 @@ fn increments(now: &Totals, base: &Totals, samples: &Totals) -> Totals {
                 frames,
                 open,
                 components,
+                per_frame,
             };
             out.threads.insert(*serial, thread);
         }
@@ -235,6 +242,7 @@ mod tests {
             anomalies: Anomalies::default(),
             frames: Vec::new(),
             open: Vec::new(),
+            per_frame: FrameTotals::default(),
             components: vec![ComponentTotals::new(0, "c")],
         };
         Totals {

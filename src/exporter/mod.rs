@@ -54,7 +54,7 @@
 
 mod metrics;
 
-pub use metrics::{Anomaly, Buckets, InvalidBuckets, MetricSet, QUANTILES, Series, Thread};
+pub use metrics::{Anomaly, Buckets, Frames, InvalidBuckets, MetricSet, QUANTILES, Series, Thread};
 
 use crate::report::Report;
 use std::sync::Arc;

@@ -13,6 +13,7 @@
 //! | `local.rs`, `cold.rs` | the per-thread recorder: stack and id table (hot), first use and [`prepare`] (cold) |
 //! | `stack.rs` | the stack of open scopes: positions, the floor, a full stack and missed Stops (cold) |
 //! | `node.rs` | the call tree: how a Start finds its node, self time, the node limit |
+//! | `marks.rs` | frame marks: each node's calls and self time per frame, read off the rings' sums |
 //! | `table.rs`, `word.rs` | the id table's entries; the words a signal handler may touch |
 //! | `open.rs` | another thread's open scopes, read while it records |
 //! | `unordered.rs` | the `tracing` bridge's exit: out of LIFO order, handing back the ticks |
@@ -28,6 +29,7 @@ mod cold;
 pub(crate) mod fork;
 pub(crate) mod id;
 pub(crate) mod local;
+pub(crate) mod marks;
 pub(crate) mod node;
 mod open;
 pub(crate) mod registry;
@@ -48,6 +50,7 @@ pub(crate) mod word;
 use crate::clock::{self, Mode};
 use core::marker::PhantomData;
 pub use id::Id;
+pub use marks::frame_mark;
 pub use sample::{Sample, SampleKind};
 pub use timer::Timer;
 

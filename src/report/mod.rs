@@ -9,6 +9,7 @@
 
 mod convert;
 mod focus;
+mod frames;
 pub(crate) mod histogram;
 pub mod numbers;
 mod options;
@@ -24,6 +25,7 @@ pub use row::{CleanedSummary, Corrected, Row, RowKind, Slowest, Summary};
 pub use crate::diagnostics::OpenScopes;
 use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
 pub use focus::{Focus, Sort};
+pub use frames::{Culprit, FrameComponent, PerFrame, Spread, WorstFrame};
 pub use histogram::{Bucket, Distribution, rank};
 pub use table::{Column, SEED_WIDTH, TableOptions};
 pub use tree::{SelfTime, TreeNode};
@@ -204,6 +206,9 @@ pub struct ThreadReport {
     /// TOTAL and their ancestors (the flat rows have everything).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub tree_left_out: u64,
+    /// Its frames, when it marked some ([`latte_frame!`](crate::latte_frame)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_frame: Option<PerFrame>,
 }
 
 /// Whether a count is 0 (left out of the JSON then).

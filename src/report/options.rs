@@ -64,6 +64,10 @@ pub struct ReportOptions {
     pub cleaning: Cleaning,
     /// Which figures the table's main columns show.
     pub figures: Figures,
+    /// The length a frame ([`latte_frame!`](crate::latte_frame)) should stay within:
+    /// the report counts the frames over it and names what ate the longest
+    /// ([`PerFrame`](crate::report::PerFrame)). `None`: no budget.
+    pub frame_budget: Option<std::time::Duration>,
 }
 
 impl ReportOptions {
@@ -82,6 +86,7 @@ impl ReportOptions {
             data: Data::Raw,
             cleaning: Cleaning::default(),
             figures: Figures::Cleaned,
+            frame_budget: None,
         }
     }
 }

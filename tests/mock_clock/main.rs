@@ -8,6 +8,7 @@ mod common;
 mod cleaning_steps;
 mod cross_core;
 mod deltas;
+mod frames;
 mod tree;
 
 /// The mock counter is process-wide: tests take turns. Installs it on first use

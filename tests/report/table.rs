@@ -246,6 +246,7 @@ fn two_threads(rows: &[Row]) -> Vec<ThreadReport> {
             rows: rows.to_vec(),
             tree: Vec::new(),
             tree_left_out: 0,
+            per_frame: None,
         },
         ThreadReport {
             name: "feed-handler".to_owned(),
@@ -257,6 +258,7 @@ fn two_threads(rows: &[Row]) -> Vec<ThreadReport> {
             rows: vec![row("Idle_Component", Summary::default()), rows[2].clone()],
             tree: Vec::new(),
             tree_left_out: 0,
+            per_frame: None,
         },
     ]
 }
@@ -305,6 +307,7 @@ fn raw_cycles() -> Report {
             rows: rows.clone(),
             tree: Vec::new(),
             tree_left_out: 0,
+            per_frame: None,
         }],
         all_threads: rows,
         tree: Vec::new(),
@@ -434,6 +437,7 @@ fn every_anomaly() -> Anomalies {
         reentrant: u64::MAX,
         over_cap: u64::MAX,
         folded_paths: u64::MAX,
+        frames_lost: u64::MAX,
     }
 }
 
@@ -465,6 +469,7 @@ fn extreme() -> Report {
             rows: vec![row(&"é\t".repeat(40), huge)],
             tree: Vec::new(),
             tree_left_out: 0,
+            per_frame: None,
         }],
         all_threads: vec![row("x", huge)],
         tree: Vec::new(),
@@ -474,6 +479,120 @@ fn extreme() -> Report {
         environment: None,
         periodic_failures: None,
     }
+}
+
+/// A game loop's frames on `main`: a budget, components of every kind of per-frame
+/// figure (called every frame, now and then, a pulse), and the longest frames.
+fn framed() -> Report {
+    use latte::report::{Culprit, FrameComponent, PerFrame, RowKind, Spread, WorstFrame};
+    let us = |x: f64| x * 1e3;
+    let spread = |p50: f64, mean: f64, p99: f64, max: f64| Spread {
+        p50: us(p50),
+        p99: us(p99),
+        max: us(max),
+        mean: us(mean),
+    };
+    let once = Spread {
+        p50: 1.0,
+        p99: 1.0,
+        max: 1.0,
+        mean: 1.0,
+    };
+    let component = |name: &str, with: u64, time: Spread, calls: Spread| FrameComponent {
+        component: name.to_owned(),
+        frames_with_calls: with,
+        time,
+        calls,
+    };
+    let mut report = calibrated_time();
+    let mut delta = row("Frame_Delta", Summary::default());
+    delta.kind = RowKind::Pulse;
+    report.threads[0].rows.push(delta);
+    report.threads[0].per_frame = Some(PerFrame {
+        frames: 3_599,
+        length: spread(2_000.0, 2_004.0, 2_492.0, 11_520.0),
+        budget: Some(us(2_200.0)),
+        over_budget: Some(11),
+        components: vec![
+            component("Physics", 3_599, spread(20.72, 32.8, 281.7, 411.8), once),
+            component(
+                "Physics_Collide_Broadphase_Sweep_And_Prune",
+                3_599,
+                spread(15.78, 24.9, 225.8, 340.7),
+                Spread {
+                    p50: 12.0,
+                    p99: 1_024.0,
+                    max: 4_096.0,
+                    mean: 40.5,
+                },
+            ),
+            component(
+                "AI_Replan",
+                119,
+                spread(0.0, 54.34, 171.2, 9_518.0),
+                Spread {
+                    p50: 0.0,
+                    mean: 0.03,
+                    ..once
+                },
+            ),
+            component("Frame_Delta", 3_599, Spread::default(), once),
+        ],
+        worst: vec![WorstFrame {
+            number: 150,
+            length: us(11_520.0),
+            outside_scopes: us(1_942.0),
+            culprits: vec![
+                Culprit {
+                    component: "AI_Replan".to_owned(),
+                    time: us(9_518.0),
+                    median: 0.0,
+                    excess: us(9_518.0),
+                },
+                Culprit {
+                    component: "Physics".to_owned(),
+                    time: us(131.2),
+                    median: us(20.72),
+                    excess: us(110.48),
+                },
+            ],
+        }],
+    });
+    report
+}
+
+/// The lines from the frames block's first line to the blank line after its last.
+fn frames_block(text: &str) -> String {
+    let from = text.find("FRAMES of").expect("a frames block");
+    let rest = &text[from..];
+    let to = rest.find("\n\nFLAGGED").unwrap_or(rest.len());
+    rest[..to].to_owned()
+}
+
+#[test]
+fn the_frames_block_at_80_and_100_columns() {
+    let report = framed();
+    let at_100 = frames_block(&at(&report, 100));
+    insta::assert_snapshot!("frames_100", at_100);
+    let at_80 = frames_block(&at(&report, 80));
+    insta::assert_snapshot!("frames_80", at_80);
+    // At 100 every column (the long id shortened); at 80 the calls' P99 and MAX give way.
+    let header = |text: &str| {
+        let line = text.lines().find(|l| l.starts_with("PER FRAME")).unwrap();
+        line.split("  ").filter(|t| !t.trim().is_empty()).count()
+    };
+    assert_eq!((header(&at_100), header(&at_80)), (9, 7), "{at_100}{at_80}");
+    assert!(
+        at_80.contains("MEAN") && at_80.contains("IN FRAMES"),
+        "{at_80}"
+    );
+    assert!(at_100.contains("Physics_Collide_Broad") && !at_100.contains("Sweep_And_Prune"));
+    // A pulse counts calls only.
+    let delta = at_100
+        .lines()
+        .find(|l| l.starts_with("Frame_Delta"))
+        .unwrap();
+    assert!(delta.contains(" - "), "{delta}");
 }
 
 const WIDTHS: [usize; 3] = [80, 100, 160];
@@ -496,6 +615,7 @@ fn no_line_is_wider_than_the_width() {
         ("raw_cycles", raw_cycles()),
         ("empty", empty()),
         ("extreme", extreme()),
+        ("framed", framed()),
     ] {
         for width in [40, 60, 80, 100, 160, 300] {
             let text = at(&report, width);
@@ -659,6 +779,7 @@ fn a_compact_table_shows_twenty_rows_and_counts_the_rest() {
             rows,
             tree: Vec::new(),
             tree_left_out: 0,
+            per_frame: None,
         }],
         ..empty()
     };

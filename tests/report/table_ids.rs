@@ -58,6 +58,7 @@ fn report(ids: &[String]) -> Report {
             rows: rows.clone(),
             tree: Vec::new(),
             tree_left_out: 0,
+            per_frame: None,
         }],
         all_threads: rows,
         tree: Vec::new(),

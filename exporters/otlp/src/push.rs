@@ -9,7 +9,7 @@
 
 use crossbeam_channel::{Receiver, Sender, bounded};
 use latte::Report;
-use latte::exporter::{Buckets, MetricSet, QUANTILES, Series, Thread};
+use latte::exporter::{Buckets, Frames, MetricSet, QUANTILES, Series, Thread};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, InstrumentationScope, KeyValue, any_value};
 use opentelemetry_proto::tonic::metrics::v1::{
@@ -298,7 +298,38 @@ fn counts(set: &MetricSet, at: Stamp) -> Vec<Metric> {
         "{anomaly}",
         data,
     ));
+    metrics.extend(frames(set, at, sum));
     metrics
+}
+
+/// The frame counters, if a thread marked frames.
+fn frames(set: &MetricSet, at: Stamp, sum: impl Fn(Vec<NumberDataPoint>) -> Data) -> Vec<Metric> {
+    type Pick = fn(&Frames) -> u64;
+    let frames: [(&str, &str, Pick); 2] = [
+        (
+            "latte.frames",
+            "Frames ended (latte_frame! marks after the first).",
+            |f| f.frames,
+        ),
+        (
+            "latte.frames.over_budget",
+            "Frames longer than the frame budget (0 without one).",
+            |f| f.over_budget,
+        ),
+    ];
+    if set.frames.is_empty() {
+        return Vec::new();
+    }
+    frames
+        .into_iter()
+        .map(|(name, description, pick)| {
+            let points = set.frames.iter().map(|f| {
+                let attributes = thread_attributes(f.thread.as_ref()).collect();
+                at.point(attributes, as_int(pick(f)))
+            });
+            metric(name, description, "{frame}", sum(points.collect()))
+        })
+        .collect()
 }
 
 /// The process: its name and id, the clock.

@@ -18,7 +18,7 @@
 //! `"` in help text. Why latte writes them itself rather than with
 //! `prometheus-client`: docs/design.md ("Exporters").
 
-use latte::exporter::{MetricSet, QUANTILES, Series, Thread};
+use latte::exporter::{Frames, MetricSet, QUANTILES, Series, Thread};
 use std::fmt::Write as _;
 
 /// Which text format a scrape gets.
@@ -238,6 +238,32 @@ impl Text {
         }
     }
 
+    fn frames(&mut self, set: &MetricSet) {
+        if set.frames.is_empty() {
+            return;
+        }
+        type Pick = fn(&Frames) -> u64;
+        let families: [(&str, &str, Pick); 2] = [
+            (
+                "latte_frames",
+                "Frames ended (latte_frame! marks after the first).",
+                |f| f.frames,
+            ),
+            (
+                "latte_frames_over_budget",
+                "Frames longer than the frame budget (0 without one).",
+                |f| f.over_budget,
+            ),
+        ];
+        for (name, help, pick) in families {
+            self.family(name, Kind::Counter, None, help);
+            for f in &set.frames {
+                let labels: Vec<(&str, &str)> = f.thread.iter().flat_map(Thread::labels).collect();
+                self.sample(&format!("{name}_total"), &labels, &pick(f).to_string());
+            }
+        }
+    }
+
     fn clock(&mut self, set: &MetricSet) {
         let help =
             "The clock latte reads, its calibrated frequency, and whether a hypervisor runs.";
@@ -262,6 +288,7 @@ pub(crate) fn encode(set: &MetricSet, format: Format) -> String {
     text.quantiles(set);
     text.counts(set);
     text.anomalies(set);
+    text.frames(set);
     text.clock(set);
     if format == Format::OpenMetrics {
         text.out.push_str("# EOF\n");
@@ -357,5 +384,33 @@ mod tests {
         assert_eq!(number(f64::INFINITY), "+Inf");
         assert_eq!(number(1e-8), "1e-8");
         assert_eq!(number(1.0), "1.0");
+    }
+
+    #[test]
+    fn frames_are_counters_per_thread_and_absent_without_frames() {
+        let mut set = set();
+        assert!(!encode(&set, Format::Classic).contains("latte_frames"));
+        set.frames = vec![Frames {
+            thread: Some(Thread {
+                name: "main".into(),
+                serial: "1".into(),
+            }),
+            frames: 600,
+            over_budget: 4,
+        }];
+        for format in [Format::Classic, Format::OpenMetrics] {
+            let text = encode(&set, format);
+            assert!(text.contains("# TYPE latte_frames_over_budget"), "{text}");
+            assert!(
+                text.contains(r#"latte_frames_total{thread="main",thread_serial="1"} 600"#),
+                "{text}"
+            );
+            assert!(
+                text.contains(
+                    r#"latte_frames_over_budget_total{thread="main",thread_serial="1"} 4"#
+                ),
+                "{text}"
+            );
+        }
     }
 }

@@ -29,6 +29,7 @@
 //! | `ids.rs` | ids escaped onto one line and shortened, always distinct |
 //! | `write.rs` | padding, wrapping, the footer |
 
+mod frames;
 mod ids;
 mod layout;
 mod model;

@@ -105,6 +105,9 @@ impl Doc {
         }
         blocks.extend(sections(report, options).into_iter().map(Block::Section));
         if !options.compact {
+            for t in &report.threads {
+                blocks.extend(super::frames::blocks(report, t, options.resolved_width()));
+            }
             blocks.extend(tails(report, wide).map(Block::Tails));
             let corrected = notes::corrected(report);
             if !corrected.is_empty() {

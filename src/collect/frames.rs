@@ -1,0 +1,189 @@
+//! A thread's frames, folded: each frame's length, and per id its time and calls in
+//! the frame, as whole-run distributions; the longest frames kept whole.
+//!
+//! A frame record (`record/marks.rs`) holds the calls and self time of each node that
+//! closed a call in the frame. A node's time in the frame is its self time plus that
+//! of every node below it (added up here, deepest first); an id's time in the frame is
+//! the time of its outermost nodes (a node below another of the same id, in
+//! recursion, is inside it already), its calls those of all its nodes.
+
+use super::tally::Tally;
+use super::totals::ComponentTotals;
+use crate::record::marks::FrameRecord;
+use std::collections::{BTreeMap, HashMap};
+
+/// Frames kept whole (the longest), for the budget's "what ate it".
+pub(crate) const WORST_FRAMES: usize = 8;
+
+/// One id's share of one frame: its time (ticks) and calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct IdInFrame {
+    pub(crate) name: &'static str,
+    pub(crate) ticks: u64,
+    pub(crate) calls: u64,
+}
+
+/// One frame kept whole.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct KeptFrame {
+    /// 1-based, in the thread's marks.
+    pub(crate) number: u64,
+    pub(crate) length: u64,
+    /// Ticks inside the thread's outermost scopes (the rest of its length ran
+    /// outside any).
+    pub(crate) timed: u64,
+    pub(crate) ids: Vec<IdInFrame>,
+}
+
+/// One id's per-frame distributions over the frames in which it had a call.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct IdFrames {
+    pub(crate) name: &'static str,
+    pub(crate) ticks: Tally,
+    pub(crate) calls: Tally,
+}
+
+/// A thread's frames in one window.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FrameTotals {
+    /// Frame lengths, in ticks (its count is the frames).
+    pub(crate) length: Tally,
+    /// Per id, in order of first appearance.
+    pub(crate) ids: Vec<IdFrames>,
+    /// The [`WORST_FRAMES`] longest frames, longest first.
+    pub(crate) worst: Vec<KeptFrame>,
+}
+
+impl FrameTotals {
+    /// Frames folded.
+    pub(crate) fn frames(&self) -> u64 {
+        self.length.exact.count
+    }
+
+    /// Adds one frame of the thread whose nodes are `components`.
+    pub(crate) fn add_frame(&mut self, frame: &FrameRecord, components: &[ComponentTotals]) {
+        let (ids, timed) = per_id(frame, components);
+        self.length.record(frame.length);
+        for id in &ids {
+            let at = self.at(id.name);
+            self.ids[at].ticks.record(id.ticks);
+            self.ids[at].calls.record(id.calls);
+        }
+        self.keep(KeptFrame {
+            number: frame.number,
+            length: frame.length,
+            timed,
+            ids,
+        });
+    }
+
+    /// Adds another window's frames of the same thread (recorded after these).
+    pub(crate) fn add(&mut self, other: &FrameTotals) {
+        self.length.add(&other.length);
+        for id in &other.ids {
+            let at = self.at(id.name);
+            self.ids[at].ticks.add(&id.ticks);
+            self.ids[at].calls.add(&id.calls);
+        }
+        other.worst.iter().for_each(|f| self.keep(f.clone()));
+    }
+
+    /// Empties the frames, keeping the memory.
+    pub(crate) fn clear(&mut self) {
+        self.length.clear();
+        for id in &mut self.ids {
+            id.ticks.clear();
+            id.calls.clear();
+        }
+        self.worst.clear();
+    }
+
+    /// The place of `name` in `ids`, added if new.
+    fn at(&mut self, name: &'static str) -> usize {
+        match self.ids.iter().position(|i| i.name == name) {
+            Some(at) => at,
+            None => {
+                self.ids.push(IdFrames {
+                    name,
+                    ..IdFrames::default()
+                });
+                self.ids.len() - 1
+            }
+        }
+    }
+
+    /// Keeps `frame` if it is among the longest.
+    fn keep(&mut self, frame: KeptFrame) {
+        let shorter = |w: &KeptFrame| w.length < frame.length;
+        if self.worst.len() >= WORST_FRAMES && !self.worst.iter().any(shorter) {
+            return;
+        }
+        let at = self
+            .worst
+            .iter()
+            .position(shorter)
+            .unwrap_or(self.worst.len());
+        self.worst.insert(at, frame);
+        self.worst.truncate(WORST_FRAMES);
+    }
+}
+
+/// Each id's time and calls in `frame`, in order of the id's first node, and the
+/// ticks inside the thread's outermost scopes.
+fn per_id(frame: &FrameRecord, components: &[ComponentTotals]) -> (Vec<IdInFrame>, u64) {
+    // Inclusive ticks per node, children added to their parents deepest first (a
+    // node always comes after its parent).
+    let mut inclusive: BTreeMap<usize, u64> = BTreeMap::new();
+    let mut calls: HashMap<usize, u64> = HashMap::new();
+    for node in &frame.nodes {
+        let k = node.position as usize;
+        // A node made since the rings were read is in the next fold's frames only.
+        if k < components.len() {
+            *inclusive.entry(k).or_default() += node.own;
+            *calls.entry(k).or_default() += node.calls;
+        }
+    }
+    let mut nodes: Vec<(usize, u64)> = Vec::with_capacity(inclusive.len());
+    let mut timed = 0;
+    while let Some((k, ticks)) = inclusive.pop_last() {
+        match components[k].parent {
+            Some(p) => *inclusive.entry(p as usize).or_default() += ticks,
+            None => timed += ticks,
+        }
+        nodes.push((k, ticks));
+    }
+    nodes.reverse();
+    let mut ids: Vec<IdInFrame> = Vec::new();
+    for (k, ticks) in nodes {
+        let name = components[k].name;
+        let outermost = !ancestors(components, k).any(|a| components[a].name == name);
+        let node_calls = calls.get(&k).copied().unwrap_or(0);
+        if !outermost && node_calls == 0 {
+            continue;
+        }
+        let id = match ids.iter_mut().find(|i| i.name == name) {
+            Some(id) => id,
+            None => {
+                ids.push(IdInFrame {
+                    name,
+                    ticks: 0,
+                    calls: 0,
+                });
+                ids.last_mut().expect("just pushed")
+            }
+        };
+        id.calls += node_calls;
+        if outermost {
+            id.ticks += ticks;
+        }
+    }
+    ids.retain(|i| i.calls > 0);
+    (ids, timed)
+}
+
+/// The nodes above `k`, nearest first.
+fn ancestors(components: &[ComponentTotals], k: usize) -> impl Iterator<Item = usize> + '_ {
+    std::iter::successors(components[k].parent.map(|p| p as usize), |&p| {
+        components[p].parent.map(|q| q as usize)
+    })
+}

@@ -1,0 +1,217 @@
+//! Frame marks: what a thread's frames cost, per call-tree node, at no cost to Start
+//! and Stop.
+//!
+//! Every ring keeps two running sums that Stop writes anyway: its pushes (`head`) and
+//! the self time of the scopes it holds (`own_ticks`, see `node.rs`). A mark reads both
+//! for each of the thread's nodes, and the differences since the previous mark are the
+//! frame: a node's calls, and its self time, exact. A node's time in the frame, its
+//! scopes' ticks, is its self time plus that of every node below it (a scope's ticks
+//! are its self time plus its children's ticks), which the fold adds up
+//! (`collect/frames.rs`). So marks cost Start and Stop nothing: the work is one pass
+//! over the thread's nodes per frame, on the thread that marks, with no lock it waits
+//! for (a `try_lock` that, if the reader holds it, leaves the frame for the next mark)
+//! and no allocation once the first frames' buffers are made (the reader hands them
+//! back).
+//!
+//! A scope counts in the frame in which it closes; `pulse`, `record` and a [`Timer`]
+//! count there too (as calls, and as time where they are scopes).
+//!
+//! [`Timer`]: crate::Timer
+#![allow(unsafe_code)]
+
+use super::local::{self, Local};
+use super::registry::ThreadShared;
+use crate::diagnostics::bump;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Frames a thread's queue holds for the reader at most: past it, new frames are
+/// dropped and counted (`frames_lost`). At 1,000 frames a second, four seconds.
+pub(crate) const QUEUED_FRAMES: usize = 4096;
+
+/// One node's share of a frame: its position in the thread's ring list, its calls,
+/// and its self time in ticks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct NodeFrame {
+    pub(crate) position: u32,
+    pub(crate) calls: u64,
+    pub(crate) own: u64,
+}
+
+/// One frame of one thread: from one mark to the next.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct FrameRecord {
+    /// 1 for the frame that the thread's second mark ends, and so on.
+    pub(crate) number: u64,
+    /// Ticks from the previous mark to this one.
+    pub(crate) length: u64,
+    /// The nodes with a call in the frame.
+    pub(crate) nodes: Vec<NodeFrame>,
+}
+
+/// A thread's frames, waiting for the reader, and buffers the reader gave back.
+#[derive(Default)]
+struct Queue {
+    frames: Vec<FrameRecord>,
+    spare: Vec<Vec<NodeFrame>>,
+}
+
+/// Where a thread's marks leave its frames: shared by the thread and the reader.
+pub(crate) struct FrameQueue {
+    /// The thread's serial (see `registry`).
+    pub(crate) serial: u64,
+    queue: Mutex<Queue>,
+}
+
+/// Every thread's frame queue, in the order of their first mark. A queue whose thread
+/// has gone is dropped once read empty.
+static QUEUES: Mutex<Vec<Arc<FrameQueue>>> = Mutex::new(Vec::new());
+
+/// What a thread's marks keep between frames (its recorder's, cold paths only).
+pub(crate) struct Marks {
+    queue: Option<Arc<FrameQueue>>,
+    /// Ticks at the previous mark (if any); frames so far.
+    last_mark: Option<u64>,
+    number: u64,
+    /// Each node's pushes and self-time sum at the previous mark, by position.
+    last: Vec<(u64, u64)>,
+    /// Frames the reader could not take yet (its lock was held), oldest first.
+    waiting: Vec<FrameRecord>,
+    spare: Vec<Vec<NodeFrame>>,
+}
+
+/// Ends the calling thread's frame and begins the next: what [`latte_frame!`] calls.
+///
+/// ```
+/// for _ in 0..3 {
+///     let _work = latte::latte_scope!("doc_frame_mark");
+///     drop(_work);
+///     latte::frame_mark();
+/// }
+/// ```
+///
+/// [`latte_frame!`]: crate::latte_frame
+#[inline]
+pub fn frame_mark() {
+    #[cfg(feature = "record")]
+    {
+        let now = crate::clock::ticks();
+        local::with(|l| {
+            let _ = l.cold(|l, shared| l.mark(shared, now));
+        });
+    }
+}
+
+impl Local {
+    /// A frame mark at `now` (in a cold path: a signal handler's records meanwhile are
+    /// counted, not interleaved).
+    fn mark(&self, shared: &ThreadShared, now: u64) {
+        let mut marks = self.marks.borrow_mut();
+        let marks = &mut *marks;
+        let queue = marks
+            .queue
+            .get_or_insert_with(|| register_queue(shared.serial))
+            .clone();
+        let mut nodes = marks.spare.pop().unwrap_or_default();
+        nodes.clear();
+        for (&word, &(position, _)) in self.positions.borrow().iter() {
+            // SAFETY: `positions` lists the rings of this thread's list by their words,
+            // and this recorder keeps that list alive (`node::ring_at`'s contract).
+            let Some(ring) = (unsafe { super::node::ring_at(word) }) else {
+                continue;
+            };
+            let at = position as usize;
+            if marks.last.len() <= at {
+                marks.last.resize(at + 1, (0, 0));
+            }
+            let now = (ring.seen(), ring.own_ticks());
+            let (pushes, own) = std::mem::replace(&mut marks.last[at], now);
+            if now.0 > pushes {
+                nodes.push(NodeFrame {
+                    position,
+                    calls: now.0 - pushes,
+                    own: now.1.wrapping_sub(own),
+                });
+            }
+        }
+        // The first mark only begins the first frame.
+        match marks.last_mark.replace(now) {
+            Some(last) => {
+                marks.number += 1;
+                marks.waiting.push(FrameRecord {
+                    number: marks.number,
+                    length: now.saturating_sub(last),
+                    nodes,
+                });
+            }
+            None => marks.spare.push(nodes),
+        }
+        marks.hand_over(&queue, shared);
+    }
+}
+
+impl Marks {
+    pub(crate) const fn new() -> Marks {
+        Marks {
+            queue: None,
+            last_mark: None,
+            number: 0,
+            last: Vec::new(),
+            waiting: Vec::new(),
+            spare: Vec::new(),
+        }
+    }
+
+    /// Moves the waiting frames to the reader's queue, unless the reader holds it now;
+    /// takes back the buffers it emptied. Frames past the queue's room are counted.
+    fn hand_over(&mut self, queue: &FrameQueue, shared: &ThreadShared) {
+        let Ok(mut q) = queue.queue.try_lock() else {
+            if self.waiting.len() > QUEUED_FRAMES {
+                let dropped = self.waiting.len() - QUEUED_FRAMES;
+                self.waiting.drain(..dropped);
+                bump(&shared.counters.frames_lost, dropped as u64);
+            }
+            return;
+        };
+        let room = QUEUED_FRAMES.saturating_sub(q.frames.len());
+        let dropped = self.waiting.len().saturating_sub(room);
+        if dropped > 0 {
+            bump(&shared.counters.frames_lost, dropped as u64);
+            self.waiting.truncate(room);
+        }
+        q.frames.append(&mut self.waiting);
+        self.spare.append(&mut q.spare);
+    }
+}
+
+/// Makes the calling thread's queue and lists it for the reader.
+fn register_queue(serial: u64) -> Arc<FrameQueue> {
+    let queue = Arc::new(FrameQueue {
+        serial,
+        queue: Mutex::new(Queue::default()),
+    });
+    QUEUES
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(queue.clone());
+    queue
+}
+
+/// Takes every thread's queued frames, as (thread serial, frames), oldest first;
+/// `recycle` gets each emptied buffer's chance to go back. Queues whose thread has
+/// gone are dropped once empty.
+pub(crate) fn take_frames(mut each: impl FnMut(u64, &mut Vec<FrameRecord>)) {
+    let mut queues = QUEUES.lock().unwrap_or_else(PoisonError::into_inner);
+    queues.retain(|queue| {
+        let mut q = queue.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut frames = std::mem::take(&mut q.frames);
+        drop(q);
+        each(queue.serial, &mut frames);
+        let mut q = queue.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        // Buffers back for the thread's next frames, as many as it may need.
+        let room = QUEUED_FRAMES.saturating_sub(q.spare.len()).min(64);
+        q.spare
+            .extend(frames.into_iter().map(|f| f.nodes).take(room));
+        let gone = Arc::strong_count(queue) == 1;
+        !(gone && q.frames.is_empty())
+    });
+}
