@@ -17,13 +17,22 @@ const CULPRITS: usize = 3;
 /// excess is noise, not what ate the frame.
 const CULPRIT_SHARE: f64 = 0.01;
 
-/// The thread's per-frame figures in the report's unit (`scale` per tick), with the
-/// budget in ticks; `None` for a thread that marked no frame.
+/// A frame budget: in ticks, and as the report shows it (in its unit).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Budget {
+    pub(super) ticks: u64,
+    pub(super) shown: f64,
+}
+
+/// The thread's per-frame figures in the report's unit (`scale` per tick); `None` for
+/// a thread that marked no frame.
 pub(super) fn per_frame(
     thread: &ThreadTotals,
     scale: f64,
-    budget: Option<u64>,
+    budget: Option<Budget>,
 ) -> Option<PerFrame> {
+    let shown = budget.map(|b| b.shown);
+    let budget = budget.map(|b| b.ticks);
     let t = &thread.per_frame;
     let frames = t.frames();
     if frames == 0 {
@@ -75,7 +84,7 @@ pub(super) fn per_frame(
     Some(PerFrame {
         frames,
         length: spread(&length, &t.length, frames, scale),
-        budget: budget.map(|b| b as f64 * scale),
+        budget: shown,
         over_budget,
         components,
         worst,
@@ -219,7 +228,13 @@ mod tests {
             t.per_frame
                 .add_frame(&frame(k, length, slow), &t.components);
         }
-        let f = per_frame(&t, 1.0, Some(1_200)).unwrap();
+        let budget = |ticks: u64, scale: f64| {
+            Some(Budget {
+                ticks,
+                shown: ticks as f64 * scale,
+            })
+        };
+        let f = per_frame(&t, 1.0, budget(1_200, 1.0)).unwrap();
         assert_eq!(
             (f.frames, f.budget, f.over_budget),
             (6, Some(1_200.0), Some(1))
@@ -235,10 +250,10 @@ mod tests {
         // a took 400 more than its median; the frame scope is the same time.
         assert_eq!(named, [("a", 400.0)]);
         // In the report's unit: every figure scaled.
-        let f = per_frame(&t, 0.5, Some(1_200)).unwrap();
+        let f = per_frame(&t, 0.5, budget(1_200, 0.5)).unwrap();
         assert_eq!((f.budget, f.worst[0].length), (Some(600.0), 700.0));
         assert_eq!(f.worst[0].culprits[0].excess, 200.0);
         // No frames: no figures.
-        assert_eq!(per_frame(&thread(), 1.0, Some(1)), None);
+        assert_eq!(per_frame(&thread(), 1.0, budget(1, 1.0)), None);
     }
 }

@@ -112,8 +112,6 @@ pub(crate) struct Local {
     /// made whole, with their pages written, when their path first runs. Cold paths
     /// only.
     pub(super) prepared: RefCell<std::collections::BTreeSet<u32>>,
-    /// What frame marks keep between frames (`marks.rs`). Cold paths only.
-    pub(super) marks: RefCell<super::marks::Marks>,
 }
 
 impl Local {
@@ -134,7 +132,6 @@ impl Local {
             positions: RefCell::new(BTreeMap::new()),
             below_root: Cell::new(0),
             prepared: RefCell::new(std::collections::BTreeSet::new()),
-            marks: RefCell::new(super::marks::Marks::new()),
         }
     }
 

@@ -22,6 +22,7 @@
 use super::local::{self, Local};
 use super::registry::ThreadShared;
 use crate::diagnostics::bump;
+use std::cell::RefCell;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// Frames a thread's queue holds for the reader at most: past it, new frames are
@@ -66,9 +67,17 @@ pub(crate) struct FrameQueue {
 /// has gone is dropped once read empty.
 static QUEUES: Mutex<Vec<Arc<FrameQueue>>> = Mutex::new(Vec::new());
 
-/// What a thread's marks keep between frames (its recorder's, cold paths only).
-pub(crate) struct Marks {
+thread_local! {
+    /// What the thread's marks keep between frames: a thread-local of its own, so the
+    /// recorder's (`local.rs`), which the hot path reads, keeps its layout.
+    static MARKS: RefCell<Marks> = const { RefCell::new(Marks::new()) };
+}
+
+/// What a thread's marks keep between frames (cold paths only).
+struct Marks {
     queue: Option<Arc<FrameQueue>>,
+    /// The thread's shared half, for the count of frames lost at its exit.
+    shared: Option<Arc<ThreadShared>>,
     /// Ticks at the previous mark (if any); frames so far.
     last_mark: Option<u64>,
     number: u64,
@@ -105,12 +114,18 @@ impl Local {
     /// A frame mark at `now` (in a cold path: a signal handler's records meanwhile are
     /// counted, not interleaved).
     fn mark(&self, shared: &ThreadShared, now: u64) {
-        let mut marks = self.marks.borrow_mut();
-        let marks = &mut *marks;
+        // At the thread's exit the marks may be gone: that mark is not made.
+        let _ = MARKS.try_with(|marks| self.mark_into(&mut marks.borrow_mut(), shared, now));
+    }
+
+    fn mark_into(&self, marks: &mut Marks, shared: &ThreadShared, now: u64) {
         let queue = marks
             .queue
             .get_or_insert_with(|| register_queue(shared.serial))
             .clone();
+        if marks.shared.is_none() {
+            marks.shared = self.shared.get().cloned();
+        }
         let mut nodes = marks.spare.pop().unwrap_or_default();
         nodes.clear();
         for (&word, &(position, _)) in self.positions.borrow().iter() {
@@ -149,10 +164,25 @@ impl Local {
     }
 }
 
+/// At the thread's exit, the frames still waiting (the reader held the queue at the
+/// last marks) go to the reader: the lock is waited for here, once.
+impl Drop for Marks {
+    fn drop(&mut self) {
+        let (Some(queue), Some(shared)) = (self.queue.take(), self.shared.take()) else {
+            return;
+        };
+        if !self.waiting.is_empty() {
+            let mut q = queue.queue.lock().unwrap_or_else(PoisonError::into_inner);
+            self.move_into(&mut q, &shared);
+        }
+    }
+}
+
 impl Marks {
-    pub(crate) const fn new() -> Marks {
+    const fn new() -> Marks {
         Marks {
             queue: None,
+            shared: None,
             last_mark: None,
             number: 0,
             last: Vec::new(),
@@ -164,14 +194,29 @@ impl Marks {
     /// Moves the waiting frames to the reader's queue, unless the reader holds it now;
     /// takes back the buffers it emptied. Frames past the queue's room are counted.
     fn hand_over(&mut self, queue: &FrameQueue, shared: &ThreadShared) {
-        let Ok(mut q) = queue.queue.try_lock() else {
-            if self.waiting.len() > QUEUED_FRAMES {
-                let dropped = self.waiting.len() - QUEUED_FRAMES;
-                self.waiting.drain(..dropped);
-                bump(&shared.counters.frames_lost, dropped as u64);
+        let mut q = match queue.queue.try_lock() {
+            Ok(q) => q,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                self.keep_waiting(shared);
+                return;
             }
-            return;
         };
+        self.move_into(&mut q, shared);
+    }
+
+    /// Past [`QUEUED_FRAMES`] waiting, the oldest are dropped and counted.
+    fn keep_waiting(&mut self, shared: &ThreadShared) {
+        if self.waiting.len() > QUEUED_FRAMES {
+            let dropped = self.waiting.len() - QUEUED_FRAMES;
+            self.waiting.drain(..dropped);
+            bump(&shared.counters.frames_lost, dropped as u64);
+        }
+    }
+
+    /// Moves the waiting frames into the reader's queue, as many as it has room for
+    /// (the rest counted), and takes back the buffers it emptied.
+    fn move_into(&mut self, q: &mut Queue, shared: &ThreadShared) {
         let room = QUEUED_FRAMES.saturating_sub(q.frames.len());
         let dropped = self.waiting.len().saturating_sub(room);
         if dropped > 0 {
