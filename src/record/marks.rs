@@ -19,7 +19,7 @@
 //! [`Timer`]: crate::Timer
 #![allow(unsafe_code)]
 
-use super::local::{self, Local};
+use super::local::Local;
 use super::registry::ThreadShared;
 use crate::diagnostics::bump;
 use std::cell::RefCell;
@@ -104,7 +104,7 @@ pub fn frame_mark() {
     #[cfg(feature = "record")]
     {
         let now = crate::clock::ticks();
-        local::with(|l| {
+        super::local::with(|l| {
             let _ = l.cold(|l, shared| l.mark(shared, now));
         });
     }

@@ -481,28 +481,42 @@ fn extreme() -> Report {
     }
 }
 
+/// `p50`, `mean`, `p99`, `max` in microseconds (the report's unit is ns).
+fn us(p50: f64, mean: f64, p99: f64, max: f64) -> latte::report::Spread {
+    latte::report::Spread {
+        p50: p50 * 1e3,
+        p99: p99 * 1e3,
+        max: max * 1e3,
+        mean: mean * 1e3,
+    }
+}
+
+/// Calls per frame.
+fn calls(p50: f64, mean: f64, p99: f64, max: f64) -> latte::report::Spread {
+    latte::report::Spread {
+        p50,
+        p99,
+        max,
+        mean,
+    }
+}
+
 /// A game loop's frames on `main`: a budget, components of every kind of per-frame
 /// figure (called every frame, now and then, a pulse), and the longest frames.
 fn framed() -> Report {
     use latte::report::{Culprit, FrameComponent, PerFrame, RowKind, Spread, WorstFrame};
-    let us = |x: f64| x * 1e3;
-    let spread = |p50: f64, mean: f64, p99: f64, max: f64| Spread {
-        p50: us(p50),
-        p99: us(p99),
-        max: us(max),
-        mean: us(mean),
-    };
-    let once = Spread {
-        p50: 1.0,
-        p99: 1.0,
-        max: 1.0,
-        mean: 1.0,
-    };
+    let once = calls(1.0, 1.0, 1.0, 1.0);
     let component = |name: &str, with: u64, time: Spread, calls: Spread| FrameComponent {
         component: name.to_owned(),
         frames_with_calls: with,
         time,
         calls,
+    };
+    let culprit = |name: &str, time: f64, median: f64| Culprit {
+        component: name.to_owned(),
+        time: time * 1e3,
+        median: median * 1e3,
+        excess: (time - median) * 1e3,
     };
     let mut report = calibrated_time();
     let mut delta = row("Frame_Delta", Summary::default());
@@ -510,51 +524,32 @@ fn framed() -> Report {
     report.threads[0].rows.push(delta);
     report.threads[0].per_frame = Some(PerFrame {
         frames: 3_599,
-        length: spread(2_000.0, 2_004.0, 2_492.0, 11_520.0),
-        budget: Some(us(2_200.0)),
+        length: us(2_000.0, 2_004.0, 2_492.0, 11_520.0),
+        budget: Some(2_200e3),
         over_budget: Some(11),
         components: vec![
-            component("Physics", 3_599, spread(20.72, 32.8, 281.7, 411.8), once),
+            component("Physics", 3_599, us(20.72, 32.8, 281.7, 411.8), once),
             component(
                 "Physics_Collide_Broadphase_Sweep_And_Prune",
                 3_599,
-                spread(15.78, 24.9, 225.8, 340.7),
-                Spread {
-                    p50: 12.0,
-                    p99: 1_024.0,
-                    max: 4_096.0,
-                    mean: 40.5,
-                },
+                us(15.78, 24.9, 225.8, 340.7),
+                calls(12.0, 40.5, 1_024.0, 4_096.0),
             ),
             component(
                 "AI_Replan",
                 119,
-                spread(0.0, 54.34, 171.2, 9_518.0),
-                Spread {
-                    p50: 0.0,
-                    mean: 0.03,
-                    ..once
-                },
+                us(0.0, 54.34, 171.2, 9_518.0),
+                calls(0.0, 0.03, 1.0, 1.0),
             ),
             component("Frame_Delta", 3_599, Spread::default(), once),
         ],
         worst: vec![WorstFrame {
             number: 150,
-            length: us(11_520.0),
-            outside_scopes: us(1_942.0),
+            length: 11_520e3,
+            outside_scopes: 1_942e3,
             culprits: vec![
-                Culprit {
-                    component: "AI_Replan".to_owned(),
-                    time: us(9_518.0),
-                    median: 0.0,
-                    excess: us(9_518.0),
-                },
-                Culprit {
-                    component: "Physics".to_owned(),
-                    time: us(131.2),
-                    median: us(20.72),
-                    excess: us(110.48),
-                },
+                culprit("AI_Replan", 9_518.0, 0.0),
+                culprit("Physics", 131.2, 20.72),
             ],
         }],
     });

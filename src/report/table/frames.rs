@@ -84,10 +84,8 @@ fn summary(report: &Report, t: &ThreadReport, f: &PerFrame) -> Vec<String> {
     lines
 }
 
-/// One line per component: time per frame (median, mean, p99, max), calls per frame,
-/// frames with a call, within `width` ([`GIVE_WAY`] says what goes first). A pulse's
-/// or a value's time is `-`: they count calls only.
-fn table(report: &Report, t: &ThreadReport, f: &PerFrame, width: usize) -> Vec<String> {
+/// The header and each component's cells, by [`HEADERS`].
+fn cells<'a>(report: &Report, t: &ThreadReport, f: &'a PerFrame) -> Vec<(&'a str, Vec<String>)> {
     let timed = |id: &str| {
         t.rows
             .iter()
@@ -117,6 +115,14 @@ fn table(report: &Report, t: &ThreadReport, f: &PerFrame, width: usize) -> Vec<S
         ];
         rows.push((&c.component, cells));
     }
+    rows
+}
+
+/// One line per component: time per frame (median, mean, p99, max), calls per frame,
+/// frames with a call, within `width` ([`GIVE_WAY`] says what goes first). A pulse's
+/// or a value's time is `-`: they count calls only.
+fn table(report: &Report, t: &ThreadReport, f: &PerFrame, width: usize) -> Vec<String> {
+    let rows = cells(report, t, f);
     let widths: Vec<usize> = (0..HEADERS.len())
         .map(|k| {
             rows.iter()
