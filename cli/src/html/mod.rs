@@ -1,6 +1,7 @@
-//! `html`: one self-contained page with every component's distribution, several
-//! reports overlaid.
+//! `html`: one self-contained page with each report's call tree (an icicle chart,
+//! [`icicle`]) and every component's distribution, several reports overlaid.
 
+pub mod icicle;
 mod page;
 mod plot;
 
