@@ -2,7 +2,7 @@
 //! runs, with a 95% interval and a verdict ([`stats`]), printed as a table or JSON
 //! ([`render`]). When every run carries a call tree, the all-threads tree's nodes are
 //! compared too, matched by path (the ids from the root down), by the same code as
-//! the flat rows ([`matched`]): every node with a parent (depth 1 or more), since a
+//! the flat rows ([`matched`](mod@matched)): every node with a parent (depth 1 or more), since a
 //! root's row is its id's flat row unless the id also ran nested.
 
 mod matched;
