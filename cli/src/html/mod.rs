@@ -16,7 +16,8 @@ pub struct HtmlArgs {
     /// One or more JSON reports, overlaid in distinct colours.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Draw only the components whose id matches this glob (e.g. 'Sim_*').
+    /// Draw only the components whose id matches this glob (e.g. 'Sim_*'); the call
+    /// tree is drawn whole.
     #[arg(long, value_name = "GLOB")]
     pub filter: Option<String>,
     /// The page to write.
