@@ -155,14 +155,20 @@ pub fn svg(tree: &[TreeNode], unit: &str) -> Option<String> {
 pub fn title(tree: &[TreeNode], i: usize, unit: &str) -> String {
     let node = &tree[i];
     let share = |s: Option<f64>| s.map_or("-".into(), |s| format!("{:.1}%", s * 100.0));
+    let shares = match node.parent {
+        None => "a root".to_string(),
+        Some(_) => format!(
+            "{} of parent, {} of root",
+            share(node.of_parent),
+            share(Some(node.of_root))
+        ),
+    };
     format!(
-        "{}\ntotal {}, self {}, {} calls\n{} of parent, {} of root",
+        "{}\ntotal {}, self {}, {} calls\n{shares}",
         path(tree, i).join(" > "),
         value(node.row.stats.total, unit),
         value(node.self_time.total, unit),
         node.self_time.calls,
-        share(node.of_parent),
-        share(Some(node.of_root)),
     )
 }
 
