@@ -3,7 +3,8 @@
 //! the frame runs over budget: the report's FRAMES block counts those frames and names
 //! the AI as what ate them.
 //!
-//! `cargo run --release --example game_loop`
+//! `cargo run --release --example game_loop` (`-- --json FILE` writes the report as
+//! JSON to FILE instead of a table on stdout)
 
 use latte::{Data, Unit, latte_frame, latte_pulse, latte_scope, latte_start, latte_stop};
 use std::hint::black_box;
@@ -71,7 +72,18 @@ fn render(bodies: &[Body], frame: &mut [u8]) {
     latte_stop!("Render_Post");
 }
 
+/// The command line: nothing, or `--json FILE`.
+fn json_path() -> Option<String> {
+    let mut args = std::env::args().skip(1);
+    match (args.next().as_deref(), args.next(), args.next()) {
+        (None, _, _) => None,
+        (Some("--json"), Some(path), None) => Some(path),
+        _ => panic!("usage: game_loop [--json FILE]"),
+    }
+}
+
 fn main() {
+    let json = json_path();
     let mut bodies: Vec<Body> = (0..2_000)
         .map(|i| Body {
             pos: [i as f32 * 0.37 % 320.0, (i * 7 % 180) as f32],
@@ -104,7 +116,12 @@ fn main() {
         frame_budget: Some(Duration::from_micros(2_200)),
         ..Default::default()
     };
-    latte::Report::collect(&options)
-        .write(&mut std::io::stdout().lock(), latte::Format::default())
-        .expect("write report");
+    let report = latte::Report::collect(&options);
+    match json {
+        Some(path) => std::fs::write(&path, report.to_json(latte::report::JsonStyle::Pretty))
+            .expect("write the JSON report file"),
+        None => report
+            .write(&mut std::io::stdout().lock(), latte::Format::default())
+            .expect("write report"),
+    }
 }

@@ -4,7 +4,7 @@
 use crate::outcome::Failure;
 use latte::Report;
 use latte::Unit;
-use latte::report::Distribution;
+use latte::report::{Distribution, Row};
 use std::path::{Path, PathBuf};
 
 /// A report read from a file.
@@ -110,8 +110,13 @@ pub fn distribution(loaded: &Loaded, component: &str) -> Result<Option<Distribut
     let Some(row) = report.all_threads.iter().find(|r| r.component == component) else {
         return Ok(None);
     };
-    row.distribution(report)
-        .map(Some)
+    row_distribution(loaded, row).map(Some)
+}
+
+/// The distribution of `row`, a row or a tree node's row of `loaded`, decoded by the
+/// library; an error names the file.
+pub fn row_distribution(loaded: &Loaded, row: &Row) -> Result<Distribution, Failure> {
+    row.distribution(&loaded.report)
         .map_err(|e| Failure(format!("{}: {e}", loaded.name())))
 }
 

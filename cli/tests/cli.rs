@@ -574,3 +574,206 @@ fn show_diff_and_html_give_the_reports_own_quantiles() {
     diff_gives_the_rows_own_quantiles(&file, &rows);
     html_tabulates_the_rows_own_quantiles(&d, &file, &rows);
 }
+
+/// A node of a synthetic call tree: its id, its parent's index and its depth.
+type Shape = (&'static str, Option<usize>, u32);
+
+/// Base run's tree: two `Collide` nodes under different parents, and `Old`.
+const TREE: [Shape; 6] = [
+    ("Frame", None, 0),
+    ("Physics", Some(0), 1),
+    ("Collide", Some(1), 2),
+    ("Render", Some(0), 1),
+    ("Collide", Some(3), 2),
+    ("Old", Some(0), 1),
+];
+
+/// A report whose all-threads tree has the nodes of `shape` (real histograms, 40,000
+/// log-normal samples each, node `i` with median `1000 * (i + 1)` times its factor in
+/// `slower`), and flat rows of the same ids drawn unchanged from `flat_seed`: a
+/// synthetic report, so the flat rows are not the merge of the nodes, which lets a
+/// test see the nodes decide on their own.
+fn tree_report(path: &Path, shape: &[Shape], slower: &[(usize, f64)], seed: u64) -> PathBuf {
+    let component = |name, i: usize, factor: f64| cli_support::Component {
+        name,
+        median: 1_000.0 * (i + 1) as f64 * factor,
+        sigma: 0.2,
+        samples: 40_000,
+    };
+    let mut flat: Vec<latte::report::Row> = Vec::new();
+    for (i, (name, _, _)) in shape.iter().enumerate() {
+        if !flat.iter().any(|r| r.component == *name) {
+            let hist = cli_support::histogram(&component(name, i, 1.0), 7 + i as u64);
+            flat.push(cli_support::row(name, &hist));
+        }
+    }
+    let mut report = cli_support::report(flat);
+    report.tree = shape
+        .iter()
+        .enumerate()
+        .map(|(i, &(name, parent, depth))| {
+            let factor = slower.iter().find(|s| s.0 == i).map_or(1.0, |s| s.1);
+            let hist = cli_support::histogram(&component(name, i, factor), seed * 100 + i as u64);
+            let row = cli_support::row(name, &hist);
+            latte::report::TreeNode {
+                parent,
+                depth,
+                self_time: latte::report::SelfTime {
+                    calls: row.stats.seen,
+                    total: row.stats.total,
+                    mean: row.stats.avg,
+                },
+                row,
+                of_parent: None,
+                of_root: 1.0,
+            }
+        })
+        .collect();
+    write_report(path, &report)
+}
+
+/// The changes of the node at `path` in `diff --json` output.
+fn node_verdicts(json: &serde_json::Value, path: &[&str]) -> Vec<String> {
+    let node = json["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["path"] == serde_json::json!(path))
+        .unwrap_or_else(|| panic!("no node {path:?} in {json}"));
+    node["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["verdict"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn diff_compares_call_tree_nodes_by_path() {
+    let d = dir("tree");
+    let base = tree_report(&d.join("base.json"), &TREE, &[], 1);
+    // `Frame > Physics > Collide` 30% slower; `Old` gone and `New` in its place.
+    let mut shape = TREE;
+    shape[5].0 = "New";
+    let new = tree_report(&d.join("new.json"), &shape, &[(2, 1.3)], 2);
+
+    let text = stdout(tool().args(["diff"]).arg(&base).arg(&new), 1);
+    let tree = &text[text.find("CALL TREE (by path").expect(&text)..];
+    assert!(tree.contains("Frame > Physics > Collide"), "{text}");
+    assert!(tree.contains("only in base: Frame > Old"), "{text}");
+    assert!(tree.contains("only in new: Frame > New"), "{text}");
+    assert!(
+        text.contains("REGRESSED beyond ±5%: path Frame > Physics > Collide (p50, p99, p99.9)"),
+        "only the node regressed, no flat row: {text}"
+    );
+
+    let json = stdout(tool().args(["diff", "--json"]).arg(&base).arg(&new), 1);
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        node_verdicts(&json, &["Frame", "Physics", "Collide"]),
+        ["regressed"; 3]
+    );
+    // The same id under another parent did not change.
+    let other = node_verdicts(&json, &["Frame", "Render", "Collide"]);
+    assert_eq!(other[0], "no_change", "{other:?}");
+    assert!(!other.contains(&"regressed".to_string()), "{other:?}");
+    // Nodes with a parent only: the root is its flat row.
+    let paths: Vec<&serde_json::Value> = json["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| &n["path"])
+        .collect();
+    assert_eq!(paths.len(), 4, "{paths:?}");
+    assert_eq!(
+        json["paths_only_in_base"],
+        serde_json::json!([["Frame", "Old"]])
+    );
+    assert_eq!(
+        json["paths_only_in_new"],
+        serde_json::json!([["Frame", "New"]])
+    );
+    assert_eq!(json["regressed"], true);
+
+    flat_and_filter_choose_what_decides(&base, &new);
+}
+
+/// `--flat` leaves the tree out; `--filter` keeps the nodes by their own id.
+fn flat_and_filter_choose_what_decides(base: &Path, new: &Path) {
+    // --flat: the flat rows alone, which did not change.
+    let text = stdout(tool().args(["diff", "--flat"]).arg(base).arg(new), 0);
+    assert!(!text.contains("CALL TREE"), "{text}");
+    // --filter matches a node's own id: both Collide nodes, nothing else.
+    let json = stdout(
+        tool()
+            .args(["diff", "--json", "--filter", "Coll*"])
+            .arg(base)
+            .arg(new),
+        1,
+    );
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let kept: Vec<String> = json["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["path"].to_string())
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            r#"["Frame","Physics","Collide"]"#,
+            r#"["Frame","Render","Collide"]"#
+        ]
+    );
+    assert_eq!(json["paths_only_in_base"], serde_json::json!([]));
+    let text = stdout(
+        tool()
+            .args(["diff", "--filter", "Render"])
+            .arg(base)
+            .arg(new),
+        0,
+    );
+    assert!(text.contains("no regression"), "{text}");
+}
+
+#[test]
+fn diff_of_reports_without_a_tree_is_flat() {
+    let d = dir("no_tree");
+    let base = write(&d.join("base.json"), &COMPONENTS, 1.0, 1);
+    let slower = write(&d.join("slower.json"), &COMPONENTS, 1.2, 2);
+    // As a format-2 report (before trees) has it: no `tree` at all.
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
+    json["format_version"] = 2.into();
+    assert!(json.get("tree").is_none());
+    let old = d.join("format-2.json");
+    std::fs::write(&old, json.to_string()).unwrap();
+    let text = stdout(tool().args(["diff"]).arg(&old).arg(&slower), 1);
+    assert!(
+        !text.contains("CALL TREE") && !text.contains("call tree"),
+        "{text}"
+    );
+    assert!(
+        text.contains("REGRESSED beyond ±5%: fast (p50, p99, p99.9)"),
+        "{text}"
+    );
+    let json = stdout(tool().args(["diff", "--json"]).arg(&old).arg(&old), 0);
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        (json["tree_compared"].clone(), json["nodes"].clone()),
+        (false.into(), serde_json::json!([]))
+    );
+    // One side with a tree, one without: the flat rows, and a note why no tree.
+    let tree = tree_report(&d.join("tree.json"), &TREE[..3], &[], 1);
+    let flat = cli_support::write_report(&d.join("flat.json"), &{
+        let mut r: latte::Report =
+            serde_json::from_str(&std::fs::read_to_string(&tree).unwrap()).unwrap();
+        r.tree.clear();
+        r
+    });
+    let text = stdout(tool().args(["diff"]).arg(&tree).arg(&flat), 0);
+    assert!(
+        text.contains("note: call tree not compared: no tree in") && !text.contains("CALL TREE"),
+        "{text}"
+    );
+}

@@ -1,7 +1,8 @@
 //! `latte-telemetry html`'s page opened by a real headless Chromium, with the network
 //! blocked: the rendered DOM has one plot per component, and every percentile marker
 //! sits where its value falls on the plot's log axis (read from the axis labels the
-//! browser rendered).
+//! browser rendered); a real nested report's call tree is drawn before the plots, one
+//! rectangle per node, each titled with its path.
 //!
 //! Without a Chromium binary the test says it skipped and why; with
 //! `LATTE_REQUIRE_CHROMIUM=1` (set by `.ci/run`, which installs Debian's `chromium`) it
@@ -219,9 +220,11 @@ fn markers_on_chart(svg: &str, colour: &str, axes: &[(f64, f64, f64)], axis_y: f
     on_chart
 }
 
-#[test]
-fn each_marker_sits_at_its_value_on_the_rendered_axis() {
-    let Some(browser) = chromium() else {
+/// The browser, or `None` after saying the test skipped (failing instead with
+/// `LATTE_REQUIRE_CHROMIUM` set).
+fn browser_or_skip() -> Option<String> {
+    let browser = chromium();
+    if browser.is_none() {
         assert!(
             std::env::var("LATTE_REQUIRE_CHROMIUM").is_err(),
             "LATTE_REQUIRE_CHROMIUM is set but no chromium"
@@ -229,6 +232,13 @@ fn each_marker_sits_at_its_value_on_the_rendered_axis() {
         println!(
             "SKIPPED: no chromium binary (Debian: apt-get install chromium); .ci/run installs it"
         );
+    }
+    browser
+}
+
+#[test]
+fn each_marker_sits_at_its_value_on_the_rendered_axis() {
+    let Some(browser) = browser_or_skip() else {
         return;
     };
     let d = dir("browser");
@@ -278,4 +288,104 @@ fn each_marker_sits_at_its_value_on_the_rendered_axis() {
     }
     // 3 components in a.json, 2 in b.json; 3 markers on each of 2 charts.
     assert_eq!(checked, (3 + 2) * 3 * 2);
+}
+
+/// Nested scopes recorded by latte on this thread: `Frame > Physics > Collide`,
+/// `Frame > Render > Collide`, `Frame > Render`'s own work.
+fn record_a_frame_loop() {
+    use latte::{Id, Mode, scope};
+    static FRAME: Id = Id::new("Frame");
+    static PHYSICS: Id = Id::new("Physics");
+    static RENDER: Id = Id::new("Render");
+    static COLLIDE: Id = Id::new("Collide");
+    let spin = |n: u64| {
+        (0..n).for_each(|k| {
+            std::hint::black_box(k);
+        });
+    };
+    for _ in 0..2_000 {
+        let _frame = scope(&FRAME, Mode::Fast, Mode::Fast);
+        {
+            let _physics = scope(&PHYSICS, Mode::Fast, Mode::Fast);
+            spin(2_000);
+            let _collide = scope(&COLLIDE, Mode::Fast, Mode::Fast);
+            spin(6_000);
+        }
+        let _render = scope(&RENDER, Mode::Fast, Mode::Fast);
+        spin(4_000);
+        let _collide = scope(&COLLIDE, Mode::Fast, Mode::Fast);
+        spin(1_000);
+    }
+}
+
+/// Each icicle rectangle the browser rendered: (its `data-path`, its `<title>` text),
+/// the DOM's escapes undone.
+fn icicle_rects(dom: &str) -> Vec<(String, String)> {
+    let rect = Regex::new(r#"(?s)<rect[^>]*data-path="([^"]*)"[^>]*><title>(.*?)</title></rect>"#)
+        .unwrap();
+    let plain = |s: &str| {
+        s.replace("&gt;", ">")
+            .replace("&lt;", "<")
+            .replace("&amp;", "&")
+    };
+    rect.captures_iter(dom)
+        .map(|c| (plain(&c[1]), plain(&c[2])))
+        .collect()
+}
+
+#[test]
+fn the_call_tree_is_drawn_before_the_plots_one_titled_rectangle_per_node() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    record_a_frame_loop();
+    let report = latte::Report::collect(&latte::ReportOptions::default());
+    let d = dir("browser_tree");
+    let file = cli_support::write_report(&d.join("frames.json"), &report);
+    let page = html_page(&d, &[file]);
+    let dom = dump_dom(&browser, &page);
+
+    let paths = [
+        "Frame",
+        "Frame > Physics",
+        "Frame > Physics > Collide",
+        "Frame > Render",
+        "Frame > Render > Collide",
+    ];
+    let rects = icicle_rects(&dom);
+    let mut drawn: Vec<&str> = rects.iter().map(|(p, _)| p.as_str()).collect();
+    drawn.sort_unstable();
+    assert_eq!(drawn, paths, "one rectangle per node of the tree");
+    for (path, title) in &rects {
+        assert!(
+            title.starts_with(&format!("{path}\ntotal ")) && title.contains(" calls\n"),
+            "{path}: {title}"
+        );
+    }
+    let chart = dom
+        .find("<figure class=\"icicle\"")
+        .expect("an icicle chart");
+    let first_plot = dom
+        .find("<figure class=\"plot\"")
+        .expect("a distribution plot");
+    assert!(
+        chart < first_plot,
+        "the call tree comes before the distributions"
+    );
+    // A picture to look at: `/tmp/latte-icicle.png`.
+    let shot = std::env::temp_dir().join("latte-icicle.png");
+    let status = Command::new(&browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--window-size=1200,900",
+        ])
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap()
+        .status;
+    assert!(status.success() && shot.exists());
+    println!("screenshot: {}", shot.display());
 }

@@ -1,13 +1,17 @@
 //! `diff`: per component, the change in median, p99 and p99.9 between base and new
 //! runs, with a 95% interval and a verdict ([`stats`]), printed as a table or JSON
-//! ([`render`]).
+//! ([`render`]). When every run carries a call tree, the all-threads tree's nodes are
+//! compared too, matched by path (the ids from the root down), by the same code as
+//! the flat rows ([`matched`](mod@matched)): every node with a parent (depth 1 or more), since a
+//! root's row is its id's flat row unless the id also ran nested.
 
+mod matched;
 pub mod render;
 pub mod stats;
 
 use crate::load::{self, Loaded};
 use crate::outcome::{self, Failure, Outcome};
-use latte::report::Distribution;
+use matched::{By, matched};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde::Serialize;
@@ -21,7 +25,11 @@ pub const QUANTILES: [f64; 3] = [0.5, 0.99, 0.999];
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "Exit status: 0 nothing regressed, 1 something regressed beyond \
-the threshold, 2 bad input.\nExamples:\n  latte-telemetry diff base.json new.json\n  \
+the threshold (a flat row or a call-tree node), 2 bad input.\n\
+When every report carries a call tree, its nodes with a parent (depth 1 or more) are \
+compared too, matched by path (Frame > Physics > Collide), in the CALL TREE section; \
+roots are left out, as their rows are the flat rows unless the id also ran nested. \
+--flat skips it.\nExamples:\n  latte-telemetry diff base.json new.json\n  \
 latte-telemetry diff --base a1.json a2.json a3.json --new b1.json b2.json b3.json"
 )]
 pub struct DiffArgs {
@@ -41,9 +49,13 @@ pub struct DiffArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Compare only the components whose id matches this glob (e.g. 'Sim_*').
+    /// Compare only the components whose id matches this glob (e.g. 'Sim_*'); a call-tree
+    /// node by its own id, the last of its path.
     #[arg(long, value_name = "GLOB")]
     pub filter: Option<String>,
+    /// Compare the flat rows only, not the call tree's nodes by path.
+    #[arg(long)]
+    pub flat: bool,
     /// Seed of the resampling (one run per side), for reproducible intervals.
     #[arg(long, default_value_t = 0x1a77e)]
     pub seed: u64,
@@ -54,6 +66,15 @@ pub struct DiffArgs {
 pub struct Compared {
     /// The id.
     pub component: String,
+    /// Median, p99 and p99.9.
+    pub changes: Vec<Change>,
+}
+
+/// One call-tree node compared.
+#[derive(Debug, Serialize)]
+pub struct ComparedNode {
+    /// The ids from the root down to the node.
+    pub path: Vec<String>,
     /// Median, p99 and p99.9.
     pub changes: Vec<Change>,
 }
@@ -83,7 +104,19 @@ pub struct Comparison {
     pub only_in_new: Vec<String>,
     /// Components missing from some runs of a side they appear on.
     pub not_in_every_run: Vec<String>,
-    /// Whether anything regressed beyond the threshold.
+    /// Whether the call trees' nodes were compared (every run has a tree, no `--flat`).
+    pub tree_compared: bool,
+    /// Why the trees were not compared, when some runs have one.
+    pub tree_note: Option<String>,
+    /// Call-tree nodes (depth 1 or more) in every run of both sides, by path.
+    pub nodes: Vec<ComparedNode>,
+    /// Paths only in the base runs.
+    pub paths_only_in_base: Vec<Vec<String>>,
+    /// Paths only in the new runs.
+    pub paths_only_in_new: Vec<Vec<String>>,
+    /// Paths missing from some runs of a side they appear on.
+    pub paths_not_in_every_run: Vec<Vec<String>>,
+    /// Whether anything (a component or a node) regressed beyond the threshold.
     pub regressed: bool,
 }
 
@@ -101,7 +134,7 @@ pub fn run(args: &DiffArgs) -> Result<Outcome, Failure> {
     let all: Vec<&Loaded> = base.iter().chain(&new).collect();
     load::comparable(&all)?;
     let filter = load::filter(args.filter.as_deref())?;
-    let mut comparison = compare(&base, &new, args.threshold / 100.0, args.seed)?;
+    let mut comparison = compare(&base, &new, args.threshold / 100.0, args.seed, args.flat)?;
     if let Some(pattern) = &filter {
         comparison.keep(|name| pattern.matches(name));
     }
@@ -181,7 +214,8 @@ impl Comparison {
         }))
     }
 
-    /// Keeps only the components whose name passes `keep`.
+    /// Keeps only the components whose name passes `keep`, and the nodes whose own
+    /// id (the last of the path) does.
     fn keep(&mut self, keep: impl Fn(&str) -> bool) {
         self.components.retain(|c| keep(&c.component));
         for names in [
@@ -191,20 +225,32 @@ impl Comparison {
         ] {
             names.retain(|n| keep(n));
         }
+        let own = |path: &[String]| path.last().is_some_and(|id| keep(id));
+        self.nodes.retain(|n| own(&n.path));
+        for paths in [
+            &mut self.paths_only_in_base,
+            &mut self.paths_only_in_new,
+            &mut self.paths_not_in_every_run,
+        ] {
+            paths.retain(|p| own(p));
+        }
         self.regressed = self
             .components
             .iter()
             .flat_map(|c| &c.changes)
+            .chain(self.nodes.iter().flat_map(|n| &n.changes))
             .any(|c| c.verdict == stats::Verdict::Regressed);
     }
 }
 
-/// Compares every component of the runs (each side non-empty, histograms checked).
+/// Compares every component of the runs (each side non-empty, histograms checked),
+/// and, unless `flat`, the call-tree nodes when every run has a tree.
 pub fn compare(
     base: &[Loaded],
     new: &[Loaded],
     threshold: f64,
     seed: u64,
+    flat: bool,
 ) -> Result<Comparison, Failure> {
     let step = base
         .iter()
@@ -218,6 +264,14 @@ pub fn compare(
     } else {
         Method::Runs
     };
+    let rows = matched(base, new, By::Id, &settings, &mut rng)?;
+    let (tree, tree_note) = match tree_runs(base, new, flat) {
+        Ok(()) => (
+            Some(matched(base, new, By::Path, &settings, &mut rng)?),
+            None,
+        ),
+        Err(note) => (None, note),
+    };
     let mut comparison = Comparison {
         base: base.iter().map(Loaded::name).collect(),
         new: new.iter().map(Loaded::name).collect(),
@@ -230,56 +284,65 @@ pub fn compare(
         only_in_base: Vec::new(),
         only_in_new: Vec::new(),
         not_in_every_run: Vec::new(),
+        tree_compared: tree.is_some(),
+        tree_note,
+        nodes: Vec::new(),
+        paths_only_in_base: Vec::new(),
+        paths_only_in_new: Vec::new(),
+        paths_not_in_every_run: Vec::new(),
         regressed: false,
     };
-    for name in component_names(base.iter().chain(new)) {
-        match (in_all(base, &name), in_all(new, &name)) {
-            (true, true) => {
-                let (b, n) = (dists(base, &name)?, dists(new, &name)?);
-                let changes = QUANTILES
-                    .iter()
-                    .map(|&q| stats::compare(&b, &n, q, &settings, &mut rng))
-                    .collect();
-                comparison.components.push(Compared {
-                    component: name,
-                    changes,
-                });
-            }
-            (true, false) if !in_any(new, &name) => comparison.only_in_base.push(name),
-            (false, true) if !in_any(base, &name) => comparison.only_in_new.push(name),
-            _ => comparison.not_in_every_run.push(name),
-        }
-    }
-    comparison.keep(|_| true);
+    comparison.fill(rows, tree);
     Ok(comparison)
 }
 
-fn has(run: &Loaded, name: &str) -> bool {
-    run.report.all_threads.iter().any(|r| r.component == name)
-}
-
-fn in_all(runs: &[Loaded], name: &str) -> bool {
-    runs.iter().all(|l| has(l, name))
-}
-
-fn in_any(runs: &[Loaded], name: &str) -> bool {
-    runs.iter().any(|l| has(l, name))
-}
-
-/// The component's distribution in each run (every run has it).
-fn dists(runs: &[Loaded], name: &str) -> Result<Vec<Distribution>, Failure> {
-    runs.iter()
-        .filter_map(|l| load::distribution(l, name).transpose())
-        .collect()
-}
-
-/// Every component's name, in order of first appearance.
-fn component_names<'a>(runs: impl Iterator<Item = &'a Loaded>) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for row in runs.flat_map(|l| &l.report.all_threads) {
-        if !names.contains(&row.component) {
-            names.push(row.component.clone());
+impl Comparison {
+    /// Takes in what was matched: the flat rows by id, the tree's nodes by path.
+    fn fill(&mut self, rows: matched::Matched, tree: Option<matched::Matched>) {
+        let id = |keys: Vec<Vec<String>>| keys.into_iter().flatten().collect::<Vec<_>>();
+        self.components = rows
+            .compared
+            .into_iter()
+            .map(|(key, changes)| Compared {
+                component: key.into_iter().next().unwrap_or_default(),
+                changes,
+            })
+            .collect();
+        self.only_in_base = id(rows.only_in_base);
+        self.only_in_new = id(rows.only_in_new);
+        self.not_in_every_run = id(rows.not_in_every_run);
+        if let Some(tree) = tree {
+            self.nodes = tree
+                .compared
+                .into_iter()
+                .map(|(path, changes)| ComparedNode { path, changes })
+                .collect();
+            self.paths_only_in_base = tree.only_in_base;
+            self.paths_only_in_new = tree.only_in_new;
+            self.paths_not_in_every_run = tree.not_in_every_run;
         }
+        self.keep(|_| true);
     }
-    names
+}
+
+/// Whether the call trees are compared: `Err` with the reason to print when they
+/// are not (`None`: nothing worth saying, as with `--flat` or no tree at all).
+fn tree_runs(base: &[Loaded], new: &[Loaded], flat: bool) -> Result<(), Option<String>> {
+    let bare: Vec<String> = base
+        .iter()
+        .chain(new)
+        .filter(|l| l.report.tree.is_empty())
+        .map(Loaded::name)
+        .collect();
+    if flat || bare.len() == base.len() + new.len() {
+        Err(None)
+    } else if bare.is_empty() {
+        Ok(())
+    } else {
+        Err(Some(format!(
+            "call tree not compared: no tree in {} (a report has one when a scope ran inside \
+             another)",
+            bare.join(", ")
+        )))
+    }
 }

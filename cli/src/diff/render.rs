@@ -1,7 +1,7 @@
 //! `diff`'s output: a table for people, JSON for scripts.
 
+use super::Comparison;
 use super::stats::{Change, Method, Verdict};
-use super::{Compared, Comparison};
 use comfy_table::{CellAlignment, Table, presets};
 use latte::Unit;
 use latte::report::numbers;
@@ -76,32 +76,109 @@ pub fn table(c: &Comparison, out: &mut impl Write) -> io::Result<()> {
         writeln!(out, "{}", textwrap::fill(&format!("note: {note}"), 100))?;
     }
     writeln!(out)?;
-    if !c.components.is_empty() {
-        for line in rows(&c.components, c.unit).lines() {
-            writeln!(out, "{}", line.trim_end())?;
-        }
+    let components: Vec<(String, &[Change])> = c
+        .components
+        .iter()
+        .map(|comp| (comp.component.clone(), comp.changes.as_slice()))
+        .collect();
+    let names = |names: &[String]| names.to_vec();
+    section(out, "COMPONENT", &components, c.unit)?;
+    missing(
+        out,
+        [&c.only_in_base, &c.only_in_new, &c.not_in_every_run].map(|n| names(n)),
+        ", ",
+    )?;
+    if let Some(note) = &c.tree_note {
+        writeln!(out, "{}", textwrap::fill(&format!("note: {note}"), 100))?;
     }
-    for (label, names) in [
-        ("only in base", &c.only_in_base),
-        ("only in new", &c.only_in_new),
-        (
-            "not in every run of its side, not compared",
-            &c.not_in_every_run,
-        ),
-    ] {
-        if !names.is_empty() {
-            writeln!(out, "{label}: {}", names.join(", "))?;
+    if c.tree_compared {
+        writeln!(out, "\nCALL TREE (by path; nodes with a parent)")?;
+        let nodes: Vec<(String, &[Change])> = c
+            .nodes
+            .iter()
+            .map(|n| (short_path(&n.path, PATH_WIDTH), n.changes.as_slice()))
+            .collect();
+        if nodes.is_empty() {
+            writeln!(out, "no path with a parent is in every run of both sides")?;
         }
+        section(out, "PATH", &nodes, c.unit)?;
+        let paths = |paths: &[Vec<String>]| paths.iter().map(|p| p.join(" > ")).collect();
+        missing(
+            out,
+            [
+                &c.paths_only_in_base,
+                &c.paths_only_in_new,
+                &c.paths_not_in_every_run,
+            ]
+            .map(|p| paths(p)),
+            "; ",
+        )?;
     }
     writeln!(out, "{}", summary(c))
 }
 
-fn rows(components: &[Compared], unit: &str) -> Table {
+/// The longest path shown in the table, in characters.
+pub const PATH_WIDTH: usize = 48;
+
+/// A path as `a > b > c`, shortened from the middle to at most `max` characters: the
+/// root and the node's own id stay, the ids between give way to `…` first.
+pub fn short_path(path: &[String], max: usize) -> String {
+    let full = path.join(" > ");
+    if full.chars().count() <= max {
+        return full;
+    }
+    if let [first, .., last] = path {
+        let kept = format!("{first} > … > {last}");
+        if kept.chars().count() <= max {
+            return kept;
+        }
+    }
+    let chars: Vec<char> = full.chars().collect();
+    let head = (max - 1) / 2;
+    let tail = max - 1 - head;
+    let mut out: String = chars[..head].iter().collect();
+    out.push('…');
+    out.extend(&chars[chars.len() - tail..]);
+    out
+}
+
+/// The table of compared rows (components or paths) under a `first` column, if any.
+fn section(
+    out: &mut impl Write,
+    first: &str,
+    items: &[(String, &[Change])],
+    unit: &str,
+) -> io::Result<()> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    for line in rows(first, items, unit).lines() {
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    Ok(())
+}
+
+/// The lines listing what was only on one side, or not in every run.
+fn missing(out: &mut impl Write, lists: [Vec<String>; 3], separator: &str) -> io::Result<()> {
+    let labels = [
+        "only in base",
+        "only in new",
+        "not in every run of its side, not compared",
+    ];
+    for (label, names) in labels.into_iter().zip(lists) {
+        if !names.is_empty() {
+            writeln!(out, "{label}: {}", names.join(separator))?;
+        }
+    }
+    Ok(())
+}
+
+fn rows(first: &str, items: &[(String, &[Change])], unit: &str) -> Table {
     let mut table = Table::new();
     table.load_style(presets::NOTHING);
     table.set_content_arrangement(comfy_table::ContentArrangement::Disabled);
     table.set_header([
-        "COMPONENT",
+        first,
         "QUANTILE",
         "BASE",
         "NEW",
@@ -109,13 +186,9 @@ fn rows(components: &[Compared], unit: &str) -> Table {
         "95% INTERVAL",
         "VERDICT",
     ]);
-    for compared in components {
-        for (i, change) in compared.changes.iter().enumerate() {
-            let name = if i == 0 {
-                compared.component.as_str()
-            } else {
-                ""
-            };
+    for (label, changes) in items {
+        for (i, change) in changes.iter().enumerate() {
+            let name = if i == 0 { label.as_str() } else { "" };
             table.add_row(row(name, change, unit));
         }
     }
@@ -149,21 +222,25 @@ fn row(name: &str, c: &Change, unit: &str) -> Vec<String> {
 
 /// The last line: what regressed, or that nothing did.
 fn summary(c: &Comparison) -> String {
-    let with = |v: Verdict| -> Vec<String> {
-        c.components
-            .iter()
-            .filter_map(|comp| {
-                let qs: Vec<String> = comp
-                    .changes
-                    .iter()
-                    .filter(|ch| ch.verdict == v)
-                    .map(|ch| format!("p{}", percent(ch.quantile)))
-                    .collect();
-                (!qs.is_empty()).then(|| format!("{} ({})", comp.component, qs.join(", ")))
-            })
-            .collect()
-    };
-    let regressed = with(Verdict::Regressed);
+    let named = c
+        .components
+        .iter()
+        .map(|comp| (comp.component.clone(), &comp.changes))
+        .chain(
+            c.nodes
+                .iter()
+                .map(|n| (format!("path {}", n.path.join(" > ")), &n.changes)),
+        );
+    let regressed: Vec<String> = named
+        .filter_map(|(name, changes)| {
+            let qs: Vec<String> = changes
+                .iter()
+                .filter(|ch| ch.verdict == Verdict::Regressed)
+                .map(|ch| format!("p{}", percent(ch.quantile)))
+                .collect();
+            (!qs.is_empty()).then(|| format!("{name} ({})", qs.join(", ")))
+        })
+        .collect();
     if regressed.is_empty() {
         format!("no regression beyond ±{}%", percent(c.threshold))
     } else {

@@ -1,6 +1,7 @@
-//! `html`: one self-contained page with every component's distribution, several
-//! reports overlaid.
+//! `html`: one self-contained page with each report's call tree (an icicle chart,
+//! [`icicle`]) and every component's distribution, several reports overlaid.
 
+pub mod icicle;
 mod page;
 mod plot;
 
@@ -15,7 +16,8 @@ pub struct HtmlArgs {
     /// One or more JSON reports, overlaid in distinct colours.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Draw only the components whose id matches this glob (e.g. 'Sim_*').
+    /// Draw only the components whose id matches this glob (e.g. 'Sim_*'); the call
+    /// tree is drawn whole.
     #[arg(long, value_name = "GLOB")]
     pub filter: Option<String>,
     /// The page to write.

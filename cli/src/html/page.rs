@@ -1,7 +1,9 @@
-//! The page around the plots: the legend of reports, one section per component (its
-//! plot and its marked quantiles), each report's ENVIRONMENT block beside them. One
-//! file with inline SVG and CSS: nothing is fetched.
+//! The page around the plots: the legend of reports, each report's call tree (an
+//! icicle chart, when it has one), one section per component (its plot and its marked
+//! quantiles), each report's ENVIRONMENT block beside them. One file with inline SVG
+//! and CSS: nothing is fetched.
 
+use super::icicle;
 use super::plot::{self, MARKED, Series};
 use crate::diff::render::{unit_name, value};
 use crate::load::Loaded;
@@ -16,7 +18,9 @@ aside section{border:1px solid #ccc;border-radius:6px;padding:8px 12px;margin-bo
 figure{margin:0}figure svg{max-width:100%;height:auto}table{border-collapse:collapse;font-size:13px}\
 td,th{padding:2px 8px;text-align:right}td:first-child,th:first-child{text-align:left}\
 .swatch{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:6px}\
-.warning{color:#a33}";
+.warning{color:#a33}.tree svg{width:100%;height:auto;display:block}\
+.tree rect:hover{stroke:#222;stroke-width:1.5}\
+.tree figure{margin:12px 0 20px}.tree figcaption{font-weight:bold;margin-bottom:4px}";
 
 /// One component: its name and, per report that has it, (report index, distribution).
 pub type Component = (String, Vec<(usize, Dist)>);
@@ -36,6 +40,7 @@ pub fn page(reports: &[Loaded], components: &[Component]) -> Result<String, Stri
         reports.len()
     );
     html.push_str(&legend(reports));
+    html.push_str(&trees(reports, unit));
     for (name, dists) in components {
         let series: Vec<Series<'_>> = dists.iter().map(|(i, d)| (*i, d)).collect();
         let svg = plot::svg(&series, unit)?;
@@ -78,6 +83,41 @@ fn legend(reports: &[Loaded]) -> String {
         );
     }
     html + "</table>"
+}
+
+/// Each report's all-threads call tree as an icicle chart, under one heading and one
+/// key; nothing when no report has a tree (or a scope with time in it).
+fn trees(reports: &[Loaded], unit: &str) -> String {
+    let mut charts = String::new();
+    for (i, loaded) in reports.iter().enumerate() {
+        let report = &loaded.report;
+        let Some(svg) = icicle::svg(&report.tree, unit) else {
+            continue;
+        };
+        let left_out = match report.tree_left_out {
+            0 => String::new(),
+            n => format!(" ({n} smaller node(s) left out by the report)"),
+        };
+        let _ = write!(
+            charts,
+            "<figure class=\"icicle\" data-report=\"{}\"><figcaption>{}{}{left_out}</figcaption>\
+             {svg}</figure>",
+            html_escape::encode_double_quoted_attribute(&loaded.name()),
+            swatch(i),
+            text(&loaded.name()),
+        );
+    }
+    if charts.is_empty() {
+        return charts;
+    }
+    format!(
+        "<section class=\"tree\"><h2>Call tree</h2><p>One chart per report with a tree, all \
+         threads merged by path. Each row is one depth; a rectangle's width is its share of the \
+         top row's time (the label's percentage, below the top row), the scopes it called lie \
+         under it, left to right, and the empty part under it is its self time. Hover over a \
+         rectangle for its path, total, self time, calls and shares. Pulses and values are \
+         not drawn.</p>{charts}</section>"
+    )
 }
 
 /// The marked quantiles and the sample count of each report, under the plot.

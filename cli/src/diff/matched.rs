@@ -1,0 +1,122 @@
+//! What is compared: the flat rows matched by id, or the call-tree nodes matched by
+//! path, through the same code (a node's `row` carries its histogram as a flat row
+//! does).
+//!
+//! Tree nodes are compared when they have a parent (depth 1 or more). A root's path is
+//! its id alone, and its row equals the flat row of that id unless the id also ran
+//! nested, so comparing roots would mostly repeat the flat comparison.
+
+use super::QUANTILES;
+use super::stats::{self, Change, Settings};
+use crate::load::{self, Loaded};
+use crate::outcome::Failure;
+use latte::report::Row;
+use rand::Rng;
+
+/// What rows are matched by across runs.
+#[derive(Clone, Copy)]
+pub enum By {
+    /// A flat (all-threads) row's id.
+    Id,
+    /// An all-threads tree node's path, the ids from its root down; depth >= 1 only.
+    Path,
+}
+
+/// A key (`[id]` or a path) and the rows of a run it names.
+type Keyed<'a> = Vec<(Vec<String>, &'a Row)>;
+
+/// The result of matching the runs of both sides.
+#[derive(Default)]
+pub struct Matched {
+    /// Keys in every run of both sides, with the change in each quantile.
+    pub compared: Vec<(Vec<String>, Vec<Change>)>,
+    /// Keys only in the base runs.
+    pub only_in_base: Vec<Vec<String>>,
+    /// Keys only in the new runs.
+    pub only_in_new: Vec<Vec<String>>,
+    /// Keys missing from some run of a side they appear on.
+    pub not_in_every_run: Vec<Vec<String>>,
+}
+
+/// A run's rows by key.
+fn keyed(run: &Loaded, by: By) -> Keyed<'_> {
+    let report = &run.report;
+    match by {
+        By::Id => report
+            .all_threads
+            .iter()
+            .map(|r| (vec![r.component.clone()], r))
+            .collect(),
+        By::Path => {
+            let mut paths: Vec<Vec<String>> = Vec::with_capacity(report.tree.len());
+            for node in &report.tree {
+                let mut path = node
+                    .parent
+                    .and_then(|p| paths.get(p))
+                    .cloned()
+                    .unwrap_or_default();
+                path.push(node.row.component.clone());
+                paths.push(path);
+            }
+            paths
+                .into_iter()
+                .zip(&report.tree)
+                .filter(|(_, node)| node.parent.is_some())
+                .map(|(path, node)| (path, &node.row))
+                .collect()
+        }
+    }
+}
+
+/// The row of `run` under `key`.
+fn find<'a>(run: &Keyed<'a>, key: &[String]) -> Option<&'a Row> {
+    run.iter().find(|(k, _)| k == key).map(|r| r.1)
+}
+
+/// Matches the rows of the runs by `by` and compares those in every run of both
+/// sides: median, p99 and p99.9.
+pub fn matched(
+    base: &[Loaded],
+    new: &[Loaded],
+    by: By,
+    settings: &Settings,
+    rng: &mut impl Rng,
+) -> Result<Matched, Failure> {
+    let (base_rows, new_rows): (Vec<Keyed<'_>>, Vec<Keyed<'_>>) = (
+        base.iter().map(|l| keyed(l, by)).collect(),
+        new.iter().map(|l| keyed(l, by)).collect(),
+    );
+    let mut keys: Vec<&Vec<String>> = Vec::new();
+    for (key, _) in base_rows.iter().chain(&new_rows).flatten() {
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    let in_all = |runs: &[Keyed<'_>], key: &[String]| runs.iter().all(|r| find(r, key).is_some());
+    let in_any = |runs: &[Keyed<'_>], key: &[String]| runs.iter().any(|r| find(r, key).is_some());
+    let mut out = Matched::default();
+    for key in keys {
+        match (in_all(&base_rows, key), in_all(&new_rows, key)) {
+            (true, true) => {
+                let dists = |runs: &[Loaded], rows: &[Keyed<'_>]| {
+                    runs.iter()
+                        .zip(rows)
+                        .map(|(l, r)| {
+                            load::row_distribution(l, find(r, key).expect("in every run"))
+                        })
+                        .collect::<Result<Vec<_>, _>>()
+                };
+                let (b, n) = (dists(base, &base_rows)?, dists(new, &new_rows)?);
+                let changes = QUANTILES
+                    .iter()
+                    .map(|&q| stats::compare(&b, &n, q, settings, rng))
+                    .collect();
+                out.compared.push((key.clone(), changes));
+            }
+            (true, false) if !in_any(&new_rows, key) => out.only_in_base.push(key.clone()),
+            (false, true) if !in_any(&base_rows, key) => out.only_in_new.push(key.clone()),
+            _ => out.not_in_every_run.push(key.clone()),
+        }
+    }
+    Ok(out)
+}
