@@ -78,7 +78,10 @@ fn json_path() -> Option<String> {
     match (args.next().as_deref(), args.next(), args.next()) {
         (None, _, _) => None,
         (Some("--json"), Some(path), None) => Some(path),
-        _ => panic!("usage: game_loop [--json FILE]"),
+        _ => {
+            eprintln!("usage: game_loop [--json FILE]");
+            std::process::exit(2);
+        }
     }
 }
 
