@@ -2,10 +2,11 @@
 //! frames without a call as zeros, the frames over budget, and for the longest, the
 //! components that exceeded their own median by the most.
 
+use super::Calibration;
 use super::dist::{self, Runs};
-use crate::collect::frames::{KeptFrame, WORST_FRAMES};
+use crate::collect::frames::{FrameTotals, KeptFrame, WORST_FRAMES};
 use crate::collect::{ComponentTotals, Tally, ThreadTotals};
-use crate::report::{Culprit, FrameComponent, PerFrame, Spread, WorstFrame};
+use crate::report::{Culprit, FrameComponent, PerFrame, ReportOptions, Spread, Unit, WorstFrame};
 use std::collections::HashSet;
 
 const _: () = assert!(PerFrame::WORST == WORST_FRAMES);
@@ -22,6 +23,24 @@ const CULPRIT_SHARE: f64 = 0.01;
 pub(super) struct Budget {
     pub(super) ticks: u64,
     pub(super) shown: f64,
+}
+
+impl Budget {
+    /// `options`' budget, if any and if the counter's frequency is known (a mock
+    /// counter's is not): in ticks, and shown as given (in nanoseconds), or in ticks
+    /// for a report in cycles.
+    pub(super) fn of(options: &ReportOptions, calibration: &Calibration) -> Option<Budget> {
+        let per_ns = calibration.ticks_per_ns;
+        let budget = options
+            .frame_budget
+            .filter(|_| per_ns.is_finite() && per_ns > 0.0)?;
+        let ticks = (budget.as_nanos() as f64 * per_ns).round() as u64;
+        let shown = match options.unit {
+            Unit::Time => budget.as_nanos() as f64,
+            Unit::Cycles => ticks as f64,
+        };
+        Some(Budget { ticks, shown })
+    }
 }
 
 /// The thread's per-frame figures in the report's unit (`scale` per tick); `None` for
@@ -46,6 +65,36 @@ pub(super) fn per_frame(
             .map(|(_, k)| k)
             .sum::<u64>()
     });
+    let (components, medians) = components(t, frames, scale);
+    let inside = nesting(&thread.components);
+    let worst = t
+        .worst
+        .iter()
+        .filter(|f| budget.is_none_or(|b| f.length > b))
+        .map(|f| WorstFrame {
+            number: f.number,
+            length: f.length as f64 * scale,
+            outside_scopes: f.length.saturating_sub(f.timed) as f64 * scale,
+            culprits: culprits(f, &medians, &inside, scale),
+        })
+        .collect();
+    Some(PerFrame {
+        frames,
+        length: spread(&length, &t.length, frames, scale),
+        budget: shown,
+        over_budget,
+        components,
+        worst,
+    })
+}
+
+/// Each id's per-frame figures, the largest median time first, and each id's median
+/// time per frame in ticks.
+fn components(
+    t: &FrameTotals,
+    frames: u64,
+    scale: f64,
+) -> (Vec<FrameComponent>, Vec<(&'static str, u64)>) {
     let mut medians: Vec<(&'static str, u64)> = Vec::with_capacity(t.ids.len());
     let mut components: Vec<FrameComponent> = t
         .ids
@@ -69,26 +118,7 @@ pub(super) fn per_frame(
             .total_cmp(&a.time.p50)
             .then(b.time.mean.total_cmp(&a.time.mean))
     });
-    let inside = nesting(&thread.components);
-    let worst = t
-        .worst
-        .iter()
-        .filter(|f| budget.is_none_or(|b| f.length > b))
-        .map(|f| WorstFrame {
-            number: f.number,
-            length: f.length as f64 * scale,
-            outside_scopes: f.length.saturating_sub(f.timed) as f64 * scale,
-            culprits: culprits(f, &medians, &inside, scale),
-        })
-        .collect();
-    Some(PerFrame {
-        frames,
-        length: spread(&length, &t.length, frames, scale),
-        budget: shown,
-        over_budget,
-        components,
-        worst,
-    })
+    (components, medians)
 }
 
 /// The components of `frame` above their median time per frame by at least
@@ -190,13 +220,8 @@ mod tests {
         components[1].parent = Some(0);
         components[2].parent = Some(1);
         ThreadTotals {
-            name: "t".to_owned(),
-            exited: false,
-            anomalies: crate::diagnostics::Anomalies::default(),
-            frames: Vec::new(),
-            open: Vec::new(),
             components,
-            per_frame: crate::collect::frames::FrameTotals::default(),
+            ..ThreadTotals::new("t".to_owned(), false)
         }
     }
 

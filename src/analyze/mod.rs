@@ -209,19 +209,7 @@ fn sections(
     // A tree only when some scope ran inside another: a flat program pays nothing.
     let any_tree = totals.threads.values().any(tree::nested);
     let periods = crate::record::id::periods();
-    // A budget in ticks needs the counter's frequency (a mock counter has none); it
-    // is shown as given (in nanoseconds), or in ticks for a report in cycles.
-    let budget = options
-        .frame_budget
-        .filter(|_| calibration.ticks_per_ns.is_finite() && calibration.ticks_per_ns > 0.0)
-        .map(|b| {
-            let ticks = (b.as_nanos() as f64 * calibration.ticks_per_ns).round() as u64;
-            let shown = match options.unit {
-                crate::report::Unit::Time => b.as_nanos() as f64,
-                crate::report::Unit::Cycles => ticks as f64,
-            };
-            frames::Budget { ticks, shown }
-        });
+    let budget = frames::Budget::of(options, calibration);
     let inputs = tree::Inputs {
         calibration,
         options,

@@ -8,7 +8,7 @@
 //! recursion, is inside it already), its calls those of all its nodes.
 
 use super::tally::Tally;
-use super::totals::ComponentTotals;
+use super::totals::{ComponentTotals, Totals};
 use crate::record::marks::FrameRecord;
 use std::collections::{BTreeMap, HashMap};
 
@@ -126,6 +126,18 @@ impl FrameTotals {
         self.worst.insert(at, frame);
         self.worst.truncate(WORST_FRAMES);
     }
+}
+
+/// Folds every thread's queued frames into its entry of `window` (a thread without
+/// one, folded away meanwhile, loses them).
+pub(crate) fn fold_queued(window: &mut Totals) {
+    crate::record::marks::take_frames(|serial, frames| {
+        if let Some(t) = window.threads.get_mut(&serial) {
+            frames
+                .iter()
+                .for_each(|f| t.per_frame.add_frame(f, &t.components));
+        }
+    });
 }
 
 /// Each id's time and calls in `frame`, in order of the id's first node, and the

@@ -14,7 +14,6 @@
 //! raw windows (a thread is folded in the registry only once the ledger has read all
 //! of it).
 
-use super::frames::FrameTotals;
 use super::totals::{ComponentTotals, ThreadTotals, Totals};
 use crate::config;
 use crate::diagnostics::{Anomalies, FrameCounts};
@@ -192,14 +191,7 @@ impl Ledger {
             }
         }
         // After the rings: a frame's nodes are then all listed.
-        let open = self.open();
-        crate::record::marks::take_frames(|serial, frames| {
-            if let Some(t) = open.threads.get_mut(&serial) {
-                frames
-                    .iter()
-                    .for_each(|f| t.per_frame.add_frame(f, &t.components));
-            }
-        });
+        super::frames::fold_queued(self.open());
         self.whole.teardown_drops = TEARDOWN_DROPS.load(Relaxed);
         self.fold_threads_away(&view);
         self.publish_size();
@@ -299,15 +291,7 @@ impl Ledger {
             let t = totals
                 .threads
                 .entry(serial)
-                .or_insert_with(|| ThreadTotals {
-                    name: name.to_owned(),
-                    exited,
-                    anomalies: Anomalies::default(),
-                    frames: Vec::new(),
-                    open: Vec::new(),
-                    components: Vec::new(),
-                    per_frame: FrameTotals::default(),
-                });
+                .or_insert_with(|| ThreadTotals::new(name.to_owned(), exited));
             t.exited = exited;
             if k == 0 {
                 t.anomalies = anomalies;

@@ -42,6 +42,19 @@ pub(crate) struct ThreadTotals {
 }
 
 impl ThreadTotals {
+    /// A thread with nothing folded yet.
+    pub(crate) fn new(name: String, exited: bool) -> ThreadTotals {
+        ThreadTotals {
+            name,
+            exited,
+            anomalies: Anomalies::default(),
+            frames: Vec::new(),
+            open: Vec::new(),
+            components: Vec::new(),
+            per_frame: FrameTotals::default(),
+        }
+    }
+
     /// The thread's flat view: one entry per id, the exact merge of the id's call-tree
     /// nodes (in order of each id's first node), as every per-id figure reads it.
     /// Borrowed when no id has two nodes.
@@ -317,13 +330,10 @@ impl Totals {
                 })
                 .collect();
             let thread = ThreadTotals {
-                name: t.name.clone(),
-                exited: t.exited,
                 anomalies: t.anomalies,
                 frames: t.frames.iter().map(|f| (f.name, f.counts)).collect(),
-                open: Vec::new(),
                 components,
-                per_frame: FrameTotals::default(),
+                ..ThreadTotals::new(t.name.clone(), t.exited)
             };
             // Serials are unique in a capture taken by latte; a hand-made one may
             // repeat them, so later duplicates get fresh keys past the largest.
@@ -360,15 +370,8 @@ impl Totals {
             .collect();
         for serial in gone {
             let t = self.threads.remove(&serial).expect("key just listed");
-            let merged = self.threads.entry(0).or_insert_with(|| ThreadTotals {
-                name: MERGED_NAME.to_owned(),
-                exited: true,
-                anomalies: Anomalies::default(),
-                frames: Vec::new(),
-                open: Vec::new(),
-                components: Vec::new(),
-                per_frame: FrameTotals::default(),
-            });
+            let merged = (self.threads.entry(0))
+                .or_insert_with(|| ThreadTotals::new(MERGED_NAME.to_owned(), true));
             merged.anomalies = merged.anomalies.plus(&t.anomalies);
             // Frames of merged threads are added as one thread's (their lengths and
             // per-id figures stay each frame's own).

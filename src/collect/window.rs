@@ -10,7 +10,6 @@
 //! without their Stop, teardown drops), their values when the window began; what it
 //! shows is the increments over those.
 
-use super::frames::FrameTotals;
 use super::ledger::{Ledger, ledger};
 use super::totals::{ComponentTotals, ThreadTotals, Totals};
 use crate::config;
@@ -156,13 +155,9 @@ fn counters(now: &Totals) -> Totals {
         .iter()
         .map(|(serial, t)| {
             let t = ThreadTotals {
-                name: t.name.clone(),
-                exited: t.exited,
                 anomalies: t.anomalies,
                 frames: t.frames.clone(),
-                open: Vec::new(),
-                components: Vec::new(),
-                per_frame: FrameTotals::default(),
+                ..ThreadTotals::new(t.name.clone(), t.exited)
             };
             (*serial, t)
         })
@@ -232,18 +227,12 @@ mod tests {
     use super::*;
     use crate::clock::Mode;
     use crate::collect::{Sample, SampleKind};
-    use crate::diagnostics::Anomalies;
 
     /// One thread (serial 1) with one component holding nothing yet.
     fn one_component() -> Totals {
         let thread = ThreadTotals {
-            name: "t".to_owned(),
-            exited: false,
-            anomalies: Anomalies::default(),
-            frames: Vec::new(),
-            open: Vec::new(),
-            per_frame: FrameTotals::default(),
             components: vec![ComponentTotals::new(0, "c")],
+            ..ThreadTotals::new("t".to_owned(), false)
         };
         Totals {
             threads: BTreeMap::from([(1, thread)]),

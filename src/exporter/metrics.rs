@@ -4,6 +4,7 @@
 //! can write this set in its own format (the Prometheus and OTLP crates both do), so
 //! what is exported is decided once, here, and none of them reads the report itself.
 
+use super::frames::Frames;
 use crate::diagnostics::Anomalies;
 use crate::report::{Report, Row, Unit};
 use std::time::Duration;
@@ -125,19 +126,6 @@ pub struct MetricSet {
     pub frames: Vec<Frames>,
 }
 
-/// A thread's frames (or all threads'), for the `frames_total` and
-/// `frames_over_budget_total` counters.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Frames {
-    /// The thread, with the thread label.
-    pub thread: Option<Thread>,
-    /// Frames ended.
-    pub frames: u64,
-    /// Frames longer than [`Builder::frame_budget`](crate::Builder::frame_budget)
-    /// (0 without a budget).
-    pub over_budget: u64,
-}
-
 /// A thread, as labels: its name, and its serial number in the process, since names
 /// repeat (a pool's workers) and series must not.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -255,38 +243,9 @@ impl MetricSet {
             }
             set.anomalies = anomalies(&total, None).collect();
         }
-        set.frames = frames(report, by_thread);
+        set.frames = super::frames::frames(report, by_thread);
         set
     }
-}
-
-/// The frame counters: per thread that marked frames if `by_thread`, else one over
-/// all of them (none if no thread marked frames).
-fn frames(report: &Report, by_thread: bool) -> Vec<Frames> {
-    let framed = report.threads.iter().filter_map(|t| {
-        let f = t.per_frame.as_ref()?;
-        let thread = Thread {
-            name: t.name.clone(),
-            serial: t.serial.to_string(),
-        };
-        Some(Frames {
-            thread: Some(thread),
-            frames: f.frames,
-            over_budget: f.over_budget.unwrap_or(0),
-        })
-    });
-    if by_thread {
-        return framed.collect();
-    }
-    framed
-        .reduce(|a, b| Frames {
-            thread: None,
-            frames: a.frames + b.frames,
-            over_budget: a.over_budget + b.over_budget,
-        })
-        .map(|f| Frames { thread: None, ..f })
-        .into_iter()
-        .collect()
 }
 
 /// The counters of `counts`, by kind, for `thread` (or all threads).

@@ -52,9 +52,11 @@
 //! # Ok::<(), latte::Error>(())
 //! ```
 
+mod frames;
 mod metrics;
 
-pub use metrics::{Anomaly, Buckets, Frames, InvalidBuckets, MetricSet, QUANTILES, Series, Thread};
+pub use frames::Frames;
+pub use metrics::{Anomaly, Buckets, InvalidBuckets, MetricSet, QUANTILES, Series, Thread};
 
 use crate::report::Report;
 use std::sync::Arc;
