@@ -1,6 +1,7 @@
 //! The classic text a scraper gets without asking for OpenMetrics passes
 //! `promtool check metrics` (Prometheus's own parser and linter): counters with help
-//! text under their `_total` names, quantiles as a summary, no `info` type. Needs the
+//! text under their `_total` names (frame counters too), quantiles as a summary, no
+//! `info` type. Needs the
 //! `promtool` binary (Debian's `prometheus` package).
 
 use latte::Id;
@@ -16,7 +17,17 @@ fn promtool_accepts_the_classic_text() {
         return;
     }
     let _turn = super::agent_turn();
-    let (guard, addr) = super::serve(Prometheus::bind("127.0.0.1:0").unwrap(), |b| b);
+    let budget = std::time::Duration::from_millis(10);
+    let (guard, addr) = super::serve(Prometheus::bind("127.0.0.1:0").unwrap(), |b| {
+        b.frame_budget(budget)
+    });
+    // Frame counters too, per thread.
+    std::thread::Builder::new()
+        .name("promtool-frames".into())
+        .spawn(|| (0..5).for_each(|_| latte::frame_mark()))
+        .unwrap()
+        .join()
+        .unwrap();
     // A name whose label value needs every escape.
     let odd = Id::intern("fleet_promtool \"quoted\" back\\slash\nnew line").unwrap();
     for i in 0..2_000u64 {
@@ -41,6 +52,9 @@ fn promtool_accepts_the_classic_text() {
         "{body}"
     );
     assert!(body.contains(r#"component="fleet_promtool \"quoted\" back\\slash\nnew line""#));
+    // Without the thread label: one counter over every thread that marked frames.
+    assert!(body.contains("\nlatte_frames_total "), "{body}");
+    assert!(body.contains("\nlatte_frames_over_budget_total "), "{body}");
 
     let mut promtool = Command::new("promtool")
         .args(["check", "metrics"])

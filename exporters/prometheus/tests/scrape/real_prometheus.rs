@@ -1,7 +1,7 @@
 //! A real Prometheus server scrapes latte's `/metrics` endpoint every second, with its
 //! own negotiation (it asks for OpenMetrics first); what it stored (sample counts,
-//! `histogram_quantile(0.99, ...)`, the summary's p99) must agree with latte's own
-//! report. Needs the `prometheus` binary (Debian's package).
+//! `histogram_quantile(0.99, ...)`, the summary's p99, the frame counters) must agree
+//! with latte's own report. Needs the `prometheus` binary (Debian's package).
 
 use latte::{Data, Id, ReportOptions, Unit};
 use latte_prometheus::Prometheus;
@@ -192,4 +192,55 @@ fn check_p99(prometheus: &Server, name: &str, p99: f64, bounds_s: &[f64]) {
         "{name}: histogram_quantile {estimate} vs latte's p99 {p99}: more than the bucket width {} apart",
         high - low
     );
+}
+
+/// A thread's frames, `slow` of them spinning `spin` inside a scope.
+fn mark_frames(thread: &str, frames: u64, slow: &[u64], spin: Duration) {
+    static WORK: Id = Id::new("fleet_prom_frame_work");
+    let slow = slow.to_vec();
+    std::thread::Builder::new()
+        .name(thread.to_owned())
+        .spawn(move || {
+            latte::frame_mark();
+            for k in 1..=frames {
+                let _work = latte::scope(&WORK, latte::Mode::Fast, latte::Mode::Fast);
+                let began = Instant::now();
+                while slow.contains(&k) && began.elapsed() < spin {
+                    std::hint::spin_loop();
+                }
+                drop(_work);
+                latte::frame_mark();
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+#[test]
+fn prometheus_stores_the_frame_counters() {
+    let _turn = super::agent_turn();
+    // With the thread label: the counters of this test's thread alone.
+    let endpoint = Prometheus::bind("127.0.0.1:0").unwrap().thread_label(true);
+    let budget = Duration::from_millis(10);
+    let (guard, addr) = super::serve(endpoint, |b| b.frame_budget(budget));
+    let Some(prometheus) = start_prometheus(&addr.to_string()) else {
+        return;
+    };
+    mark_frames("prom-frames", 20, &[5, 12], Duration::from_millis(30));
+    let report = latte::Report::collect(&ReportOptions {
+        frame_budget: Some(budget),
+        ..ReportOptions::default()
+    });
+    let thread = report.threads.iter().find(|t| t.name == "prom-frames");
+    let frames = thread.and_then(|t| t.per_frame.clone()).expect("frames");
+    let over = frames.over_budget.unwrap();
+    assert!(over >= 2, "the two slow frames, at least: {over}");
+    let stored = |metric: &str, want: u64| {
+        let promql = format!("{metric}{{thread=\"prom-frames\"}}");
+        wait_for(&prometheus, &promql, "", want as f64)
+    };
+    assert_eq!(stored("latte_frames_total", 20), 20.0);
+    assert_eq!(stored("latte_frames_over_budget_total", over), over as f64);
+    guard.stop().unwrap();
 }
