@@ -1,6 +1,6 @@
 //! latte's OTLP/HTTP export, received by a small server on 127.0.0.1 (`tiny_http`) and
-//! decoded with the `opentelemetry-proto` types: counts and bucket totals equal the
-//! report.
+//! decoded with the `opentelemetry-proto` types: counts, bucket totals and the frame
+//! counters equal the report.
 
 use crossbeam_channel::{Receiver, unbounded};
 use latte::{Data, Id, ReportOptions, Unit};
@@ -86,9 +86,15 @@ fn the_otlp_export_decodes_to_the_report() {
         .unit(Unit::Time)
         .data(Data::Raw)
         .exporter(otlp)
+        .frame_budget(Duration::from_nanos(1))
         .final_report(false)
         .sink(std::io::sink())
         .start()
+        .unwrap();
+    // Five frames, each longer than the 1 ns budget; marked before the samples, so a
+    // push with every sample has them too.
+    std::thread::spawn(|| (0..6).for_each(|_| latte::frame_mark()))
+        .join()
         .unwrap();
     for i in 0..7_000u64 {
         latte::record(&A, 50 + i % 700);
@@ -107,6 +113,8 @@ fn the_otlp_export_decodes_to_the_report() {
     let request = first_complete_push(&received, &want);
     check_histograms(&request, &want);
     check_seen(&request, &want);
+    assert_eq!(frame_counter(&request, "latte.frames"), 5);
+    assert_eq!(frame_counter(&request, "latte.frames.over_budget"), 5);
     // The push thread counts a push once it has read the answer: wait for that.
     let deadline = Instant::now() + Duration::from_secs(5);
     while pushes.sent() == 0 && Instant::now() < deadline {
@@ -116,6 +124,21 @@ fn the_otlp_export_decodes_to_the_report() {
     assert!(sent >= 1, "pushes the collector accepted: {sent}");
     assert_eq!(dropped, 0, "a collector that answers at once drops nothing");
     guard.stop().unwrap();
+}
+
+/// The value of a frame counter: a monotonic sum of one point (no thread label).
+fn frame_counter(request: &ExportMetricsServiceRequest, name: &str) -> i64 {
+    let Some(MetricData::Sum(sum)) = &metric(request, name).data else {
+        panic!("{name} is not a sum");
+    };
+    assert!(sum.is_monotonic, "{name} is a counter");
+    match sum.data_points[..] {
+        [ref point] => match point.value {
+            Some(number_data_point::Value::AsInt(n)) => n,
+            ref other => panic!("{name}: {other:?}"),
+        },
+        ref points => panic!("{name}: {} points", points.len()),
+    }
 }
 
 /// Per component of this test: its name, samples and seen, as the report has them.
