@@ -155,7 +155,7 @@ pub mod report;
 pub use clock::Mode;
 #[doc(inline)]
 pub use latte_telemetry_macros::timed;
-pub use record::{Id, Scope, Timer, frame_mark, pulse, record, scope, start, stop};
+pub use record::{Id, Scope, Timer, pulse, record, scope, start, stop};
 // Run the agent.
 #[cfg(feature = "agent")]
 pub use agent::{Builder, Guard, builder, init};

@@ -88,15 +88,8 @@ struct Marks {
     spare: Vec<Vec<NodeFrame>>,
 }
 
-/// Ends the calling thread's frame and begins the next: what [`latte_frame!`] calls.
-///
-/// ```
-/// for _ in 0..3 {
-///     let _work = latte::latte_scope!("doc_frame_mark");
-///     drop(_work);
-///     latte::frame_mark();
-/// }
-/// ```
+/// Ends the calling thread's frame and begins the next: what [`latte_frame!`] calls
+/// (the macro is its one public way, with its example).
 ///
 /// [`latte_frame!`]: crate::latte_frame
 #[inline]

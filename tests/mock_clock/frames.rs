@@ -35,7 +35,7 @@ static D: Id = Id::new("frames_d");
 fn record_frames() {
     let mut base = 0;
     at(base);
-    latte::frame_mark();
+    latte::latte_frame!();
     for k in 0..5u64 {
         let late = if k == 3 { 400 } else { 0 };
         scope(&FRAME, base + 100, base + 200 + late, || {
@@ -51,7 +51,7 @@ fn record_frames() {
         });
         base += 1_000 + late;
         at(base);
-        latte::frame_mark();
+        latte::latte_frame!();
     }
 }
 
@@ -158,7 +158,7 @@ fn frames_past_the_queue_are_counted_and_the_rest_kept() {
             // From 10: a pulse at tick 0 would read as having no baseline.
             at(10 * k + 10);
             latte::latte_pulse!("frames_flood");
-            latte::frame_mark();
+            latte::latte_frame!();
         }
     });
     let report = Report::collect(&ReportOptions::default());

@@ -93,7 +93,7 @@ fn the_otlp_export_decodes_to_the_report() {
         .unwrap();
     // Five frames, each longer than the 1 ns budget; marked before the samples, so a
     // push with every sample has them too.
-    std::thread::spawn(|| (0..6).for_each(|_| latte::frame_mark()))
+    std::thread::spawn(|| (0..6).for_each(|_| latte::latte_frame!()))
         .join()
         .unwrap();
     for i in 0..7_000u64 {

@@ -24,7 +24,7 @@ fn promtool_accepts_the_classic_text() {
     // Frame counters too, per thread.
     std::thread::Builder::new()
         .name("promtool-frames".into())
-        .spawn(|| (0..5).for_each(|_| latte::frame_mark()))
+        .spawn(|| (0..5).for_each(|_| latte::latte_frame!()))
         .unwrap()
         .join()
         .unwrap();

@@ -201,7 +201,7 @@ fn mark_frames(thread: &str, frames: u64, slow: &[u64], spin: Duration) {
     std::thread::Builder::new()
         .name(thread.to_owned())
         .spawn(move || {
-            latte::frame_mark();
+            latte::latte_frame!();
             for k in 1..=frames {
                 let _work = latte::scope(&WORK, latte::Mode::Fast, latte::Mode::Fast);
                 let began = Instant::now();
@@ -209,7 +209,7 @@ fn mark_frames(thread: &str, frames: u64, slow: &[u64], spin: Duration) {
                     std::hint::spin_loop();
                 }
                 drop(_work);
-                latte::frame_mark();
+                latte::latte_frame!();
             }
         })
         .unwrap()
