@@ -78,7 +78,12 @@ fn a_known_tree_gives_exact_per_frame_distributions_and_names_what_ate_the_long_
         data: Data::Raw,
         ..ReportOptions::default()
     };
-    let f = frames_of(&Report::collect(&options), "frames-known");
+    let report = Report::collect(&options);
+    let f = frames_of(&report, "frames-known");
+    // The JSON carries the frames whole.
+    let json = report.to_json(latte::report::JsonStyle::Compact);
+    let back: Report = serde_json::from_str(&json).unwrap();
+    assert_eq!(frames_of(&back, "frames-known"), f);
     assert_eq!(f.frames, 5);
     assert_eq!(f.length, spread(1_000.0, 1_400.0, 1_400.0, 1_080.0));
     // Without a budget: no count, and the longest frames, longest first.
