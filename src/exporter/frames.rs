@@ -17,6 +17,43 @@ pub struct Frames {
     pub over_budget: u64,
 }
 
+/// One frame counter: its name's words (an exporter joins them its own way:
+/// `latte_frames_over_budget_total`, `latte.frames.over_budget`), its help text, and
+/// which figure of [`Frames`] it reads.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameCounter {
+    /// The words after `latte`: `["frames"]`, `["frames", "over_budget"]`.
+    pub words: &'static [&'static str],
+    /// What it counts, for the exporter's help text.
+    pub help: &'static str,
+    /// Its value for one entry.
+    pub value: fn(&Frames) -> u64,
+}
+
+impl Frames {
+    /// Every frame counter, in the order exporters write them.
+    ///
+    /// ```
+    /// use latte::exporter::Frames;
+    /// let names: Vec<String> = Frames::COUNTERS.iter().map(|c| c.words.join("_")).collect();
+    /// assert_eq!(names, ["frames", "frames_over_budget"]);
+    /// let f = Frames { frames: 600, over_budget: 4, ..Frames::default() };
+    /// assert_eq!((Frames::COUNTERS[1].value)(&f), 4);
+    /// ```
+    pub const COUNTERS: [FrameCounter; 2] = [
+        FrameCounter {
+            words: &["frames"],
+            help: "Frames ended (latte_frame! marks after the first).",
+            value: |f| f.frames,
+        },
+        FrameCounter {
+            words: &["frames", "over_budget"],
+            help: "Frames longer than the frame budget (0 without one).",
+            value: |f| f.over_budget,
+        },
+    ];
+}
+
 /// The frame counters: per thread that marked frames if `by_thread`, else one over
 /// all of them (none if no thread marked frames).
 pub(super) fn frames(report: &Report, by_thread: bool) -> Vec<Frames> {

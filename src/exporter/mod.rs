@@ -55,7 +55,7 @@
 mod frames;
 mod metrics;
 
-pub use frames::Frames;
+pub use frames::{FrameCounter, Frames};
 pub use metrics::{Anomaly, Buckets, InvalidBuckets, MetricSet, QUANTILES, Series, Thread};
 
 use crate::report::Report;

@@ -5,22 +5,10 @@
 //! to turn a budget into ticks.
 
 use crate::common::on_named_thread;
-use crate::mock;
+use crate::{at, mock, scope};
 use latte::report::{PerFrame, Spread};
-use latte::{Data, Id, Mode, Report, ReportOptions, Unit};
+use latte::{Data, Id, Report, ReportOptions, Unit};
 use std::time::Duration;
-
-fn at(ticks: u64) {
-    latte::test_hooks::set_mock_ticks(ticks);
-}
-
-fn scope(id: &Id, from: u64, to: u64, inside: impl FnOnce()) {
-    at(from);
-    latte::start(id, Mode::Fast);
-    inside();
-    at(to);
-    latte::stop(id, Mode::Fast);
-}
 
 static FRAME: Id = Id::new("frames_frame");
 static A: Id = Id::new("frames_a");

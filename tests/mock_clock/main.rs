@@ -1,6 +1,7 @@
 //! Own binary: the mock counter replaces the process's clock for good, so every test
 //! here runs on it, one at a time (`mock`): exact deltas, wraps, backwards steps and
-//! jumps, cores whose counters disagree, cleaning on a counter that moves in steps.
+//! jumps, cores whose counters disagree, cleaning on a counter that moves in steps,
+//! the call tree and frames.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -21,4 +22,18 @@ fn mock() -> std::sync::MutexGuard<'static, ()> {
         "nothing read the clock before the mock"
     );
     guard
+}
+
+/// Sets the mock counter to `ticks`.
+fn at(ticks: u64) {
+    latte::test_hooks::set_mock_ticks(ticks);
+}
+
+/// A Fast scope of `id` from `from` to `to` ticks, with `inside` run within it.
+fn scope(id: &latte::Id, from: u64, to: u64, inside: impl FnOnce()) {
+    at(from);
+    latte::start(id, latte::Mode::Fast);
+    inside();
+    at(to);
+    latte::stop(id, latte::Mode::Fast);
 }

@@ -3,21 +3,9 @@
 //! out of LIFO order; lost samples.
 
 use crate::common::on_named_thread;
-use crate::mock;
+use crate::{at, mock, scope};
 use latte::report::{ThreadReport, TreeNode};
 use latte::{Data, Id, Mode, Report, ReportOptions, Unit};
-
-fn at(ticks: u64) {
-    latte::test_hooks::set_mock_ticks(ticks);
-}
-
-fn scope(id: &Id, from: u64, to: u64, inside: impl FnOnce()) {
-    at(from);
-    latte::start(id, Mode::Fast);
-    inside();
-    at(to);
-    latte::stop(id, Mode::Fast);
-}
 
 /// Raw ticks: every figure is the counter's, nothing subtracted.
 fn raw_report() -> Report {

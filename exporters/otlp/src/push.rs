@@ -304,30 +304,18 @@ fn counts(set: &MetricSet, at: Stamp) -> Vec<Metric> {
 
 /// The frame counters, if a thread marked frames.
 fn frames(set: &MetricSet, at: Stamp, sum: impl Fn(Vec<NumberDataPoint>) -> Data) -> Vec<Metric> {
-    type Pick = fn(&Frames) -> u64;
-    let frames: [(&str, &str, Pick); 2] = [
-        (
-            "latte.frames",
-            "Frames ended (latte_frame! marks after the first).",
-            |f| f.frames,
-        ),
-        (
-            "latte.frames.over_budget",
-            "Frames longer than the frame budget (0 without one).",
-            |f| f.over_budget,
-        ),
-    ];
     if set.frames.is_empty() {
         return Vec::new();
     }
-    frames
-        .into_iter()
-        .map(|(name, description, pick)| {
+    Frames::COUNTERS
+        .iter()
+        .map(|counter| {
             let points = set.frames.iter().map(|f| {
                 let attributes = thread_attributes(f.thread.as_ref()).collect();
-                at.point(attributes, as_int(pick(f)))
+                at.point(attributes, as_int((counter.value)(f)))
             });
-            metric(name, description, "{frame}", sum(points.collect()))
+            let name = format!("latte.{}", counter.words.join("."));
+            metric(&name, counter.help, "{frame}", sum(points.collect()))
         })
         .collect()
 }

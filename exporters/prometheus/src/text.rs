@@ -242,24 +242,13 @@ impl Text {
         if set.frames.is_empty() {
             return;
         }
-        type Pick = fn(&Frames) -> u64;
-        let families: [(&str, &str, Pick); 2] = [
-            (
-                "latte_frames",
-                "Frames ended (latte_frame! marks after the first).",
-                |f| f.frames,
-            ),
-            (
-                "latte_frames_over_budget",
-                "Frames longer than the frame budget (0 without one).",
-                |f| f.over_budget,
-            ),
-        ];
-        for (name, help, pick) in families {
-            self.family(name, Kind::Counter, None, help);
+        for counter in &Frames::COUNTERS {
+            let name = format!("latte_{}", counter.words.join("_"));
+            self.family(&name, Kind::Counter, None, counter.help);
             for f in &set.frames {
                 let labels: Vec<(&str, &str)> = f.thread.iter().flat_map(Thread::labels).collect();
-                self.sample(&format!("{name}_total"), &labels, &pick(f).to_string());
+                let value = (counter.value)(f).to_string();
+                self.sample(&format!("{name}_total"), &labels, &value);
             }
         }
     }

@@ -69,6 +69,9 @@ fn hostile_clients_delay_no_scrape_and_no_recorder() {
         }
     });
     latte::record(&BUSY, 100); // so the component is in every scrape
+    // Calibrated first (the report it makes has the component): what is timed below is
+    // the scrape among hostile clients.
+    super::scrape_when_ready(addr);
     let clients = hostile_clients(addr);
     unknown_path_gets_404(addr);
     // A real scrape, with everything above still open.

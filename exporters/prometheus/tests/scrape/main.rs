@@ -52,3 +52,16 @@ fn installed(program: &str) -> bool {
     }
     found
 }
+
+/// The first answer of `/metrics` that is not a 503: the first report waits for the
+/// start-up calibration, which runs at the lowest priority, so on a loaded machine a
+/// scrape may answer 503 until it is done (two minutes at most here).
+fn scrape_when_ready(addr: std::net::SocketAddr) -> ureq::http::Response<ureq::Body> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        match ureq::get(format!("http://{addr}/metrics")).call() {
+            Err(ureq::Error::StatusCode(503)) if std::time::Instant::now() < deadline => {}
+            answer => return answer.expect("a scrape"),
+        }
+    }
+}

@@ -34,15 +34,7 @@ fn promtool_accepts_the_classic_text() {
         latte::record(&PLAIN, 100 + i % 300);
         latte::record(odd, 5_000 + i);
     }
-    // The first report waits for the start-up calibration, which runs at the lowest
-    // priority: on a loaded machine a scrape may answer 503 until it is done.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    let mut answer = loop {
-        match ureq::get(format!("http://{addr}/metrics")).call() {
-            Err(ureq::Error::StatusCode(503)) if std::time::Instant::now() < deadline => {}
-            answer => break answer.unwrap(),
-        }
-    };
+    let mut answer = super::scrape_when_ready(addr);
     let content_type = answer
         .headers()
         .get("content-type")
