@@ -9,9 +9,11 @@ use std::fmt::Write;
 
 /// Log-spaced bins between the axis's ends.
 const BINS: usize = 100;
-/// Height of the plot area, of a row of quantile labels, and the labels' font size.
+/// Height of the plot area.
 const PLOT: f64 = 170.0;
+/// Height of a row of quantile labels.
 const ROW: f64 = 14.0;
+/// The quantile labels' font size.
 const LABEL_SIZE: f64 = 11.0;
 /// Least room between two labels in a row.
 const GAP: f64 = 5.0;

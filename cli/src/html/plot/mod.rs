@@ -15,9 +15,9 @@ use latte::report::Distribution as Dist;
 /// Width of one component's picture, in pixels: the page's main column at a window
 /// 1,200 px wide, so the text is drawn at its size.
 pub const WIDTH: f64 = 760.0;
-/// The plot areas' left and right edges: room for the y labels on the left, for half
-/// the widest x label (`500 ms`, `99.99%`) on the right.
+/// The plot areas' left edge: room for the y labels (`500 us`, `100%`).
 const LEFT: f64 = 70.0;
+/// The plot areas' right edge: room for half the widest x label (`500 ms`, `99.99%`).
 const RIGHT: f64 = WIDTH - 36.0;
 /// The attributes of a panel's title.
 const TITLE: &str = " font-size=\"13\"";
