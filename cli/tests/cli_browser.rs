@@ -1,14 +1,18 @@
 //! `latte-telemetry html`'s page opened by a real headless Chromium, with the network
-//! blocked: the rendered DOM has one plot per component, and every percentile marker
-//! sits where its value falls on the plot's log axis (read from the axis labels the
-//! browser rendered); a real nested report's call tree is drawn before the plots, one
-//! rectangle per node, each titled with its path.
+//! blocked: the rendered DOM has one plot per component; every percentile marker sits
+//! where its value falls on the histogram's log axis, and every dot of the percentile
+//! spectrum at its percentile and value (both read from the axis labels the browser
+//! rendered); the pictures read well ([`readable`]); a real nested report's call tree
+//! is drawn before the plots, one rectangle per node, each titled with its path.
 //!
 //! Without a Chromium binary the test says it skipped and why; with
 //! `LATTE_REQUIRE_CHROMIUM=1` (set by `.ci/run`, which installs Debian's `chromium`) it
 //! fails instead.
 
 mod cli_support;
+// A module of this binary, in the folder named after it (not a test target of its own).
+#[path = "cli_browser/readable.rs"]
+mod readable;
 
 use cli_support::{COMPONENTS, dir, write};
 use regex::Regex;
@@ -52,38 +56,31 @@ fn dump_dom(browser: &str, page: &Path) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// An axis label's value in the report's unit, if the text is one: a time in its own
-/// unit (`12.35 us`, `546.8 ps`) or cycles with an SI multiple (`50.00 k cycles`,
-/// `588.6 cycles`), as `latte::report::numbers` writes them.
+/// A latency tick's value in the report's unit: a time in its own unit (`500 ns`,
+/// `1 us`) or cycles, bare or with an SI multiple (`500`, `2 k`), as the page writes
+/// them.
 fn label_value(text: &str) -> Option<f64> {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    let (number, scale) = match words.as_slice() {
-        [n, "cycles"] => (*n, 1.0),
-        [n, multiple, "cycles"] => (
-            *n,
-            match *multiple {
-                "k" => 1e3,
-                "M" => 1e6,
-                "G" => 1e9,
-                "T" => 1e12,
-                "P" => 1e15,
-                _ => return None,
-            },
-        ),
-        [n, unit] => (
-            *n,
-            match *unit {
+    let (number, scale) = match text.split_once(' ') {
+        None => (text, 1.0),
+        Some((n, unit)) => (
+            n,
+            match unit {
                 "ps" => 1e-3,
                 "ns" => 1.0,
-                "us" => 1e3,
-                "ms" => 1e6,
-                "s" => 1e9,
+                "us" | "k" => 1e3,
+                "ms" | "M" => 1e6,
+                "s" | "G" => 1e9,
                 _ => return None,
             },
         ),
-        _ => return None,
     };
     Some(number.parse::<f64>().ok()? * scale)
+}
+
+/// A percentile tick's `1/(1-q)` (`99.9%`: 1000), the value the axis is log of.
+fn percentile_value(text: &str) -> Option<f64> {
+    let p: f64 = text.strip_suffix('%')?.parse().ok()?;
+    Some(1.0 / (1.0 - p / 100.0))
 }
 
 fn attr(attrs: &str, name: &str) -> Option<f64> {
@@ -91,60 +88,80 @@ fn attr(attrs: &str, name: &str) -> Option<f64> {
     re.captures(attrs)?[1].parse().ok()
 }
 
-/// Per chart (by the y of its axis labels): `x = a + b ln v`, fitted to the labels.
-fn axes(svg: &str) -> Vec<(f64, f64, f64)> {
-    let text = Regex::new(r"(?s)<text([^>]*)>\s*([^<]*?)\s*</text>").unwrap();
-    let mut by_y: BTreeMap<i64, Vec<(f64, f64)>> = BTreeMap::new();
-    for c in text.captures_iter(svg) {
-        if let (Some(v), Some(x), Some(y)) =
-            (label_value(&c[2]), attr(&c[1], "x"), attr(&c[1], "y"))
-        {
-            by_y.entry(y as i64).or_default().push((x, v.ln()));
-        }
-    }
-    by_y.into_iter()
-        .map(|(y, points)| {
-            assert!(
-                points.len() >= 2,
-                "an axis with fewer than 2 labels: {points:?}"
-            );
-            let n = points.len() as f64;
-            let (mx, ml) = (
-                points.iter().map(|p| p.0).sum::<f64>() / n,
-                points.iter().map(|p| p.1).sum::<f64>() / n,
-            );
-            let b = points.iter().map(|p| (p.0 - mx) * (p.1 - ml)).sum::<f64>()
-                / points.iter().map(|p| (p.1 - ml).powi(2)).sum::<f64>();
-            let a = mx - b * ml;
-            for (x, l) in &points {
-                assert!(
-                    (a + b * l - x).abs() <= TOLERANCE_PX,
-                    "labels not on one log axis: {points:?}"
-                );
-            }
-            (y as f64, a, b)
-        })
+/// The texts of `class`: (their attribute `coord`, their text).
+fn labels(svg: &str, class: &str, coord: &str) -> Vec<(f64, String)> {
+    let text = Regex::new(r#"(?s)<text class="([a-z]+)"([^>]*)>\s*([^<]*?)\s*</text>"#).unwrap();
+    text.captures_iter(svg)
+        .filter(|c| &c[1] == class)
+        .map(|c| (attr(&c[2], coord).unwrap(), c[3].to_string()))
         .collect()
 }
 
-/// The vertical two-point polylines of `colour`: (x, bottom y).
-fn markers(svg: &str, colour: &str) -> Vec<(f64, f64)> {
-    let line = Regex::new(r"<polyline([^>]*)>").unwrap();
-    let points = Regex::new(r#"points="([^"]*)""#).unwrap();
-    line.captures_iter(svg)
+/// `px = a + b ln v` fitted to (pixel, ln v) points, each within the tolerance of it.
+fn fit(points: &[(f64, f64)]) -> (f64, f64) {
+    assert!(
+        points.len() >= 2,
+        "an axis with fewer than 2 labels: {points:?}"
+    );
+    let n = points.len() as f64;
+    let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let ml = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let b = points.iter().map(|p| (p.0 - mx) * (p.1 - ml)).sum::<f64>()
+        / points.iter().map(|p| (p.1 - ml).powi(2)).sum::<f64>();
+    let a = mx - b * ml;
+    for (x, l) in points {
+        assert!(
+            (a + b * l - x).abs() <= TOLERANCE_PX,
+            "labels not on one log axis: {points:?}"
+        );
+    }
+    (a, b)
+}
+
+/// The axis of the labels of `class` along `coord`, read by `value` (a y label's
+/// baseline sits 4 px below its tick: 12 px text centred on its grid line).
+fn axis(svg: &str, class: &str, coord: &str, value: fn(&str) -> Option<f64>) -> (f64, f64) {
+    let shift = if coord == "y" { 4.0 } else { 0.0 };
+    let points: Vec<(f64, f64)> = labels(svg, class, coord)
+        .iter()
+        .map(|(px, t)| {
+            (
+                px - shift,
+                value(t).unwrap_or_else(|| panic!("{class} {t:?}")).ln(),
+            )
+        })
+        .collect();
+    fit(&points)
+}
+
+/// The x of each dashed quantile marker of `colour` in the histogram, sorted.
+fn markers(svg: &str, colour: &str) -> Vec<f64> {
+    let re = Regex::new(
+        r#"<path class="marker" d="M([-0-9.]+),[-0-9.]+V[-0-9.]+"[^>]*stroke="([^"]+)""#,
+    )
+    .unwrap();
+    let mut xs: Vec<f64> = re
+        .captures_iter(svg)
+        .filter(|c| c[2].eq_ignore_ascii_case(colour))
+        .map(|c| c[1].parse().unwrap())
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs
+}
+
+/// The (cx, cy) of each percentile-spectrum dot of `colour`, by increasing cx.
+fn dots(svg: &str, colour: &str) -> Vec<(f64, f64)> {
+    let re = Regex::new(r#"<circle class="qdot"([^>]*)>"#).unwrap();
+    let mut d: Vec<(f64, f64)> = re
+        .captures_iter(svg)
         .filter(|c| {
             c[1].to_ascii_lowercase()
-                .contains(&format!("stroke=\"{colour}\""))
+                .contains(&format!("fill=\"{colour}\""))
         })
-        .filter_map(|c| {
-            let p: Vec<(f64, f64)> = points.captures(&c[1])?[1]
-                .split_whitespace()
-                .filter_map(|xy| xy.split_once(','))
-                .map(|(x, y)| (x.parse().unwrap(), y.parse().unwrap()))
-                .collect();
-            (p.len() == 2 && p[0].0 == p[1].0).then(|| (p[0].0, p[0].1.max(p[1].1)))
-        })
-        .collect()
+        .map(|c| (attr(&c[1], "cx").unwrap(), attr(&c[1], "cy").unwrap()))
+        .collect();
+    d.sort_by(|a, b| a.0.total_cmp(&b.0));
+    d
 }
 
 /// `(p50, p99, p99.9)` of each component in a report file, from its JSON.
@@ -202,24 +219,6 @@ fn plots(dom: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The x of each `colour` marker on the chart whose axis is at `axis_y`, sorted: the
-/// chart whose axis labels sit just below the marker's foot.
-fn markers_on_chart(svg: &str, colour: &str, axes: &[(f64, f64, f64)], axis_y: f64) -> Vec<f64> {
-    let mut on_chart: Vec<f64> = markers(svg, colour)
-        .into_iter()
-        .filter(|&(_, foot)| {
-            axes.iter()
-                .filter(|(y, _, _)| *y >= foot)
-                .map(|(y, _, _)| *y)
-                .fold(f64::INFINITY, f64::min)
-                == axis_y
-        })
-        .map(|(x, _)| x)
-        .collect();
-    on_chart.sort_by(f64::total_cmp);
-    on_chart
-}
-
 /// The browser, or `None` after saying the test skipped (failing instead with
 /// `LATTE_REQUIRE_CHROMIUM` set).
 fn browser_or_skip() -> Option<String> {
@@ -236,8 +235,11 @@ fn browser_or_skip() -> Option<String> {
     browser
 }
 
+/// The marked quantiles' `1/(1-q)`: where their dots sit on the percentile axis.
+const MARKED_AT: [f64; 3] = [2.0, 100.0, 1000.0];
+
 #[test]
-fn each_marker_sits_at_its_value_on_the_rendered_axis() {
+fn each_marker_sits_at_its_value_on_the_rendered_axes() {
     let Some(browser) = browser_or_skip() else {
         return;
     };
@@ -256,38 +258,40 @@ fn each_marker_sits_at_its_value_on_the_rendered_axis() {
     let mut checked = 0;
     for (component, svg) in &figures {
         assert_eq!(svg.matches("<svg").count(), 1, "{component}: one picture");
-        let axes = axes(svg);
-        assert_eq!(
-            axes.len(),
-            2,
-            "{component}: a histogram and a CDF, each with a log axis"
-        );
+        let latency_x = axis(svg, "xtick", "x", label_value);
+        let latency_y = axis(svg, "ytick", "y", label_value);
+        let percentile_x = axis(svg, "ptick", "x", percentile_value);
+        let at = |(a, b): (f64, f64), l: f64| a + b * l;
         for file in &files {
             let name = file.display().to_string();
             let Some(expected) = percentiles(file).get(component).copied() else {
                 continue;
             };
             let colour = &colours[&name];
-            for &(axis_y, a, b) in &axes {
-                let on_chart = markers_on_chart(svg, colour, &axes, axis_y);
-                assert_eq!(
-                    on_chart.len(),
-                    3,
-                    "{component}, {name}: p50, p99, p99.9 markers"
+            let (lines, dots) = (markers(svg, colour), dots(svg, colour));
+            assert_eq!((lines.len(), dots.len()), (3, 3), "{component}, {name}");
+            for k in 0..3 {
+                let (value, q_at) = (expected[k].ln(), MARKED_AT[k].ln());
+                let near = |px: f64, want: f64| (px - want).abs() <= TOLERANCE_PX;
+                assert!(
+                    near(lines[k], at(latency_x, value)),
+                    "{component}, {name}: marker at x={}, its value {} is at x={:.1}",
+                    lines[k],
+                    expected[k],
+                    at(latency_x, value)
                 );
-                for (x, value) in on_chart.iter().zip(expected) {
-                    let at = a + b * value.ln();
-                    assert!(
-                        (x - at).abs() <= TOLERANCE_PX,
-                        "{component}, {name}: marker at x={x}, its value {value} is at x={at:.1}"
-                    );
-                    checked += 1;
-                }
+                let (cx, cy) = dots[k];
+                assert!(
+                    near(cx, at(percentile_x, q_at)) && near(cy, at(latency_y, value)),
+                    "{component}, {name}: dot at ({cx}, {cy}) for {}",
+                    expected[k]
+                );
+                checked += 1;
             }
         }
     }
-    // 3 components in a.json, 2 in b.json; 3 markers on each of 2 charts.
-    assert_eq!(checked, (3 + 2) * 3 * 2);
+    // 3 components in a.json, 2 in b.json; 3 marked quantiles each.
+    assert_eq!(checked, (3 + 2) * 3);
 }
 
 /// Nested scopes recorded by latte on this thread: `Frame > Physics > Collide`,
@@ -372,6 +376,9 @@ fn the_call_tree_is_drawn_before_the_plots_one_titled_rectangle_per_node() {
         chart < first_plot,
         "the call tree comes before the distributions"
     );
+    // A report in time: the ticks carry their own units and the titles none.
+    let with_boxes = readable::dom_with_boxes(&browser, &page);
+    assert!(readable::check_pictures(&with_boxes, readable::Unit::Time) >= 4);
     // A picture to look at: `/tmp/latte-icicle.png`.
     let shot = std::env::temp_dir().join("latte-icicle.png");
     let status = Command::new(&browser)

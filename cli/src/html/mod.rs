@@ -42,8 +42,7 @@ pub fn run(args: &HtmlArgs) -> Result<Outcome, Failure> {
             None => "no component of these reports has samples: nothing to draw".into(),
         }));
     }
-    let page =
-        page::page(&reports, &components).map_err(|e| Failure(format!("drawing failed: {e}")))?;
+    let page = page::page(&reports, &components);
     std::fs::write(&args.output, page).map_err(|e| {
         Failure(format!(
             "{}: cannot write the page: {e}",

@@ -26,16 +26,19 @@ td,th{padding:2px 8px;text-align:right}td:first-child,th:first-child{text-align:
 pub type Component = (String, Vec<(usize, Dist)>);
 
 /// The whole page.
-pub fn page(reports: &[Loaded], components: &[Component]) -> Result<String, String> {
+pub fn page(reports: &[Loaded], components: &[Component]) -> String {
     let unit = unit_name(reports[0].report.unit);
     let mut html = String::new();
     let _ = write!(
         html,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>latte: latency distributions</title><style>{STYLE}</style></head><body>\
-         <h1>Latency distributions</h1><p>{} component(s) from {} report(s), values in {unit}; \
-         each picture shows the share of samples per log-spaced bin and the cumulative share, \
-         with p50, p99 and p99.9 marked.</p><div class=\"layout\"><main>",
+         <h1>Latency distributions</h1><p>{} component(s) from {} report(s), values in {unit}. \
+         Each picture shows the share of samples per log-spaced bin with p50, p99 and p99.9 \
+         marked, and under it the percentile spectrum: the latency at each percentile, the \
+         tail spread over the right half. The latency axes run from the lowest p0.1 to the \
+         highest p99.99 of the reports drawn; samples beyond them are marked at the axis's \
+         end and counted in the table.</p><div class=\"layout\"><main>",
         components.len(),
         reports.len()
     );
@@ -43,14 +46,15 @@ pub fn page(reports: &[Loaded], components: &[Component]) -> Result<String, Stri
     html.push_str(&trees(reports, unit));
     for (name, dists) in components {
         let series: Vec<Series<'_>> = dists.iter().map(|(i, d)| (*i, d)).collect();
-        let svg = plot::svg(&series, unit)?;
+        let range = plot::x_range(&series);
+        let svg = plot::svg(&series, range, unit);
         let _ = write!(
             html,
             "<section class=\"component\"><h2>{}</h2><figure class=\"plot\" data-component=\"{}\">{svg}\
              <figcaption>{}</figcaption></figure></section>",
             text(name),
             html_escape::encode_double_quoted_attribute(name),
-            quantiles(reports, dists, unit)
+            quantiles(reports, dists, range, unit)
         );
     }
     html.push_str("</main><aside>");
@@ -58,13 +62,13 @@ pub fn page(reports: &[Loaded], components: &[Component]) -> Result<String, Stri
         html.push_str(&environment(i, loaded));
     }
     html.push_str("</aside></div></body></html>\n");
-    Ok(html)
+    html
 }
 
 fn swatch(i: usize) -> String {
     format!(
         "<span class=\"swatch\" style=\"background:{}\"></span>",
-        plot::css(plot::colour(i))
+        plot::colour(i)
     )
 }
 
@@ -120,13 +124,14 @@ fn trees(reports: &[Loaded], unit: &str) -> String {
     )
 }
 
-/// The marked quantiles and the sample count of each report, under the plot.
-fn quantiles(reports: &[Loaded], dists: &[(usize, Dist)], unit: &str) -> String {
+/// The marked quantiles, the sample count of each report and how many lie beyond the
+/// latency axes' `range`, under the plot.
+fn quantiles(reports: &[Loaded], dists: &[(usize, Dist)], range: (f64, f64), unit: &str) -> String {
     let mut html = String::from("<table class=\"quantiles\"><tr><th>report</th><th>samples</th>");
     for (_, label) in MARKED {
         let _ = write!(html, "<th>{label}</th>");
     }
-    html.push_str("</tr>");
+    html.push_str("<th>below the axis</th><th>above the axis</th></tr>");
     for (i, dist) in dists {
         let _ = write!(
             html,
@@ -145,7 +150,8 @@ fn quantiles(reports: &[Loaded], dists: &[(usize, Dist)], unit: &str) -> String 
             };
             let _ = write!(html, "<td>{}{note}</td>", value(v, unit));
         }
-        html.push_str("</tr>");
+        let (below, above) = plot::beyond(dist, range);
+        let _ = write!(html, "<td>{below}</td><td>{above}</td></tr>");
     }
     html + "</table>"
 }
