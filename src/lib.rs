@@ -235,6 +235,12 @@ pub mod test_hooks {
         crate::record::registry::lock_held()
     }
 
+    /// Runs `f` while holding the locks the drain takes on every fold (housekeeping,
+    /// the list of frame queues): a child forked inside `f` must not inherit them held.
+    pub fn while_fold_locks_held<T>(f: impl FnOnce() -> T) -> T {
+        crate::record::registry::while_housekeeping(|| crate::record::marks::while_queues_held(f))
+    }
+
     /// Bounds the final report on a signal (`Builder::SIGNAL_REPORT_TIMEOUT` unless
     /// set) for every agent of the process from now on.
     #[cfg(feature = "agent")]

@@ -12,6 +12,7 @@ use latte::Format;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Barrier;
+use std::time::{Duration, Instant};
 
 #[test]
 fn a_forked_child_records_and_reports() {
@@ -56,13 +57,10 @@ fn a_forked_child_records_and_reports() {
             unsafe { libc::_exit(if ok.is_ok() { 0 } else { 1 }) };
         }
         drop(writer);
-        let mut text = String::new();
-        let mut reader = reader;
-        reader.read_to_string(&mut text).unwrap();
-        let mut status = 0;
-        // SAFETY: `pid` is our child; `status` is a valid place to write.
-        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        let text = read_all(reader);
+        let status = wait(pid);
         done.store(true, std::sync::atomic::Ordering::Relaxed);
+        let text = text.join().unwrap();
         assert!(
             libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
             "child failed: {status}\n{text}"
@@ -128,12 +126,43 @@ fn fork(child: impl FnOnce()) -> libc::pid_t {
     pid
 }
 
-/// Waits for the child `pid`: its raw wait status.
+/// How long a child may take: a child that hangs (on a lock it inherited held) is
+/// killed and fails the test, rather than hanging it.
+const CHILD_DEADLINE: Duration = Duration::from_secs(120);
+
+/// Waits for the child `pid` (within [`CHILD_DEADLINE`]): its raw wait status.
 fn wait(pid: libc::pid_t) -> i32 {
+    let deadline = Instant::now() + CHILD_DEADLINE;
     let mut status = 0;
-    // SAFETY: `pid` is our child; `status` is a valid place to write.
-    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-    status
+    loop {
+        // SAFETY: `pid` is our child; `status` is a valid place to write.
+        match unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } {
+            0 if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            0 => {
+                // SAFETY: kill(2) and waitpid(2) of our own child, by its pid.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, &mut status, 0);
+                }
+                panic!("the child did not finish within {CHILD_DEADLINE:?}: killed");
+            }
+            done => {
+                assert_eq!(done, pid);
+                return status;
+            }
+        }
+    }
+}
+
+/// Everything the child writes to `reader`, read on a thread of its own (so the
+/// parent can wait for the child with a deadline meanwhile).
+fn read_all(reader: std::io::PipeReader) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let mut reader = reader;
+        reader.read_to_string(&mut text).unwrap();
+        text
+    })
 }
 
 /// A file on a duplicate of `fd` (the child writes its report there).
@@ -256,4 +285,51 @@ fn a_forked_child_of_a_process_reporting_on_signals_still_dies_of_sigterm() {
     guard.report().unwrap();
     guard.stop().unwrap();
     assert_eq!(sink.json_reports().len(), 2);
+}
+
+/// A fork while another thread holds the locks the drain takes on every fold
+/// (housekeeping, the list of frame queues): the child still marks frames, collects a
+/// report and leaves. When those locks were process-wide statics, a child forked while
+/// the drain folded waited on them forever.
+#[test]
+fn a_child_forked_while_the_drain_folds_still_reports() {
+    let _one = exclusive();
+    // The forking thread has marked frames: its queue is the parent's.
+    latte::latte_frame!();
+    latte::latte_frame!();
+    let (reader, writer) = std::io::pipe().unwrap();
+    let pid = latte::test_hooks::while_fold_locks_held(|| {
+        fork(|| {
+            latte::latte_start!("fork_locks_child");
+            latte::latte_stop!("fork_locks_child");
+            latte::latte_frame!();
+            latte::latte_frame!();
+            let report = latte::Report::collect(&latte::ReportOptions::default());
+            let _ = latte::footprint();
+            let samples = report
+                .all_threads
+                .iter()
+                .find(|r| r.component == "fork_locks_child")
+                .map_or(0, |r| r.stats.samples);
+            let frames: u64 = report
+                .threads
+                .iter()
+                .filter_map(|t| t.per_frame.as_ref())
+                .map(|f| f.frames)
+                .sum();
+            // SAFETY: the write end of the pipe is a valid, open fd in the child.
+            let mut w = unsafe { std::fs::File::from_raw_fd(libc::dup(writer.as_raw_fd())) };
+            write!(w, "samples {samples} frames {frames}").unwrap();
+        })
+    });
+    drop(writer);
+    let text = read_all(reader);
+    let status = wait(pid);
+    let text = text.join().unwrap();
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "child failed: {status}: {text}"
+    );
+    // The child's own frame (its second mark ends it) and its scope.
+    assert_eq!(text, "samples 1 frames 1");
 }

@@ -19,6 +19,7 @@
 //! [`Timer`]: crate::Timer
 #![allow(unsafe_code)]
 
+use super::fork::PerProcess;
 use super::local::Local;
 use super::registry::ThreadShared;
 use crate::diagnostics::bump;
@@ -64,8 +65,16 @@ pub(crate) struct FrameQueue {
 }
 
 /// Every thread's frame queue, in the order of their first mark. A queue whose thread
-/// has gone is dropped once read empty.
-static QUEUES: Mutex<Vec<Arc<FrameQueue>>> = Mutex::new(Vec::new());
+/// has gone is dropped once read empty. Per process: the drain holds the list on every
+/// fold, and a child forked meanwhile must not inherit it held.
+static QUEUES: PerProcess<Mutex<Vec<Arc<FrameQueue>>>> = PerProcess::new(|| Mutex::new(Vec::new()));
+
+/// Runs `f` while holding the list of frame queues (for the fork test's hook).
+#[cfg(feature = "test-hooks")]
+pub(crate) fn while_queues_held<T>(f: impl FnOnce() -> T) -> T {
+    let _held = QUEUES.get().lock().unwrap_or_else(PoisonError::into_inner);
+    f()
+}
 
 thread_local! {
     /// What the thread's marks keep between frames: a thread-local of its own, so the
@@ -75,7 +84,9 @@ thread_local! {
 
 /// What a thread's marks keep between frames (cold paths only).
 struct Marks {
-    queue: Option<Arc<FrameQueue>>,
+    /// This thread's queue, and the process it was made in: a forked child's thread
+    /// (the one that forked) makes its own, since the parent's is not read there.
+    queue: Option<(u32, Arc<FrameQueue>)>,
     /// The thread's shared half, for the count of frames lost at its exit.
     shared: Option<Arc<ThreadShared>>,
     /// Ticks at the previous mark (if any); frames so far.
@@ -112,10 +123,19 @@ impl Local {
     }
 
     fn mark_into(&self, marks: &mut Marks, shared: &ThreadShared, now: u64) {
-        let queue = marks
+        let pid = std::process::id();
+        if marks
             .queue
-            .get_or_insert_with(|| register_queue(shared.serial))
-            .clone();
+            .as_ref()
+            .is_some_and(|(made_in, _)| *made_in != pid)
+        {
+            // A forked child: the frames waiting belong to the parent's reader.
+            *marks = Marks::new();
+        }
+        let (_, queue) = marks
+            .queue
+            .get_or_insert_with(|| (pid, register_queue(shared.serial)));
+        let queue = queue.clone();
         if marks.shared.is_none() {
             marks.shared = self.shared.get().cloned();
         }
@@ -161,9 +181,13 @@ impl Local {
 /// last marks) go to the reader: the lock is waited for here, once.
 impl Drop for Marks {
     fn drop(&mut self) {
-        let (Some(queue), Some(shared)) = (self.queue.take(), self.shared.take()) else {
+        let (Some((made_in, queue)), Some(shared)) = (self.queue.take(), self.shared.take()) else {
             return;
         };
+        // In a forked child the parent's queue may be held for good: never wait on it.
+        if made_in != std::process::id() {
+            return;
+        }
         if !self.waiting.is_empty() {
             let mut q = queue.queue.lock().unwrap_or_else(PoisonError::into_inner);
             self.move_into(&mut q, &shared);
@@ -228,6 +252,7 @@ fn register_queue(serial: u64) -> Arc<FrameQueue> {
         queue: Mutex::new(Queue::default()),
     });
     QUEUES
+        .get()
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .push(queue.clone());
@@ -238,7 +263,7 @@ fn register_queue(serial: u64) -> Arc<FrameQueue> {
 /// `recycle` gets each emptied buffer's chance to go back. Queues whose thread has
 /// gone are dropped once empty.
 pub(crate) fn take_frames(mut each: impl FnMut(u64, &mut Vec<FrameRecord>)) {
-    let mut queues = QUEUES.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut queues = QUEUES.get().lock().unwrap_or_else(PoisonError::into_inner);
     queues.retain(|queue| {
         let mut q = queue.queue.lock().unwrap_or_else(PoisonError::into_inner);
         let mut frames = std::mem::take(&mut q.frames);

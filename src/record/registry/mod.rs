@@ -19,6 +19,7 @@ pub(crate) use compact::{CompactRing, MERGED_NAME};
 pub(crate) use thread::lock_held;
 pub(crate) use thread::{Link, TEARDOWN_DROPS, ThreadShared};
 
+use super::fork::PerProcess;
 use super::ring::Ring;
 use super::sync::Mutex;
 use crate::diagnostics::Footprint;
@@ -216,11 +217,24 @@ pub(crate) fn register() -> Arc<ThreadShared> {
     global().register(std::thread::current().name())
 }
 
-static HOUSEKEEPING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// One housekeeper at a time. Per process: the drain holds it for a whole compaction,
+/// and a child forked meanwhile must not inherit it held (its reports wait for it).
+static HOUSEKEEPING: PerProcess<std::sync::Mutex<()>> =
+    PerProcess::new(|| std::sync::Mutex::new(()));
+
+/// Runs `f` while holding the housekeeping turn (for the fork test's hook).
+#[cfg(feature = "test-hooks")]
+pub(crate) fn while_housekeeping<T>(f: impl FnOnce() -> T) -> T {
+    let _turn = HOUSEKEEPING
+        .get()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    f()
+}
 
 /// Runs `f` unless another thread is already doing housekeeping.
 fn exclusive(f: impl FnOnce()) {
-    match HOUSEKEEPING.try_lock() {
+    match HOUSEKEEPING.get().try_lock() {
         Ok(_guard) => f(),
         Err(std::sync::TryLockError::Poisoned(_guard)) => f(),
         Err(std::sync::TryLockError::WouldBlock) => {}
@@ -238,7 +252,10 @@ pub(crate) fn compact() {
 /// to finish first, so every thread that had exited when this was called is compacted
 /// when it returns. For readers off the hot path ([`footprint`](crate::footprint)).
 pub(crate) fn compact_waiting() {
-    let _turn = HOUSEKEEPING.lock().unwrap_or_else(PoisonError::into_inner);
+    let _turn = HOUSEKEEPING
+        .get()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
     global().compact();
 }
 
