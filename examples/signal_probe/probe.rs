@@ -122,7 +122,7 @@ fn iteration() {
 pub fn storm() {
     setup();
     install(libc::SIGALRM, on_alarm);
-    set_timer(25);
+    set_timer(10);
     let mut iterations = 0;
     while HANDLED.load(Relaxed) < STORM_SIGNALS && iterations < MAX_ITERATIONS {
         iteration();
