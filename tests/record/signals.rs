@@ -6,9 +6,9 @@
 //!
 //! - the loop's counts are exact: every scope, pulse and record it made is there, each
 //!   with its own kind or value, whatever the handler did in between;
-//! - the handler's ids that only it records are exact too;
-//! - in the ids both record, every handler sample is either there or counted as
-//!   re-entrant (a handler that interrupted a push into the same ring), and the
+//! - every handler sample is either there or counted as re-entrant: in the ids both
+//!   record, a handler that interrupted a push into the same ring; in any id, a handler
+//!   that interrupted one of the loop's cold paths (a ring growing, say); the
 //!   re-entrant count is exactly the number missing;
 //! - no other anomaly is counted: none happened.
 //!
@@ -73,10 +73,12 @@ fn check_accounting(c: &BTreeMap<String, u64>, loop_kind: &str) -> u64 {
     assert_eq!(get("kind_sig_outer_Fast_Fast"), loops, "{c:#?}");
     assert_eq!(get(&format!("kind_sig_inner_{loop_kind}")), loops, "{c:#?}");
     assert_eq!(get("kind_sig_record_value1"), loops, "{c:#?}");
-    // The handler's own ids: all there (a handler does not interrupt itself).
-    assert_eq!(get("seen_sig_handler"), handled, "{c:#?}");
-    assert_eq!(get("kind_sig_handler_Mid_Mid"), handled, "{c:#?}");
-    assert_eq!(get("seen_sig_handler_pulse"), handled - 1, "{c:#?}");
+    // The handler's own ids: a handler does not interrupt itself, so only one that
+    // interrupted a cold path of the loop records nothing there (counted).
+    let own = get("seen_sig_handler");
+    assert_eq!(get("kind_sig_handler_Mid_Mid"), own, "{c:#?}");
+    let own_pulse = get("seen_sig_handler_pulse");
+    assert!(own <= handled && own_pulse < handled, "{c:#?}");
     // The shared ids: each handler sample there or counted.
     let inner = get("kind_sig_inner_Mid_Mid");
     let record = get("kind_sig_record_value2");
@@ -88,7 +90,11 @@ fn check_accounting(c: &BTreeMap<String, u64>, loop_kind: &str) -> u64 {
         inner <= handled && record <= handled && pulse <= pulses,
         "{c:#?}"
     );
-    let missing = (handled - inner) + (handled - record) + (pulses - pulse);
+    let missing = (handled - own)
+        + (handled - 1 - own_pulse)
+        + (handled - inner)
+        + (handled - record)
+        + (pulses - pulse);
     assert_eq!(
         get("anomaly_reentrant"),
         missing,
