@@ -127,6 +127,12 @@ fn check(wait: &Wait, got: f64, step_ns: f64) -> Result<(), String> {
 }
 
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "an unoptimised recorder's cost wobbles past the 200 ns allowed (Hard 10 us read \
+              +821 ns in a debug build on the OS clock, 2026-11-27). CI runs this with \
+              --release on both clocks"
+)]
 fn busy_waits_of_known_length_in_every_mode() {
     let step_ns = step_ns();
     eprintln!("counter step {step_ns:.2} ns");
