@@ -44,14 +44,18 @@ EXCLUDED=(
     # of the record path with the host's x86 objdump; would skip itself. Its parser test
     # runs.
     disassembly::record_path_has_no_locks_or_mfence_and_the_right_timer_instructions
-    # tests/fork.rs, all three: they fork a process whose other threads are running
+    # tests/fork.rs, all four: they fork a process whose other threads are running
     # (recording, or latte's own), and under qemu-user such a child can hang inside
     # the emulator (sleeping, no CPU): first seen for the agent test beside the other
     # fork tests, then in a fresh CI run for a_forked_child_records_and_reports, which
     # had passed in the runs before. Each passes alone under qemu-user, and all pass
     # natively in every CI run; qemu-user documents fork of a threaded guest as best
     # effort. Not diagnosed further (see docs/platforms.md): it needs ARM hardware.
+    # (A child that inherited the drain's housekeeping lock held also slept forever,
+    # natively too, until that lock became per process on 2026-11-27: it may have been
+    # this; to be tried again.)
     a_forked_child_records_and_reports
+    a_child_forked_while_the_drain_folds_still_reports
     a_forked_child_runs_its_own_agent_and_the_parent_is_unaffected
     a_forked_child_of_a_process_reporting_on_signals_still_dies_of_sigterm
     # macros/tests/ui.rs: the compile errors of #[timed] are the same on every target,
