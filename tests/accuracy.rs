@@ -1,4 +1,5 @@
-//! Own binary: it times busy-waits, so no other test may load the CPU in its process.
+//! Own binary: it times busy-waits, so no other test may load the CPU in its process, and its
+//! own tests take turns.
 //!
 //! Calibrated time is accurate: busy-waits of known length come out within
 //! 2% + 200 ns + two counter steps of the truth in every mode (the step is the one
@@ -69,36 +70,48 @@ struct Wait {
     got: f64,
 }
 
+/// The waits: 1 us to 1 ms, with the repetitions each gets.
+const CASES: [(u64, usize); 4] = [(1, 400), (10, 200), (100, 60), (1_000, 15)];
+
+/// The tests of this file take turns: each loads the CPU, and a busy wait measured
+/// while another test records and collects reports on the second core read several
+/// hundred ns long on a shared host (CI, 2026-11-27: every Hard wait +780..+940 ns).
+fn turn() -> std::sync::MutexGuard<'static, ()> {
+    static CPU: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    CPU.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Measures one busy wait `reps` times under a fresh id (`attempt` names it).
+fn measure(mode: Mode, us: u64, reps: usize, attempt: u32) -> Wait {
+    let id = leak_id(format!("acc_{mode}_{us}us_{attempt}"));
+    let truth: Vec<f64> = (0..reps)
+        .map(|_| {
+            latte::start(id, mode);
+            let t = spin(Duration::from_micros(us));
+            latte::stop(id, mode);
+            t.as_nanos() as f64
+        })
+        .collect();
+    let report = calibrated_report();
+    let got = my_row(&report, id.name()).median;
+    Wait {
+        mode,
+        us,
+        truth: median(truth),
+        got,
+    }
+}
+
 /// The busy waits, measured once per process (on the thread of the first test that
-/// asks): every mode, 1 us to 1 ms.
+/// asks, which holds its [`turn`]): every mode, 1 us to 1 ms.
 fn waits() -> &'static [Wait] {
     static WAITS: OnceLock<Vec<Wait>> = OnceLock::new();
     WAITS.get_or_init(|| {
-        let cases = [(1u64, 400), (10, 200), (100, 60), (1_000, 15)];
-        let mut waits = Vec::new();
-        for mode in Mode::ALL {
-            for (us, reps) in cases {
-                let id = leak_id(format!("acc_{mode}_{us}us"));
-                let truth: Vec<f64> = (0..reps)
-                    .map(|_| {
-                        latte::start(id, mode);
-                        let t = spin(Duration::from_micros(us));
-                        latte::stop(id, mode);
-                        t.as_nanos() as f64
-                    })
-                    .collect();
-                let report = calibrated_report();
-                let got = my_row(&report, id.name()).median;
-                let truth = median(truth);
-                waits.push(Wait {
-                    mode,
-                    us,
-                    truth,
-                    got,
-                });
-            }
-        }
-        waits
+        Mode::ALL
+            .into_iter()
+            .flat_map(|mode| CASES.map(|(us, reps)| measure(mode, us, reps, 0)))
+            .collect()
     })
 }
 
@@ -134,17 +147,35 @@ fn check(wait: &Wait, got: f64, step_ns: f64) -> Result<(), String> {
               --release on both clocks"
 )]
 fn busy_waits_of_known_length_in_every_mode() {
+    let _turn = turn();
     let step_ns = step_ns();
     eprintln!("counter step {step_ns:.2} ns");
+    // A wait that misses is measured again, twice at most, under a new id: a host that
+    // slows the clock for a moment (a neighbour on the core, a clock read turned slow)
+    // misses once, while a wrong frequency or overhead misses every time (the test
+    // below shows the check rejects a frequency 5% off).
     let failures: Vec<String> = waits()
         .iter()
-        .filter_map(|w| check(w, w.got, step_ns).err())
+        .filter_map(|first| {
+            let reps = CASES.iter().find(|(us, _)| *us == first.us).unwrap().1;
+            let mut last = check(first, first.got, step_ns).err()?;
+            for attempt in 1..=2 {
+                eprintln!("  measuring {} {} us again", first.mode, first.us);
+                let again = measure(first.mode, first.us, reps, attempt);
+                match check(&again, again.got, step_ns) {
+                    Ok(()) => return None,
+                    Err(e) => last = e,
+                }
+            }
+            Some(last)
+        })
         .collect();
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
 #[test]
 fn the_check_fails_when_the_frequency_is_off_by_five_percent() {
+    let _turn = turn();
     // Ticks converted with a frequency `off` times the true one read 1/off as long.
     // Off by 5%, a 1 ms wait reads ~50 us wrong, well outside the 20.2 us + two
     // steps allowed (two steps are 2 us under qemu-user, 20 ns on the reference x86_64).
@@ -170,6 +201,7 @@ fn the_check_fails_when_the_frequency_is_off_by_five_percent() {
               whole counter steps. CI runs this with --release on both clocks"
 )]
 fn empty_scopes_come_out_at_about_zero_and_never_negative() {
+    let _turn = turn();
     const BATCHES: usize = 10;
     const PER_BATCH: usize = 500;
     let cal = latte::analyze::calibration();
