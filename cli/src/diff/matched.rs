@@ -7,7 +7,7 @@
 //! nested, so comparing roots would mostly repeat the flat comparison.
 
 use super::QUANTILES;
-use super::stats::{self, Change, Settings};
+use super::stats::{self, Blocks, Estimate, Side};
 use crate::load::{self, Loaded};
 use crate::outcome::Failure;
 use latte::report::Row;
@@ -28,8 +28,8 @@ type Keyed<'a> = Vec<(Vec<String>, &'a Row)>;
 /// The result of matching the runs of both sides.
 #[derive(Default)]
 pub struct Matched {
-    /// Keys in every run of both sides, with the change in each quantile.
-    pub compared: Vec<(Vec<String>, Vec<Change>)>,
+    /// Keys in every run of both sides, with the estimated change in each quantile.
+    pub compared: Vec<(Vec<String>, Vec<Estimate>)>,
     /// Keys only in the base runs.
     pub only_in_base: Vec<Vec<String>>,
     /// Keys only in the new runs.
@@ -73,13 +73,35 @@ fn find<'a>(run: &Keyed<'a>, key: &[String]) -> Option<&'a Row> {
     run.iter().find(|(k, _)| k == key).map(|r| r.1)
 }
 
-/// Matches the rows of the runs by `by` and compares those in every run of both
-/// sides: median, p99 and p99.9.
+/// The blocks of time of the row under `key` in a run: its id's series, which holds
+/// a tree node's values only when the node holds every value of its id.
+fn run_blocks(run: &Loaded, key: &[String], row: &Row, by: By) -> Result<Blocks, String> {
+    let id = key.last().map_or("", String::as_str);
+    if let By::Path = by {
+        let flat = run.report.all_threads.iter().find(|r| r.component == id);
+        if flat.is_none_or(|f| f.stats.samples != row.stats.samples) {
+            return Err(format!(
+                "{}: `{id}` also runs elsewhere in the tree, and blocks are kept per id",
+                run.name()
+            ));
+        }
+    }
+    let dists = load::blocks(run, id)?;
+    Blocks::new(
+        dists
+            .iter()
+            .map(|d| d.buckets().map(|b| (b.value, b.count))),
+    )
+    .map_err(|why| format!("{}: {why}", run.name()))
+}
+
+/// Matches the rows of the runs by `by` and estimates the change of those in every
+/// run of both sides: median, p99 and p99.9, floored at the clock's `step`.
 pub fn matched(
     base: &[Loaded],
     new: &[Loaded],
     by: By,
-    settings: &Settings,
+    step: f64,
     rng: &mut impl Rng,
 ) -> Result<Matched, Failure> {
     let (base_rows, new_rows): (Vec<Keyed<'_>>, Vec<Keyed<'_>>) = (
@@ -98,20 +120,25 @@ pub fn matched(
     for key in keys {
         match (in_all(&base_rows, key), in_all(&new_rows, key)) {
             (true, true) => {
-                let dists = |runs: &[Loaded], rows: &[Keyed<'_>]| {
-                    runs.iter()
+                let side = |runs: &[Loaded], rows: &[Keyed<'_>]| -> Result<Side, Failure> {
+                    let found: Vec<(&Loaded, &Row)> = runs
+                        .iter()
                         .zip(rows)
-                        .map(|(l, r)| {
-                            load::row_distribution(l, find(r, key).expect("in every run"))
-                        })
-                        .collect::<Result<Vec<_>, _>>()
+                        .map(|(l, r)| (l, find(r, key).expect("in every run")))
+                        .collect();
+                    let runs = found
+                        .iter()
+                        .map(|(l, row)| load::row_distribution(l, row))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let blocks = match found.as_slice() {
+                        [(l, row)] => run_blocks(l, key, row, by),
+                        _ => Err("several runs".into()),
+                    };
+                    Ok(Side { runs, blocks })
                 };
-                let (b, n) = (dists(base, &base_rows)?, dists(new, &new_rows)?);
-                let changes = QUANTILES
-                    .iter()
-                    .map(|&q| stats::compare(&b, &n, q, settings, rng))
-                    .collect();
-                out.compared.push((key.clone(), changes));
+                let (b, n) = (side(base, &base_rows)?, side(new, &new_rows)?);
+                let estimates = stats::estimate(&b, &n, &QUANTILES, step, rng);
+                out.compared.push((key.clone(), estimates));
             }
             (true, false) if !in_any(&new_rows, key) => out.only_in_base.push(key.clone()),
             (false, true) if !in_any(&base_rows, key) => out.only_in_new.push(key.clone()),

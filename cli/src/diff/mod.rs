@@ -90,8 +90,16 @@ pub struct Comparison {
     pub unit: &'static str,
     /// The noise threshold, as a fraction.
     pub threshold: f64,
-    /// The intervals' confidence.
+    /// Each interval's confidence: `1 - family_wise / comparisons` (Bonferroni).
     pub confidence: f64,
+    /// The family-wise false-alarm rate the verdicts hold: the chance that anything is
+    /// called regressed or improved when nothing changed is at most this.
+    pub family_wise: f64,
+    /// How many intervals the comparison holds (components and nodes times quantiles,
+    /// those with an interval).
+    pub comparisons: usize,
+    /// The error control, in words.
+    pub error_control: String,
     /// How the intervals were computed.
     pub method: Method,
     /// Caveats about the method.
@@ -257,27 +265,39 @@ pub fn compare(
         .chain(new)
         .map(|l| l.report.resolution)
         .fold(0.0, f64::max);
-    let settings = Settings { threshold, step };
     let mut rng = StdRng::seed_from_u64(seed);
     let method = if base.len() == 1 && new.len() == 1 {
-        Method::Resampling
+        Method::Blocks
     } else {
         Method::Runs
     };
-    let rows = matched(base, new, By::Id, &settings, &mut rng)?;
+    let rows = matched(base, new, By::Id, step, &mut rng)?;
     let (tree, tree_note) = match tree_runs(base, new, flat) {
-        Ok(()) => (
-            Some(matched(base, new, By::Path, &settings, &mut rng)?),
-            None,
-        ),
+        Ok(()) => (Some(matched(base, new, By::Path, step, &mut rng)?), None),
         Err(note) => (None, note),
+    };
+    // Bonferroni over every interval the comparison gives.
+    let comparisons = rows
+        .compared
+        .iter()
+        .chain(tree.iter().flat_map(|t| &t.compared))
+        .flat_map(|(_, estimates)| estimates)
+        .filter(|e| e.has_interval())
+        .count();
+    let settings = Settings {
+        threshold,
+        step,
+        confidence: 1.0 - stats::FAMILY_WISE / comparisons.max(1) as f64,
     };
     let mut comparison = Comparison {
         base: base.iter().map(Loaded::name).collect(),
         new: new.iter().map(Loaded::name).collect(),
         unit: render::unit_name(base[0].report.unit),
         threshold,
-        confidence: stats::CONFIDENCE,
+        confidence: settings.confidence,
+        family_wise: stats::FAMILY_WISE,
+        comparisons,
+        error_control: render::error_control(comparisons, stats::FAMILY_WISE),
         method,
         note: render::method_note(method, base.len(), new.len()),
         components: Vec::new(),
@@ -292,20 +312,23 @@ pub fn compare(
         paths_not_in_every_run: Vec::new(),
         regressed: false,
     };
-    comparison.fill(rows, tree);
+    comparison.fill(rows, tree, &settings);
     Ok(comparison)
 }
 
 impl Comparison {
     /// Takes in what was matched: the flat rows by id, the tree's nodes by path.
-    fn fill(&mut self, rows: matched::Matched, tree: Option<matched::Matched>) {
+    fn fill(&mut self, rows: matched::Matched, tree: Option<matched::Matched>, s: &Settings) {
+        let changes = |estimates: Vec<stats::Estimate>| -> Vec<Change> {
+            estimates.iter().map(|e| stats::change(e, s)).collect()
+        };
         let id = |keys: Vec<Vec<String>>| keys.into_iter().flatten().collect::<Vec<_>>();
         self.components = rows
             .compared
             .into_iter()
-            .map(|(key, changes)| Compared {
+            .map(|(key, estimates)| Compared {
                 component: key.into_iter().next().unwrap_or_default(),
-                changes,
+                changes: changes(estimates),
             })
             .collect();
         self.only_in_base = id(rows.only_in_base);
@@ -315,7 +338,10 @@ impl Comparison {
             self.nodes = tree
                 .compared
                 .into_iter()
-                .map(|(path, changes)| ComparedNode { path, changes })
+                .map(|(path, estimates)| ComparedNode {
+                    path,
+                    changes: changes(estimates),
+                })
                 .collect();
             self.paths_only_in_base = tree.only_in_base;
             self.paths_only_in_new = tree.only_in_new;

@@ -24,12 +24,11 @@ pub fn percent(q: f64) -> String {
 /// The caveat printed above the table for the method used.
 pub fn method_note(method: Method, base: usize, new: usize) -> Option<String> {
     match method {
-        Method::Resampling => Some(
-            "one run per side: the intervals come from resampling each run's histogram, \
-             which treats the samples within a run as independent. They are not (caches, \
-             neighbours and frequency change over a run), so another run may differ by more \
-             than the interval says: give several runs per side (--base A1 A2 A3 --new B1 \
-             B2 B3) for intervals from run-to-run variation."
+        Method::Blocks => Some(
+            "one run per side: the intervals come from resampling each run's blocks of time \
+             (a stationary bootstrap), which sees the variation within a run but not what \
+             differs from one run to the next (layout, frequency, a host that changed): \
+             several runs per side (--base A1 A2 A3 --new B1 B2 B3) see that too."
                 .into(),
         ),
         Method::Runs if base == 1 || new == 1 => Some(
@@ -69,7 +68,7 @@ pub fn table(c: &Comparison, out: &mut impl Write) -> io::Result<()> {
         percent(c.confidence),
         match c.method {
             Method::Runs => "from run-to-run variation",
-            Method::Resampling => "from resampling the histograms",
+            Method::Blocks => "from resampling blocks of time",
         }
     )?;
     if let Some(note) = &c.note {
@@ -256,4 +255,15 @@ fn summary(c: &Comparison) -> String {
 pub fn json(c: &Comparison, out: &mut impl Write) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, c)?;
     writeln!(out)
+}
+
+/// The error control in words: Bonferroni over the comparison's intervals.
+pub fn error_control(comparisons: usize, family_wise: f64) -> String {
+    let each = 1.0 - family_wise / comparisons.max(1) as f64;
+    format!(
+        "Bonferroni over {comparisons} interval(s), each at {}%: at most a {}% chance of any \
+         false alarm when nothing changed",
+        percent(each),
+        percent(family_wise)
+    )
 }

@@ -1,18 +1,25 @@
-//! The change in one quantile between two sets of runs: a 95% confidence interval for
-//! the relative change and a verdict against the noise threshold.
+//! The change in one quantile between two sets of runs: an interval for the relative
+//! change, and a verdict against the noise threshold, with the chance of any false
+//! alarm in a whole comparison held at 1%.
 //!
 //! * **Several runs on a side**: each run gives one value of the quantile; the
 //!   interval is Welch's t interval on the difference of the mean logarithms, so it
 //!   comes from the variation between runs (which includes each run's own sampling
 //!   noise). One run against several borrows the other side's variance.
-//! * **One run per side**: the interval comes from resampling each histogram. The
-//!   quantile of a resample of `n` values is the value at the `k`-th smallest of `n`
-//!   uniform draws, `k = ceil(q * n)`, and that order statistic follows
-//!   `Beta(k, n + 1 - k)`: one Beta draw per side and resample gives the bootstrap
-//!   distribution exactly, without drawing `n` values. It treats the samples of a run
-//!   as independent, which latencies in one run are not (warm caches, a noisy
-//!   neighbour for a while), so the interval is too narrow for what another run would
-//!   show; the output says so.
+//! * **One run per side**: each run's blocks of time (50 ms each, carried by reports
+//!   of format 4) are resampled by a stationary bootstrap with an automatic block
+//!   length ([`blocks`]), so values that are alike because they ran at about the same
+//!   time widen the interval as they should. The standard deviation of the log ratio
+//!   over the resamples is its standard error, with Student's t on `blocks / L - 1`
+//!   degrees of freedom (the run holds about `blocks / L` independent stretches). A run with fewer than
+//!   [`MIN_BLOCKS`](blocks::MIN_BLOCKS) blocks, or a report without blocks (format 3 or
+//!   older), gives `inconclusive` with the reason.
+//!
+//! **Error control**: a comparison holds `m` intervals (components and call-tree nodes
+//! times quantiles). Each is at confidence `1 - 1%/m` (Bonferroni), so the chance that
+//! any of them misses its true change is at most 1%, whatever the dependence between
+//! them; a false alarm (`regressed` or `improved` with no real change) needs a miss,
+//! and a change beyond the threshold besides.
 //!
 //! Either way the interval is widened by one clock step relative to the base value:
 //! values closer than the clock's step cannot be told apart. For the same reason a
@@ -22,14 +29,17 @@
 
 use latte::report::Distribution as Dist;
 use rand::Rng;
-use rand_distr::{Beta, Distribution};
 use serde::Serialize;
-use statrs::distribution::{ContinuousCDF, StudentsT};
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
-/// Confidence of the interval.
-pub const CONFIDENCE: f64 = 0.95;
-/// Resamples for the one-run interval.
-pub const RESAMPLES: usize = 2_000;
+pub mod blocks;
+pub use blocks::Blocks;
+
+/// The family-wise false-alarm rate: the chance that a comparison in which nothing
+/// changed calls anything regressed or improved is at most this.
+pub const FAMILY_WISE: f64 = 0.01;
+/// Resamples of the one-run interval.
+pub const RESAMPLES: usize = 1_000;
 /// Values a run needs on each side of a quantile for the quantile to be estimated:
 /// fewer, and the verdict is `inconclusive`.
 pub const MIN_BEYOND: f64 = 10.0;
@@ -67,8 +77,8 @@ impl Verdict {
 pub enum Method {
     /// Welch's t interval over the runs' values.
     Runs,
-    /// Resampling the two histograms.
-    Resampling,
+    /// A stationary bootstrap over each run's blocks of time ([`blocks`]).
+    Blocks,
 }
 
 /// The change in one quantile.
@@ -98,51 +108,185 @@ pub struct Settings {
     pub threshold: f64,
     /// The clock's step in the report's unit.
     pub step: f64,
+    /// Confidence of each interval: `1 - FAMILY_WISE / m` over the `m` intervals of
+    /// the comparison (Bonferroni).
+    pub confidence: f64,
 }
 
-/// Compares quantile `q` of the `base` runs with the `new` runs (neither empty).
-pub fn compare(
-    base: &[Dist],
-    new: &[Dist],
+/// What one side of a comparison holds for one component or node.
+pub struct Side {
+    /// One distribution per run.
+    pub runs: Vec<Dist>,
+    /// With one run: its blocks of time, or why they cannot be resampled (the
+    /// reason names the file). Unused with several runs.
+    pub blocks: Result<Blocks, String>,
+}
+
+/// The change in one quantile before its interval's confidence is chosen: the log of
+/// the ratio and its standard error.
+#[derive(Clone, Debug)]
+pub struct Estimate {
+    /// The quantile, e.g. 0.99.
+    pub quantile: f64,
+    /// Base value in the report's unit (the geometric mean over runs).
+    pub base: f64,
+    /// New value in the report's unit.
+    pub new: f64,
+    /// The base value floored at one clock step (what the ratio divides by).
+    base_at: f64,
+    /// `ln(new / base)`, both floored at one clock step.
+    log_change: f64,
+    /// Standard error of `log_change`.
+    se: f64,
+    /// Degrees of freedom of Student's t: Welch's (several runs), or the blocks' (the
+    /// fewer of the two runs'); `None`: normal.
+    df: Option<f64>,
+    /// Why no interval can be given: the verdict is `inconclusive`.
+    pub note: Option<String>,
+}
+
+impl Estimate {
+    /// Whether an interval is given (a verdict other than a reasoned `inconclusive`).
+    pub fn has_interval(&self) -> bool {
+        self.note.is_none()
+    }
+}
+
+/// Estimates the change in each quantile `qs` from the `base` runs to the `new` runs
+/// (neither side empty): from the variation between runs with several runs on a
+/// side, from each run's blocks with one run per side.
+pub fn estimate(base: &Side, new: &Side, qs: &[f64], step: f64, rng: &mut impl Rng) -> Vec<Estimate> {
+    let one_each = base.runs.len() == 1 && new.runs.len() == 1;
+    let errors = match (one_each, &base.blocks, &new.blocks) {
+        (false, _, _) => Ok(None),
+        (true, Ok(b), Ok(n)) => Ok(Some((
+            block_errors(b, n, qs, step, RESAMPLES, rng),
+            b.df().min(n.df()),
+        ))),
+        (true, Err(why), _) | (true, _, Err(why)) => Err(why.clone()),
+    };
+    qs.iter()
+        .enumerate()
+        .map(|(i, &q)| {
+            let errors = errors
+                .as_ref()
+                .map(|e| e.as_ref().map(|(se, df)| (se[i], *df)));
+            one_estimate(base, new, q, step, errors)
+        })
+        .collect()
+}
+
+/// One quantile's estimate; `errors` is the block bootstrap's standard error and its
+/// degrees of freedom with one run per side (`Ok(None)` with several runs), or why
+/// there is none.
+fn one_estimate(
+    base: &Side,
+    new: &Side,
     q: f64,
-    settings: &Settings,
-    rng: &mut impl Rng,
-) -> Change {
-    let floor = settings.step;
+    step: f64,
+    errors: Result<Option<(f64, f64)>, &String>,
+) -> Estimate {
     let values = |runs: &[Dist]| runs.iter().map(|d| d.quantile(q)).collect::<Vec<f64>>();
-    let (b, n) = (values(base), values(new));
-    let mut change = Change {
+    let (b, n) = (values(&base.runs), values(&new.runs));
+    let mut estimate = Estimate {
         quantile: q,
         base: geometric_mean(&b),
         new: geometric_mean(&n),
+        base_at: f64::NAN,
+        log_change: f64::NAN,
+        se: f64::NAN,
+        df: None,
+        note: None,
+    };
+    if let Some(why) = too_few(base.runs.iter().chain(&new.runs), q) {
+        estimate.note = Some(why);
+        return estimate;
+    }
+    // Below one step, values cannot be told apart: compare them as one step.
+    let floored = |v: Vec<f64>| v.into_iter().map(|v| v.max(step)).collect::<Vec<f64>>();
+    let (b, n) = (floored(b), floored(n));
+    if b.iter().chain(&n).any(|&v| v <= 0.0) {
+        estimate.note = Some("a value is 0 on a clock of unknown step: no ratio".into());
+        return estimate;
+    }
+    estimate.base_at = geometric_mean(&b);
+    estimate.log_change = (geometric_mean(&n) / estimate.base_at).ln();
+    match errors {
+        Ok(Some((se, df))) => (estimate.se, estimate.df) = (se, Some(df)),
+        Ok(None) => (estimate.se, estimate.df) = welch(&b, &n),
+        Err(why) => estimate.note = Some(why.clone()),
+    }
+    estimate
+}
+
+/// The change with its interval at `settings.confidence`, widened by one clock step,
+/// and its verdict.
+pub fn change(estimate: &Estimate, settings: &Settings) -> Change {
+    let mut change = Change {
+        quantile: estimate.quantile,
+        base: estimate.base,
+        new: estimate.new,
         change: f64::NAN,
         low: f64::NAN,
         high: f64::NAN,
         verdict: Verdict::Inconclusive,
-        note: None,
+        note: estimate.note.clone(),
     };
-    if let Some(why) = too_few(base.iter().chain(new), q) {
-        change.note = Some(why);
+    if estimate.note.is_some() {
+        if estimate.log_change.is_finite() {
+            change.change = estimate.log_change.exp() - 1.0;
+        }
         return change;
     }
-    // Below one step, values cannot be told apart: compare them as one step.
-    let floored = |v: Vec<f64>| v.into_iter().map(|v| v.max(floor)).collect::<Vec<f64>>();
-    let (b, n) = (floored(b), floored(n));
-    if b.iter().chain(&n).any(|&v| v <= 0.0) {
-        change.note = Some("a value is 0 on a clock of unknown step: no ratio".into());
-        return change;
-    }
-    let (base_at, new_at) = (geometric_mean(&b), geometric_mean(&n));
-    change.change = new_at / base_at - 1.0;
-    let (low, high) = if base.len() == 1 && new.len() == 1 {
-        resampled(&base[0], &new[0], q, floor, rng)
-    } else {
-        welch(&b, &n)
-    };
-    let widen = settings.step / base_at;
-    (change.low, change.high) = (low - widen, high + widen);
+    let (low, high) = interval(estimate.log_change, estimate.se, estimate.df, settings.confidence);
+    let widen = settings.step / estimate.base_at;
+    change.change = estimate.log_change.exp() - 1.0;
+    (change.low, change.high) = (low.exp() - 1.0 - widen, high.exp() - 1.0 + widen);
     change.verdict = verdict(change.change, change.low, change.high, settings.threshold);
+    if change.verdict == Verdict::Inconclusive {
+        change.note = Some(format!(
+            "interval wider than ±{:.0}%",
+            settings.threshold * 100.0
+        ));
+    }
     change
+}
+
+/// The two-sided interval `d ± t se` at `confidence` on the log scale: Student's t
+/// with `df` degrees of freedom, the normal without.
+pub fn interval(d: f64, se: f64, df: Option<f64>, confidence: f64) -> (f64, f64) {
+    let p = 1.0 - (1.0 - confidence) / 2.0;
+    let t = match df {
+        Some(df) => StudentsT::new(0.0, 1.0, df).map_or(f64::INFINITY, |t| t.inverse_cdf(p)),
+        None => Normal::standard().inverse_cdf(p),
+    };
+    (d - t * se, d + t * se)
+}
+
+/// The standard error of `ln(new q / base q)` for each quantile `qs`: its standard
+/// deviation over `resamples` pairs of stationary-bootstrap resamples of the two runs'
+/// blocks, values floored at `floor`.
+pub fn block_errors(
+    base: &Blocks,
+    new: &Blocks,
+    qs: &[f64],
+    floor: f64,
+    resamples: usize,
+    rng: &mut impl Rng,
+) -> Vec<f64> {
+    let mut scratch = blocks::Scratch::default();
+    let (mut b, mut n) = (vec![0.0; qs.len()], vec![0.0; qs.len()]);
+    let mut logs = vec![Vec::with_capacity(resamples); qs.len()];
+    for _ in 0..resamples {
+        base.resample(qs, rng, &mut scratch, &mut b);
+        new.resample(qs, rng, &mut scratch, &mut n);
+        for (i, log) in logs.iter_mut().enumerate() {
+            log.push((n[i].max(floor) / b[i].max(floor)).ln());
+        }
+    }
+    logs.iter()
+        .map(|v| moments(v).1.map_or(0.0, f64::sqrt))
+        .collect()
 }
 
 /// The verdict from the point estimate and interval of a relative change: a change
@@ -183,34 +327,13 @@ fn geometric_mean(values: &[f64]) -> f64 {
     (values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp()
 }
 
-/// The interval of `new / base - 1` from resampling both histograms.
-fn resampled(base: &Dist, new: &Dist, q: f64, floor: f64, rng: &mut impl Rng) -> (f64, f64) {
-    let draw = |dist: &Dist| {
-        let n = dist.len() as f64;
-        let k = latte::report::rank(q, dist.len()) as f64;
-        Beta::new(k, n + 1.0 - k).expect("k and n + 1 - k are at least 1")
-    };
-    let (b, n) = (draw(base), draw(new));
-    let mut ratios: Vec<f64> = (0..RESAMPLES)
-        .map(|_| {
-            let vb = base.quantile(b.sample(rng)).max(floor);
-            let vn = new.quantile(n.sample(rng)).max(floor);
-            vn / vb - 1.0
-        })
-        .collect();
-    ratios.sort_by(f64::total_cmp);
-    let tail = (1.0 - CONFIDENCE) / 2.0;
-    let at = |p: f64| ratios[((p * RESAMPLES as f64) as usize).min(RESAMPLES - 1)];
-    (at(tail), at(1.0 - tail))
-}
-
-/// Welch's interval of `exp(mean ln new - mean ln base) - 1`; a side with one run
-/// borrows the other side's variance.
-fn welch(base: &[f64], new: &[f64]) -> (f64, f64) {
+/// Welch's standard error and degrees of freedom of `mean ln new - mean ln base`; a
+/// side with one run borrows the other side's variance.
+fn welch(base: &[f64], new: &[f64]) -> (f64, Option<f64>) {
     let logs = |v: &[f64]| v.iter().map(|x| x.ln()).collect::<Vec<f64>>();
     let (x, y) = (logs(base), logs(new));
-    let (mx, vx, nx) = moments(&x);
-    let (my, vy, ny) = moments(&y);
+    let (_, vx, nx) = moments(&x);
+    let (_, vy, ny) = moments(&y);
     let (se, df) = match (vx, vy) {
         (Some(vx), Some(vy)) => {
             let (a, b) = (vx / nx, vy / ny);
@@ -222,11 +345,7 @@ fn welch(base: &[f64], new: &[f64]) -> (f64, f64) {
         (None, Some(v)) => ((v * (1.0 / nx + 1.0 / ny)).sqrt(), ny - 1.0),
         (None, None) => unreachable!("welch is for several runs on a side"),
     };
-    let t = StudentsT::new(0.0, 1.0, df)
-        .map(|t| t.inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0))
-        .unwrap_or(f64::INFINITY);
-    let d = my - mx;
-    ((d - t * se).exp() - 1.0, (d + t * se).exp() - 1.0)
+    (se, Some(df))
 }
 
 /// Mean, sample variance (`None` for one value) and count.
