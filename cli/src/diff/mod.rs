@@ -1,10 +1,12 @@
 //! `diff`: per component, the change in median, p99 and p99.9 between base and new
-//! runs, with a 95% interval and a verdict ([`stats`]), printed as a table or JSON
-//! ([`render`]). When every run carries a call tree, the all-threads tree's nodes are
-//! compared too, matched by path (the ids from the root down), by the same code as
-//! the flat rows ([`matched`](mod@matched)): every node with a parent (depth 1 or more), since a
+//! runs, with an interval and a verdict ([`stats`]), printed as a table or JSON
+//! ([`render`]), or as markdown for a pull-request comment ([`markdown`]). When every
+//! run carries a call tree, the all-threads tree's nodes are compared too, matched by
+//! path (the ids from the root down), by the same code as the flat rows
+//! ([`matched`](mod@matched)): every node with a parent (depth 1 or more), since a
 //! root's row is its id's flat row unless the id also ran nested.
 
+pub mod markdown;
 mod matched;
 pub mod render;
 pub mod stats;
@@ -21,16 +23,22 @@ use std::path::PathBuf;
 /// The quantiles compared.
 pub const QUANTILES: [f64; 3] = [0.5, 0.99, 0.999];
 
+/// The family-wise false-alarm rate the verdicts hold: the chance of any `regressed`
+/// or `improved` among all the intervals of a comparison when nothing changed.
+pub const FAMILY_WISE: f64 = 0.01;
+
 /// Arguments of `diff`.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Exit status: 0 nothing regressed, 1 something regressed beyond \
-the threshold (a flat row or a call-tree node), 2 bad input.\n\
+    after_help = "Exit status: 0 nothing regressed (inconclusive intervals alone only warn \
+on stderr), 1 something regressed beyond the threshold (a flat row or a call-tree node), \
+or with --strict any interval is inconclusive, 2 bad input.\n\
 When every report carries a call tree, its nodes with a parent (depth 1 or more) are \
 compared too, matched by path (Frame > Physics > Collide), in the CALL TREE section; \
 roots are left out, as their rows are the flat rows unless the id also ran nested. \
 --flat skips it.\nExamples:\n  latte-telemetry diff base.json new.json\n  \
-latte-telemetry diff --base a1.json a2.json a3.json --new b1.json b2.json b3.json"
+latte-telemetry diff --base a1.json a2.json a3.json --new b1.json b2.json b3.json\n  \
+latte-telemetry diff --markdown base.json new.json > comment.md"
 )]
 pub struct DiffArgs {
     /// BASE.json NEW.json: one run per side.
@@ -46,9 +54,21 @@ pub struct DiffArgs {
     /// Noise threshold in percent: smaller changes are "no change".
     #[arg(long, default_value_t = 5.0, value_name = "PERCENT")]
     pub threshold: f64,
-    /// Print JSON instead of a table.
+    /// Print JSON instead of a table (every row).
     #[arg(long)]
     pub json: bool,
+    /// Print a GitHub-flavoured markdown table for a pull-request comment: the rows
+    /// regressed, improved or inconclusive at some quantile (every row with --all).
+    #[arg(long, conflicts_with = "json")]
+    pub markdown: bool,
+    /// With --markdown, show the rows with no change at any quantile too. The table
+    /// and JSON always show every row.
+    #[arg(long)]
+    pub all: bool,
+    /// Fail (exit status 1) when any interval is inconclusive, not only when something
+    /// regressed.
+    #[arg(long)]
+    pub strict: bool,
     /// Compare only the components whose id matches this glob (e.g. 'Sim_*'); a call-tree
     /// node by its own id, the last of its path.
     #[arg(long, value_name = "GLOB")]
@@ -92,6 +112,12 @@ pub struct Comparison {
     pub threshold: f64,
     /// The intervals' confidence.
     pub confidence: f64,
+    /// The family-wise false-alarm rate the verdicts hold.
+    pub family_wise: f64,
+    /// How many intervals (component or node, times quantile) the comparison holds.
+    pub comparisons: usize,
+    /// The error control over those intervals, in one line.
+    pub error_control: String,
     /// How the intervals were computed.
     pub method: Method,
     /// Caveats about the method.
@@ -142,12 +168,20 @@ pub fn run(args: &DiffArgs) -> Result<Outcome, Failure> {
     let mut out = std::io::stdout().lock();
     let written = if args.json {
         render::json(&comparison, &mut out)
+    } else if args.markdown {
+        markdown::markdown(&comparison, args.all, &mut out)
     } else {
         render::table(&comparison, &mut out)
     };
     outcome::to_stdout(written)?;
+    let inconclusive = render::inconclusive(&comparison, args.strict);
+    if let Some(line) = &inconclusive {
+        eprintln!("{line}");
+    }
     Ok(if comparison.regressed {
         Outcome::Regressed
+    } else if args.strict && inconclusive.is_some() {
+        Outcome::Inconclusive
     } else {
         Outcome::Done
     })
@@ -234,12 +268,30 @@ impl Comparison {
         ] {
             paths.retain(|p| own(p));
         }
-        self.regressed = self
-            .components
+        let regressed = self
+            .changes()
+            .any(|c| c.verdict == stats::Verdict::Regressed);
+        self.regressed = regressed;
+        self.count_intervals();
+    }
+
+    /// Every change compared: the components' quantiles, then the nodes'.
+    pub fn changes(&self) -> impl Iterator<Item = &Change> {
+        self.components
             .iter()
             .flat_map(|c| &c.changes)
             .chain(self.nodes.iter().flat_map(|n| &n.changes))
-            .any(|c| c.verdict == stats::Verdict::Regressed);
+    }
+
+    /// Counts the intervals held and names the error control over them: Bonferroni,
+    /// each interval at `1 - family_wise / comparisons`.
+    fn count_intervals(&mut self) {
+        let comparisons = self.changes().count();
+        self.comparisons = comparisons;
+        if self.comparisons > 0 {
+            self.confidence = 1.0 - self.family_wise / self.comparisons as f64;
+        }
+        self.error_control = render::error_control(self.comparisons, self.family_wise);
     }
 }
 
@@ -278,6 +330,9 @@ pub fn compare(
         unit: render::unit_name(base[0].report.unit),
         threshold,
         confidence: stats::CONFIDENCE,
+        family_wise: FAMILY_WISE,
+        comparisons: 0,
+        error_control: String::new(),
         method,
         note: render::method_note(method, base.len(), new.len()),
         components: Vec::new(),
