@@ -16,6 +16,8 @@ pub enum Outcome {
     Done,
     /// `diff` found a regression beyond the threshold.
     Regressed,
+    /// `diff --strict` found an inconclusive interval (and no regression).
+    Inconclusive,
 }
 
 /// A write to stdout: a reader that closed the pipe (`| head`) took what it wanted, so

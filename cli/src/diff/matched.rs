@@ -95,13 +95,15 @@ fn run_blocks(run: &Loaded, key: &[String], row: &Row, by: By) -> Result<Blocks,
     .map_err(|why| format!("{}: {why}", run.name()))
 }
 
-/// Matches the rows of the runs by `by` and estimates the change of those in every
-/// run of both sides: median, p99 and p99.9, floored at the clock's `step`.
+/// Matches the rows of the runs by `by` whose key passes `keep` and estimates the
+/// change of those in every run of both sides: median, p99 and p99.9, floored at the
+/// clock's `step`.
 pub fn matched(
     base: &[Loaded],
     new: &[Loaded],
     by: By,
     step: f64,
+    keep: &dyn Fn(&[String]) -> bool,
     rng: &mut impl Rng,
 ) -> Result<Matched, Failure> {
     let (base_rows, new_rows): (Vec<Keyed<'_>>, Vec<Keyed<'_>>) = (
@@ -117,7 +119,7 @@ pub fn matched(
     let in_all = |runs: &[Keyed<'_>], key: &[String]| runs.iter().all(|r| find(r, key).is_some());
     let in_any = |runs: &[Keyed<'_>], key: &[String]| runs.iter().any(|r| find(r, key).is_some());
     let mut out = Matched::default();
-    for key in keys {
+    for key in keys.into_iter().filter(|k| keep(k)) {
         match (in_all(&base_rows, key), in_all(&new_rows, key)) {
             (true, true) => {
                 let side = |runs: &[Loaded], rows: &[Keyed<'_>]| -> Result<Side, Failure> {

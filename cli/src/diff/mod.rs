@@ -1,10 +1,12 @@
 //! `diff`: per component, the change in median, p99 and p99.9 between base and new
-//! runs, with a 95% interval and a verdict ([`stats`]), printed as a table or JSON
-//! ([`render`]). When every run carries a call tree, the all-threads tree's nodes are
-//! compared too, matched by path (the ids from the root down), by the same code as
-//! the flat rows ([`matched`](mod@matched)): every node with a parent (depth 1 or more), since a
+//! runs, with an interval and a verdict ([`stats`]), printed as a table or JSON
+//! ([`render`]), or as markdown for a pull-request comment ([`markdown`]). When every
+//! run carries a call tree, the all-threads tree's nodes are compared too, matched by
+//! path (the ids from the root down), by the same code as the flat rows
+//! ([`matched`](mod@matched)): every node with a parent (depth 1 or more), since a
 //! root's row is its id's flat row unless the id also ran nested.
 
+pub mod markdown;
 mod matched;
 pub mod render;
 pub mod stats;
@@ -21,16 +23,21 @@ use std::path::PathBuf;
 /// The quantiles compared.
 pub const QUANTILES: [f64; 3] = [0.5, 0.99, 0.999];
 
+/// The family-wise false-alarm rate the verdicts hold: the chance of any `regressed`
+/// or `improved` among all the intervals of a comparison when nothing changed.
+
 /// Arguments of `diff`.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Exit status: 0 nothing regressed, 1 something regressed beyond \
-the threshold (a flat row or a call-tree node), 2 bad input.\n\
+    after_help = "Exit status: 0 nothing regressed (inconclusive intervals alone only warn \
+on stderr), 1 something regressed beyond the threshold (a flat row or a call-tree node), \
+or with --strict any interval is inconclusive, 2 bad input.\n\
 When every report carries a call tree, its nodes with a parent (depth 1 or more) are \
 compared too, matched by path (Frame > Physics > Collide), in the CALL TREE section; \
 roots are left out, as their rows are the flat rows unless the id also ran nested. \
 --flat skips it.\nExamples:\n  latte-telemetry diff base.json new.json\n  \
-latte-telemetry diff --base a1.json a2.json a3.json --new b1.json b2.json b3.json"
+latte-telemetry diff --base a1.json a2.json a3.json --new b1.json b2.json b3.json\n  \
+latte-telemetry diff --markdown base.json new.json > comment.md"
 )]
 pub struct DiffArgs {
     /// BASE.json NEW.json: one run per side.
@@ -46,9 +53,21 @@ pub struct DiffArgs {
     /// Noise threshold in percent: smaller changes are "no change".
     #[arg(long, default_value_t = 5.0, value_name = "PERCENT")]
     pub threshold: f64,
-    /// Print JSON instead of a table.
+    /// Print JSON instead of a table (every row).
     #[arg(long)]
     pub json: bool,
+    /// Print a GitHub-flavoured markdown table for a pull-request comment: the rows
+    /// regressed, improved or inconclusive at some quantile (every row with --all).
+    #[arg(long, conflicts_with = "json")]
+    pub markdown: bool,
+    /// With --markdown, show the rows with no change at any quantile too. The table
+    /// and JSON always show every row.
+    #[arg(long)]
+    pub all: bool,
+    /// Fail (exit status 1) when any interval is inconclusive, not only when something
+    /// regressed.
+    #[arg(long)]
+    pub strict: bool,
     /// Compare only the components whose id matches this glob (e.g. 'Sim_*'); a call-tree
     /// node by its own id, the last of its path.
     #[arg(long, value_name = "GLOB")]
@@ -142,20 +161,31 @@ pub fn run(args: &DiffArgs) -> Result<Outcome, Failure> {
     let all: Vec<&Loaded> = base.iter().chain(&new).collect();
     load::comparable(&all)?;
     let filter = load::filter(args.filter.as_deref())?;
-    let mut comparison = compare(&base, &new, args.threshold / 100.0, args.seed, args.flat)?;
-    if let Some(pattern) = &filter {
-        comparison.keep(|name| pattern.matches(name));
-    }
+    let keep = |name: &str| filter.as_ref().is_none_or(|p| p.matches(name));
+    let options = Options {
+        threshold: args.threshold / 100.0,
+        seed: args.seed,
+        flat: args.flat,
+    };
+    let comparison = compare(&base, &new, &options, &keep)?;
     comparison.something_compared(args.filter.as_deref())?;
     let mut out = std::io::stdout().lock();
     let written = if args.json {
         render::json(&comparison, &mut out)
+    } else if args.markdown {
+        markdown::markdown(&comparison, args.all, &mut out)
     } else {
         render::table(&comparison, &mut out)
     };
     outcome::to_stdout(written)?;
+    let inconclusive = render::inconclusive(&comparison, args.strict);
+    if let Some(line) = &inconclusive {
+        eprintln!("{line}");
+    }
     Ok(if comparison.regressed {
         Outcome::Regressed
+    } else if args.strict && inconclusive.is_some() {
+        Outcome::Inconclusive
     } else {
         Outcome::Done
     })
@@ -242,38 +272,59 @@ impl Comparison {
         ] {
             paths.retain(|p| own(p));
         }
-        self.regressed = self
-            .components
+        let regressed = self
+            .changes()
+            .any(|c| c.verdict == stats::Verdict::Regressed);
+        self.regressed = regressed;
+    }
+
+    /// Every change compared: the components' quantiles, then the nodes'.
+    pub fn changes(&self) -> impl Iterator<Item = &Change> {
+        self.components
             .iter()
             .flat_map(|c| &c.changes)
             .chain(self.nodes.iter().flat_map(|n| &n.changes))
-            .any(|c| c.verdict == stats::Verdict::Regressed);
     }
 }
 
-/// Compares every component of the runs (each side non-empty, histograms checked),
-/// and, unless `flat`, the call-tree nodes when every run has a tree.
+/// How to compare, from the command line.
+pub struct Options {
+    /// The noise threshold, as a fraction.
+    pub threshold: f64,
+    /// Seed of the resampling.
+    pub seed: u64,
+    /// Compare the flat rows only.
+    pub flat: bool,
+}
+
+/// Compares every component of the runs (each side non-empty, histograms checked)
+/// whose id passes `keep`, and, unless `flat`, the call-tree nodes whose own id does
+/// when every run has a tree. The intervals are at the confidence that holds the
+/// family-wise false-alarm rate over every interval compared (Bonferroni).
 pub fn compare(
     base: &[Loaded],
     new: &[Loaded],
-    threshold: f64,
-    seed: u64,
-    flat: bool,
+    options: &Options,
+    keep: &dyn Fn(&str) -> bool,
 ) -> Result<Comparison, Failure> {
     let step = base
         .iter()
         .chain(new)
         .map(|l| l.report.resolution)
         .fold(0.0, f64::max);
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = StdRng::seed_from_u64(options.seed);
     let method = if base.len() == 1 && new.len() == 1 {
         Method::Blocks
     } else {
         Method::Runs
     };
-    let rows = matched(base, new, By::Id, step, &mut rng)?;
-    let (tree, tree_note) = match tree_runs(base, new, flat) {
-        Ok(()) => (Some(matched(base, new, By::Path, step, &mut rng)?), None),
+    let kept = |key: &[String]| key.last().is_some_and(|id| keep(id));
+    let rows = matched(base, new, By::Id, step, &kept, &mut rng)?;
+    let (tree, tree_note) = match tree_runs(base, new, options.flat) {
+        Ok(()) => (
+            Some(matched(base, new, By::Path, step, &kept, &mut rng)?),
+            None,
+        ),
         Err(note) => (None, note),
     };
     // Bonferroni over every interval the comparison gives.
@@ -285,7 +336,7 @@ pub fn compare(
         .filter(|e| e.has_interval())
         .count();
     let settings = Settings {
-        threshold,
+        threshold: options.threshold,
         step,
         confidence: 1.0 - stats::FAMILY_WISE / comparisons.max(1) as f64,
     };
@@ -293,7 +344,7 @@ pub fn compare(
         base: base.iter().map(Loaded::name).collect(),
         new: new.iter().map(Loaded::name).collect(),
         unit: render::unit_name(base[0].report.unit),
-        threshold,
+        threshold: options.threshold,
         confidence: settings.confidence,
         family_wise: stats::FAMILY_WISE,
         comparisons,

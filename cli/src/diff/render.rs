@@ -1,4 +1,6 @@
-//! `diff`'s output: a table for people, JSON for scripts.
+//! `diff`'s output: a table for people, JSON for scripts (the pull-request comment in
+//! markdown is [`super::markdown`]), and the words both share: values, changes, the
+//! error control, why an interval is inconclusive.
 
 use super::Comparison;
 use super::stats::{Change, Method, Verdict};
@@ -48,6 +50,122 @@ pub fn value(v: f64, unit: &str) -> String {
     }
 }
 
+/// A confidence as a percentage with the digits that tell it from 100%: two
+/// significant digits of what it leaves out (`0.95` as `95`, `1 - 0.01 / 30` as
+/// `99.967`).
+pub fn confidence(conf: f64) -> String {
+    let left_out = (1.0 - conf) * 100.0;
+    if !(left_out.is_finite() && left_out > 0.0) {
+        return percent(conf);
+    }
+    let decimals = ((-left_out.log10()).ceil() + 1.0).max(0.0) as usize;
+    let p = format!("{:.*}", decimals, conf * 100.0);
+    if p.contains('.') {
+        p.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        p
+    }
+}
+
+/// The error control over `comparisons` intervals, in one line: Bonferroni, each
+/// interval at `1 - family_wise / comparisons`, so that the chance of any false alarm
+/// when nothing changed is at most `family_wise`.
+pub fn error_control(comparisons: usize, family_wise: f64) -> String {
+    let rate = percent(family_wise);
+    match comparisons {
+        0 => "no interval compared".into(),
+        1 => format!(
+            "one interval, at {}%: at most a {rate}% chance of a false alarm when nothing changed",
+            confidence(1.0 - family_wise)
+        ),
+        k => format!(
+            "Bonferroni over {k} intervals (each at {}%): at most a {rate}% chance of any false \
+             alarm when nothing changed",
+            confidence(1.0 - family_wise / k as f64)
+        ),
+    }
+}
+
+/// Why a change is inconclusive, in a few words: its note, or else what its interval
+/// does that no verdict allows (with a change beyond the threshold, the interval holds
+/// 0; within it, the interval reaches past the threshold).
+pub fn reason(c: &Change, threshold: f64) -> String {
+    if let Some(note) = &c.note {
+        note.clone()
+    } else if ![c.change, c.low, c.high].iter().all(|v| v.is_finite()) {
+        "no finite interval".into()
+    } else if c.change.abs() > threshold {
+        "the interval holds 0".into()
+    } else {
+        format!("the interval reaches past ±{}%", percent(threshold))
+    }
+}
+
+/// A change's verdict in words; an inconclusive one with its reason
+/// (`inconclusive: too few samples (2000 of the 10000 needed)`).
+pub fn verdict(c: &Change, threshold: f64) -> String {
+    match c.verdict {
+        Verdict::Inconclusive => format!("inconclusive: {}", reason(c, threshold)),
+        v => v.word().to_string(),
+    }
+}
+
+/// The cells every output shows of a change, after its row's name: quantile, base,
+/// new, change, interval; the verdict is [`verdict`].
+pub fn cells(c: &Change, unit: &str) -> [String; 5] {
+    [
+        format!("p{}", percent(c.quantile)),
+        value(c.base, unit),
+        value(c.new, unit),
+        signed(c.change),
+        if c.low.is_finite() {
+            format!("[{}, {}]", signed(c.low), signed(c.high))
+        } else {
+            "-".into()
+        },
+    ]
+}
+
+/// The warning (or, with `strict`, the failure) when some intervals are inconclusive:
+/// how many of how many, and why, the most frequent reasons first. `None` when every
+/// interval reached a verdict.
+pub fn inconclusive(c: &Comparison, strict: bool) -> Option<String> {
+    let mut reasons: Vec<(usize, String)> = Vec::new();
+    for change in c.changes().filter(|ch| ch.verdict == Verdict::Inconclusive) {
+        let why = reason(change, c.threshold);
+        match reasons.iter_mut().find(|(_, r)| *r == why) {
+            Some((n, _)) => *n += 1,
+            None => reasons.push((1, why)),
+        }
+    }
+    let count: usize = reasons.iter().map(|(n, _)| n).sum();
+    if count == 0 {
+        return None;
+    }
+    reasons.sort_by_key(|(n, _)| std::cmp::Reverse(*n));
+    const LISTED: usize = 3;
+    let mut why: Vec<String> = reasons
+        .iter()
+        .take(LISTED)
+        .map(|(n, r)| format!("{n} × {r}"))
+        .collect();
+    match reasons.len().saturating_sub(LISTED) {
+        0 => {}
+        1 => why.push("1 other reason".into()),
+        more => why.push(format!("{more} other reasons")),
+    }
+    let what = format!(
+        "{count} of {} intervals inconclusive ({})",
+        c.comparisons,
+        why.join("; ")
+    );
+    Some(if strict {
+        format!("latte-telemetry: {what}: --strict fails on that")
+    } else {
+        format!("warning: {what}; --strict makes that fail")
+    })
+}
+
 /// A relative change as a signed percentage (`+20.1%`).
 pub fn signed(v: f64) -> String {
     match v * 100.0 {
@@ -57,31 +175,43 @@ pub fn signed(v: f64) -> String {
     }
 }
 
-/// The table `diff` prints.
-pub fn table(c: &Comparison, out: &mut impl Write) -> io::Result<()> {
+/// Where the intervals come from, in a few words.
+pub fn method_words(method: Method) -> &'static str {
+    match method {
+        Method::Runs => "from run-to-run variation",
+        Method::Blocks => "from resampling blocks of time",
+    }
+}
+
+/// The lines above the table: the runs, the threshold, the intervals, the error
+/// control and the method's caveat.
+fn header(c: &Comparison, out: &mut impl Write) -> io::Result<()> {
     writeln!(
         out,
         "latte-telemetry diff: {} base run(s) -> {} new run(s), threshold ±{}%, {}% intervals ({})",
         c.base.len(),
         c.new.len(),
         percent(c.threshold),
-        percent(c.confidence),
-        match c.method {
-            Method::Runs => "from run-to-run variation",
-            Method::Blocks => "from resampling blocks of time",
-        }
+        confidence(c.confidence),
+        method_words(c.method)
     )?;
+    writeln!(out, "error control: {}", c.error_control)?;
     if let Some(note) = &c.note {
         writeln!(out, "{}", textwrap::fill(&format!("note: {note}"), 100))?;
     }
-    writeln!(out)?;
+    writeln!(out)
+}
+
+/// The table `diff` prints: every row, whatever its verdicts.
+pub fn table(c: &Comparison, out: &mut impl Write) -> io::Result<()> {
+    header(c, out)?;
     let components: Vec<(String, &[Change])> = c
         .components
         .iter()
         .map(|comp| (comp.component.clone(), comp.changes.as_slice()))
         .collect();
     let names = |names: &[String]| names.to_vec();
-    section(out, "COMPONENT", &components, c.unit)?;
+    section(out, "COMPONENT", &components, c)?;
     missing(
         out,
         [&c.only_in_base, &c.only_in_new, &c.not_in_every_run].map(|n| names(n)),
@@ -100,7 +230,7 @@ pub fn table(c: &Comparison, out: &mut impl Write) -> io::Result<()> {
         if nodes.is_empty() {
             writeln!(out, "no path with a parent is in every run of both sides")?;
         }
-        section(out, "PATH", &nodes, c.unit)?;
+        section(out, "PATH", &nodes, c)?;
         let paths = |paths: &[Vec<String>]| paths.iter().map(|p| p.join(" > ")).collect();
         missing(
             out,
@@ -146,12 +276,12 @@ fn section(
     out: &mut impl Write,
     first: &str,
     items: &[(String, &[Change])],
-    unit: &str,
+    c: &Comparison,
 ) -> io::Result<()> {
     if items.is_empty() {
         return Ok(());
     }
-    for line in rows(first, items, unit).lines() {
+    for line in rows(first, items, c).lines() {
         writeln!(out, "{}", line.trim_end())?;
     }
     Ok(())
@@ -172,23 +302,21 @@ fn missing(out: &mut impl Write, lists: [Vec<String>; 3], separator: &str) -> io
     Ok(())
 }
 
-fn rows(first: &str, items: &[(String, &[Change])], unit: &str) -> Table {
+fn rows(first: &str, items: &[(String, &[Change])], c: &Comparison) -> Table {
     let mut table = Table::new();
     table.load_style(presets::NOTHING);
     table.set_content_arrangement(comfy_table::ContentArrangement::Disabled);
+    let interval = format!("{}% INTERVAL", confidence(c.confidence));
     table.set_header([
-        first,
-        "QUANTILE",
-        "BASE",
-        "NEW",
-        "CHANGE",
-        "95% INTERVAL",
-        "VERDICT",
+        first, "QUANTILE", "BASE", "NEW", "CHANGE", &interval, "VERDICT",
     ]);
     for (label, changes) in items {
         for (i, change) in changes.iter().enumerate() {
             let name = if i == 0 { label.as_str() } else { "" };
-            table.add_row(row(name, change, unit));
+            let mut row = vec![name.to_string()];
+            row.extend(cells(change, c.unit));
+            row.push(verdict(change, c.threshold));
+            table.add_row(row);
         }
     }
     for column in 2..=5 {
@@ -197,26 +325,6 @@ fn rows(first: &str, items: &[(String, &[Change])], unit: &str) -> Table {
         }
     }
     table
-}
-
-fn row(name: &str, c: &Change, unit: &str) -> Vec<String> {
-    let verdict = match (&c.note, c.verdict) {
-        (Some(note), Verdict::Inconclusive) => format!("inconclusive: {note}"),
-        (_, v) => v.word().to_string(),
-    };
-    vec![
-        name.to_string(),
-        format!("p{}", percent(c.quantile)),
-        value(c.base, unit),
-        value(c.new, unit),
-        signed(c.change),
-        if c.low.is_finite() {
-            format!("[{}, {}]", signed(c.low), signed(c.high))
-        } else {
-            "-".into()
-        },
-        verdict,
-    ]
 }
 
 /// The last line: what regressed, or that nothing did.
@@ -257,13 +365,66 @@ pub fn json(c: &Comparison, out: &mut impl Write) -> io::Result<()> {
     writeln!(out)
 }
 
-/// The error control in words: Bonferroni over the comparison's intervals.
-pub fn error_control(comparisons: usize, family_wise: f64) -> String {
-    let each = 1.0 - family_wise / comparisons.max(1) as f64;
-    format!(
-        "Bonferroni over {comparisons} interval(s), each at {}%: at most a {}% chance of any \
-         false alarm when nothing changed",
-        percent(each),
-        percent(family_wise)
-    )
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn change(change: f64, low: f64, high: f64, note: Option<&str>) -> Change {
+        Change {
+            quantile: 0.99,
+            base: 100.0,
+            new: 100.0 * (1.0 + change),
+            change,
+            low,
+            high,
+            verdict: Verdict::Inconclusive,
+            note: note.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_confidence_shows_the_digits_that_tell_it_from_100() {
+        assert_eq!(confidence(0.95), "95");
+        assert_eq!(confidence(0.99), "99");
+        assert_eq!(confidence(1.0 - 0.01 / 9.0), "99.89");
+        assert_eq!(confidence(1.0 - 0.01 / 30.0), "99.967");
+        assert_eq!(confidence(1.0 - 0.01 / 3000.0), "99.99967");
+    }
+
+    #[test]
+    fn the_error_control_names_the_method_the_count_and_the_rate() {
+        assert_eq!(
+            error_control(30, 0.01),
+            "Bonferroni over 30 intervals (each at 99.967%): at most a 1% chance of any \
+             false alarm when nothing changed"
+        );
+        assert_eq!(
+            error_control(1, 0.01),
+            "one interval, at 99%: at most a 1% chance of a false alarm when nothing changed"
+        );
+        assert_eq!(error_control(0, 0.01), "no interval compared");
+    }
+
+    #[test]
+    fn an_inconclusive_change_says_why() {
+        let few = change(f64::NAN, f64::NAN, f64::NAN, Some("too few samples"));
+        assert_eq!(verdict(&few, 0.05), "inconclusive: too few samples");
+        assert_eq!(
+            reason(&change(0.2, -0.1, 0.5, None), 0.05),
+            "the interval holds 0"
+        );
+        assert_eq!(
+            reason(&change(0.01, -0.02, 0.08, None), 0.05),
+            "the interval reaches past ±5%"
+        );
+        assert_eq!(
+            reason(&change(f64::NAN, f64::NAN, f64::NAN, None), 0.05),
+            "no finite interval"
+        );
+        let regressed = Change {
+            verdict: Verdict::Regressed,
+            ..change(0.2, 0.1, 0.3, None)
+        };
+        assert_eq!(verdict(&regressed, 0.05), "regressed");
+    }
 }

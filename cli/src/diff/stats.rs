@@ -155,7 +155,13 @@ impl Estimate {
 /// Estimates the change in each quantile `qs` from the `base` runs to the `new` runs
 /// (neither side empty): from the variation between runs with several runs on a
 /// side, from each run's blocks with one run per side.
-pub fn estimate(base: &Side, new: &Side, qs: &[f64], step: f64, rng: &mut impl Rng) -> Vec<Estimate> {
+pub fn estimate(
+    base: &Side,
+    new: &Side,
+    qs: &[f64],
+    step: f64,
+    rng: &mut impl Rng,
+) -> Vec<Estimate> {
     let one_each = base.runs.len() == 1 && new.runs.len() == 1;
     let errors = match (one_each, &base.blocks, &new.blocks) {
         (false, _, _) => Ok(None),
@@ -238,7 +244,12 @@ pub fn change(estimate: &Estimate, settings: &Settings) -> Change {
         }
         return change;
     }
-    let (low, high) = interval(estimate.log_change, estimate.se, estimate.df, settings.confidence);
+    let (low, high) = interval(
+        estimate.log_change,
+        estimate.se,
+        estimate.df,
+        settings.confidence,
+    );
     let widen = settings.step / estimate.base_at;
     change.change = estimate.log_change.exp() - 1.0;
     (change.low, change.high) = (low.exp() - 1.0 - widen, high.exp() - 1.0 + widen);

@@ -159,7 +159,13 @@ impl Blocks {
             };
         }
         chosen.clear();
-        chosen.extend(times.iter().enumerate().filter(|(_, t)| **t > 0).map(|(i, &t)| (i, t)));
+        chosen.extend(
+            times
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| **t > 0)
+                .map(|(i, &t)| (i, t)),
+        );
         self.quantiles(chosen, qs, out);
     }
 
@@ -167,7 +173,10 @@ impl Blocks {
     /// are at or below value index `v`.
     fn below(&self, chosen: &[(usize, u64)], v: usize) -> u64 {
         let width = self.values.len();
-        chosen.iter().map(|&(i, t)| t * self.cumulative[i * width + v]).sum()
+        chosen
+            .iter()
+            .map(|&(i, t)| t * self.cumulative[i * width + v])
+            .sum()
     }
 
     /// The `qs`-quantiles of the blocks `chosen`, into `out`, by the report's rule:

@@ -94,14 +94,19 @@ fn blocked_run(blocks: usize, per_block: usize, shift: f64, rng: &mut StdRng) ->
     for _ in 0..blocks {
         let mut hist = empty();
         for _ in 0..per_block {
-            hist.record(dist.sample(rng).round().max(1.0) as u64).unwrap();
+            hist.record(dist.sample(rng).round().max(1.0) as u64)
+                .unwrap();
         }
         all.add(&hist).unwrap();
         parts.push(decoded(&hist));
     }
     Side {
         runs: vec![decoded(&all)],
-        blocks: Blocks::new(parts.iter().map(|d| d.buckets().map(|b| (b.value, b.count)))),
+        blocks: Blocks::new(
+            parts
+                .iter()
+                .map(|d| d.buckets().map(|b| (b.value, b.count))),
+        ),
     }
 }
 
@@ -229,7 +234,10 @@ fn too_few_blocks_are_inconclusive_with_the_reason() {
             Some("12 blocks with values, of the 20 needed"),
             "{change:?}"
         );
-        assert!((change.change - 0.3).abs() < 0.1, "the estimate is kept: {change:?}");
+        assert!(
+            (change.change - 0.3).abs() < 0.1,
+            "the estimate is kept: {change:?}"
+        );
     }
     let none = Side {
         runs: enough.runs.clone(),
@@ -238,7 +246,10 @@ fn too_few_blocks_are_inconclusive_with_the_reason() {
     let change = &verdicts(&enough, &none, 0.05, &mut rng)[0];
     assert_eq!(change.note.as_deref(), Some("old.json: no blocks"));
     // 20 blocks of 3 values: an interval far wider than ±5%.
-    let (a, b) = (blocked_run(20, 3, 1.0, &mut rng), blocked_run(20, 3, 1.0, &mut rng));
+    let (a, b) = (
+        blocked_run(20, 3, 1.0, &mut rng),
+        blocked_run(20, 3, 1.0, &mut rng),
+    );
     let change = &verdicts(&a, &b, 0.05, &mut rng)[0];
     assert_eq!(change.verdict, Verdict::Inconclusive, "{change:?}");
     assert_eq!(change.note.as_deref(), Some("interval wider than ±5%"));

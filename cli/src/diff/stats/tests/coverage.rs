@@ -9,7 +9,7 @@
 //! in log: that is the true difference an interval must hold.
 
 use super::super::blocks::Blocks;
-use super::super::{block_errors, interval, verdict, Verdict};
+use super::super::{Verdict, block_errors, interval, verdict};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand_distr::{Distribution, Normal};
@@ -49,7 +49,13 @@ fn ar1_run(blocks: usize, per_block: usize, phi: f64, shift: i64, rng: &mut StdR
 }
 
 /// The log ratio of two runs' quantiles `qs` and its 95%-or-other interval.
-fn intervals(base: &Blocks, new: &Blocks, qs: &[f64], confidence: f64, rng: &mut StdRng) -> Vec<(f64, f64, f64)> {
+fn intervals(
+    base: &Blocks,
+    new: &Blocks,
+    qs: &[f64],
+    confidence: f64,
+    rng: &mut StdRng,
+) -> Vec<(f64, f64, f64)> {
     let (b, n) = (base.pooled(qs), new.pooled(qs));
     let se = block_errors(base, new, qs, 0.0, TEST_RESAMPLES, rng);
     let df = base.df().min(new.df());
@@ -92,8 +98,15 @@ fn the_interval_covers_the_true_change_at_phi_0_and_0_5() {
     for (phi, seed) in [(0.0, 11), (0.5, 12)] {
         let covered = coverage(phi, 64, 50, REPS, seed);
         let share = covered as f64 / REPS as f64;
-        println!("phi {phi}, 64 blocks: {covered} of {REPS} intervals hold the shift ({:.1}%)", share * 100.0);
-        assert!((0.93..=0.97).contains(&share), "phi {phi}: {:.1}%", share * 100.0);
+        println!(
+            "phi {phi}, 64 blocks: {covered} of {REPS} intervals hold the shift ({:.1}%)",
+            share * 100.0
+        );
+        assert!(
+            (0.93..=0.97).contains(&share),
+            "phi {phi}: {:.1}%",
+            share * 100.0
+        );
     }
 }
 
@@ -133,7 +146,10 @@ fn the_family_wise_false_alarm_rate_is_at_most_1_percent() {
             let d: Vec<(f64, f64, f64)> = intervals(&base, &new, &qs, 1.0 - 0.01 / m, &mut rng);
             for &(d, low, high) in &d {
                 let alarm = |low: f64, high: f64| {
-                    matches!(verdict(d, low, high, 0.0), Verdict::Regressed | Verdict::Improved)
+                    matches!(
+                        verdict(d, low, high, 0.0),
+                        Verdict::Regressed | Verdict::Improved
+                    )
                 };
                 any |= alarm(low, high);
                 // The same standard error at 95%: the unadjusted interval.
@@ -149,5 +165,8 @@ fn the_family_wise_false_alarm_rate_is_at_most_1_percent() {
          (Bonferroni), {unadjusted} with 95% intervals each"
     );
     assert!(alarms <= REPS / 100, "{alarms} of {REPS}");
-    assert!(unadjusted > REPS / 10, "{unadjusted} of {REPS}: the test would not see a failure");
+    assert!(
+        unadjusted > REPS / 10,
+        "{unadjusted} of {REPS}: the test would not see a failure"
+    );
 }
