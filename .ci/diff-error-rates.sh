@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# How often `latte-telemetry diff` cries wolf, and how often it finds a real slowdown,
+# on the trading demo (examples/trading_loop.rs), one run per side.
+#
+# - Wolf: RUNS runs of one build, and `diff` on each of their RUNS*(RUNS-1)/2 unordered
+#   pairs (the earlier run as base). Every pair compares a build with itself, so each
+#   exit status 1 (something regressed) is a false alarm.
+# - Slowdown: RUNS more runs with `--slower SLOWER`, which makes Sim_Tick_Gap's median
+#   about SLOWER percent slower by more work between ticks and leaves the other
+#   components as they are (see the example's docs), and `diff` on every (base, slowed)
+#   pair: how many find Sim_Tick_Gap's p50 `regressed`.
+#
+# The base runs are `--slower 0`: they run the same calibration before the agent starts
+# and add nothing, so that the two sides differ in the extra work alone (what runs
+# before the agent starts can move latte's estimate of its own overhead, and with it
+# every short component's median).
+#
+# It prints the counts, the run length and its own wall time, and does not gate on the
+# counts: it ends successfully whatever they are. It fails when a build or run fails,
+# or when `diff` exits with anything but 0 or 1 (2 is bad input). Needs jq.
+#
+# It builds the demo with the default features, as the README runs it: after the
+# examples stage's `--all-features` build that is one more release build of the
+# library. Stage time with both builds done, on a 2 vCPU Intel Xeon KVM guest
+# (2026-11-27, another job sharing the machine): 31-39 s, of which 12 demo runs of
+# 2.0-3.5 s (their market loops 1.4-2.6 s, 28-52 blocks of 50 ms).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RUNS=6          # runs per side
+TICKS=2000000   # market ticks per run: a run of about 2-3 s (see the end of the output)
+SLOWER=10       # percent
+COMPONENT=Sim_Tick_Gap
+
+began=$SECONDS
+step() { printf '\n=== diff error rates: %s\n' "$*"; }
+
+if ! command -v jq >/dev/null; then
+    echo "diff-error-rates: jq is needed to read \`diff --json\`" >&2
+    exit 1
+fi
+
+step "build (the README's demo and the command-line tool, release)"
+cargo build --release --example trading_loop
+cargo build --release -p latte-telemetry-cli
+demo=target/release/examples/trading_loop
+tool=target/release/latte-telemetry
+
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+mkdir "$dir/diff"
+
+lengths=()
+# run NAME ARGS...: one demo run, its report in $dir/NAME.json, its stderr (the
+# calibration line) in $dir/NAME.err; its wall time in ms appended to `lengths`.
+run() {
+    local name=$1 start_ms
+    shift
+    start_ms=$(date +%s%3N)
+    "$demo" --json "$dir/$name.json" --ticks "$TICKS" "$@" 2> "$dir/$name.err"
+    lengths+=($(($(date +%s%3N) - start_ms)))
+}
+
+# A statistic of the component in a report (its last line is the whole run's), in ns.
+figure() {
+    jq -rs --arg c "$COMPONENT" --arg s "$2" \
+        'last | .all_threads[] | select(.component == $c) | .stats[$s] * 10 | round / 10' "$1"
+}
+
+# The verdict on the component's p50 in a `diff --json` output.
+p50_verdict() {
+    jq -r --arg c "$COMPONENT" '.components[] | select(.component == $c)
+        | .changes[] | select(.quantile == 0.5) | .verdict' "$1"
+}
+
+# The component's median (or another statistic) in each report named, on one line.
+figures() {
+    local statistic=$1 name
+    shift
+    for name in "$@"; do figure "$dir/$name.json" "$statistic"; done | paste -sd' '
+}
+
+# diff_pair BASE NEW: `diff --json` into $dir/diff/BASE-NEW.json, its exit status in
+# `status`; any status but 0 and 1 fails the stage.
+diff_pair() {
+    status=0
+    "$tool" diff --json "$dir/$1.json" "$dir/$2.json" > "$dir/diff/$1-$2.json" || status=$?
+    if ((status > 1)); then
+        echo "diff-error-rates: \`diff $1.json $2.json\` exited $status (bad input)" >&2
+        exit 1
+    fi
+}
+
+step "$RUNS runs of the demo (--ticks $TICKS --slower 0), and diff on their pairs"
+for i in $(seq "$RUNS"); do run "base$i" --slower 0; done
+pairs=0 exit0=0 exit1=0 regressed=0 improved=0
+for i in $(seq "$RUNS"); do
+    for j in $(seq $((i + 1)) "$RUNS"); do
+        pairs=$((pairs + 1))
+        diff_pair "base$i" "base$j"
+        if ((status == 1)); then exit1=$((exit1 + 1)); else exit0=$((exit0 + 1)); fi
+        case $(p50_verdict "$dir/diff/base$i-base$j.json") in
+            regressed) regressed=$((regressed + 1)) ;;
+            improved) improved=$((improved + 1)) ;;
+        esac
+    done
+done
+base_runs=($(for i in $(seq "$RUNS"); do echo "base$i"; done))
+echo "$COMPONENT median per run (ns): $(figures median "${base_runs[@]}")"
+echo "same build, $pairs pairs: diff exit 1 (something regressed) in $exit1, exit 0 in $exit0"
+echo "same build, $pairs pairs: $COMPONENT p50 regressed in $regressed, improved in $improved"
+# What the false alarms were: for each component, at each quantile, in how many pairs
+# it was `regressed` and in how many `improved` (beyond the threshold either way; the
+# call tree's nodes, compared too, mostly repeat their rows).
+echo "pairs with each component regressed/improved (same build):"
+jq -rs '[.[].components[]] | group_by(.component)[]
+        | [.[0].component] + ([.[].changes[]] | group_by(.quantile)
+          | map("p\(.[0].quantile * 100) \(map(select(.verdict == "regressed")) | length)"
+                + "/\(map(select(.verdict == "improved")) | length)"))
+        | @tsv' "$dir"/diff/base*-base*.json |
+    awk -F'\t' '{ printf "  %-16s %-10s %-10s %s\n", $1, $2, $3, $4 }'
+
+step "$RUNS runs with --slower $SLOWER, and diff of every base run against every slowed one"
+for j in $(seq "$RUNS"); do run "slow$j" --slower "$SLOWER"; done
+pairs=0 found=0 exit1=0
+for i in $(seq "$RUNS"); do
+    for j in $(seq "$RUNS"); do
+        pairs=$((pairs + 1))
+        diff_pair "base$i" "slow$j"
+        if ((status == 1)); then exit1=$((exit1 + 1)); fi
+        if [ "$(p50_verdict "$dir/diff/base$i-slow$j.json")" = regressed ]; then
+            found=$((found + 1))
+        fi
+    done
+done
+slow_runs=($(for j in $(seq "$RUNS"); do echo "slow$j"; done))
+rounds=$(for name in "${slow_runs[@]}"; do
+    grep -o 'so [0-9]* rounds' "$dir/$name.err" | cut -d' ' -f2
+done)
+echo "rounds of checksum per slowed run (calibrated): $(paste -sd' ' <<<"$rounds")"
+echo "$COMPONENT median per slowed run (ns): $(figures median "${slow_runs[@]}")"
+echo "slowed by $SLOWER%, $pairs pairs: $COMPONENT p50 regressed in $found; diff exit 1 in $exit1"
+
+step "done"
+# min, median and max of a list of numbers, one a line.
+spread() {
+    sort -n | awk '{ v[NR] = $1 }
+        END { printf "min %s, median %s, max %s", v[1], v[int((NR + 1) / 2)], v[NR] }'
+}
+echo "run length, one demo run of $TICKS ticks (wall, ms):" \
+    "$(printf '%s\n' "${lengths[@]}" | spread)"
+# The sum of the gaps: the market loop's length, the span the component was recorded over.
+loops=$(figures total "${base_runs[@]}" "${slow_runs[@]}" | tr ' ' '\n' |
+    awk '{ printf "%.0f\n", $1 / 1e6 }')
+echo "market loop, the sum of $COMPONENT (ms): $(spread <<<"$loops")"
+echo "stage wall time: $((SECONDS - began)) s"
