@@ -19,9 +19,8 @@
 # counts: it ends successfully whatever they are. It fails when a build or run fails,
 # or when `diff` exits with anything but 0 or 1 (2 is bad input). Needs jq.
 #
-# It builds the demo with the default features, as the README runs it: after the
-# examples stage's `--all-features` build that is one more release build of the
-# library. Stage time with both builds done, on a 2 vCPU Intel Xeon KVM guest
+# It builds the demo with every feature, as the examples stage of .ci/run does, so
+# that it reuses that build. Stage time with both builds done, on a 2 vCPU Intel Xeon KVM guest
 # (2026-11-27, another job sharing the machine): 31-39 s, of which 12 demo runs of
 # 2.0-3.5 s (their market loops 1.4-2.6 s, 28-52 blocks of 50 ms).
 set -euo pipefail
@@ -41,7 +40,7 @@ if ! command -v jq >/dev/null; then
 fi
 
 step "build (the README's demo and the command-line tool, release)"
-cargo build --release --example trading_loop
+cargo build --release --all-features --example trading_loop
 cargo build --release -p latte-telemetry-cli
 demo=target/release/examples/trading_loop
 tool=target/release/latte-telemetry
