@@ -236,8 +236,14 @@ pub mod test_hooks {
     }
 
     /// Runs `f` while holding the locks the drain takes on every fold (housekeeping,
-    /// the list of frame queues): a child forked inside `f` must not inherit them held.
+    /// the list of frame queues) and the reader turn of every ring of the calling
+    /// thread, as a reader copying them would: a child forked inside `f` must not
+    /// inherit them held.
     pub fn while_fold_locks_held<T>(f: impl FnOnce() -> T) -> T {
+        let rings: Vec<_> = crate::record::local::current_shared()
+            .map(|t| t.rings().iter().map(|(_, r)| r.clone()).collect())
+            .unwrap_or_default();
+        let _turns: Vec<_> = rings.iter().map(|r| r.hold_reader_turn()).collect();
         crate::record::registry::while_housekeeping(|| crate::record::marks::while_queues_held(f))
     }
 

@@ -287,16 +287,20 @@ fn a_forked_child_of_a_process_reporting_on_signals_still_dies_of_sigterm() {
     assert_eq!(sink.json_reports().len(), 2);
 }
 
-/// A fork while another thread holds the locks the drain takes on every fold
-/// (housekeeping, the list of frame queues): the child still marks frames, collects a
-/// report and leaves. When those locks were process-wide statics, a child forked while
-/// the drain folded waited on them forever.
+/// A fork while the locks the drain takes on every fold are held (housekeeping, the
+/// list of frame queues, the reader turn of a ring it is copying): the child still
+/// marks frames, collects a report and leaves. When those locks were process-wide
+/// statics, or a ring's turn a mutex, a child forked while the drain folded waited on
+/// them forever (the turn: a CI run of 2026-11-27 hung so).
 #[test]
 fn a_child_forked_while_the_drain_folds_still_reports() {
     let _one = exclusive();
-    // The forking thread has marked frames: its queue is the parent's.
+    // The forking thread has marked frames (its queue is the parent's) and has a ring,
+    // whose reader turn is held across the fork.
     latte::latte_frame!();
     latte::latte_frame!();
+    latte::latte_start!("fork_locks_parent");
+    latte::latte_stop!("fork_locks_parent");
     let (reader, writer) = std::io::pipe().unwrap();
     let pid = latte::test_hooks::while_fold_locks_held(|| {
         fork(|| {

@@ -15,6 +15,11 @@ pub(crate) use std::sync::{Mutex, MutexGuard};
 
 pub(crate) use std::sync::atomic::Ordering;
 
+#[cfg(latte_loom)]
+pub(crate) use loom::thread::yield_now;
+#[cfg(not(latte_loom))]
+pub(crate) use std::thread::yield_now;
+
 /// The single writer of `a` reading back its own last store.
 ///
 /// A relaxed load: no other thread stores to `a`, so this always returns the writer's

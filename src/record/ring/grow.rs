@@ -37,8 +37,7 @@
 //! model in `tests.rs` checks growth, refusal and freeing against a concurrent reader.
 
 use super::{RINGS, Ring};
-use crate::record::sync::{AtomicPtr, AtomicU64, Mutex, MutexGuard, Ordering, load_own};
-use std::sync::PoisonError;
+use crate::record::sync::{AtomicPtr, AtomicU64, Ordering, load_own, yield_now};
 use std::sync::atomic::{AtomicBool as OwnBool, AtomicU64 as StatU64};
 
 /// Set in the state when the current generation is the last: its slots wrap.
@@ -56,8 +55,9 @@ pub(super) struct Gens {
     arrays: Box<[AtomicPtr<AtomicU64>]>,
     /// Slots of generation 0.
     first: usize,
-    /// Readers take turns; see the module docs.
-    turn: Mutex<()>,
+    /// Readers take turns (see the module docs): the process id of the reader whose
+    /// turn it is, 0 when it is nobody's ([`Gens::reader_turn`]).
+    turn: AtomicU64,
     /// Every page of the last generation has been written ([`Ring::prefault`]); only
     /// the footprint estimate reads it.
     prefaulted: OwnBool,
@@ -81,7 +81,7 @@ impl Gens {
             state: AtomicU64::new(last),
             arrays,
             first,
-            turn: Mutex::new(()),
+            turn: AtomicU64::new(0),
             prefaulted: OwnBool::new(false),
             charged: false,
             #[cfg(test)]
@@ -175,9 +175,36 @@ impl Gens {
         self.charged
     }
 
-    /// Takes this reader's turn.
-    pub(super) fn reader_turn(&self) -> MutexGuard<'_, ()> {
-        self.turn.lock().unwrap_or_else(PoisonError::into_inner)
+    /// Takes this reader's turn, waiting (yielding) while another reader of this
+    /// process has it.
+    ///
+    /// The turn is a word holding its reader's process id, not a mutex, because of
+    /// `fork`: a reader of the parent (its drain, a report) that had the turn when the
+    /// child was forked does not exist in the child, and a mutex it held would stay
+    /// held there forever (a forked child's drain hung so, reading a ring it inherited,
+    /// 2026-11-27). A turn held by another process's id is that: the child takes it
+    /// over. Whatever that reader was doing is safe to take over: copying samples
+    /// changes nothing, and freeing a generation is a swap to null then the free, so
+    /// the child sees a generation either still listed or gone.
+    pub(super) fn reader_turn(&self) -> Turn<'_> {
+        let me = u64::from(std::process::id());
+        let mut held = 0;
+        loop {
+            match self
+                .turn
+                .compare_exchange_weak(held, me, Ordering::Acquire, Ordering::Relaxed)
+            {
+                Ok(_) => return Turn(&self.turn),
+                // Another reader of this process has it: wait for it to let go.
+                Err(now) if now == me => {
+                    yield_now();
+                    held = 0;
+                }
+                // Free (0), or held by a reader of the process this one was forked
+                // from: try again expecting that.
+                Err(now) => held = now,
+            }
+        }
     }
 
     /// Frees the generations older than the one `state` names. Only a reader holding
@@ -211,6 +238,15 @@ impl Gens {
         if self.charged {
             RINGS.release(crate::config::ring_bytes(len));
         }
+    }
+}
+
+/// A reader's turn ([`Gens::reader_turn`]), given back when dropped.
+pub(crate) struct Turn<'a>(&'a AtomicU64);
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        self.0.store(0, Ordering::Release);
     }
 }
 

@@ -322,6 +322,13 @@ impl Ring {
         self.read_from(0, quiet, out)
     }
 
+    /// Holds this ring's reader turn until the value returned is dropped (tests: a
+    /// reader that had its turn when the process forked).
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fn hold_reader_turn(&self) -> grow::Turn<'_> {
+        self.gens.reader_turn()
+    }
+
     /// Like [`read`](Self::read), but only samples of index `from` or later: what is
     /// new since a previous read whose `seen` was `from`. Samples in `from .. first`
     /// were overwritten before this read reached them.
