@@ -11,7 +11,8 @@
 //! 3. The drain's cost per folded sample, and the memory of a whole-run histogram, for
 //!    a wide spread of values (dense histograms) and a narrow one (table form).
 //!
-//! `cargo bench --bench agent`.
+//! `cargo bench --bench agent`; `cargo bench --bench agent -- fold` runs part 3 only
+//! (to compare two builds' folds, run alternately).
 
 use latte::{Cleaning, Id, Mode, Report, ReportOptions, clock, latte_start, latte_stop};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -35,6 +36,10 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
+    if std::env::args().skip(1).any(|a| a == "fold") {
+        fold_cost();
+        return;
+    }
     let guard = latte::builder()
         .sink(std::io::sink())
         .final_report(false)
