@@ -331,7 +331,7 @@ fn print_fold(wide: &FoldLoad, narrow: &FoldLoad) {
         rounds(wide)
     );
     println!(
-        "memory, wide load: {} histograms, {} bytes, {:.1} KiB per histogram (values below 5,100 ticks, ~3,200 buckets each: dense)",
+        "memory, wide load: {} histograms (the tallies and the series' open tables, with its closed blocks), {} bytes, {:.1} KiB per histogram (values below 5,100 ticks, ~3,200 buckets each: dense)",
         wide.histograms,
         wide.bytes,
         wide.bytes as f64 / wide.histograms.max(1) as f64 / 1024.0
@@ -343,7 +343,7 @@ fn print_fold(wide: &FoldLoad, narrow: &FoldLoad) {
         rounds(narrow)
     );
     println!(
-        "memory, narrow load: {} histograms, {} bytes, {:.0} bytes per histogram (1,000 samples, {:.1} buckets each: table form)",
+        "memory, narrow load: {} histograms (the tallies and the series' open tables, with its closed blocks), {} bytes, {:.0} bytes per histogram (1,000 samples, {:.1} buckets each: table form)",
         narrow.histograms,
         narrow.bytes,
         narrow.bytes as f64 / narrow.histograms.max(1) as f64,
