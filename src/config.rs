@@ -49,7 +49,7 @@ pub(crate) const SIGNIFICANT_DIGITS: u8 = 3;
 /// blocks, ms.
 pub(crate) const SERIES_BLOCK_MS: u64 = 50;
 /// The most blocks the run's time series holds: past it, adjacent blocks merge in pairs.
-pub(crate) const SERIES_MAX_BLOCKS: usize = 128;
+pub(crate) const SERIES_MAX_BLOCKS: usize = 64;
 
 /// Slowest samples kept per (thread, id) unless configured.
 pub const DEFAULT_SLOWEST: usize = 10;

@@ -53,7 +53,7 @@ impl Series {
     /// run longer than `MAX_BLOCKS * BLOCK_MS` holds between half of it and all).
     ///
     /// ```
-    /// assert_eq!(latte::report::Series::MAX_BLOCKS, 128);
+    /// assert_eq!(latte::report::Series::MAX_BLOCKS, 64);
     /// ```
     pub const MAX_BLOCKS: usize = SERIES_MAX_BLOCKS;
 }
