@@ -45,6 +45,12 @@ pub const MIN_PERIODIC: std::time::Duration = std::time::Duration::from_millis(1
 /// its own; above, a bucket is at most 1/1,024 of its values wide.
 pub(crate) const SIGNIFICANT_DIGITS: u8 = 3;
 
+/// The length of a block of the run's time series (`Report::series`) until it merges
+/// blocks, ms.
+pub(crate) const SERIES_BLOCK_MS: u64 = 50;
+/// The most blocks the run's time series holds: past it, adjacent blocks merge in pairs.
+pub(crate) const SERIES_MAX_BLOCKS: usize = 64;
+
 /// Slowest samples kept per (thread, id) unless configured.
 pub const DEFAULT_SLOWEST: usize = 10;
 /// Largest accepted number of slowest samples kept per (thread, id).

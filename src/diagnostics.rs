@@ -310,11 +310,12 @@ pub struct Footprint {
     #[cfg_attr(feature = "agent", serde(alias = "folded_threads"))]
     pub merged_threads: u64,
     /// Whole-run histograms (one per thread, id and sample kind, and as many again
-    /// for the open interval once interval reports are used). One with few buckets in
-    /// use is kept as a table of them, a few hundred bytes.
+    /// for the open interval once interval reports are used), and one per id and
+    /// sample kind for the open block of the run's series (`Report::series`). One with
+    /// few buckets in use is kept as a table of them, a few hundred bytes.
     pub histograms: u64,
-    /// Bytes those histograms hold on the heap (included in `bytes` and in
-    /// `memory_cap_used`).
+    /// Bytes those histograms hold on the heap, and the series' closed blocks
+    /// (included in `bytes` and in `memory_cap_used`).
     pub histogram_bytes: u64,
     /// CPU time the agent's drain thread has used, in nanoseconds (0 without an agent,
     /// or off Linux).

@@ -254,6 +254,27 @@ pub mod test_hooks {
         crate::agent::set_signal_report_timeout(timeout)
     }
 
+    /// Sets the clock the run's time series counts its blocks by (`Report::series`),
+    /// in milliseconds, for every fold from now on; `None` goes back to the monotonic
+    /// clock. Blocks count from the first fold or the last `collect::reset`: reset
+    /// after changing it.
+    ///
+    /// ```
+    /// use latte::{Report, ReportOptions};
+    /// latte::test_hooks::set_block_clock(Some(1_000));
+    /// latte::collect::reset(); // block 0 begins at 1,000 ms
+    /// latte::latte_pulse!("doc_block_clock");
+    /// latte::latte_pulse!("doc_block_clock");
+    /// latte::test_hooks::set_block_clock(Some(1_120)); // block 2
+    /// let report = Report::collect(&ReportOptions::default());
+    /// assert_eq!(report.series.unwrap().blocks, 3);
+    /// latte::test_hooks::set_block_clock(None);
+    /// ```
+    #[cfg(feature = "agent")]
+    pub fn set_block_clock(ms: Option<u64>) {
+        crate::collect::timeline::hook::set(ms)
+    }
+
     /// The platform facts gathered when the clock was chosen.
     pub fn platform_facts() -> &'static Facts {
         crate::clock::facts()

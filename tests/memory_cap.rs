@@ -203,18 +203,22 @@ fn rings_charged(f: &latte::collect::Footprint) -> u64 {
 fn histogram_bytes_count_against_the_cap_and_leave_less_for_rings() {
     let _one = common::exclusive();
     let base = latte::footprint();
-    let cap = base.memory_cap_used + 5 * BIG_RING;
-    latte::builder()
-        .sink(std::io::sink())
-        .final_report(false)
-        .ring_capacity(BIG)
-        .memory_cap(cap)
-        .start()
-        .unwrap()
-        .stop()
-        .unwrap();
+    // The settings stay after the agent stops.
+    let set_cap = |cap| {
+        latte::builder()
+            .sink(std::io::sink())
+            .final_report(false)
+            .ring_capacity(BIG)
+            .memory_cap(cap)
+            .start()
+            .unwrap()
+            .stop()
+            .unwrap();
+    };
+    set_cap(base.memory_cap_used + 16 * BIG_RING);
 
-    // One ring; once a fold has read it, a histogram larger than the ring.
+    // One ring; once a fold has read it, histograms larger than the ring (the id's
+    // tally, and its table in the open block of the run's series).
     common::on_named_thread("hist-a", || spread(&HIST[0]));
     let before = latte::footprint(); // hist-a compacted: its ring pooled, still charged
     assert_eq!(before.memory_cap_used, base.memory_cap_used + BIG_RING);
@@ -224,8 +228,11 @@ fn histogram_bytes_count_against_the_cap_and_leave_less_for_rings() {
     assert!(grown > BIG_RING, "{after:?}");
     assert_eq!(after.memory_cap_used, before.memory_cap_used + grown);
 
-    // Left under the cap: 4 rings without the histogram, 3 with it (one of them the
-    // pooled ring, reused without a new charge). The fourth new id is refused.
+    // Left under the cap: room for two new rings and half of one (the series may
+    // close a block meanwhile, a few KiB). With the pooled ring, reused without a new
+    // charge, three ids get rings; the fourth new id is refused.
+    let cap = after.memory_cap_used + 2 * BIG_RING + BIG_RING / 2;
+    set_cap(cap);
     common::on_named_thread("hist-b", || {
         spread(&HIST[1]);
         HIST[2..].iter().for_each(ten);
@@ -242,9 +249,9 @@ fn histogram_bytes_count_against_the_cap_and_leave_less_for_rings() {
     assert!(b.component("cap/h4").is_none());
     assert_eq!(b.frame_counts("cap/h4").over_cap, 10);
 
-    // The next fold makes hist-b's first histogram dense too: with hist-b's three
+    // The next fold makes hist-b's first histograms dense too: with hist-b's three
     // rings pooled, that passes the cap, and pooled rings are freed (newest first)
-    // until the total is back under it: one is enough.
+    // until the total is back under it, and no more.
     let f = latte::footprint();
     assert_eq!(rings_charged(&f), rings_charged(&base) + 3 * BIG_RING);
     Report::collect(&ReportOptions::default());
@@ -254,7 +261,14 @@ fn histogram_bytes_count_against_the_cap_and_leave_less_for_rings() {
         "{f:?}"
     );
     assert!(f.memory_cap_used <= cap, "{f:?}");
-    assert_eq!(rings_charged(&f), rings_charged(&base) + 2 * BIG_RING);
+    assert!(
+        f.memory_cap_used + BIG_RING > cap,
+        "one ring too many freed: {f:?}"
+    );
+    assert!(
+        rings_charged(&f) < rings_charged(&base) + 3 * BIG_RING,
+        "{f:?}"
+    );
     // The next test's report names the ids refused: not these.
     latte::collect::reset();
 }

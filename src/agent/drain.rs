@@ -278,33 +278,45 @@ impl Drain {
         self.failures.at_stop()
     }
 
-    /// A fresh whole-run report for the exporters, focused as the reports are.
+    /// A fresh whole-run report for the exporters, focused as the reports are (no
+    /// series: exporters read the rows).
     fn fresh_report(&self) -> Option<Arc<Report>> {
         let calibration = calibration();
-        let report = collect::whole_run(|totals| self.assemble(totals, calibration, None));
+        let report =
+            collect::whole_run(|totals, _| self.assemble_as(totals, calibration, None, true));
         report.focus(&self.focus).ok().map(Arc::new)
     }
 
-    /// Writes a report of everything recorded so far.
+    /// Writes a report of everything recorded so far, with its series when it is
+    /// written as JSON (a table does not show it) and covers every thread.
     fn whole_run(&mut self, label: Option<String>) -> Result<(), Error> {
         // Calibration first: it may still be running, and the ledger must not wait.
         let calibration = calibration();
-        let report = collect::whole_run(|totals| self.assemble(totals, calibration, label));
+        let series = self.series();
+        let (mut report, blocks) = collect::whole_run(|totals, timeline| {
+            let report = self.assemble_as(totals, calibration, label, true);
+            (report, series.then(|| timeline.blocks()))
+        });
+        if let Some(blocks) = blocks {
+            // After the ledger's lock: the folds need not wait for the encoding.
+            analyze::add_series(&mut report, &blocks, calibration, self.options.data);
+        }
         self.write(report, None)
     }
 
-    /// The report of `totals`, describing this process now.
-    fn assemble(
-        &self,
-        totals: &Totals,
-        calibration: &Calibration,
-        label: Option<String>,
-    ) -> Report {
-        self.assemble_as(totals, calibration, label, true)
+    /// Whether whole-run reports carry their series: when they are written as JSON
+    /// and ALL THREADS covers every thread (no thread pattern: the series is over all
+    /// threads).
+    fn series(&self) -> bool {
+        #[cfg(feature = "json")]
+        let json = matches!(self.format, Format::Json);
+        #[cfg(not(feature = "json"))]
+        let json = false;
+        json && self.focus.threads.is_none()
     }
 
-    /// [`assemble`](Self::assemble), its rows carrying their encoded histograms only
-    /// if `histograms`.
+    /// The report of `totals`, describing this process now, its rows carrying their
+    /// encoded histograms only if `histograms`.
     fn assemble_as(
         &self,
         totals: &Totals,

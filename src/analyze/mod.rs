@@ -11,7 +11,9 @@
 //! the kinds' runs are merged, cleaning trims the ends, and statistics are read from
 //! the runs; counts, the uncleaned mean and standard deviation and the extremes come
 //! from exact sums kept beside each histogram. The all-threads view of an id merges the
-//! threads' runs (cleaning stays per thread, where preemption happens).
+//! threads' runs (cleaning stays per thread, where preemption happens). A whole-run
+//! report's series (`series.rs`) treats each block of the collector's timeline as a
+//! row's values are treated, over all threads.
 
 mod calibrate;
 mod clean;
@@ -20,6 +22,7 @@ mod encode;
 mod environment;
 mod frames;
 mod prepare;
+mod series;
 mod stats;
 mod tree;
 
@@ -29,7 +32,7 @@ pub use clean::{Cleaned, clean};
 pub(crate) use encode::per_id as per_id_histograms;
 pub use stats::{Moments, moments, quantile};
 
-use crate::collect::{self, Capture, ComponentTotals, SampleKind, Totals};
+use crate::collect::{self, Blocks, Capture, ComponentTotals, SampleKind, Totals};
 use crate::diagnostics::FrameCounts;
 use crate::error::Error;
 use crate::report::{Data, ReportOptions};
@@ -83,7 +86,14 @@ impl Report {
         // Calibration before the ledger's lock: a first calibration takes ~50 ms,
         // and the drain's folds must not wait for it.
         let calibration = calibration();
-        collect::whole_run(|totals| assemble(totals, calibration, options, live))
+        let (mut report, blocks) = collect::whole_run(|totals, timeline| {
+            (
+                assemble(totals, calibration, options, live),
+                timeline.blocks(),
+            )
+        });
+        add_series(&mut report, &blocks, calibration, options.data);
+        report
     }
 
     /// Analyses a stored capture with a given calibration (for reproducible reports):
@@ -129,14 +139,16 @@ impl Report {
             histograms: true,
         };
         let calibration = calibration();
-        let report = collect::whole_run(|totals| {
-            assemble(
-                &of_threads(totals, threads.as_ref()),
-                calibration,
-                options,
-                live,
-            )
+        let (mut report, blocks) = collect::whole_run(|totals, timeline| {
+            let totals = of_threads(totals, threads.as_ref());
+            // The timeline is over all threads: it goes with ALL THREADS only when
+            // ALL THREADS is all threads.
+            let blocks = threads.is_none().then(|| timeline.blocks());
+            (assemble(&totals, calibration, options, live), blocks)
         });
+        if let Some(blocks) = blocks {
+            add_series(&mut report, &blocks, calibration, options.data);
+        }
         report.focus(focus)
     }
 }
@@ -153,7 +165,8 @@ pub(crate) fn of_threads<'a>(
     }
 }
 
-/// Builds a report: the one place a [`Report`] is made.
+/// Builds a report: the one place a [`Report`] is made ([`add_series`] adds a
+/// whole-run report's series, once the ledger is free).
 pub(crate) fn assemble(
     totals: &Totals,
     calibration: &Calibration,
@@ -194,7 +207,21 @@ pub(crate) fn assemble(
             .then(|| environment::environment(totals, calibration)),
         // The agent fills this in: only it knows what it could not write.
         periodic_failures: None,
+        // `add_series`, for a whole-run report.
+        series: None,
     }
+}
+
+/// Gives a whole-run report its series: `blocks`, the whole run's timeline of the
+/// same threads as the report (taken with the totals it was made of), in the report's
+/// `data`. Called after the ledger's lock is released.
+pub(crate) fn add_series(
+    report: &mut Report,
+    blocks: &Blocks,
+    calibration: &Calibration,
+    data: Data,
+) {
+    report.series = series::series(blocks, &report.all_threads, calibration, data);
 }
 
 /// Each thread's section and the all-threads rows, every list in the order of

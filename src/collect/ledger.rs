@@ -9,11 +9,15 @@
 //! [`take_interval`] fold once more before they answer, so a report includes
 //! everything recorded before it was asked for.
 //!
+//! Every fold also feeds the run's [`Timeline`] (per id, in blocks of time), apart
+//! from the windows: it is not cut by intervals, and a reset empties it too.
+//!
 //! Exited threads keep their tallies; beyond the exited-thread limit they are merged
 //! into one `<exited threads>` entry, in step with the registry's own folding of their
 //! raw windows (a thread is folded in the registry only once the ledger has read all
 //! of it).
 
+use super::timeline::{self, Timeline};
 use super::totals::{ComponentTotals, ThreadTotals, Totals};
 use crate::config;
 use crate::diagnostics::{Anomalies, FrameCounts};
@@ -46,6 +50,9 @@ pub(super) struct Ledger {
     /// The counters' values at the last [`reset`](super::reset), if any: threads and
     /// their counters only (no components).
     pub(super) since_reset: Option<Totals>,
+    /// The whole run (since the start, or the last reset) per id in blocks of time:
+    /// every fold's samples, whichever window they went to.
+    pub(super) timeline: Timeline,
     /// Per thread (by serial), per ring in the thread's order: how many of its
     /// samples the ledger has read (its `seen` as of the previous fold), and its
     /// self-time sum then.
@@ -72,6 +79,7 @@ static LEDGER: PerProcess<Mutex<Ledger>> = PerProcess::new(|| {
         whole: Totals::default(),
         interval: None,
         since_reset: None,
+        timeline: Timeline::default(),
         reads: BTreeMap::new(),
         last_fold_ms: 0,
         now_ms: 0,
@@ -165,6 +173,7 @@ impl Ledger {
     pub(super) fn fold(&mut self) -> FoldStats {
         self.now_ms = unix_ms();
         let began = std::time::Instant::now();
+        self.timeline.begin_fold(timeline::clock_ms(began));
         registry::compact();
         let view = registry::global().view();
         let me = local::current_shared();
@@ -259,7 +268,8 @@ impl Ledger {
         self.reads.retain(|serial, _| listed.contains(serial));
     }
 
-    /// Publishes how many histograms the ledger holds and their bytes, for
+    /// Publishes how many histograms the ledger holds (the timeline's open tables
+    /// among them) and their bytes (the timeline's closed blocks too), for
     /// [`footprint`](super::footprint) (which must not wait for the ledger's lock),
     /// and charges their change in bytes against the memory cap (`record/budget.rs`),
     /// freeing pooled rings if that passes the cap.
@@ -269,7 +279,7 @@ impl Ledger {
             .flat_map(|t| t.threads.values())
             .flat_map(|t| &t.components)
             .flat_map(|c| &c.kinds);
-        let (mut count, mut bytes) = (0, 0);
+        let (mut count, mut bytes) = self.timeline.size();
         for (_, tally) in tallies {
             count += 1;
             bytes += tally.heap_bytes();
@@ -367,8 +377,15 @@ impl Ledger {
         };
         let keep = config::slowest();
         let when = (self.last_fold_ms, self.now_ms);
-        let c = &mut self
-            .open()
+        // The open window and the timeline, borrowed apart.
+        let Ledger {
+            whole,
+            interval,
+            timeline,
+            ..
+        } = self;
+        let open = interval.as_mut().unwrap_or(whole);
+        let c = &mut open
             .threads
             .get_mut(&serial)
             .expect("thread() ran")
@@ -376,8 +393,10 @@ impl Ledger {
         c.seen += batch.seen - from;
         c.self_ticks = c.self_ticks.wrapping_add(own);
         c.lost += lost;
-        c.fold(batch.words, keep, when);
-        c.fold(batch.more, keep, when);
+        let index = c.index;
+        let mut also = |kind, ticks: &[u64]| timeline.record(index, kind, ticks);
+        c.fold(batch.words, keep, when, &mut also);
+        c.fold(batch.more, keep, when, &mut also);
     }
 }
 

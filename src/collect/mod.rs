@@ -6,6 +6,8 @@
 //!   per-kind histograms with exact counts and sums, every overwritten one counted as
 //!   lost; what reports are made of. `window.rs` cuts the windows a report covers
 //!   from it: the whole run (since the start, or since [`reset`]) and one interval.
+//!   Beside them, `timeline.rs` keeps the whole run per id in blocks of time (what a
+//!   report's `series` is made of).
 //! - **The ring window** ([`Capture`]): a copy of the newest samples each ring still
 //!   holds, raw, plus every thread's counters. [`snapshot`] reads one component's
 //!   windows and [`Capture::write_csv`] writes a capture's raw samples.
@@ -24,6 +26,8 @@ mod read;
 #[cfg(feature = "agent")]
 mod tally;
 #[cfg(feature = "agent")]
+pub(crate) mod timeline;
+#[cfg(feature = "agent")]
 mod totals;
 #[cfg(feature = "agent")]
 mod window;
@@ -36,6 +40,7 @@ pub use crate::record::{Sample, SampleKind, prepare};
 pub(crate) use {
     ledger::fold,
     tally::{Exact, Tally},
+    timeline::Blocks,
     totals::{ComponentTotals, ThreadTotals, Totals},
     window::{take_interval, whole_run},
 };
@@ -257,8 +262,8 @@ pub fn snapshot(name: &str) -> Vec<u64> {
 }
 
 /// Drops what was recorded so far from every report to come (a warm-up, say): the
-/// whole run and the open interval of periodic reports start again from now, with
-/// their anomaly counts too. What the rings still hold is untouched, so a
+/// whole run, its series of blocks (`Report::series`) and the open interval of
+/// periodic reports start again from now, with their anomaly counts too. What the rings still hold is untouched, so a
 /// [`capture`], a [`snapshot`] and the CSV export still show the newest samples from
 /// before. Works with or without an agent; takes the lock reports take, never the
 /// recording threads'.

@@ -157,13 +157,20 @@ impl ComponentTotals {
     }
 
     /// Folds the samples of one ring read, recorded between `when.0` and `when.1`
-    /// (milliseconds since the Unix epoch), keeping the `keep` largest.
+    /// (milliseconds since the Unix epoch), keeping the `keep` largest; hands each run
+    /// of one kind's ticks to `also` too (the timeline's open block).
     ///
     /// The fold's per-sample path. A ring's samples come in runs of one kind (most
     /// rings hold one kind only): each run is decoded once and handed to its tally
     /// whole, in blocks that stay in the first-level cache, and a sample is compared
     /// with the slowest kept only when it could join them.
-    pub(super) fn fold(&mut self, words: &[u64], keep: usize, when: (u64, u64)) {
+    pub(super) fn fold(
+        &mut self,
+        words: &[u64],
+        keep: usize,
+        when: (u64, u64),
+        also: &mut impl FnMut(SampleKind, &[u64]),
+    ) {
         /// Words per block: 16 KiB, and as much again for their ticks.
         const BLOCK: usize = 2048;
         let mut ticks = [0u64; BLOCK];
@@ -174,6 +181,7 @@ impl ComponentTotals {
                 let n = self.note_run(rest, kind, keep, when, &mut ticks);
                 let k = self.tally_for(kind);
                 self.kinds[k].1.record_all(&ticks[..n]);
+                also(kind, &ticks[..n]);
                 rest = &rest[n..];
             }
         }

@@ -9,15 +9,19 @@
 //! components' samples and, for the counters that only grow (anomalies, frames ended
 //! without their Stop, teardown drops), their values when the window began; what it
 //! shows is the increments over those.
+//!
+//! The whole run's [`Timeline`] goes with the whole run; an interval has none.
 
 use super::ledger::{Ledger, ledger};
+use super::timeline::{self, Timeline};
 use super::totals::{ComponentTotals, ThreadTotals, Totals};
 use crate::config;
 use crate::diagnostics::FrameCounts;
 use std::collections::BTreeMap;
 
-/// Folds, then runs `f` on the whole run's totals (since the last reset, if any).
-pub(crate) fn whole_run<R>(f: impl FnOnce(&Totals) -> R) -> R {
+/// Folds, then runs `f` on the whole run's totals and timeline (since the last reset,
+/// if any).
+pub(crate) fn whole_run<R>(f: impl FnOnce(&Totals, &Timeline) -> R) -> R {
     let mut ledger = ledger();
     ledger.fold();
     ledger.note_open_scopes();
@@ -25,12 +29,16 @@ pub(crate) fn whole_run<R>(f: impl FnOnce(&Totals) -> R) -> R {
         whole,
         interval,
         since_reset,
+        timeline,
         ..
     } = &*ledger;
     match (interval, since_reset) {
         // Every sample went into `whole`, and every counter counts from the start.
-        (None, None) => f(whole),
-        (interval, since_reset) => f(&run(whole, interval.as_ref(), since_reset.as_ref())),
+        (None, None) => f(whole, timeline),
+        (interval, since_reset) => f(
+            &run(whole, interval.as_ref(), since_reset.as_ref()),
+            timeline,
+        ),
     }
 }
 
@@ -64,8 +72,8 @@ pub(crate) fn take_interval() -> Totals {
     }
 }
 
-/// Drops what was recorded so far from the whole run and the open interval: both
-/// start again from now, emptied in place. See [`reset`](super::reset).
+/// Drops what was recorded so far from the whole run, the open interval and the
+/// timeline: all start again from now, emptied in place. See [`reset`](super::reset).
 pub(crate) fn reset() {
     let mut ledger = ledger();
     ledger.fold();
@@ -73,8 +81,10 @@ pub(crate) fn reset() {
         whole,
         interval,
         since_reset,
+        timeline,
         ..
     } = &mut *ledger;
+    timeline.reset(timeline::clock_ms(std::time::Instant::now()));
     for window in std::iter::once(&mut *whole).chain(interval.as_mut()) {
         window.threads.values_mut().for_each(|t| {
             t.components.iter_mut().for_each(ComponentTotals::clear);
@@ -273,7 +283,7 @@ mod tests {
         let all = words(20_000);
         let keep = config::slowest();
         let mut one = one_component();
-        component(&mut one).fold(&all, keep, (1, 2));
+        component(&mut one).fold(&all, keep, (1, 2), &mut |_, _| {});
         component(&mut one).seen = all.len() as u64;
         // Folded into `whole` until the first interval, then into the open interval,
         // settled at each cut.
@@ -281,7 +291,7 @@ mod tests {
         let mut open: Option<Totals> = None;
         for (i, chunk) in all.chunks(3_001).enumerate() {
             let window = open.as_mut().unwrap_or(&mut whole);
-            component(window).fold(chunk, keep, (1, 2));
+            component(window).fold(chunk, keep, (1, 2), &mut |_, _| {});
             component(window).seen += chunk.len() as u64;
             match (&mut open, i % 2) {
                 (None, 1) => open = Some(starting_now(&whole)),

@@ -333,6 +333,7 @@ mod tests {
             footprint: None,
             environment: None,
             periodic_failures: None,
+            series: None,
         }
     }
 

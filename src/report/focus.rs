@@ -3,9 +3,10 @@
 //! just made and on one read back from JSON.
 
 use super::table::Column;
-use super::{Report, Row, RowKind};
+use super::{Report, Row, RowKind, SeriesComponent};
 use crate::error::Error;
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
 /// Which components a report keeps, and in what order. Applied by
 /// [`Report::focus`] to every section (each thread's and ALL THREADS); a report read
@@ -64,7 +65,8 @@ impl Report {
     /// This report with only the components `focus` keeps, in its order, and only the
     /// sections of the threads it keeps (ALL THREADS is not recomputed: see
     /// [`Focus::threads`]). Threads with no component left keep their section (their
-    /// anomalies still count). An invalid pattern is [`Error::Pattern`].
+    /// anomalies still count). The [`series`](Report::series) keeps the components
+    /// of ALL THREADS, in its order. An invalid pattern is [`Error::Pattern`].
     ///
     /// ```
     /// use latte::report::Focus;
@@ -101,6 +103,16 @@ impl Report {
         out.all_threads = keep(&self.all_threads);
         if flat {
             out.tree.clear();
+        }
+        if let Some(series) = &mut out.series {
+            let mut by_id: HashMap<String, SeriesComponent> =
+                std::mem::take(&mut series.components)
+                    .into_iter()
+                    .map(|c| (c.component.clone(), c))
+                    .collect();
+            series.components = (out.all_threads.iter())
+                .filter_map(|r| by_id.remove(&r.component))
+                .collect();
         }
         Ok(out)
     }

@@ -145,19 +145,23 @@ pub(crate) fn held(values: &[(u64, u64)], min: u64, max: u64, encode: bool) -> H
             histogram: None,
         };
     }
-    let histogram = encode
-        .then(|| {
-            let mut bytes = Vec::new();
-            V2DeflateSerializer::new()
-                .serialize(&to_histogram(values), &mut bytes)
-                .ok()?;
-            Some(base64::engine::general_purpose::STANDARD.encode(bytes))
-        })
-        .flatten();
     Held {
         runs: bucketed(values, min, max),
-        histogram,
+        histogram: encode.then(|| encoded(values)).flatten(),
     }
+}
+
+/// `values` encoded as a row's histogram is ([`Row::histogram`]): a histogram of
+/// latte's precision holding them, V2 deflate, base64; `None` for no values.
+pub(crate) fn encoded(values: &[(u64, u64)]) -> Option<String> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(&to_histogram(values), &mut bytes)
+        .ok()?;
+    Some(base64::engine::general_purpose::STANDARD.encode(bytes))
 }
 
 /// A row's values, decoded from its histogram ([`Row::distribution`]), in the report's
@@ -215,54 +219,71 @@ impl Row {
     /// assert_eq!(dist.quantile(0.5), row.stats.median);
     /// ```
     pub fn distribution(&self, report: &Report) -> Result<Distribution, Error> {
-        let fail = |reason: String| Error::Histogram {
-            component: self.component.clone(),
-            reason,
-        };
-        let per_tick = per_tick(report.unit, report.ticks_per_ns);
-        if !(per_tick.is_finite() && per_tick > 0.0) {
-            return Err(fail(format!(
-                "the report's counter frequency ({} ticks/ns) cannot turn ticks into time",
-                report.ticks_per_ns
-            )));
+        let extremes = (self.stats.min, self.stats.max);
+        let dist = decode(&self.component, self.histogram.as_deref(), extremes, report)?;
+        if self.histogram.is_none() && self.stats.samples > 0 {
+            return Err(Error::Histogram {
+                component: self.component.clone(),
+                reason: "the row has samples but no histogram".into(),
+            });
         }
-        let Some(text) = &self.histogram else {
-            return match self.stats.samples {
-                0 => Ok(Distribution {
-                    per_tick,
-                    ..Distribution::default()
-                }),
-                _ => Err(fail("the row has samples but no histogram".into())),
-            };
-        };
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(text)
-            .map_err(|e| fail(format!("not base64: {e}")))?;
-        let hist: Histogram<u64> = Deserializer::new()
-            .deserialize(&mut bytes.as_slice())
-            .map_err(|e| fail(format!("not a V2 HdrHistogram: {e:?}")))?;
-        let runs = hist_runs(&hist, 0, u64::MAX);
-        let count = runs
-            .iter()
-            .try_fold(0u64, |sum, &(_, k)| sum.checked_add(k))
-            .ok_or_else(|| fail("its counts add up to more than 2^64".into()))?;
-        let bounds: Vec<(u64, u64)> = hist
-            .iter_recorded()
-            .map(|v| {
-                let high = v.value_iterated_to();
-                (hist.lowest_equivalent(high), high)
-            })
-            .collect();
-        let mut dist = Distribution {
-            runs,
-            bounds,
-            count,
-            per_tick,
-            clamp: (f64::NEG_INFINITY, f64::INFINITY),
-        };
-        dist.clamp = dist.extremes(self.stats.min, self.stats.max);
         Ok(dist)
     }
+}
+
+/// Decodes `text`, a histogram of `component` encoded as a row's, in the unit of
+/// `report`, its extreme buckets' middles pulled to `extremes` (a row's exact minimum
+/// and maximum, in the report's unit) where those lie in them; no text is no values.
+pub(crate) fn decode(
+    component: &str,
+    text: Option<&str>,
+    extremes: (f64, f64),
+    report: &Report,
+) -> Result<Distribution, Error> {
+    let fail = |reason: String| Error::Histogram {
+        component: component.to_owned(),
+        reason,
+    };
+    let per_tick = per_tick(report.unit, report.ticks_per_ns);
+    if !(per_tick.is_finite() && per_tick > 0.0) {
+        return Err(fail(format!(
+            "the report's counter frequency ({} ticks/ns) cannot turn ticks into time",
+            report.ticks_per_ns
+        )));
+    }
+    let Some(text) = text else {
+        return Ok(Distribution {
+            per_tick,
+            ..Distribution::default()
+        });
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| fail(format!("not base64: {e}")))?;
+    let hist: Histogram<u64> = Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .map_err(|e| fail(format!("not a V2 HdrHistogram: {e:?}")))?;
+    let runs = hist_runs(&hist, 0, u64::MAX);
+    let count = runs
+        .iter()
+        .try_fold(0u64, |sum, &(_, k)| sum.checked_add(k))
+        .ok_or_else(|| fail("its counts add up to more than 2^64".into()))?;
+    let bounds: Vec<(u64, u64)> = hist
+        .iter_recorded()
+        .map(|v| {
+            let high = v.value_iterated_to();
+            (hist.lowest_equivalent(high), high)
+        })
+        .collect();
+    let mut dist = Distribution {
+        runs,
+        bounds,
+        count,
+        per_tick,
+        clamp: (f64::NEG_INFINITY, f64::INFINITY),
+    };
+    dist.clamp = dist.extremes(extremes.0, extremes.1);
+    Ok(dist)
 }
 
 impl Distribution {

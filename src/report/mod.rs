@@ -14,6 +14,7 @@ pub(crate) mod histogram;
 pub mod numbers;
 mod options;
 mod row;
+mod series;
 mod table;
 mod tree;
 mod wire;
@@ -27,6 +28,7 @@ use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
 pub use focus::{Focus, Sort};
 pub use frames::{Culprit, FrameComponent, PerFrame, Spread, WorstFrame};
 pub use histogram::{Bucket, Distribution, rank};
+pub use series::{Series, SeriesComponent};
 pub use table::{Column, SEED_WIDTH, TableOptions};
 pub use tree::{SelfTime, TreeNode};
 
@@ -80,9 +82,9 @@ pub enum JsonStyle {
 /// section per thread and an all-threads section.
 ///
 /// As JSON ([`Report::to_json`]) it carries [`format_version`](Report::format_version);
-/// serde reads the current format and format 1 (latte before the headline covered
-/// every sample, see [`Summary`]), and refuses a newer one with an error naming its
-/// version.
+/// serde reads the current format and every older one (format 1: latte before the
+/// headline covered every sample, see [`Summary`]; formats 2 and 3 read with what they
+/// lack empty), and refuses a newer one with an error naming its version.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// The JSON format this report follows: [`Report::FORMAT_VERSION`] for a report
@@ -137,6 +139,15 @@ pub struct Report {
     /// (`None` when there were none, and for reports not written by the agent).
     #[serde(default)]
     pub periodic_failures: Option<PeriodicFailures>,
+    /// The run's time structure (whole-run reports made while the ledger folded over
+    /// time); `None` in interval (periodic) reports, in reports of JSON format 3 or
+    /// older, and when nothing was recorded. Also `None` where it would not match
+    /// ALL THREADS or would not be read: reports made from a capture, reports whose
+    /// threads a [`Focus::threads`] pattern chose before the analysis, the reports the
+    /// agent hands its exporters, and the agent's whole-run reports written as tables.
+    /// Format 4 on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<Series>,
 }
 
 /// Periodic reports that could not be written (a sink that failed or panicked, or the
@@ -267,7 +278,7 @@ impl Report {
     /// The JSON format a report made by this latte follows (see
     /// [`format_version`](Report::format_version)); `CHANGELOG.md` says what each
     /// version changed.
-    pub const FORMAT_VERSION: u32 = 3;
+    pub const FORMAT_VERSION: u32 = 4;
 
     /// Writes the report to `out` as a table laid out by its [`TableOptions`] or as one
     /// line of JSON. A writer that fails is [`Error::Sink`], with the writer's error as
@@ -310,7 +321,7 @@ impl Report {
     /// use latte::report::JsonStyle;
     /// # let report = latte::Report::collect(&latte::ReportOptions::default());
     /// let json = report.to_json(JsonStyle::Pretty);
-    /// assert!(json.contains("\"unit\": \"Time\"") && json.contains("\"format_version\": 3"));
+    /// assert!(json.contains("\"unit\": \"Time\"") && json.contains("\"format_version\": 4"));
     /// let back: latte::Report = serde_json::from_str(&json).unwrap();
     /// assert_eq!(back.to_json(JsonStyle::Compact), report.to_json(JsonStyle::Compact));
     /// ```

@@ -1,5 +1,10 @@
-//! Reading a report's JSON: the current format, and format 1, whose main figures were
-//! computed after cleaning.
+//! Reading a report's JSON: the current format (4), the formats before it, and format
+//! 1, whose main figures were computed after cleaning.
+//!
+//! Formats 2 and 3 read as they are, with what they did not have empty: format 3 has
+//! no `series` (the run's time structure, [`Report::series`]: `None`), format 2 no
+//! call tree and no frames either. Their `format_version` stays as read, so one
+//! written again says what it holds.
 //!
 //! Format 1 (no `format_version` field) kept the cleaned statistics in `samples`,
 //! `avg`, `median`, `std_dev`, `skew`, `min`, `max` and `range`, and every folded
@@ -142,5 +147,28 @@ fn from_format_1(w: SummaryWire) -> Summary {
             max: known(w.max),
             range: known(w.range),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn version(v: i64) -> Result<u32, serde_json::Error> {
+        known_version(serde_json::Value::from(v))
+    }
+
+    #[test]
+    fn every_format_up_to_this_one_reads_and_a_newer_one_is_refused() {
+        for v in 1..=4 {
+            assert_eq!(version(v).unwrap(), v as u32);
+        }
+        assert_eq!(Report::FORMAT_VERSION, 4);
+        let newer = version(5).unwrap_err().to_string();
+        assert!(
+            newer.contains("report format version 5: this latte reads versions 1 to 4"),
+            "{newer}"
+        );
+        assert!(version(0).is_err());
     }
 }

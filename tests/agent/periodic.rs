@@ -182,3 +182,92 @@ fn periodic_tables_after_the_first_are_compact() {
         "the final report is complete"
     );
 }
+
+/// The block clock at `ms` for the run's series (`Report::series`), once every fold
+/// already under way has finished: a whole-run report waits for the ledger, so the
+/// drain's folds from now on read the new time (and fold what was recorded before).
+fn block_clock(ms: u64) {
+    latte::test_hooks::set_block_clock(Some(ms));
+    latte::Report::collect(&latte::ReportOptions::default());
+}
+
+/// `id`'s values per block in a whole-run JSON report (empty for a block without).
+fn block_values(report: &serde_json::Value, id: &Id) -> Vec<Vec<f64>> {
+    let report: latte::Report = serde_json::from_value(report.clone()).unwrap();
+    let series = report
+        .series
+        .as_ref()
+        .expect("a whole-run report has a series");
+    let c = (series.components.iter())
+        .find(|c| c.component == id.name())
+        .unwrap();
+    (c.distributions(&report).unwrap().iter())
+        .map(|d| {
+            d.buckets()
+                .flat_map(|b| std::iter::repeat_n(b.value, b.count as usize))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn interval_reports_neither_carry_nor_disturb_the_series() {
+    let _one = exclusive();
+    static A: Id = Id::new("periodic_series_a");
+    static B: Id = Id::new("periodic_series_b");
+    latte::test_hooks::set_block_clock(Some(0));
+    latte::collect::reset(); // blocks count from 0 ms
+    let sink = SharedSink::default();
+    let guard = latte::builder()
+        .format(Format::Json)
+        .cleaning(Cleaning::OFF)
+        .unit(Unit::Cycles)
+        .data(Data::Raw)
+        .sink(sink.clone())
+        .start()
+        .unwrap();
+    (1..=10).for_each(|v| latte::record(&A, v));
+    guard.report_interval().unwrap(); // block 0
+    block_clock(120); // block 2
+    (11..=15).for_each(|v| latte::record(&A, v));
+    (1..=3).for_each(|v| latte::record(&B, v));
+    guard.report_interval().unwrap();
+    block_clock(260); // block 5
+    latte::record(&A, 16);
+    guard.report().unwrap();
+    guard.stop().unwrap(); // the final report
+    latte::test_hooks::set_block_clock(None);
+    latte::collect::reset();
+
+    let reports = sink.json_reports();
+    assert_eq!(reports.len(), 4, "{}", sink.text());
+    // The intervals: exactly their samples, and no series.
+    for r in &reports[..2] {
+        assert!(r.get("series").is_none(), "{r}");
+    }
+    assert_eq!(
+        (seen(&reports[0], A.name()), seen(&reports[0], B.name())),
+        (10, 0)
+    );
+    assert_eq!(
+        (seen(&reports[1], A.name()), seen(&reports[1], B.name())),
+        (5, 3)
+    );
+    // The whole run on request and the final report: every value in the block it was
+    // folded in, whatever the intervals cut.
+    for r in &reports[2..] {
+        assert_eq!(r["series"]["block_ms"], 50);
+        assert_eq!(r["series"]["blocks"], 6);
+        let a = block_values(r, &A);
+        let ten: Vec<f64> = (1..=10).map(f64::from).collect();
+        let five: Vec<f64> = (11..=15).map(f64::from).collect();
+        let empty = Vec::new();
+        assert_eq!(
+            a,
+            [ten, empty.clone(), five, empty.clone(), empty, vec![16.0]]
+        );
+        let b = block_values(r, &B);
+        assert_eq!(b[2], [1.0, 2.0, 3.0]);
+        assert_eq!(seen(r, A.name()), 16);
+    }
+}

@@ -1,6 +1,7 @@
 //! Collection (`src/collect/`): the rings read while threads record (captures,
 //! snapshots, CSV), their capacity and wrap-around, the whole run folded from them
-//! with every lost sample counted, the slowest samples, and `reset()`.
+//! with every lost sample counted, its time structure (the series), the slowest
+//! samples, and `reset()`.
 //!
 //! One binary for the stage; its tests run on several threads of one process. Each
 //! records under ids and on threads of its own. A test that starts an agent, changes a
@@ -15,6 +16,7 @@ mod csv_export;
 mod lost_samples;
 mod reset;
 mod rings;
+mod series;
 mod slowest;
 mod snapshot_stress;
 mod stress_64;

@@ -34,6 +34,19 @@ fn names(rows: &[latte::report::Row]) -> Vec<&str> {
     rows.iter().map(|r| r.component.as_str()).collect()
 }
 
+/// The components of the report's series, in order: those of ALL THREADS.
+fn series_components(report: &Report) -> Vec<&str> {
+    let series = report
+        .series
+        .as_ref()
+        .expect("a whole-run report has a series");
+    series
+        .components
+        .iter()
+        .map(|c| c.component.as_str())
+        .collect()
+}
+
 fn thread_rows(report: &Report) -> Vec<&str> {
     let t = report
         .threads
@@ -72,6 +85,10 @@ fn filter_sort_and_top_apply_to_every_section() {
     let by_name = sorted(Column::Component, true, Some(2));
     assert_eq!(thread_rows(&by_name), ["focus/send", "focus/route"]);
     assert_eq!(names(&by_name.all_threads), ["focus/send", "focus/route"]);
+    // The series follows ALL THREADS.
+    for focused in [&by_samples, &by_p99, &by_name] {
+        assert_eq!(series_components(focused), names(&focused.all_threads));
+    }
 
     // No pattern: every component; top 1 by MAX.
     let top = report
@@ -163,11 +180,14 @@ fn a_thread_pattern_keeps_those_threads_and_all_threads_covers_only_them() {
     assert!(names.iter().all(|n| n.starts_with("engine-")), "{names:?}");
     assert!(names.contains(&"engine-1") && names.contains(&"engine-2"));
     assert_eq!(all_seen(&made), Some(7));
+    // The series is over every thread: a report of some has none.
+    assert_eq!(made.series, None);
     // On a finished report: the sections go, ALL THREADS stays as it was.
     let full = Report::collect(&ReportOptions::default());
     let after = full.focus(&focus).unwrap();
     assert!(after.threads.iter().all(|t| t.name.starts_with("engine-")));
     assert_eq!(all_seen(&after), all_seen(&full));
+    assert_eq!(after.series, full.series);
     assert_eq!(all_seen(&full), Some(57));
     // A bad thread pattern is the same error as a bad id pattern.
     let bad = Focus {

@@ -183,6 +183,49 @@ fn a_newer_format_is_refused_with_its_version() {
     let next = Report::FORMAT_VERSION + 1;
     newer["format_version"] = next.into();
     let err = serde_json::from_value::<Report>(newer).unwrap_err();
-    let expected = format!("report format version {next}: this latte reads versions 1 to 3");
+    let expected = format!("report format version {next}: this latte reads versions 1 to 4");
     assert!(err.to_string().contains(&expected), "{err}");
+}
+
+/// A real report of JSON format 3 (`trading_loop --ticks 200` before reports carried
+/// their series), kept in `tests/data/`.
+const FORMAT_3: &str = include_str!("../data/report-format-3.json");
+
+#[test]
+fn a_format_3_report_reads_with_no_series() {
+    let old: serde_json::Value = serde_json::from_str(FORMAT_3).unwrap();
+    assert_eq!(old["format_version"], 3, "the fixture is format 3");
+    let report: Report = serde_json::from_str(FORMAT_3).unwrap();
+    assert_eq!((report.format_version, &report.series), (3, &None));
+    assert_eq!(
+        report.all_threads.len(),
+        old["all_threads"].as_array().unwrap().len()
+    );
+    // Written again, it is the same JSON: still format 3, nothing added.
+    let again: serde_json::Value =
+        serde_json::from_str(&report.to_json(JsonStyle::Compact)).unwrap();
+    assert_eq!(again, old);
+}
+
+#[test]
+fn a_format_4_report_round_trips_with_its_series() {
+    static STEP: Id = Id::new("json_series_step");
+    (1..=100).for_each(|v| latte::record(&STEP, v));
+    let report = Report::collect(&ReportOptions::default());
+    let series = report
+        .series
+        .as_ref()
+        .expect("a whole-run report has a series");
+    assert_eq!(series.components.len(), report.all_threads.len());
+    assert!(series.components.iter().any(|c| c.component == STEP.name()));
+    let json = report.to_json(JsonStyle::Compact);
+    assert!(json.starts_with("{\"format_version\":4,"), "{json}");
+    assert!(json.contains("\"series\":{\"block_ms\":"), "{json}");
+    let back: Report = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.series, report.series);
+    assert_eq!(back.to_json(JsonStyle::Compact), json);
+    // A report without one (made from a capture) has no `series` in its JSON.
+    let stored = Report::from_capture(&capture(), &calibration(), &ReportOptions::default());
+    assert_eq!(stored.series, None);
+    assert!(!stored.to_json(JsonStyle::Compact).contains("\"series\""));
 }

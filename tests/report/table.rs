@@ -218,6 +218,7 @@ fn calibrated_time() -> Report {
             count: 2,
             last_error: "writing the latte report failed: No space left on device".into(),
         }),
+        series: None,
     }
 }
 
@@ -316,6 +317,7 @@ fn raw_cycles() -> Report {
         footprint: None,
         environment: None,
         periodic_failures: None,
+        series: None,
     }
 }
 
@@ -384,6 +386,7 @@ fn empty() -> Report {
         footprint: None,
         environment: None,
         periodic_failures: None,
+        series: None,
     }
 }
 
@@ -478,6 +481,7 @@ fn extreme() -> Report {
         footprint: None,
         environment: None,
         periodic_failures: None,
+        series: None,
     }
 }
 

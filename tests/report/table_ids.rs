@@ -67,6 +67,7 @@ fn report(ids: &[String]) -> Report {
         footprint: None,
         environment: None,
         periodic_failures: None,
+        series: None,
     }
 }
 
