@@ -207,13 +207,23 @@ pub fn filter(pattern: Option<&str>) -> Result<Option<glob::Pattern>, Failure> {
 
 /// The blocks of time of `component` (a flat row's id) in `loaded`, oldest first, each
 /// decoded by the library as the row is: `Err` says why there are none, naming the
-/// file (a report of format 3 or older, or one without a series).
+/// file (a report of format 3 or older, or one written without a series).
 pub fn blocks(loaded: &Loaded, component: &str) -> Result<Vec<Distribution>, String> {
-    let _ = component;
-    Err(format!(
-        "{}: no blocks of time (a report of format {} or older): write it again with this \
-         latte, or compare several runs per side",
-        loaded.name(),
-        loaded.report.format_version
-    ))
+    let report = &loaded.report;
+    let name = loaded.name();
+    let Some(series) = &report.series else {
+        return Err(if report.format_version < 4 {
+            format!(
+                "{name}: format {} has no blocks of time",
+                report.format_version
+            )
+        } else {
+            format!("{name}: no blocks of time (a capture's or an interval's report)")
+        });
+    };
+    let Some(mine) = series.components.iter().find(|c| c.component == component) else {
+        return Err(format!("{name}: `{component}` has no blocks of time"));
+    };
+    mine.distributions(report)
+        .map_err(|e| format!("{name}: its blocks of time cannot be read: {e}"))
 }

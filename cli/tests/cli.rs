@@ -39,7 +39,10 @@ fn diff_exit_status_follows_the_verdicts() {
     );
     assert!(text.contains("one run per side"), "{text}");
     let text = stdout(tool().args(["diff"]).arg(&base).arg(&faster), 0);
-    assert_eq!(text.matches("improved").count(), 9, "{text}");
+    // 20% faster everywhere: `improved`, but for the wide component's p99.9 (40 values
+    // beyond it, one per block), whose interval at 99.89% may well reach 0.
+    assert!(text.matches("improved").count() >= 8, "{text}");
+    assert!(!text.contains("regressed"), "{text}");
     let text = stdout(tool().args(["diff"]).arg(&base).arg(&same), 0);
     assert!(text.contains("no regression beyond ±5%"), "{text}");
     only_the_components_asked_for_decide(&d, &base);
@@ -127,7 +130,7 @@ fn diff_json_parses_and_carries_intervals() {
     let text = stdout(tool().args(["diff", "--json"]).arg(&base).arg(&new), 1);
     let json: serde_json::Value = serde_json::from_str(&text).expect("diff --json is JSON");
     assert_eq!(json["regressed"], true);
-    assert_eq!(json["method"], "resampling");
+    assert_eq!(json["method"], "blocks");
     assert_eq!(json["components"].as_array().unwrap().len(), 3);
     for component in json["components"].as_array().unwrap() {
         for change in component["changes"].as_array().unwrap() {
@@ -443,6 +446,7 @@ fn show_and_diff_read_the_previous_format_and_refuse_a_newer_one() {
     // The old report beside itself: every component compared, nothing regressed.
     let text = stdout(tool().args(["diff", old, old]), 0);
     assert!(text.contains("DP_StateLoop"), "{text}");
+    one_run_of_a_previous_format_is_inconclusive();
     // A format from a newer latte: refused, naming the file and the version.
     let d = dir("newer_format");
     let mut json: serde_json::Value =
@@ -455,6 +459,44 @@ fn show_and_diff_read_the_previous_format_and_refuse_a_newer_one() {
         text.contains("newer.json") && text.contains("report format version 7"),
         "{text}"
     );
+}
+
+/// A report of format 3 (the last before blocks of time), one run per side: every
+/// verdict `inconclusive`, each saying why, and the gate passes with a warning unless
+/// `--strict`.
+fn one_run_of_a_previous_format_is_inconclusive() {
+    let old = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/data/report-format-3.json"
+    );
+    let json = stdout(tool().args(["diff", "--json", old, old]), 0);
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let changes: Vec<&serde_json::Value> = ["components", "nodes"]
+        .iter()
+        .flat_map(|rows| json[rows].as_array().unwrap())
+        .flat_map(|c| c["changes"].as_array().unwrap())
+        .collect();
+    assert!(!changes.is_empty());
+    for change in &changes {
+        assert_eq!(change["verdict"], "inconclusive", "{change}");
+        let note = change["note"].as_str().unwrap();
+        assert!(
+            note.ends_with("report-format-3.json: format 3 has no blocks of time")
+                || note.starts_with("too few samples")
+                || note.ends_with("runs at other paths too (blocks are per id)"),
+            "{note}"
+        );
+    }
+    let warning = stderr(tool().args(["diff", old, old]), 0);
+    assert!(
+        warning.starts_with(&format!(
+            "warning: {n} of {n} verdicts inconclusive",
+            n = changes.len()
+        )) && warning.contains("has no blocks of time"),
+        "{warning}"
+    );
+    let failure = stderr(tool().args(["diff", "--strict", old, old]), 1);
+    assert!(failure.contains("--strict fails on that"), "{failure}");
 }
 
 /// Calibrated scopes of a spin of varying length, and values across many buckets.
@@ -591,7 +633,7 @@ const TREE: [Shape; 6] = [
     ("Old", Some(0), 1),
 ];
 
-/// A report whose all-threads tree has the nodes of `shape` (real histograms, 40,000
+/// A report whose all-threads tree has the nodes of `shape` (real histograms, 200,000
 /// log-normal samples each, node `i` with median `1000 * (i + 1)` times its factor in
 /// `slower`), and flat rows of the same ids drawn unchanged from `flat_seed`: a
 /// synthetic report, so the flat rows are not the merge of the nodes, which lets a
@@ -601,7 +643,7 @@ fn tree_report(path: &Path, shape: &[Shape], slower: &[(usize, f64)], seed: u64)
         name,
         median: 1_000.0 * (i + 1) as f64 * factor,
         sigma: 0.2,
-        samples: 40_000,
+        samples: 200_000,
     };
     let mut flat: Vec<latte::report::Row> = Vec::new();
     for (i, (name, _, _)) in shape.iter().enumerate() {

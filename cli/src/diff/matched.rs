@@ -81,7 +81,7 @@ fn run_blocks(run: &Loaded, key: &[String], row: &Row, by: By) -> Result<Blocks,
         let flat = run.report.all_threads.iter().find(|r| r.component == id);
         if flat.is_none_or(|f| f.stats.samples != row.stats.samples) {
             return Err(format!(
-                "{}: `{id}` also runs elsewhere in the tree, and blocks are kept per id",
+                "{}: `{id}` runs at other paths too (blocks are per id)",
                 run.name()
             ));
         }

@@ -155,8 +155,8 @@ pub fn inconclusive(c: &Comparison, strict: bool) -> Option<String> {
         more => why.push(format!("{more} other reasons")),
     }
     let what = format!(
-        "{count} of {} intervals inconclusive ({})",
-        c.comparisons,
+        "{count} of {} verdicts inconclusive ({})",
+        c.changes().count(),
         why.join("; ")
     );
     Some(if strict {

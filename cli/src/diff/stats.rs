@@ -255,10 +255,15 @@ pub fn change(estimate: &Estimate, settings: &Settings) -> Change {
     (change.low, change.high) = (low.exp() - 1.0 - widen, high.exp() - 1.0 + widen);
     change.verdict = verdict(change.change, change.low, change.high, settings.threshold);
     if change.verdict == Verdict::Inconclusive {
-        change.note = Some(format!(
-            "interval wider than ±{:.0}%",
-            settings.threshold * 100.0
-        ));
+        // What the interval does that no verdict allows.
+        change.note = Some(if change.change.abs() > settings.threshold {
+            "the interval holds 0".into()
+        } else {
+            format!(
+                "the interval reaches past ±{}%",
+                super::render::percent(settings.threshold)
+            )
+        });
     }
     change
 }

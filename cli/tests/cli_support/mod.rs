@@ -3,9 +3,10 @@
 
 use base64::Engine;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
-use latte::report::{Row, Summary};
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use latte::report::{Row, Series, SeriesComponent, Summary};
 use latte::{Cleaning, Data, Report, Unit};
+use rand::Rng;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand_distr::{Distribution, LogNormal};
@@ -32,13 +33,68 @@ pub fn histogram(c: &Component, seed: u64) -> Histogram<u64> {
     hist
 }
 
-/// A row carrying the histogram and the statistics the table shows, its quantiles
-/// read from the histogram as latte reads them.
-pub fn row(name: &str, hist: &Histogram<u64>) -> Row {
+/// `hist` as a report row carries it: V2 deflate, base64.
+pub fn encode(hist: &Histogram<u64>) -> String {
     let mut bytes = Vec::new();
     V2DeflateSerializer::new()
         .serialize(hist, &mut bytes)
         .unwrap();
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Blocks of time a synthetic report's series holds per component.
+pub const BLOCKS: usize = 40;
+
+/// A series for `rows`: each row's values dealt at random (seeded by the row's name
+/// and count) into [`BLOCKS`] blocks, as independent values of a steady run would
+/// fall into its blocks of time.
+pub fn series(rows: &[Row]) -> Series {
+    let components = rows
+        .iter()
+        .map(|row| {
+            let Some(text) = &row.histogram else {
+                return SeriesComponent {
+                    component: row.component.clone(),
+                    blocks: vec![None; BLOCKS],
+                };
+            };
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(text)
+                .unwrap();
+            let hist: Histogram<u64> = Deserializer::new()
+                .deserialize(&mut bytes.as_slice())
+                .unwrap();
+            let seed = row.component.bytes().fold(hist.len(), |h, b| {
+                h.wrapping_mul(31).wrapping_add(u64::from(b))
+            });
+            let mut rng = StdRng::seed_from_u64(seed);
+            let mut blocks = vec![Histogram::<u64>::new(3).unwrap(); BLOCKS];
+            for v in hist.iter_recorded() {
+                for _ in 0..v.count_at_value() {
+                    blocks[rng.random_range(0..BLOCKS)]
+                        .record(v.value_iterated_to())
+                        .unwrap();
+                }
+            }
+            SeriesComponent {
+                component: row.component.clone(),
+                blocks: blocks
+                    .iter()
+                    .map(|b| (!b.is_empty()).then(|| encode(b)))
+                    .collect(),
+            }
+        })
+        .collect();
+    Series {
+        block_ms: Series::BLOCK_MS,
+        blocks: BLOCKS,
+        components,
+    }
+}
+
+/// A row carrying the histogram and the statistics the table shows, its quantiles
+/// read from the histogram as latte reads them.
+pub fn row(name: &str, hist: &Histogram<u64>) -> Row {
     let stats = Summary {
         samples: hist.len(),
         seen: hist.len(),
@@ -52,18 +108,26 @@ pub fn row(name: &str, hist: &Histogram<u64>) -> Row {
     let mut row = Row {
         component: name.to_string(),
         stats,
-        histogram: Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
+        histogram: Some(encode(hist)),
         ..Row::default()
     };
-    let dist = row.distribution(&report(vec![row.clone()])).unwrap();
+    let dist = row.distribution(&bare(vec![row.clone()])).unwrap();
     let s = &mut row.stats;
     let q = |q: f64| dist.quantile(q);
     (s.median, s.p90, s.p99, s.p999, s.p9999) = (q(0.5), q(0.9), q(0.99), q(0.999), q(0.9999));
     row
 }
 
-/// A report in cycles on the TSC with these rows.
+/// A report in cycles on the TSC with these rows and their [`series`].
 pub fn report(rows: Vec<Row>) -> Report {
+    Report {
+        series: Some(series(&rows)),
+        ..bare(rows)
+    }
+}
+
+/// A report in cycles on the TSC with these rows and no series.
+pub fn bare(rows: Vec<Row>) -> Report {
     Report {
         format_version: Report::FORMAT_VERSION,
         figures: latte::report::Figures::All,
@@ -84,6 +148,7 @@ pub fn report(rows: Vec<Row>) -> Report {
         footprint: None,
         environment: None,
         periodic_failures: None,
+        series: None,
     }
 }
 

@@ -127,12 +127,6 @@ impl Blocks {
         (self.len as f64 / self.length / 2.0 - 1.0).max(1.0)
     }
 
-    /// The mean length (in blocks) of the stretches a resample is made of.
-    #[cfg(test)]
-    pub fn block_length(&self) -> f64 {
-        self.length
-    }
-
     /// The `qs`-quantiles (ascending) of every value of the run.
     #[cfg(test)]
     pub fn pooled(&self, qs: &[f64]) -> Vec<f64> {
