@@ -6,6 +6,7 @@
 //! ([`matched`](mod@matched)): every node with a parent (depth 1 or more), since a
 //! root's row is its id's flat row unless the id also ran nested.
 
+mod comparison;
 pub mod markdown;
 mod matched;
 pub mod render;
@@ -13,18 +14,15 @@ pub mod stats;
 
 use crate::load::{self, Loaded};
 use crate::outcome::{self, Failure, Outcome};
+pub use comparison::Comparison;
 use matched::{By, matched};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
-use serde::Serialize;
-use stats::{Change, Method, Settings};
+use stats::{Method, Settings};
 use std::path::PathBuf;
 
 /// The quantiles compared.
 pub const QUANTILES: [f64; 3] = [0.5, 0.99, 0.999];
-
-/// The family-wise false-alarm rate the verdicts hold: the chance of any `regressed`
-/// or `improved` among all the intervals of a comparison when nothing changed.
 
 /// Arguments of `diff`.
 #[derive(clap::Args, Debug)]
@@ -78,73 +76,6 @@ pub struct DiffArgs {
     /// Seed of the resampling (one run per side), for reproducible intervals.
     #[arg(long, default_value_t = 0x1a77e)]
     pub seed: u64,
-}
-
-/// One component compared.
-#[derive(Debug, Serialize)]
-pub struct Compared {
-    /// The id.
-    pub component: String,
-    /// Median, p99 and p99.9.
-    pub changes: Vec<Change>,
-}
-
-/// One call-tree node compared.
-#[derive(Debug, Serialize)]
-pub struct ComparedNode {
-    /// The ids from the root down to the node.
-    pub path: Vec<String>,
-    /// Median, p99 and p99.9.
-    pub changes: Vec<Change>,
-}
-
-/// The whole comparison: what `--json` prints.
-#[derive(Debug, Serialize)]
-pub struct Comparison {
-    /// The base files.
-    pub base: Vec<String>,
-    /// The new files.
-    pub new: Vec<String>,
-    /// `cycles` or `ns`.
-    pub unit: &'static str,
-    /// The noise threshold, as a fraction.
-    pub threshold: f64,
-    /// Each interval's confidence: `1 - family_wise / comparisons` (Bonferroni).
-    pub confidence: f64,
-    /// The family-wise false-alarm rate the verdicts hold: the chance that anything is
-    /// called regressed or improved when nothing changed is at most this.
-    pub family_wise: f64,
-    /// How many intervals the comparison holds (components and nodes times quantiles,
-    /// those with an interval).
-    pub comparisons: usize,
-    /// The error control, in words.
-    pub error_control: String,
-    /// How the intervals were computed.
-    pub method: Method,
-    /// Caveats about the method.
-    pub note: Option<String>,
-    /// Components in every run of both sides.
-    pub components: Vec<Compared>,
-    /// Components only in the base runs.
-    pub only_in_base: Vec<String>,
-    /// Components only in the new runs.
-    pub only_in_new: Vec<String>,
-    /// Components missing from some runs of a side they appear on.
-    pub not_in_every_run: Vec<String>,
-    /// Whether the call trees' nodes were compared (every run has a tree, no `--flat`).
-    pub tree_compared: bool,
-    /// Why the trees were not compared, when some runs have one.
-    pub tree_note: Option<String>,
-    /// Call-tree nodes (depth 1 or more) in every run of both sides, by path.
-    pub nodes: Vec<ComparedNode>,
-    /// Paths only in the base runs.
-    pub paths_only_in_base: Vec<Vec<String>>,
-    /// Paths only in the new runs.
-    pub paths_only_in_new: Vec<Vec<String>>,
-    /// Paths missing from some runs of a side they appear on.
-    pub paths_not_in_every_run: Vec<Vec<String>>,
-    /// Whether anything (a component or a node) regressed beyond the threshold.
-    pub regressed: bool,
 }
 
 /// Runs `diff`.
@@ -221,72 +152,6 @@ fn sides(args: &DiffArgs) -> Result<(Vec<PathBuf>, Vec<PathBuf>), Failure> {
     Ok((base, new))
 }
 
-impl Comparison {
-    /// Fails when no component is in both sides (after `--filter`): a gate that
-    /// compared nothing must not pass.
-    fn something_compared(&self, filter: Option<&str>) -> Result<(), Failure> {
-        if !self.components.is_empty() {
-            return Ok(());
-        }
-        let listed = |names: &[String]| match names {
-            [] => "none".to_string(),
-            names => names.join(", "),
-        };
-        Err(Failure(match filter {
-            Some(pattern)
-                if self.only_in_base.is_empty()
-                    && self.only_in_new.is_empty()
-                    && self.not_in_every_run.is_empty() =>
-            {
-                format!(
-                    "--filter '{pattern}' matches no component of the reports: nothing compared"
-                )
-            }
-            _ => format!(
-                "no component is in every run of both sides: nothing compared (only in base: {}; \
-                 only in new: {}; not in every run: {})",
-                listed(&self.only_in_base),
-                listed(&self.only_in_new),
-                listed(&self.not_in_every_run)
-            ),
-        }))
-    }
-
-    /// Keeps only the components whose name passes `keep`, and the nodes whose own
-    /// id (the last of the path) does.
-    fn keep(&mut self, keep: impl Fn(&str) -> bool) {
-        self.components.retain(|c| keep(&c.component));
-        for names in [
-            &mut self.only_in_base,
-            &mut self.only_in_new,
-            &mut self.not_in_every_run,
-        ] {
-            names.retain(|n| keep(n));
-        }
-        let own = |path: &[String]| path.last().is_some_and(|id| keep(id));
-        self.nodes.retain(|n| own(&n.path));
-        for paths in [
-            &mut self.paths_only_in_base,
-            &mut self.paths_only_in_new,
-            &mut self.paths_not_in_every_run,
-        ] {
-            paths.retain(|p| own(p));
-        }
-        let regressed = self
-            .changes()
-            .any(|c| c.verdict == stats::Verdict::Regressed);
-        self.regressed = regressed;
-    }
-
-    /// Every change compared: the components' quantiles, then the nodes'.
-    pub fn changes(&self) -> impl Iterator<Item = &Change> {
-        self.components
-            .iter()
-            .flat_map(|c| &c.changes)
-            .chain(self.nodes.iter().flat_map(|n| &n.changes))
-    }
-}
-
 /// How to compare, from the command line.
 pub struct Options {
     /// The noise threshold, as a fraction.
@@ -327,14 +192,7 @@ pub fn compare(
         ),
         Err(note) => (None, note),
     };
-    // Bonferroni over every interval the comparison gives.
-    let comparisons = rows
-        .compared
-        .iter()
-        .chain(tree.iter().flat_map(|t| &t.compared))
-        .flat_map(|(_, estimates)| estimates)
-        .filter(|e| e.has_interval())
-        .count();
+    let comparisons = intervals(&rows, tree.as_ref());
     let settings = Settings {
         threshold: options.threshold,
         step,
@@ -367,39 +225,15 @@ pub fn compare(
     Ok(comparison)
 }
 
-impl Comparison {
-    /// Takes in what was matched: the flat rows by id, the tree's nodes by path.
-    fn fill(&mut self, rows: matched::Matched, tree: Option<matched::Matched>, s: &Settings) {
-        let changes = |estimates: Vec<stats::Estimate>| -> Vec<Change> {
-            estimates.iter().map(|e| stats::change(e, s)).collect()
-        };
-        let id = |keys: Vec<Vec<String>>| keys.into_iter().flatten().collect::<Vec<_>>();
-        self.components = rows
-            .compared
-            .into_iter()
-            .map(|(key, estimates)| Compared {
-                component: key.into_iter().next().unwrap_or_default(),
-                changes: changes(estimates),
-            })
-            .collect();
-        self.only_in_base = id(rows.only_in_base);
-        self.only_in_new = id(rows.only_in_new);
-        self.not_in_every_run = id(rows.not_in_every_run);
-        if let Some(tree) = tree {
-            self.nodes = tree
-                .compared
-                .into_iter()
-                .map(|(path, estimates)| ComparedNode {
-                    path,
-                    changes: changes(estimates),
-                })
-                .collect();
-            self.paths_only_in_base = tree.only_in_base;
-            self.paths_only_in_new = tree.only_in_new;
-            self.paths_not_in_every_run = tree.not_in_every_run;
-        }
-        self.keep(|_| true);
-    }
+/// How many intervals the comparison gives (the estimates that have one): Bonferroni
+/// divides the family-wise rate among them.
+fn intervals(rows: &matched::Matched, tree: Option<&matched::Matched>) -> usize {
+    rows.compared
+        .iter()
+        .chain(tree.iter().flat_map(|t| &t.compared))
+        .flat_map(|(_, estimates)| estimates)
+        .filter(|e| e.has_interval())
+        .count()
 }
 
 /// Whether the call trees are compared: `Err` with the reason to print when they

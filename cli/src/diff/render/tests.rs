@@ -1,0 +1,62 @@
+//! The error-control line, confidences, reasons.
+
+use super::*;
+
+fn change(change: f64, low: f64, high: f64, note: Option<&str>) -> Change {
+    Change {
+        quantile: 0.99,
+        base: 100.0,
+        new: 100.0 * (1.0 + change),
+        change,
+        low,
+        high,
+        verdict: Verdict::Inconclusive,
+        note: note.map(str::to_string),
+    }
+}
+
+#[test]
+fn a_confidence_shows_the_digits_that_tell_it_from_100() {
+    assert_eq!(confidence(0.95), "95");
+    assert_eq!(confidence(0.99), "99");
+    assert_eq!(confidence(1.0 - 0.01 / 9.0), "99.89");
+    assert_eq!(confidence(1.0 - 0.01 / 30.0), "99.967");
+    assert_eq!(confidence(1.0 - 0.01 / 3000.0), "99.99967");
+}
+
+#[test]
+fn the_error_control_names_the_method_the_count_and_the_rate() {
+    assert_eq!(
+        error_control(30, 0.01),
+        "Bonferroni over 30 intervals (each at 99.967%): at most a 1% chance of any \
+         false alarm when nothing changed"
+    );
+    assert_eq!(
+        error_control(1, 0.01),
+        "one interval, at 99%: at most a 1% chance of a false alarm when nothing changed"
+    );
+    assert_eq!(error_control(0, 0.01), "no interval compared");
+}
+
+#[test]
+fn an_inconclusive_change_says_why() {
+    let few = change(f64::NAN, f64::NAN, f64::NAN, Some("too few samples"));
+    assert_eq!(verdict(&few, 0.05), "inconclusive: too few samples");
+    assert_eq!(
+        reason(&change(0.2, -0.1, 0.5, None), 0.05),
+        "the interval holds 0"
+    );
+    assert_eq!(
+        reason(&change(0.01, -0.02, 0.08, None), 0.05),
+        "the interval reaches past ±5%"
+    );
+    assert_eq!(
+        reason(&change(f64::NAN, f64::NAN, f64::NAN, None), 0.05),
+        "no finite interval"
+    );
+    let regressed = Change {
+        verdict: Verdict::Regressed,
+        ..change(0.2, 0.1, 0.3, None)
+    };
+    assert_eq!(verdict(&regressed, 0.05), "regressed");
+}
