@@ -83,8 +83,9 @@ impl Blocks {
             .filter(|b| !b.is_empty())
             .collect();
         if raw.len() < MIN_BLOCKS {
+            let blocks = if raw.len() == 1 { "block" } else { "blocks" };
             return Err(format!(
-                "{} blocks with values, of the {MIN_BLOCKS} needed",
+                "{} {blocks} with values, of the {MIN_BLOCKS} needed",
                 raw.len()
             ));
         }
