@@ -35,11 +35,13 @@ pub struct Comparison {
     pub unit: &'static str,
     /// The noise threshold, as a fraction.
     pub threshold: f64,
-    /// Each interval's confidence: `1 - family_wise / comparisons` (Bonferroni).
+    /// Each interval's confidence: `1 - family_wise / comparisons` (Bonferroni) with
+    /// one run per side, 0.95 with several.
     pub confidence: f64,
-    /// The family-wise false-alarm rate the verdicts hold: the chance that anything is
-    /// called regressed or improved when nothing changed is at most this.
-    pub family_wise: f64,
+    /// The family-wise false-alarm rate the verdicts hold (one run per side): the
+    /// chance that anything is called regressed or improved when nothing changed is at
+    /// most this. `None` with several runs per side, whose intervals are 95% each.
+    pub family_wise: Option<f64>,
     /// How many intervals the comparison holds (components and nodes times quantiles,
     /// those with an interval).
     pub comparisons: usize,

@@ -193,10 +193,17 @@ pub fn compare(
         Err(note) => (None, note),
     };
     let comparisons = intervals(&rows, tree.as_ref());
+    // One run per side: Bonferroni over every interval. Several: 95% each, as the
+    // t quantile of a few runs' degrees of freedom at Bonferroni's levels leaves
+    // intervals too wide to tell anything (3 runs per side: +-1,000%).
+    let family_wise = (method == Method::Blocks).then_some(stats::FAMILY_WISE);
     let settings = Settings {
         threshold: options.threshold,
         step,
-        confidence: 1.0 - stats::FAMILY_WISE / comparisons.max(1) as f64,
+        confidence: match family_wise {
+            Some(rate) => 1.0 - rate / comparisons.max(1) as f64,
+            None => stats::RUNS_CONFIDENCE,
+        },
     };
     let mut comparison = Comparison {
         base: base.iter().map(Loaded::name).collect(),
@@ -204,9 +211,9 @@ pub fn compare(
         unit: render::unit_name(base[0].report.unit),
         threshold: options.threshold,
         confidence: settings.confidence,
-        family_wise: stats::FAMILY_WISE,
+        family_wise,
         comparisons,
-        error_control: render::error_control(comparisons, stats::FAMILY_WISE),
+        error_control: render::error_control(comparisons, family_wise),
         method,
         note: render::method_note(method, base.len(), new.len()),
         components: Vec::new(),

@@ -69,8 +69,16 @@ pub fn confidence(conf: f64) -> String {
 
 /// The error control over `comparisons` intervals, in one line: Bonferroni, each
 /// interval at `1 - family_wise / comparisons`, so that the chance of any false alarm
-/// when nothing changed is at most `family_wise`.
-pub fn error_control(comparisons: usize, family_wise: f64) -> String {
+/// when nothing changed is at most `family_wise`; or none (`None`: several runs per
+/// side, 95% each).
+pub fn error_control(comparisons: usize, family_wise: Option<f64>) -> String {
+    let Some(family_wise) = family_wise else {
+        return format!(
+            "none (several runs per side): {comparisons} intervals at {}% each; with no real \
+             change, some may still read regressed: narrow the comparison with --filter",
+            confidence(super::stats::RUNS_CONFIDENCE)
+        );
+    };
     let rate = percent(family_wise);
     match comparisons {
         0 => "no interval compared".into(),

@@ -27,15 +27,21 @@ fn a_confidence_shows_the_digits_that_tell_it_from_100() {
 #[test]
 fn the_error_control_names_the_method_the_count_and_the_rate() {
     assert_eq!(
-        error_control(30, 0.01),
+        error_control(30, Some(0.01)),
         "Bonferroni over 30 intervals (each at 99.967%): at most a 1% chance of any \
          false alarm when nothing changed"
     );
     assert_eq!(
-        error_control(1, 0.01),
+        error_control(1, Some(0.01)),
         "one interval, at 99%: at most a 1% chance of a false alarm when nothing changed"
     );
-    assert_eq!(error_control(0, 0.01), "no interval compared");
+    assert_eq!(error_control(0, Some(0.01)), "no interval compared");
+    assert!(
+        error_control(12, None)
+            .starts_with("none (several runs per side): 12 intervals at 95% each;"),
+        "{}",
+        error_control(12, None)
+    );
 }
 
 #[test]
