@@ -20,9 +20,9 @@
 # or when `diff` exits with anything but 0 or 1 (2 is bad input). Needs jq.
 #
 # It builds the demo with every feature, as the examples stage of .ci/run does, so
-# that it reuses that build. Stage time with both builds done, on a 2 vCPU Intel Xeon KVM guest
-# (2026-11-27, another job sharing the machine): 31-39 s, of which 12 demo runs of
-# 2.0-3.5 s (their market loops 1.4-2.6 s, 28-52 blocks of 50 ms).
+# that it reuses that build. Stage time with the builds done, on a 2 vCPU Intel Xeon
+# KVM guest (2026-11-27): 72 s, of which 12 demo runs of 2.2-3.3 s (their market loops
+# 1.8-2.7 s, 36-54 blocks of 50 ms) and 87 diffs; 117 s with other work on the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
