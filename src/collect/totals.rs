@@ -42,6 +42,14 @@ pub(crate) struct ThreadTotals {
 }
 
 impl ThreadTotals {
+    /// Whether nothing was folded for the thread: no component, counter or frame.
+    fn is_empty(&self) -> bool {
+        self.components.is_empty()
+            && self.anomalies == Anomalies::default()
+            && self.frames.is_empty()
+            && self.per_frame.frames() == 0
+    }
+
     /// A thread with nothing folded yet.
     pub(crate) fn new(name: String, exited: bool) -> ThreadTotals {
         ThreadTotals {
@@ -378,6 +386,12 @@ impl Totals {
             .collect();
         for serial in gone {
             let t = self.threads.remove(&serial).expect("key just listed");
+            if t.is_empty() {
+                // Nothing to keep: no `<exited threads>` entry for it (latte's own
+                // threads are listed for a moment before they mark themselves
+                // internal, and a report then showed an empty merged entry).
+                continue;
+            }
             let merged = (self.threads.entry(0))
                 .or_insert_with(|| ThreadTotals::new(MERGED_NAME.to_owned(), true));
             merged.anomalies = merged.anomalies.plus(&t.anomalies);

@@ -237,6 +237,7 @@ mod tests {
     use super::*;
     use crate::clock::Mode;
     use crate::collect::{Sample, SampleKind};
+    use std::collections::HashSet;
 
     /// One thread (serial 1) with one component holding nothing yet.
     fn one_component() -> Totals {
@@ -252,6 +253,25 @@ mod tests {
 
     fn component(t: &mut Totals) -> &mut ComponentTotals {
         &mut t.threads.get_mut(&1).unwrap().components[0]
+    }
+
+    /// A gone thread with something folded is merged into `<exited threads>`; one
+    /// with nothing (latte's own thread, seen for a moment before it marked itself
+    /// internal) leaves no entry at all.
+    #[test]
+    fn gone_threads_merge_unless_empty() {
+        let mut totals = one_component();
+        totals
+            .threads
+            .insert(2, ThreadTotals::new("latte-calibration".to_owned(), false));
+        totals.merge_gone(&HashSet::from([1]));
+        assert_eq!(totals.threads.keys().copied().collect::<Vec<_>>(), [1]);
+        component(&mut totals).fold(&words(10), config::slowest(), (1, 2), &mut |_, _| {});
+        totals.merge_gone(&HashSet::new());
+        assert_eq!(totals.threads.keys().copied().collect::<Vec<_>>(), [0]);
+        let merged = &totals.threads[&0];
+        assert_eq!(merged.name, crate::record::registry::MERGED_NAME);
+        assert_eq!(merged.components.len(), 1);
     }
 
     /// Seeded sample words of three kinds, some migrated.
