@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 /// every 10 ms by default, and what one read finds goes to the block in which that
 /// read began, so a value lands in its block or, near a block's end, in the next
 /// (within one read). Blocks count from the run's first read (or the last
-/// [`reset`](crate::collect::reset)); the last block is the one open when the report
+/// `latte::collect::reset`); the last block is the one open when the report
 /// was made, and covers less time. Without an agent, rings are read only when a
 /// report is made, and each read fills one block. See `docs/report-format.md`, "The
 /// run's time structure".
