@@ -221,7 +221,7 @@ pub fn blocks(loaded: &Loaded, component: &str) -> Result<Vec<Distribution>, Str
             format!("{name}: no blocks of time (a capture's or an interval's report)")
         });
     };
-    let Some(mine) = series.components.iter().find(|c| c.component == component) else {
+    let Some(mine) = series.component(component) else {
         return Err(format!("{name}: `{component}` has no blocks of time"));
     };
     mine.distributions(report)

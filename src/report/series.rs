@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 /// let report = Report::collect(&ReportOptions::default());
 /// let series = report.series.as_ref().unwrap();
 /// assert_eq!(series.components.len(), report.all_threads.len());
-/// let step = series.components.iter().find(|c| c.component == STEP.name()).unwrap();
+/// let step = series.component(STEP.name()).unwrap();
 /// assert_eq!(step.blocks.len(), series.blocks);
 /// assert!(series.block_ms >= latte::report::Series::BLOCK_MS);
 /// ```
@@ -56,6 +56,22 @@ impl Series {
     /// assert_eq!(latte::report::Series::MAX_BLOCKS, 64);
     /// ```
     pub const MAX_BLOCKS: usize = SERIES_MAX_BLOCKS;
+
+    /// The blocks of the flat row `component`, if the series has them.
+    ///
+    /// ```
+    /// use latte::report::{Series, SeriesComponent};
+    /// let series = Series {
+    ///     block_ms: Series::BLOCK_MS,
+    ///     blocks: 1,
+    ///     components: vec![SeriesComponent { component: "a".into(), blocks: vec![None] }],
+    /// };
+    /// assert!(series.component("a").is_some());
+    /// assert!(series.component("b").is_none());
+    /// ```
+    pub fn component(&self, component: &str) -> Option<&SeriesComponent> {
+        self.components.iter().find(|c| c.component == component)
+    }
 }
 
 /// One component's values in the blocks of a [`Series`].
@@ -104,7 +120,7 @@ impl SeriesComponent {
     /// let report = Report::collect(&options);
     /// let row = report.all_threads.iter().find(|r| r.component == WAIT.name()).unwrap();
     /// let series = report.series.as_ref().unwrap();
-    /// let wait = series.components.iter().find(|c| c.component == WAIT.name()).unwrap();
+    /// let wait = series.component(WAIT.name()).unwrap();
     /// let blocks = wait.distributions(&report)?;
     /// assert_eq!(blocks.iter().map(|d| d.len()).sum::<u64>(), row.stats.samples);
     /// # Ok::<(), latte::Error>(())

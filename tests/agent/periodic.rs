@@ -198,9 +198,7 @@ fn block_values(report: &serde_json::Value, id: &Id) -> Vec<Vec<f64>> {
         .series
         .as_ref()
         .expect("a whole-run report has a series");
-    let c = (series.components.iter())
-        .find(|c| c.component == id.name())
-        .unwrap();
+    let c = series.component(id.name()).unwrap();
     (c.distributions(&report).unwrap().iter())
         .map(|d| {
             d.buckets()

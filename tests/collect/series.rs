@@ -46,9 +46,7 @@ fn blocks(report: &Report, id: &Id) -> Vec<Distribution> {
         .series
         .as_ref()
         .expect("a whole-run report has a series");
-    let c = (series.components.iter())
-        .find(|c| c.component == id.name())
-        .expect("the id has a row");
+    let c = series.component(id.name()).expect("the id has a row");
     c.distributions(report).unwrap()
 }
 
@@ -118,7 +116,7 @@ fn values_of_distinct_periods_land_in_distinct_blocks_in_order() {
     assert_eq!(values(&b[2]), (100..110).map(f64::from).collect::<Vec<_>>());
     assert!(b.iter().enumerate().all(|(k, d)| k == 2 || d.is_empty()));
     // A block with nothing is `None` in the report.
-    let c = series.components.iter().find(|c| c.component == B.name());
+    let c = series.component(B.name());
     assert!(c.unwrap().blocks[3].is_none());
 }
 
