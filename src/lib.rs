@@ -194,7 +194,7 @@ pub mod __private {
 /// tests turn it on). Not for production, and no stability promise.
 #[cfg(feature = "test-hooks")]
 pub mod test_hooks {
-    pub use crate::platform::{Facts, decide};
+    pub use crate::platform::{Facts, Frequency, decide, frequency};
 
     /// From now on every clock read returns the mock counter ([`set_mock_ticks`]).
     /// Only possible before anything has read the clock: returns whether the mock is

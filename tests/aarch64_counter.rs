@@ -107,7 +107,7 @@ fn the_environment_block_shows_frequency_step_and_clocksource() {
     let unwrapped = table.split_whitespace().collect::<Vec<_>>().join(" ");
     for expected in [
         format!(
-            "counter: CNTFRQ_EL0 {hz} Hz; measured step {} tick",
+            "counter: CNTFRQ_EL0 states {hz} Hz; measured step {} tick",
             cal.resolution
         ),
         format!("kernel clocksource is arch_sys_counter: {on_counter}"),

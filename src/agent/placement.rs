@@ -1,10 +1,34 @@
 //! Keeping the drain thread off the user's cores: CPU affinity and a lower priority,
 //! applied by the drain thread to itself; and its own CPU time, for the report.
 //!
-//! Linux only (`sched_setaffinity`, `setpriority` on the thread id,
-//! `CLOCK_THREAD_CPUTIME_ID`); elsewhere asking for a placement is an error and the CPU
-//! time reads 0.
+//! What differs by OS lives in `placement/`: Linux (`sched_setaffinity`,
+//! `setpriority`, `CLOCK_THREAD_CPUTIME_ID`) and Windows (`SetThreadAffinityMask`,
+//! `SetThreadPriority`, `GetThreadTimes`) do all three; elsewhere asking for a
+//! placement is an error and the CPU time reads 0.
 #![allow(unsafe_code)]
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(not(any(target_os = "linux", windows)))]
+mod other;
+#[cfg(unix)]
+mod posix;
+#[cfg(windows)]
+mod windows;
+
+#[cfg(target_os = "linux")]
+use linux as os;
+#[cfg(not(any(target_os = "linux", windows)))]
+use other as os;
+#[cfg(windows)]
+use windows as os;
+
+pub(super) use os::lower_priority;
+use os::pin;
+#[cfg(not(target_os = "linux"))]
+use os::thread_cpu_ns;
+#[cfg(target_os = "linux")]
+use posix::thread_cpu_ns;
 
 use crate::diagnostics::DRAIN_CPU_NS;
 use std::io;
@@ -30,81 +54,6 @@ impl Placement {
         }
         Ok(())
     }
-}
-
-#[cfg(target_os = "linux")]
-fn pin(cpus: &[usize]) -> io::Result<()> {
-    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
-    if let Some(&cpu) = cpus.iter().find(|&&c| c >= max) {
-        return Err(io::Error::other(format!(
-            "CPU {cpu} is past the largest CPU number {}",
-            max - 1
-        )));
-    }
-    // SAFETY: `cpu_set_t` is a plain bit array for which all zeroes is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    for &cpu in cpus {
-        // SAFETY: `cpu` is below the set's capacity in bits (checked above).
-        unsafe { libc::CPU_SET(cpu, &mut set) };
-    }
-    // SAFETY: pid 0 is the calling thread; `set` is a valid, initialised `cpu_set_t`
-    // of the size passed.
-    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-#[cfg(target_os = "linux")]
-pub(super) fn lower_priority(nice: i32) -> io::Result<()> {
-    // SAFETY: `gettid` has no preconditions and cannot fail.
-    let tid = unsafe { libc::gettid() };
-    // SAFETY: `setpriority` on this thread's id; it only reads its arguments.
-    let rc = unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-/// The calling thread's CPU time in nanoseconds.
-#[cfg(target_os = "linux")]
-pub(super) fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable `timespec`; the clock id is a constant the
-    // kernel always provides.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return 0;
-    }
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-#[cfg(not(target_os = "linux"))]
-fn pin(_: &[usize]) -> io::Result<()> {
-    Err(io::Error::new(
-        io::ErrorKind::Unsupported,
-        "pinning the drain thread needs Linux",
-    ))
-}
-
-#[cfg(not(target_os = "linux"))]
-pub(super) fn lower_priority(_: i32) -> io::Result<()> {
-    Err(io::Error::new(
-        io::ErrorKind::Unsupported,
-        "lowering the drain thread's priority needs Linux",
-    ))
-}
-
-#[cfg(not(target_os = "linux"))]
-pub(super) fn thread_cpu_ns() -> u64 {
-    0
 }
 
 /// Publishes the calling (drain) thread's CPU time.

@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::record::fork::PerProcess;
 use crossbeam_channel::{Receiver, Sender, bounded, select};
 use std::sync::{Mutex, MutexGuard, PoisonError};
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 use std::time::{Duration, Instant};
 
 /// The way to a drain thread: its commands, and a channel that disconnects when it ends.
@@ -37,7 +37,7 @@ impl Line {
 
     /// As [`ask`](Line::ask), but gives up at `deadline`, also while queueing the
     /// command: `None` if the drain stopped without an answer or none came in time.
-    #[cfg(unix)]
+    #[cfg(any(unix, windows))]
     pub(super) fn ask_until<T>(
         &self,
         command: impl FnOnce(Sender<T>) -> Command,
@@ -106,7 +106,7 @@ pub(super) fn stop() -> Result<(), Error> {
 /// As [`stop`], but waits at most `timeout` for the final report (the signal listener:
 /// a sink that blocks must not keep the process alive); [`Error::AgentStopped`] if no
 /// answer came by then.
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 pub(super) fn stop_within(timeout: Duration) -> Result<(), Error> {
     let line = slot().clone().ok_or(Error::AgentStopped)?;
     // A timeout too long to represent waits "forever": for a century.

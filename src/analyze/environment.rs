@@ -115,6 +115,10 @@ fn machine(data_warnings: Vec<String>) -> Environment {
         governor: facts.governor.clone(),
         isolated_cpus: facts.isolated_cpus.clone(),
         counter_hz: facts.counter_hz,
+        os: Some(facts.os.clone()).filter(|os| !os.is_empty()),
+        frequency: decision
+            .hardware
+            .then(|| crate::platform::frequency(facts).to_string()),
         step_ticks: None,
         step_ns: None,
         warnings,

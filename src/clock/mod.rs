@@ -172,14 +172,19 @@ fn hardware_read(mode: Mode) -> Stamp {
     }
 }
 
-/// The counter's frequency as the hardware states it (ticks per ns), where it does:
-/// `CNTFRQ_EL0` on aarch64, exactly 1 for the nanosecond OS clock, `None` for the TSC.
+/// The counter's frequency as the platform states it (ticks per ns), where it does
+/// ([`platform::frequency`](crate::platform::frequency)): `CNTFRQ_EL0` on aarch64,
+/// `sysctl machdep.tsc.frequency` on x86_64 macOS, exactly 1 for the nanosecond OS
+/// clock; `None` where calibration must measure it (the TSC elsewhere).
 pub(crate) fn nominal_ticks_per_ns() -> Option<f64> {
     match source() {
         Source::OsMonotonic => Some(1.0),
         #[cfg(feature = "test-hooks")]
         Source::Mock => Some(1.0),
-        _ => hardware_counter().hz.map(|hz| hz as f64 / 1e9),
+        _ => match crate::platform::frequency(facts()) {
+            crate::platform::Frequency::Stated { hz, .. } => Some(hz as f64 / 1e9),
+            crate::platform::Frequency::Measured { .. } => None,
+        },
     }
 }
 

@@ -1,8 +1,30 @@
 //! Reading the platform facts from the machine. Every read is allowed to fail: a
-//! missing file or leaf is an unknown fact.
+//! missing file, key or leaf is an unknown fact. What only one OS can tell lives in
+//! its own leaf file (`gather/linux.rs`, `windows.rs`, `macos.rs`); what the CPU tells
+//! (CPUID) is read the same way everywhere.
 
 use super::Facts;
 use std::time::Instant;
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
+mod other;
+#[cfg(windows)]
+mod windows;
+
+#[cfg(target_os = "linux")]
+use linux as os;
+#[cfg(target_os = "macos")]
+use macos as os;
+#[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
+use other as os;
+#[cfg(windows)]
+use windows as os;
+
+pub(crate) use os::current_clocksource;
 
 /// What the caller (the clock) knows of the hardware counter: how to read it, if the
 /// target has one, and the frequency the hardware states, if it does.
@@ -16,53 +38,24 @@ pub(crate) struct Counter {
 
 /// Reads the facts of this machine (a few milliseconds: it times counter reads).
 pub(crate) fn gather(counter: Counter) -> Facts {
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").ok();
-    let field = |name: &str| -> Option<String> {
-        cpuinfo.as_deref()?.lines().find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            (k.trim() == name).then(|| v.trim().to_owned())
-        })
-    };
-    let flags = field("flags");
-    let flag = |f: &str| {
-        flags
-            .as_deref()
-            .map(|all| all.split_whitespace().any(|x| x == f))
-    };
-    let sys = |path: &str| {
-        std::fs::read_to_string(path)
-            .ok()
-            .map(|s| s.trim().to_owned())
-    };
     let mut facts = Facts {
         arch: std::env::consts::ARCH.to_owned(),
-        cpu_model: field("model name").or_else(|| field("Model")),
-        constant_tsc: flag("constant_tsc"),
-        nonstop_tsc: flag("nonstop_tsc"),
-        kernel_clocksource: current_clocksource(),
-        governor: sys("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
-        isolated_cpus: sys("/sys/devices/system/cpu/isolated")
-            .map(|s| if s.is_empty() { "none".into() } else { s }),
+        os: std::env::consts::OS.to_owned(),
         os_clock_read_ns: Some(time_per_call(|| {
             std::hint::black_box(Instant::now());
         })),
         ..Facts::default()
     };
     cpuid(&mut facts);
-    facts.counter_hz = counter.hz;
+    os::read(&mut facts);
+    // The hardware's own statement (CNTFRQ_EL0) wins over the OS's.
+    facts.counter_hz = counter.hz.or(facts.counter_hz);
     facts.counter_read_ns = counter.read.map(|read| {
         time_per_call(|| {
             std::hint::black_box(read());
         })
     });
     facts
-}
-
-/// The kernel's current clocksource, read afresh (it can change at run time).
-pub(crate) fn current_clocksource() -> Option<String> {
-    std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
-        .ok()
-        .map(|s| s.trim().to_owned())
 }
 
 /// Median over 5 rounds of the time per call of `f`, in ns.
@@ -93,6 +86,20 @@ fn cpuid(facts: &mut Facts) {
     }
     if extended >= 0x8000_0001 {
         facts.rdtscp = Some(__cpuid(0x8000_0001).edx & (1 << 27) != 0);
+    }
+    if extended >= 0x8000_0004 {
+        // The brand string: 48 bytes in leaves 0x80000002..=0x80000004, NUL-padded.
+        let bytes: Vec<u8> = (0x8000_0002..=0x8000_0004u32)
+            .flat_map(|leaf| {
+                let r = __cpuid(leaf);
+                [r.eax, r.ebx, r.ecx, r.edx]
+                    .into_iter()
+                    .flat_map(u32::to_le_bytes)
+            })
+            .take_while(|&b| b != 0)
+            .collect();
+        let brand = String::from_utf8_lossy(&bytes).trim().to_owned();
+        facts.cpu_model = (!brand.is_empty()).then_some(brand);
     }
     if extended >= 0x8000_0007 {
         facts.invariant_tsc = Some(__cpuid(0x8000_0007).edx & (1 << 8) != 0);

@@ -8,6 +8,7 @@
 //! A leaf: the clock module hands in what only it can measure (how to read the
 //! hardware counter, its stated frequency), so nothing here calls back into it.
 
+mod frequency;
 mod gather;
 
 #[cfg(feature = "agent")]
@@ -19,6 +20,8 @@ use serde::Serialize;
 pub struct Facts {
     /// The target's architecture (`x86_64`, `aarch64`, ...).
     pub arch: String,
+    /// The target's OS (`linux`, `windows`, `macos`, ...; empty: unknown).
+    pub os: String,
     /// CPU model name.
     pub cpu_model: Option<String>,
     /// `CPUID.1:EDX.TSC`: the CPU has a time-stamp counter.
@@ -34,9 +37,12 @@ pub struct Facts {
     pub nonstop_tsc: Option<bool>,
     /// `CPUID.1:ECX[31]`: running under a hypervisor.
     pub hypervisor: Option<bool>,
-    /// The kernel's current clocksource (`tsc`, `kvm-clock`, `hpet`, ...).
+    /// The kernel's current clocksource (`tsc`, `kvm-clock`, `hpet`, ...): Linux
+    /// only; Windows and macOS name none.
     pub kernel_clocksource: Option<String>,
-    /// aarch64 `CNTFRQ_EL0` in Hz.
+    /// The hardware counter's frequency in Hz as the platform states it: aarch64
+    /// `CNTFRQ_EL0`, or on x86_64 macOS `sysctl machdep.tsc.frequency` (see
+    /// [`frequency`]).
     pub counter_hz: Option<u64>,
     /// Nanoseconds one hardware counter read takes, measured.
     pub counter_read_ns: Option<f64>,
@@ -150,10 +156,29 @@ fn decide_x86_64(f: &Facts) -> Decision {
         Some(cs) => os(format!(
             "the kernel uses {cs} and the CPU does not report an invariant TSC"
         )),
-        None if invariant => hw("the TSC is invariant (kernel clocksource unknown)"),
-        None => {
-            os("no evidence the TSC is invariant, and the kernel clocksource is unknown".into())
-        }
+        None if invariant => hw(&format!("the TSC is invariant ({})", no_clocksource(f))),
+        None => os(format!(
+            "no evidence the TSC is invariant ({})",
+            no_clocksource(f)
+        )),
+    }
+}
+
+/// Why the kernel's clocksource is unknown: Windows and macOS name none; on Linux
+/// `/sys` could not be read.
+fn no_clocksource(f: &Facts) -> String {
+    match os_name(&f.os) {
+        Some(os) => format!("{os} names no kernel clocksource to check it against"),
+        None => "the kernel clocksource is unknown".into(),
+    }
+}
+
+/// The OS's name in a sentence, where it names no kernel clocksource.
+fn os_name(os: &str) -> Option<&'static str> {
+    match os {
+        "windows" => Some("Windows"),
+        "macos" => Some("macOS"),
+        _ => None,
     }
 }
 
@@ -172,5 +197,6 @@ fn os(reason: String) -> Decision {
 }
 
 // The agent reads the clocksource again for the report.
+pub use frequency::{Frequency, frequency};
 #[cfg_attr(not(feature = "agent"), allow(unused_imports))]
 pub(crate) use gather::{Counter, current_clocksource, gather};

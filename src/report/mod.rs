@@ -259,10 +259,19 @@ pub struct Environment {
     pub governor: Option<String>,
     /// The kernel's isolated CPUs, if known.
     pub isolated_cpus: Option<String>,
-    /// The counter frequency the hardware states, in Hz (aarch64 `CNTFRQ_EL0`);
-    /// `None` where it states none (the TSC).
+    /// The counter frequency the platform states, in Hz (aarch64 `CNTFRQ_EL0`, x86_64
+    /// macOS `sysctl machdep.tsc.frequency`); `None` where it states none.
     #[serde(default)]
     pub counter_hz: Option<u64>,
+    /// The OS the report was made on (`linux`, `windows`, `macos`, ...), if known
+    /// (reports before 2026-11-27 do not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os: Option<String>,
+    /// Where the hardware counter's frequency comes from, in words (`CNTFRQ_EL0
+    /// states 24000000 Hz`, `measured against QueryPerformanceCounter`); `None` on
+    /// the OS clock and in reports before 2026-11-27.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frequency: Option<String>,
     /// The measured step of the clock in use, in ticks (calibration's `resolution`),
     /// if known.
     #[serde(default)]

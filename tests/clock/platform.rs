@@ -2,7 +2,7 @@
 //! each. `decide` is pure, so every case is a row.
 
 use latte::clock::ClockChoice;
-use latte::test_hooks::{Facts, decide};
+use latte::test_hooks::{Facts, Frequency, decide, frequency};
 
 /// A modern x86_64 host: TSC, RDTSCP, invariant, kernel on `tsc`, cheap reads.
 fn x86() -> Facts {
@@ -40,6 +40,7 @@ fn fixtures() -> Vec<Fixture> {
         x86_kernel_against_cpuid(),
         clocksource_unknown(),
         x86_counter_faults(),
+        windows_and_macos(),
         other_architectures(),
         forced(),
     ]
@@ -185,6 +186,70 @@ fn clocksource_unknown() -> Vec<Fixture> {
             Auto,
             false,
             "no evidence",
+        ),
+    ]
+}
+
+/// Windows and macOS name no kernel clocksource: CPUID's invariant bit decides, as on
+/// Linux when `/sys` cannot be read, and the reason says what is not known.
+fn windows_and_macos() -> Vec<Fixture> {
+    use ClockChoice::*;
+    let on = |os: &str, facts: Facts| Facts {
+        os: os.into(),
+        kernel_clocksource: None,
+        constant_tsc: None,
+        nonstop_tsc: None,
+        governor: None,
+        ..facts
+    };
+    vec![
+        (
+            "Windows, invariant TSC",
+            on("windows", x86()),
+            Auto,
+            true,
+            "invariant (Windows names no kernel clocksource",
+        ),
+        (
+            "Windows, no invariant bit (an old CPU, or a hypervisor hiding it)",
+            on(
+                "windows",
+                Facts {
+                    invariant_tsc: Some(false),
+                    ..x86()
+                },
+            ),
+            Auto,
+            false,
+            "no evidence the TSC is invariant (Windows names",
+        ),
+        (
+            "Windows guest whose hypervisor traps RDTSC",
+            on(
+                "windows",
+                Facts {
+                    hypervisor: Some(true),
+                    counter_read_ns: Some(900.0),
+                    ..x86()
+                },
+            ),
+            Auto,
+            false,
+            "trapped",
+        ),
+        (
+            "macOS on Intel, invariant TSC",
+            on("macos", x86()),
+            Auto,
+            true,
+            "invariant (macOS names no kernel clocksource",
+        ),
+        (
+            "macOS on Apple silicon (CNTVCT_EL0 at 24 MHz)",
+            on("macos", aarch64()),
+            Auto,
+            true,
+            "fixed frequency",
         ),
     ]
 }
@@ -364,4 +429,113 @@ fn the_report_warns_when_fast_mode_samples_are_pooled_across_threads() {
         cal.resolution > 1
     );
     assert_eq!(env.clock, latte::clock::source().to_string());
+}
+
+/// Where the hardware counter's frequency comes from, per OS and architecture.
+#[test]
+fn frequency_source_table() {
+    let facts = |arch: &str, os: &str, hz: Option<u64>| Facts {
+        arch: arch.into(),
+        os: os.into(),
+        counter_hz: hz,
+        ..Facts::default()
+    };
+    let measured = |against| Frequency::Measured { against };
+    let rows = [
+        // (arch, os, stated Hz, expected)
+        ("x86_64", "linux", None, measured("CLOCK_MONOTONIC")),
+        (
+            "x86_64",
+            "windows",
+            None,
+            measured("QueryPerformanceCounter"),
+        ),
+        // A frequency stated on Windows or Linux x86_64 is not a source latte knows.
+        (
+            "x86_64",
+            "windows",
+            Some(3_000_000_000),
+            measured("QueryPerformanceCounter"),
+        ),
+        (
+            "x86_64",
+            "macos",
+            Some(2_600_000_000),
+            Frequency::Stated {
+                hz: 2_600_000_000,
+                by: "sysctl machdep.tsc.frequency",
+            },
+        ),
+        // Without machdep.tsc.frequency, calibration measures it.
+        ("x86_64", "macos", None, measured("mach_absolute_time")),
+        (
+            "aarch64",
+            "macos",
+            Some(24_000_000),
+            Frequency::Stated {
+                hz: 24_000_000,
+                by: "CNTFRQ_EL0",
+            },
+        ),
+        (
+            "aarch64",
+            "linux",
+            Some(62_500_000),
+            Frequency::Stated {
+                hz: 62_500_000,
+                by: "CNTFRQ_EL0",
+            },
+        ),
+        // CNTFRQ_EL0 unset: nothing stated (and decide picks the OS clock).
+        ("aarch64", "linux", Some(0), measured("CLOCK_MONOTONIC")),
+        (
+            "x86_64",
+            "freebsd",
+            None,
+            measured("the OS monotonic clock"),
+        ),
+    ];
+    for (arch, os, hz, expected) in rows {
+        assert_eq!(
+            frequency(&facts(arch, os, hz)),
+            expected,
+            "{arch} {os} {hz:?}"
+        );
+    }
+    assert_eq!(
+        Frequency::Stated {
+            hz: 24_000_000,
+            by: "CNTFRQ_EL0"
+        }
+        .to_string(),
+        "CNTFRQ_EL0 states 24000000 Hz"
+    );
+}
+
+/// The facts gathered here name this OS, and the frequency source follows from them.
+#[test]
+fn this_machine_names_its_os_and_frequency_source() {
+    let facts = latte::test_hooks::platform_facts();
+    assert_eq!(facts.os, std::env::consts::OS);
+    let expected_against = match std::env::consts::OS {
+        "linux" => "CLOCK_MONOTONIC",
+        "windows" => "QueryPerformanceCounter",
+        _ => "",
+    };
+    if cfg!(target_arch = "x86_64") && !expected_against.is_empty() {
+        assert_eq!(
+            frequency(facts),
+            Frequency::Measured {
+                against: expected_against
+            }
+        );
+    }
+    if cfg!(target_os = "linux") {
+        assert!(facts.kernel_clocksource.is_some(), "{facts:?}");
+    } else {
+        assert_eq!(facts.kernel_clocksource, None);
+    }
+    if cfg!(target_arch = "x86_64") {
+        assert!(facts.cpu_model.is_some(), "CPUID's brand string: {facts:?}");
+    }
 }

@@ -277,6 +277,8 @@ fn environment_with_a_warning() -> latte::report::Environment {
         governor: None,
         isolated_cpus: Some("none".into()),
         counter_hz: None,
+        os: Some("linux".into()),
+        frequency: Some("measured against CLOCK_MONOTONIC".into()),
         step_ticks: None,
         step_ns: None,
         warnings: vec!["the kernel clocksource changed from `tsc` to `hpet` during the run".into()],
@@ -930,6 +932,7 @@ fn the_counter_line_shows_frequency_step_and_whether_the_kernel_uses_the_counter
     let on =
         |hz: Option<u64>, step: Option<(u64, f64)>, clocksource: &str| latte::report::Environment {
             counter_hz: hz,
+            frequency: hz.map(|hz| format!("CNTFRQ_EL0 states {hz} Hz")),
             step_ticks: step.map(|s| s.0),
             step_ns: step.map(|s| s.1),
             clocksource_at_start: Some(clocksource.into()),
@@ -938,7 +941,7 @@ fn the_counter_line_shows_frequency_step_and_whether_the_kernel_uses_the_counter
     // aarch64 under qemu-user: the host's clocksource, not the counter's.
     assert_eq!(
         counter_line(on(Some(62_500_000), Some((63, 1008.0)), "tsc")).unwrap(),
-        "counter: CNTFRQ_EL0 62500000 Hz; measured step 63 ticks (1008.00 ns); \
+        "counter: CNTFRQ_EL0 states 62500000 Hz; measured step 63 ticks (1008.00 ns); \
          kernel clocksource is arch_sys_counter: no (`tsc`)"
     );
     let native = counter_line(on(Some(24_000_000), Some((1, 41.67)), "arch_sys_counter"));
@@ -955,4 +958,67 @@ fn the_counter_line_shows_frequency_step_and_whether_the_kernel_uses_the_counter
     );
     // The TSC states no frequency, and the title line gives the step: no line.
     assert_eq!(counter_line(on(None, Some((26, 10.01)), "tsc")), None);
+    // A report from before the frequency's source was recorded: aarch64's register.
+    let old = latte::report::Environment {
+        frequency: None,
+        ..on(Some(24_000_000), Some((1, 41.67)), "arch_sys_counter")
+    };
+    assert!(
+        counter_line(old)
+            .unwrap()
+            .starts_with("counter: CNTFRQ_EL0 states 24000000 Hz;")
+    );
+}
+
+#[test]
+fn windows_and_macos_say_where_the_frequency_comes_from_and_that_no_clocksource_is_named() {
+    let base = calibrated_time().environment.unwrap();
+    let on = |os: &str, hz: Option<u64>, frequency: &str| latte::report::Environment {
+        os: Some(os.into()),
+        counter_hz: hz,
+        frequency: Some(frequency.into()),
+        clocksource_at_start: None,
+        clocksource_now: None,
+        step_ticks: Some(2),
+        step_ns: Some(0.95),
+        ..base.clone()
+    };
+    assert_eq!(
+        counter_line(on(
+            "windows",
+            None,
+            "measured against QueryPerformanceCounter"
+        ))
+        .unwrap(),
+        "counter: measured against QueryPerformanceCounter; measured step 2 ticks (0.95 ns); \
+         Windows names no kernel clocksource"
+    );
+    assert_eq!(
+        counter_line(on(
+            "macos",
+            Some(24_000_000),
+            "CNTFRQ_EL0 states 24000000 Hz"
+        ))
+        .unwrap(),
+        "counter: CNTFRQ_EL0 states 24000000 Hz; measured step 2 ticks (0.95 ns); \
+         macOS names no kernel clocksource"
+    );
+    let report = Report {
+        environment: Some(on(
+            "windows",
+            None,
+            "measured against QueryPerformanceCounter",
+        )),
+        ..calibrated_time()
+    };
+    let text = at(&report, 400);
+    assert!(
+        text.contains("kernel clocksource: none (Windows names none)"),
+        "{text}"
+    );
+    // On Linux the line stays as it was: the title line gives the TSC's frequency.
+    assert_eq!(
+        counter_line(on("linux", None, "measured against CLOCK_MONOTONIC")),
+        None
+    );
 }

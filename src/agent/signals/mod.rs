@@ -13,12 +13,14 @@
 //! course. Nothing but async-signal-safe calls runs in the handler.
 
 use super::builder::Builder;
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 use crate::error::Error;
 use std::time::Duration;
 
 #[cfg(unix)]
 mod unix;
+#[cfg(windows)]
+mod windows;
 
 impl Builder {
     /// How long the final report on a signal may take (the drain folding the rings,
@@ -26,9 +28,9 @@ impl Builder {
     /// seconds. A sink that blocks cannot keep a terminated process alive.
     pub const SIGNAL_REPORT_TIMEOUT: Duration = Duration::from_secs(5);
 
-    /// Whether SIGTERM and SIGINT write the final report when the program leaves them
-    /// to latte (default: `true` where the platform has POSIX signals, `false`
-    /// elsewhere).
+    /// Whether SIGTERM and SIGINT (on Windows: the console's Ctrl-C, Ctrl-Break and
+    /// close) write the final report when the program leaves them to latte (default:
+    /// `true` on Unix and Windows, `false` elsewhere).
     ///
     /// On such a signal, latte writes what dropping the guard would write (the last
     /// interval with [`periodic`](Builder::periodic) reports, the final report, the
@@ -60,7 +62,18 @@ impl Builder {
     ///
     /// With `false`, latte leaves the signals alone (a handler installed by an earlier
     /// agent of the process stands aside): the process ends at once, with no report.
-    /// Where the platform has no POSIX signals (Windows), asking for `true` makes
+    ///
+    /// **On Windows** the same holds for the console's events: Ctrl-C, Ctrl-Break,
+    /// closing the console window, logoff and shutdown write the final report, on the
+    /// thread Windows starts for the event, and then the event goes on to the next
+    /// handler (in the end the default one, which ends the process with exit code
+    /// `0xC000013A`). A handler the program registers after starting the agent (the
+    /// `ctrlc` crate, tokio's `ctrl_c`) comes first, as on Unix; one registered
+    /// before it runs after latte's report, because Windows does not tell latte it is
+    /// there. Closing the console ends the process about 5 s after the event whatever
+    /// the handlers do: the report is then bounded to 4 s.
+    ///
+    /// Where the platform has neither (not Unix, not Windows), asking for `true` makes
     /// [`start`](Builder::start) return [`Error::Signals`](crate::error::Error::Signals);
     /// the default never does.
     ///
@@ -92,28 +105,32 @@ impl Builder {
 }
 
 /// Whether [`Builder::final_report_on_signals`] is on unless set.
-pub(super) const DEFAULT: bool = cfg!(unix);
+pub(super) const DEFAULT: bool = cfg!(any(unix, windows));
 
 #[cfg(unix)]
 pub(super) use unix::{arm, disarm, listen};
+#[cfg(windows)]
+pub(super) use windows::{arm, disarm, listen};
 
 #[cfg(all(unix, feature = "test-hooks"))]
 pub(crate) use unix::set_report_timeout;
+#[cfg(all(windows, feature = "test-hooks"))]
+pub(crate) use windows::set_report_timeout;
 
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 pub(super) fn listen() -> Result<(), Error> {
     Err(Error::Signals(std::sync::Arc::new(std::io::Error::new(
         std::io::ErrorKind::Unsupported,
-        "final_report_on_signals needs POSIX signals (Unix)",
+        "final_report_on_signals needs POSIX signals or Windows console events",
     ))))
 }
 
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 pub(super) fn arm() {}
 
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 pub(super) fn disarm() {}
 
-/// Without POSIX signals there is no report on signals to bound.
-#[cfg(all(not(unix), feature = "test-hooks"))]
+/// Without signals there is no report on signals to bound.
+#[cfg(all(not(any(unix, windows)), feature = "test-hooks"))]
 pub(crate) fn set_report_timeout(_: Duration) {}

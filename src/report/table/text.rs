@@ -116,10 +116,12 @@ pub(super) fn environment(env: &Environment) -> Vec<String> {
         Some(false) => "no",
         None => "unknown",
     };
-    let clocksource = match (&env.clocksource_at_start, &env.clocksource_now) {
-        (Some(a), Some(b)) if a == b => format!("{a} (unchanged since start)"),
-        (Some(a), Some(b)) => format!("{a} at start, {b} now: CHANGED"),
-        (a, b) => format!("{} at start, {} now", known(a), known(b)),
+    let os = env.os.as_deref().and_then(naming_no_clocksource);
+    let clocksource = match (&env.clocksource_at_start, &env.clocksource_now, os) {
+        (Some(a), Some(b), _) if a == b => format!("{a} (unchanged since start)"),
+        (Some(a), Some(b), _) => format!("{a} at start, {b} now: CHANGED"),
+        (None, None, Some(os)) => format!("none ({os} names none)"),
+        (a, b, _) => format!("{} at start, {} now", known(a), known(b)),
     };
     let mut lines = vec![
         "ENVIRONMENT".into(),
@@ -141,25 +143,44 @@ pub(super) fn environment(env: &Environment) -> Vec<String> {
     lines
 }
 
-/// The counter line, where the hardware states the counter's frequency (aarch64
-/// `CNTFRQ_EL0`): that frequency, the measured step of the clock in use, and whether
-/// the kernel keeps time with that same counter (`arch_sys_counter`). On x86_64 the
-/// clock line already gives the step, and the TSC states no frequency: no line.
+/// The counter line: where the counter's frequency comes from, the measured step of
+/// the clock in use, and whether the kernel keeps time with that same counter. Shown
+/// where the platform states the frequency (aarch64 `CNTFRQ_EL0`, x86_64 macOS) and
+/// on Windows and macOS; on Linux x86_64 the title line already gives the measured
+/// frequency and step: no line.
 fn counter(env: &Environment) -> Option<String> {
-    let hz = env.counter_hz?;
+    let os = env.os.as_deref().and_then(naming_no_clocksource);
+    let frequency = match (&env.frequency, env.counter_hz) {
+        (Some(text), Some(_)) => text.clone(),
+        (Some(text), None) if os.is_some() => text.clone(),
+        // Reports before the frequency's source was recorded: aarch64 only.
+        (None, Some(hz)) => format!("CNTFRQ_EL0 states {hz} Hz"),
+        _ => return None,
+    };
     let step = match (env.step_ticks, env.step_ns) {
         (Some(1), Some(ns)) => format!("1 tick ({ns:.2} ns)"),
         (Some(ticks), Some(ns)) => format!("{ticks} ticks ({ns:.2} ns)"),
         _ => "unknown".to_owned(),
     };
-    let on_it = match env.clocksource_at_start.as_deref() {
-        Some("arch_sys_counter") => "yes".to_owned(),
-        Some(other) => format!("no (`{other}`)"),
-        None => "unknown".to_owned(),
+    let kernel = match (os, env.clocksource_at_start.as_deref()) {
+        (Some(os), _) => format!("{os} names no kernel clocksource"),
+        (None, Some("arch_sys_counter")) => "kernel clocksource is arch_sys_counter: yes".into(),
+        (None, Some(other)) => format!("kernel clocksource is arch_sys_counter: no (`{other}`)"),
+        (None, None) => "kernel clocksource is arch_sys_counter: unknown".into(),
     };
     Some(format!(
-        "counter: CNTFRQ_EL0 {hz} Hz; measured step {step}; kernel clocksource is arch_sys_counter: {on_it}"
+        "counter: {frequency}; measured step {step}; {kernel}"
     ))
+}
+
+/// The OS's name in a sentence, where it names no kernel clocksource (as
+/// `platform`'s decision says it).
+fn naming_no_clocksource(os: &str) -> Option<&'static str> {
+    match os {
+        "windows" => Some("Windows"),
+        "macos" => Some("macOS"),
+        _ => None,
+    }
 }
 
 /// A byte count in KiB, MiB or GiB.

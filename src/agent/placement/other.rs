@@ -1,0 +1,27 @@
+//! Any OS but Linux and Windows (macOS lets no thread set its own affinity): asking
+//! for a placement is an error. The CPU time comes from `posix.rs` on Unix and reads 0
+//! elsewhere.
+
+use std::io;
+
+pub(super) fn pin(_: &[usize]) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "pinning the drain thread needs Linux or Windows",
+    ))
+}
+
+pub(in crate::agent) fn lower_priority(_: i32) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "lowering the drain thread's priority needs Linux or Windows",
+    ))
+}
+
+#[cfg(not(unix))]
+pub(super) fn thread_cpu_ns() -> u64 {
+    0
+}
+
+#[cfg(unix)]
+pub(super) use super::posix::thread_cpu_ns;
