@@ -441,6 +441,7 @@ fn frequency_source_table() {
         ..Facts::default()
     };
     let measured = |against| Frequency::Measured { against };
+    let stated = |hz, by| Frequency::Stated { hz, by };
     let rows = [
         // (arch, os, stated Hz, expected)
         ("x86_64", "linux", None, measured("CLOCK_MONOTONIC")),
@@ -461,10 +462,7 @@ fn frequency_source_table() {
             "x86_64",
             "macos",
             Some(2_600_000_000),
-            Frequency::Stated {
-                hz: 2_600_000_000,
-                by: "sysctl machdep.tsc.frequency",
-            },
+            stated(2_600_000_000, "sysctl machdep.tsc.frequency"),
         ),
         // Without machdep.tsc.frequency, calibration measures it.
         ("x86_64", "macos", None, measured("mach_absolute_time")),
@@ -472,19 +470,13 @@ fn frequency_source_table() {
             "aarch64",
             "macos",
             Some(24_000_000),
-            Frequency::Stated {
-                hz: 24_000_000,
-                by: "CNTFRQ_EL0",
-            },
+            stated(24_000_000, "CNTFRQ_EL0"),
         ),
         (
             "aarch64",
             "linux",
             Some(62_500_000),
-            Frequency::Stated {
-                hz: 62_500_000,
-                by: "CNTFRQ_EL0",
-            },
+            stated(62_500_000, "CNTFRQ_EL0"),
         ),
         // CNTFRQ_EL0 unset: nothing stated (and decide picks the OS clock).
         ("aarch64", "linux", Some(0), measured("CLOCK_MONOTONIC")),
