@@ -494,11 +494,16 @@ fn frequency_source_table() {
             "{arch} {os} {hz:?}"
         );
     }
-    assert_eq!(
-        Frequency::Stated {
-            hz: 24_000_000,
-            by: "CNTFRQ_EL0"
-        }
+}
+
+#[test]
+fn a_stated_frequency_reads_as_a_sentence() {
+    let stated = Frequency::Stated {
+        hz: 24_000_000,
+        by: "CNTFRQ_EL0",
+    };
+    assert_eq!(stated.to_string(), "CNTFRQ_EL0 states 24000000 Hz");
+}
         .to_string(),
         "CNTFRQ_EL0 states 24000000 Hz"
     );
