@@ -504,10 +504,6 @@ fn a_stated_frequency_reads_as_a_sentence() {
     };
     assert_eq!(stated.to_string(), "CNTFRQ_EL0 states 24000000 Hz");
 }
-        .to_string(),
-        "CNTFRQ_EL0 states 24000000 Hz"
-    );
-}
 
 /// The facts gathered here name this OS, and the frequency source follows from them.
 #[test]
