@@ -94,8 +94,12 @@ export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64-static -L /usr/aarch64-linux-gnu"
 export CARGO_TARGET_DIR=target/aarch64
 
-step "cargo clippy --target $TARGET, warnings denied"
-cargo clippy --target "$TARGET" --workspace --all-targets --features test-hooks -- -D warnings
+# The libraries and binaries, where the code that differs by architecture lives; the
+# tests, examples and benches are the same code as on x86_64 (clippy checks them
+# natively) and are compiled for aarch64 below. (With --all-targets the check took
+# about 90 s more.)
+step "cargo clippy --target $TARGET, libraries and binaries, warnings denied"
+cargo clippy --target "$TARGET" --workspace --features test-hooks -- -D warnings
 
 skips=()
 for name in "${EXCLUDED[@]}"; do skips+=(--skip "$name"); done
