@@ -91,7 +91,7 @@
 //! * **Agent.** [`init`] or [`builder`] start one named drain thread: calibration at
 //!   start-up, periodic reports of only the new samples, reports on request through
 //!   the [`Guard`], the final report when the guard drops (also while unwinding from a
-//!   panic), and on SIGTERM and SIGINT where POSIX signals exist, unless the program
+//!   panic), and on SIGTERM and SIGINT (Windows: Ctrl-C and console close), unless the program
 //!   handles those itself ([`Builder::final_report_on_signals`]). Without it,
 //!   everything above still works synchronously.
 //!
@@ -100,15 +100,17 @@
 //!
 //! # Platform support
 //!
-//! | target | counter | Mid/Hard CPU id |
-//! |---|---|---|
-//! | x86_64 | `RDTSC` / `RDTSCP` / `LFENCE; RDTSCP` | yes (`IA32_TSC_AUX`) |
-//! | aarch64 | `CNTVCT_EL0` (with `ISB` when ordered) | no |
-//! | others | OS monotonic clock, nanoseconds | no |
+//! | target | counter | frequency | Mid/Hard CPU id |
+//! |---|---|---|---|
+//! | x86_64 Linux, Windows | `RDTSC` / `RDTSCP` / `LFENCE; RDTSCP` | measured against the OS clock | yes (`IA32_TSC_AUX`) |
+//! | x86_64 macOS | the same | `sysctl machdep.tsc.frequency`, else measured | as macOS leaves it |
+//! | aarch64 Linux, macOS | `CNTVCT_EL0` (with `ISB` when ordered) | `CNTFRQ_EL0` (24 MHz on Apple M1 to M3) | no |
+//! | others | OS monotonic clock, nanoseconds | 1 tick = 1 ns | no |
 //!
-//! `docs/platforms.md` has the ordering instructions, the frequency sources, and what
-//! CI tests where (aarch64: cross-built, under qemu-user). The final report on SIGTERM
-//! and SIGINT needs POSIX signals (Unix); elsewhere it is off by default.
+//! `docs/platforms.md` has the ordering instructions, the frequency sources, what
+//! differs by OS, and what CI tests where (aarch64: cross-built, under qemu-user;
+//! Windows: under Wine; macOS: type-checked). The final report on termination needs
+//! POSIX signals or Windows console events; elsewhere it is off by default.
 //!
 //! # Caveats
 //!

@@ -19,7 +19,7 @@ use std::time::Duration;
 ///
 /// How the run's final report survives exits: the guard's drop writes it (also while a
 /// panic unwinds); [`Guard::stop`] or [`Guard::stop_running`] writes it before
-/// [`std::process::exit`]; on SIGTERM and SIGINT, by default where POSIX signals exist,
+/// [`std::process::exit`]; on SIGTERM and SIGINT (Windows: Ctrl-C, Ctrl-Break, console close), by default,
 /// latte writes it and then lets the signal end the process, unless the program
 /// handles the signal itself and its shutdown drops the guard
 /// ([`final_report_on_signals`](Builder::final_report_on_signals) has the rules, and
@@ -207,9 +207,10 @@ impl Builder {
     }
 
     /// Runs the drain thread only on these CPUs (numbered as the OS does, from 0), to
-    /// keep it off the cores the recording threads own. Linux only. A CPU the process
-    /// may not use, or a number past the OS's limit, makes [`start`](Builder::start)
-    /// return [`Error::DrainPlacement`].
+    /// keep it off the cores the recording threads own. Linux and Windows (there,
+    /// CPUs 0 to 63); elsewhere [`start`](Builder::start) returns
+    /// [`Error::DrainPlacement`], as it does for a CPU the process may not use or a
+    /// number past the OS's limit.
     ///
     /// ```no_run
     /// // The hot loop owns CPUs 2 and 3; the drain stays on 0 and 1.
@@ -222,8 +223,9 @@ impl Builder {
     }
 
     /// Lowers the drain thread's priority to this nice value, 0 (unchanged, the
-    /// default) to 19 (the lowest), so it yields to the recording threads. Linux only;
-    /// out of range is [`Error::DrainPlacement`].
+    /// default) to 19 (the lowest), so it yields to the recording threads. Linux and
+    /// Windows (there 1 to 9 is below normal, 10 to 19 the lowest priority); elsewhere,
+    /// and out of range, [`Error::DrainPlacement`].
     ///
     /// ```
     /// let err = latte::builder().drain_nice(20).start().unwrap_err();

@@ -10,7 +10,8 @@
 //!
 //! Exits that run no destructor skip the guard's drop. Before [`std::process::exit`],
 //! call [`Guard::stop`] (or [`Guard::stop_running`], without the guard at hand). On
-//! SIGTERM and SIGINT, by default where POSIX signals exist, latte writes the final
+//! SIGTERM and SIGINT (on Windows the console's Ctrl-C, Ctrl-Break and close), by
+//! default, latte writes the final
 //! report and then lets the signal end the process — unless the program handles the
 //! signal itself, and then its own shutdown drops the guard
 //! ([`Builder::final_report_on_signals`] has the rules). On an abort or `kill -9`
@@ -55,15 +56,16 @@ use crate::error::Error;
 /// The final report is written when the guard drops, or by [`Guard::stop`]. An exit
 /// that runs no destructor skips it: call `guard.stop()` (or
 /// [`Guard::stop_running`], wherever the guard is) before [`std::process::exit`].
-/// SIGTERM and SIGINT (Ctrl-C) write it too, where the platform has POSIX signals:
+/// SIGTERM and SIGINT (Ctrl-C) write it too (on Windows: the console's Ctrl-C,
+/// Ctrl-Break and close):
 /// if the program leaves these signals to their default, latte writes the final
 /// report (on its own thread, within [`Builder::SIGNAL_REPORT_TIMEOUT`]) and then lets
 /// the signal end the process, so the exit status still names the signal; a second
 /// signal ends it at once. If the program handles them itself (tokio's `ctrl_c`, the
 /// `ctrlc` crate, signal-hook, before or after `init`), latte leaves the shutdown to
 /// it, and the guard's drop writes the report, once. The rules, and how to turn this
-/// off, are at [`Builder::final_report_on_signals`]. Without POSIX signals `init`
-/// handles none, and never fails for want of them.
+/// off, are at [`Builder::final_report_on_signals`]. Where the platform has neither
+/// `init` handles none, and never fails for want of them.
 /// One agent runs per process; a forked child starts with none and may start its own.
 ///
 /// ```no_run

@@ -109,7 +109,8 @@ pub enum Error {
         last: Box<Error>,
     },
     /// The handlers of [`Builder::final_report_on_signals`](crate::Builder::final_report_on_signals)
-    /// could not be installed (or the platform has no POSIX signals).
+    /// could not be installed (or the platform has neither POSIX signals nor Windows
+    /// console events).
     Signals(Arc<std::io::Error>),
     /// A different clock was asked for after latte had started reading one.
     ClockAlreadySelected {
@@ -237,7 +238,7 @@ impl Error {
             Error::Signals(e) => Some((
                 e,
                 "latte could not handle SIGTERM and SIGINT",
-                "check Builder::final_report_on_signals: the platform needs POSIX signals",
+                "check Builder::final_report_on_signals: the platform needs POSIX signals or Windows console events",
             )),
             Error::RingCapacity { .. }
             | Error::Exporter { .. }
