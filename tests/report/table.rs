@@ -990,8 +990,8 @@ fn windows_and_macos_say_where_the_frequency_comes_from_and_that_no_clocksource_
             "measured against QueryPerformanceCounter"
         ))
         .unwrap(),
-        "counter: measured against QueryPerformanceCounter; measured step 2 ticks (0.95 ns); \
-         Windows names no kernel clocksource"
+        "counter: frequency measured against QueryPerformanceCounter; measured step 2 ticks \
+         (0.95 ns)"
     );
     assert_eq!(
         counter_line(on(
@@ -1000,8 +1000,7 @@ fn windows_and_macos_say_where_the_frequency_comes_from_and_that_no_clocksource_
             "CNTFRQ_EL0 states 24000000 Hz"
         ))
         .unwrap(),
-        "counter: CNTFRQ_EL0 states 24000000 Hz; measured step 2 ticks (0.95 ns); \
-         macOS names no kernel clocksource"
+        "counter: CNTFRQ_EL0 states 24000000 Hz; measured step 2 ticks (0.95 ns)"
     );
     let report = Report {
         environment: Some(on(

@@ -162,14 +162,21 @@ fn counter(env: &Environment) -> Option<String> {
         (Some(ticks), Some(ns)) => format!("{ticks} ticks ({ns:.2} ns)"),
         _ => "unknown".to_owned(),
     };
+    // The frequency as a clause: "CNTFRQ_EL0 states ...", "frequency measured against ...".
+    let frequency = if frequency.starts_with("measured") {
+        format!("frequency {frequency}")
+    } else {
+        frequency
+    };
+    // Windows and macOS: the clock line already says no clocksource is named.
     let kernel = match (os, env.clocksource_at_start.as_deref()) {
-        (Some(os), _) => format!("{os} names no kernel clocksource"),
-        (None, Some("arch_sys_counter")) => "kernel clocksource is arch_sys_counter: yes".into(),
-        (None, Some(other)) => format!("kernel clocksource is arch_sys_counter: no (`{other}`)"),
-        (None, None) => "kernel clocksource is arch_sys_counter: unknown".into(),
+        (Some(_), _) => String::new(),
+        (None, Some("arch_sys_counter")) => "; kernel clocksource is arch_sys_counter: yes".into(),
+        (None, Some(other)) => format!("; kernel clocksource is arch_sys_counter: no (`{other}`)"),
+        (None, None) => "; kernel clocksource is arch_sys_counter: unknown".into(),
     };
     Some(format!(
-        "counter: {frequency}; measured step {step}; {kernel}"
+        "counter: {frequency}; measured step {step}{kernel}"
     ))
 }
 
