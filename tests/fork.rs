@@ -4,6 +4,8 @@
 //! start its own agent, and die of a signal; the parent is unaffected. (Threads do not
 //! survive `fork`: in the child only the forking thread exists.) Every child leaves
 //! with `_exit`, on every path, never returning into the test harness.
+//! Unix only: Windows has no `fork`.
+#![cfg(unix)]
 #![allow(unsafe_code)] // fork, waitpid, _exit, raise
 
 mod common;
