@@ -71,7 +71,8 @@ fn child(own_handler: bool) {
 }
 
 #[test]
-fn child_process() {
+#[ignore = "a child process of the tests below, started by them"]
+fn console_child() {
     match std::env::var(ROLE).as_deref() {
         Ok("plain") => child(false),
         Ok("own") => child(true),
@@ -96,7 +97,7 @@ fn run(role: &str, event: u32) -> (Option<i32>, String) {
         .unwrap();
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
-    // The harness writes "test child_process ... " before the child's own output.
+    // The harness writes "test console_child ... " before the child's own output.
     while !line.trim_end().ends_with("ready") {
         line.clear();
         assert_ne!(
