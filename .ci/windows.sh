@@ -76,14 +76,6 @@ EXCLUDED=(
     # before the test's: the destructor's calls are recorded (2 samples where the test
     # wants 1 and 3 teardown drops). Case 2 (a first record inside a destructor) runs.
     teardown::records_from_thread_local_destructors_never_panic_and_are_accounted_for
-    # tests/report/seed_preset.rs: "pending: skewness through f64::powf". The snapshot
-    # pins the skewness to its last digit, and latte computes it as m3 / m2.powf(1.5)
-    # (src/analyze/stats.rs, src/collect/tally.rs): powf is the C library's pow, here
-    # mingw-w64's (libmingwex, linked into the test binaries), which returns (2/9)^1.5
-    # one ulp above the correctly rounded value glibc gives. Two of the four rows
-    # differ in their last digit; the same build would on Windows. m2 * m2.sqrt()
-    # (IEEE operations only) would give the same bits everywhere.
-    seed_preset::the_seed_preset_keeps_the_cleaned_figures
     # tests/accuracy.rs: an empty scope's cost must stay within a counter step of its
     # calibrated overhead in at least one of ten batches. On this shared 2-vCPU machine
     # one mode pair now and then costs 2-10 times its overhead for a whole run, under

@@ -50,7 +50,7 @@ pub fn moments(values: &[u64]) -> Moments {
     m3 /= n;
     // All offsets are 0 exactly when there is no spread; otherwise m2 is far above the
     // rounding of `offset_mean` (which is relative to the range, not to the values).
-    let skew = if m2 > 0.0 { m3 / m2.powf(1.5) } else { 0.0 };
+    let skew = crate::collect::skewness(m2, m3);
     Moments {
         count: values.len() as u64,
         mean: (min as f64 + offset_mean).clamp(min as f64, max as f64),
@@ -108,7 +108,7 @@ pub(crate) fn run_moments(runs: &Runs) -> Moments {
         count: n,
         mean: (min as f64 + offset_mean).clamp(min as f64, max as f64),
         std_dev: m2.sqrt(),
-        skew: if m2 > 0.0 { m3 / m2.powf(1.5) } else { 0.0 },
+        skew: crate::collect::skewness(m2, m3),
         min: min as f64,
         max: max as f64,
     }

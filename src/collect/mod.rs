@@ -39,7 +39,7 @@ pub use crate::record::{Sample, SampleKind, prepare};
 #[cfg(feature = "agent")]
 pub(crate) use {
     ledger::fold,
-    tally::{Exact, Tally},
+    tally::{Exact, Tally, skewness},
     timeline::Blocks,
     totals::{ComponentTotals, ThreadTotals, Totals},
     window::{take_interval, whole_run},
