@@ -20,6 +20,7 @@ mod lifecycle;
 mod limits;
 mod periodic;
 mod placement;
+mod placement_windows;
 mod report_now;
 mod settings_prop;
 mod survival;
