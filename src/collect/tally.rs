@@ -234,6 +234,14 @@ impl Exact {
     }
 }
 
+/// The skewness from the second and third central moments (0 without spread).
+/// `m2 * m2.sqrt()`, not `m2.powf(1.5)`: `sqrt` and `*` are exact to the last bit on
+/// every platform, where `pow` is the C library's (mingw-w64's differs from glibc's by
+/// one ulp for some arguments, and a report's skew then differs in its last digit).
+pub(crate) fn skewness(m2: f64, m3: f64) -> f64 {
+    if m2 > 0.0 { m3 / (m2 * m2.sqrt()) } else { 0.0 }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,12 +378,4 @@ mod tests {
         assert_eq!(t.sum_sq, None);
         assert_eq!(t.std_dev(), None);
     }
-}
-
-/// The skewness from the second and third central moments (0 without spread).
-/// `m2 * m2.sqrt()`, not `m2.powf(1.5)`: `sqrt` and `*` are exact to the last bit on
-/// every platform, where `pow` is the C library's (mingw-w64's differs from glibc's by
-/// one ulp for some arguments, and a report's skew then differs in its last digit).
-pub(crate) fn skewness(m2: f64, m3: f64) -> f64 {
-    if m2 > 0.0 { m3 / (m2 * m2.sqrt()) } else { 0.0 }
 }
