@@ -15,6 +15,7 @@
 use super::builder::Builder;
 #[cfg(not(any(unix, windows)))]
 use crate::error::Error;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 #[cfg(unix)]
@@ -108,14 +109,46 @@ impl Builder {
 pub(super) const DEFAULT: bool = cfg!(any(unix, windows));
 
 #[cfg(unix)]
-pub(super) use unix::{arm, disarm, listen};
+pub(super) use unix::listen;
 #[cfg(windows)]
-pub(super) use windows::{arm, disarm, listen};
+pub(super) use windows::listen;
 
-#[cfg(all(unix, feature = "test-hooks"))]
-pub(crate) use unix::set_report_timeout;
-#[cfg(all(windows, feature = "test-hooks"))]
-pub(crate) use windows::set_report_timeout;
+/// Whether a signal (or console event), when nobody else handles it, is for latte: a
+/// running agent asked for the report, and no signal has claimed it yet. Shared by the
+/// Unix and Windows handlers.
+static ARMED: AtomicBool = AtomicBool::new(false);
+
+/// `SIGNAL_REPORT_TIMEOUT`, unless a test shortened it (nanoseconds).
+static TIMEOUT_NANOS: AtomicU64 = AtomicU64::new(Builder::SIGNAL_REPORT_TIMEOUT.as_nanos() as u64);
+
+/// The running agent wants its final report on a signal.
+pub(super) fn arm() {
+    ARMED.store(true, Ordering::Release);
+}
+
+/// No agent to report: signals take their default course at once again.
+pub(super) fn disarm() {
+    ARMED.store(false, Ordering::Release);
+}
+
+/// Takes the report for this signal, if an agent asked for it and no earlier signal
+/// took it (a lock-free swap: callable from a signal handler).
+#[cfg_attr(not(any(unix, windows)), allow(dead_code))]
+fn claim() -> bool {
+    ARMED.swap(false, Ordering::AcqRel)
+}
+
+/// The bound on the final report on a signal.
+#[cfg_attr(not(any(unix, windows)), allow(dead_code))]
+fn report_timeout() -> Duration {
+    Duration::from_nanos(TIMEOUT_NANOS.load(Ordering::Relaxed))
+}
+
+/// Test hook: the bound on the final report on a signal.
+#[cfg(feature = "test-hooks")]
+pub(crate) fn set_report_timeout(timeout: Duration) {
+    TIMEOUT_NANOS.store(timeout.as_nanos() as u64, Ordering::Relaxed);
+}
 
 #[cfg(not(any(unix, windows)))]
 pub(super) fn listen() -> Result<(), Error> {
@@ -124,13 +157,3 @@ pub(super) fn listen() -> Result<(), Error> {
         "final_report_on_signals needs POSIX signals or Windows console events",
     ))))
 }
-
-#[cfg(not(any(unix, windows)))]
-pub(super) fn arm() {}
-
-#[cfg(not(any(unix, windows)))]
-pub(super) fn disarm() {}
-
-/// Without signals there is no report on signals to bound.
-#[cfg(all(not(any(unix, windows)), feature = "test-hooks"))]
-pub(crate) fn set_report_timeout(_: Duration) {}

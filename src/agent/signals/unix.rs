@@ -9,7 +9,7 @@
 //!    action reads the current one), a handler installed later called it as its
 //!    predecessor (signal-hook's registry does, and so tokio): the program handles the
 //!    signal, and latte does nothing.
-//! 3. Otherwise, if a running agent asked for the report (`ARMED`, taken with a swap,
+//! 3. Otherwise, if a running agent asked for the report (`signals::claim`, a swap,
 //!    so a second signal finds it gone) and this process has the listening thread, one
 //!    byte to the thread's pipe wakes it; else the signal takes its default course at
 //!    once (`emulate_default_handler`: default disposition, unblock, raise).
@@ -29,8 +29,7 @@ use std::io::Read;
 use std::os::fd::IntoRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
 
 /// The signals latte handles; `SLOTS[i]` is about `SIGNALS[i]`.
 const SIGNALS: [c_int; 2] = [libc::SIGTERM, libc::SIGINT];
@@ -64,23 +63,12 @@ impl Slot {
 
 static SLOTS: [Slot; 2] = [Slot::new(), Slot::new()];
 
-/// Whether a signal, when nobody else handles it, is for the listening thread: a
-/// running agent asked for the report, and no signal has claimed it yet.
-static ARMED: AtomicBool = AtomicBool::new(false);
-
 /// The process whose `latte-signals` thread listens (0: none). A forked child inherits
 /// the handler but not the thread: its signals take their default course at once.
 static LISTENER: AtomicU32 = AtomicU32::new(0);
 
 /// The write end of the listening thread's pipe (non-blocking; -1: none).
 static WAKE: AtomicI32 = AtomicI32::new(-1);
-
-/// `SIGNAL_REPORT_TIMEOUT`, unless a test shortened it (nanoseconds).
-static TIMEOUT_NANOS: AtomicU64 = AtomicU64::new(nanos(super::Builder::SIGNAL_REPORT_TIMEOUT));
-
-const fn nanos(d: Duration) -> u64 {
-    d.as_nanos() as u64
-}
 
 /// The handler installed, and the listener started, at most once per process (a
 /// forked child starts its own listener), with the error it could not start with.
@@ -89,22 +77,6 @@ static STARTED: PerProcess<Result<(), Error>> = PerProcess::new(start);
 /// Makes sure latte handles SIGTERM and SIGINT in this process.
 pub(in crate::agent) fn listen() -> Result<(), Error> {
     STARTED.get().clone()
-}
-
-/// The running agent wants its final report on a signal.
-pub(in crate::agent) fn arm() {
-    ARMED.store(true, Ordering::Release);
-}
-
-/// No agent to report: signals take their default course at once again.
-pub(in crate::agent) fn disarm() {
-    ARMED.store(false, Ordering::Release);
-}
-
-/// Test hook: the bound on the final report on a signal.
-#[cfg(feature = "test-hooks")]
-pub(crate) fn set_report_timeout(timeout: Duration) {
-    TIMEOUT_NANOS.store(nanos(timeout), Ordering::Relaxed);
 }
 
 fn start() -> Result<(), Error> {
@@ -169,7 +141,7 @@ fn spawn_deaf(listen: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
 /// On the `latte-signals` thread: the final report (bounded in time), then the
 /// signal's default course.
 fn on_signal(signal: c_int) {
-    let timeout = Duration::from_nanos(TIMEOUT_NANOS.load(Ordering::Relaxed));
+    let timeout = super::report_timeout();
     // What the guard's drop would write; an error has nowhere to go.
     let _ = running::stop_within(timeout);
     let _ = emulate_default_handler(signal);
@@ -287,7 +259,7 @@ fn still_installed(signal: c_int) -> bool {
 /// and wakes the thread. `false` if no report is wanted, one is under way, or there is
 /// no listening thread in this process (a forked child).
 fn hand_over(signal: c_int) -> bool {
-    ARMED.swap(false, Ordering::AcqRel) && wake(signal)
+    super::claim() && wake(signal)
 }
 
 /// Wakes this process's listening thread; `false` if there is none (a forked child).

@@ -21,7 +21,6 @@
 
 use crate::agent::running;
 use crate::error::Error;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use windows_sys::Win32::Foundation::{FALSE, TRUE};
@@ -32,13 +31,6 @@ use windows_sys::core::BOOL;
 /// system shuts down: the system ends the process about 5 s after the event, so the
 /// report has 4 of them and the sink's flush the rest.
 pub(in crate::agent) const CLOSE_TIMEOUT: Duration = Duration::from_secs(4);
-
-/// A running agent asked for the report, and no event has claimed it yet.
-static ARMED: AtomicBool = AtomicBool::new(false);
-
-/// `SIGNAL_REPORT_TIMEOUT`, unless a test shortened it (nanoseconds).
-static TIMEOUT_NANOS: AtomicU64 =
-    AtomicU64::new(super::Builder::SIGNAL_REPORT_TIMEOUT.as_nanos() as u64);
 
 /// The handler registered at most once per process, with the error it could not be
 /// registered with.
@@ -60,27 +52,11 @@ pub(in crate::agent) fn listen() -> Result<(), Error> {
         .clone()
 }
 
-/// The running agent wants its final report on a console event.
-pub(in crate::agent) fn arm() {
-    ARMED.store(true, Ordering::Release);
-}
-
-/// No agent to report: console events take their course at once again.
-pub(in crate::agent) fn disarm() {
-    ARMED.store(false, Ordering::Release);
-}
-
-/// Test hook: the bound on the final report on Ctrl-C and Ctrl-Break.
-#[cfg(feature = "test-hooks")]
-pub(crate) fn set_report_timeout(timeout: Duration) {
-    TIMEOUT_NANOS.store(timeout.as_nanos() as u64, Ordering::Relaxed);
-}
-
 /// On the thread Windows starts for the event: the final report, bounded in time, if
 /// a running agent asked for it and no earlier event took it; then the next handler.
 unsafe extern "system" fn handler(event: u32) -> BOOL {
-    if ARMED.swap(false, Ordering::AcqRel) {
-        let asked = Duration::from_nanos(TIMEOUT_NANOS.load(Ordering::Relaxed));
+    if super::claim() {
+        let asked = super::report_timeout();
         let timeout = match event {
             CTRL_C_EVENT | CTRL_BREAK_EVENT => asked,
             _ => asked.min(CLOSE_TIMEOUT),
