@@ -227,27 +227,43 @@ fn the_check_fails_when_the_frequency_is_off_by_five_percent() {
 )]
 fn empty_scopes_come_out_at_about_zero_and_never_negative() {
     let _turn = turn();
-    const BATCHES: usize = 10;
+    const ROUNDS: usize = 30;
     const PER_BATCH: usize = 500;
     let cal = latte::analyze::calibration();
-    for start in Mode::ALL {
-        for stop in Mode::ALL {
-            let id = leak_id(format!("acc_empty_{start}{stop}"));
-            for _ in 0..BATCHES * PER_BATCH {
+    let ids: Vec<(Mode, Mode, &Id)> = Mode::ALL
+        .into_iter()
+        .flat_map(|start| Mode::ALL.into_iter().map(move |stop| (start, stop)))
+        .map(|(start, stop)| (start, stop, leak_id(format!("acc_empty_{start}{stop}"))))
+        .collect();
+    // Round by round, one batch of every pair in each, as calibration takes its own:
+    // a slow spell of a shared guest (seen 2026-11-27 on a 2 vCPU Intel Xeon KVM guest:
+    // every scope 2-20 times its cost for milliseconds) then lands in a few rounds of
+    // every pair, not in all the batches of one. Between rounds, the calibrated report.
+    for _ in 0..ROUNDS {
+        for &(start, stop, id) in &ids {
+            for _ in 0..PER_BATCH {
                 latte::start(id, start);
                 latte::stop(id, stop);
             }
-            // Never negative, whatever the machine does.
-            let report = calibrated_report();
+        }
+        // Never negative, whatever the machine does.
+        let report = calibrated_report();
+        for &(start, stop, id) in &ids {
             let s = my_row(&report, id.name());
             for v in [s.avg, s.median, s.min, s.max, s.p90, s.p99, s.p999] {
-                assert!(v >= 0.0 && v.is_finite());
+                assert!(v >= 0.0 && v.is_finite(), "{start}{stop}: {v} in {s:?}");
             }
-            // "About zero", robust to a busy machine the way calibration is: the
-            // smallest batch median of calibrated ticks.
+        }
+    }
+    // "About zero": the smallest batch median of calibrated ticks is at most one
+    // counter step, or half of what was subtracted where the counter is finer than that
+    // (the OS clock counts single nanoseconds and jitters). A calibration that
+    // subtracted nothing, or another pair's overhead, misses by the whole overhead.
+    let failures: Vec<String> = ids
+        .iter()
+        .filter_map(|&(start, stop, id)| {
             let overhead = cal.scope_overhead(start, stop);
-            let samples = common::my_samples(id.name());
-            let best = samples
+            let best = common::my_samples(id.name())
                 .chunks(PER_BATCH)
                 .map(|batch| {
                     let mut t: Vec<u64> = batch
@@ -259,17 +275,12 @@ fn empty_scopes_come_out_at_about_zero_and_never_negative() {
                 })
                 .min()
                 .unwrap();
-            eprintln!(
-                "{start}{stop}: report median {:.2} ns, best batch median {best} ticks, overhead {overhead} ticks, resolution {} ticks",
-                s.median, cal.resolution
-            );
-            // At most one counter step, or half of what was subtracted where the counter
-            // is finer than that (the OS clock counts single nanoseconds and jitters).
             let bound = cal.resolution.max(overhead / 2);
-            assert!(
-                best <= bound,
-                "{start}{stop}: best batch median {best} ticks > {bound}"
+            eprintln!(
+                "{start}{stop}: best batch median {best} ticks, overhead {overhead} ticks, bound {bound}"
             );
-        }
-    }
+            (best > bound).then(|| format!("{start}{stop}: best batch median {best} ticks > {bound}"))
+        })
+        .collect();
+    assert!(failures.is_empty(), "{failures:#?}");
 }

@@ -10,9 +10,10 @@
 //!
 //! **Overhead.** On a short-lived internal thread, through the same `start`/`stop`/
 //! `pulse` code users call: 7 batches of 1,000 empty scopes per (start mode, stop
-//! mode) pair, and 7 batches of 1,000 back-to-back pulses. A batch's median is robust
-//! to the few samples an interrupt inflates; the smallest of the 7 batch medians
-//! discards a batch that was preempted throughout. Total time is dominated by the
+//! mode) pair, and 7 batches of 1,000 back-to-back pulses, taken in 7 rounds of one
+//! batch each. A batch's median is robust to the few samples an interrupt inflates; the
+//! smallest of the 7 batch medians discards a batch that was preempted throughout, and
+//! the rounds spread a slow spell of the machine over every pair. Total time is dominated by the
 //! frequency window: about 50 ms, once per process.
 
 use super::stats::quantile;
@@ -248,40 +249,57 @@ fn overheads() -> ([[u64; 3]; 3], u64) {
         ],
     ];
     static PULSE: Id = Id::new("latte/cal pulse");
-    let mut scope = [[0u64; 3]; 3];
-    for start in Mode::ALL {
-        for stop in Mode::ALL {
-            let id = &PAIRS[start as usize][stop as usize];
-            scope[start as usize][stop as usize] = low_median(id, || {
-                for _ in 0..PER_BATCH {
-                    record::start(id, start);
-                    record::stop(id, stop);
-                }
-            });
+    let scope_batch = |start: Mode, stop: Mode| {
+        let id = &PAIRS[start as usize][stop as usize];
+        move || {
+            for _ in 0..PER_BATCH {
+                record::start(id, start);
+                record::stop(id, stop);
+            }
         }
-    }
-    let pulse = low_median(&PULSE, || {
+    };
+    let pulse_batch = || {
         for _ in 0..=PER_BATCH {
             record::pulse(&PULSE);
         }
-    });
+    };
+    // Warm-up: first-use paths, caches, predictors.
+    for (start, stop) in pairs() {
+        scope_batch(start, stop)();
+    }
+    pulse_batch();
+    // Round by round, every pair in each: a slow spell of the machine (a preemption,
+    // a busy neighbour on the host) lands in one round of every pair, and the other
+    // rounds' medians outvote it, where batches taken pair by pair would give one pair
+    // all its batches inside the spell.
+    let mut scope = [[u64::MAX; 3]; 3];
+    let mut pulse = u64::MAX;
+    for _ in 0..BATCHES {
+        for (start, stop) in pairs() {
+            scope_batch(start, stop)();
+            let low = &mut scope[start as usize][stop as usize];
+            *low = (*low).min(recent_median(&PAIRS[start as usize][stop as usize]));
+        }
+        pulse_batch();
+        pulse = pulse.min(recent_median(&PULSE));
+    }
     (scope, pulse)
 }
 
-/// The smallest of `BATCHES` batch medians of what `batch` records under `id`.
-fn low_median(id: &Id, mut batch: impl FnMut()) -> u64 {
-    batch(); // warm-up: first-use paths, caches, predictors
-    (0..BATCHES)
-        .map(|_| {
-            batch();
-            let samples = own_samples(id);
-            let recent = samples.len().saturating_sub(PER_BATCH);
-            let mut ticks: Vec<u64> = samples[recent..].iter().map(|s| s.ticks()).collect();
-            ticks.sort_unstable();
-            quantile(&ticks, 0.5)
-        })
-        .min()
-        .unwrap_or(0)
+/// Every (start mode, stop mode) pair.
+fn pairs() -> impl Iterator<Item = (Mode, Mode)> {
+    Mode::ALL
+        .into_iter()
+        .flat_map(|start| Mode::ALL.into_iter().map(move |stop| (start, stop)))
+}
+
+/// The median of the last `PER_BATCH` samples recorded under `id` on this thread.
+fn recent_median(id: &Id) -> u64 {
+    let samples = own_samples(id);
+    let recent = samples.len().saturating_sub(PER_BATCH);
+    let mut ticks: Vec<u64> = samples[recent..].iter().map(|s| s.ticks()).collect();
+    ticks.sort_unstable();
+    quantile(&ticks, 0.5)
 }
 
 /// Blocks every signal on the calling thread (one of latte's own): a process-directed
