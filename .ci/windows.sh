@@ -76,28 +76,17 @@ EXCLUDED=(
     # before the test's: the destructor's calls are recorded (2 samples where the test
     # wants 1 and 3 teardown drops). Case 2 (a first record inside a destructor) runs.
     teardown::records_from_thread_local_destructors_never_panic_and_are_accounted_for
-    # tests/accuracy.rs: an empty scope's cost must stay within a counter step of its
-    # calibrated overhead in at least one of ten batches. On this shared 2-vCPU machine
-    # one mode pair now and then costs 2-10 times its overhead for a whole run, under
-    # Wine (4 failed of 37 runs, 2026-11-27) and natively as well (3 of 49): a flaky
-    # stage, not a Windows finding. Native CI runs it on both clocks; the busy-wait
-    # test beside it (calibrated time on this target, re-measured once or twice on a
-    # miss) runs.
+    # tests/accuracy.rs: an empty scope's cost must stay within half its calibrated
+    # overhead. On this shared 2-vCPU machine it failed 4 of 37 runs under Wine and 3 of
+    # 49 natively (2026-11-27), when the machine slowed between calibration and the
+    # test; since then both take their batches in rounds over every mode pair (0 of 80
+    # native runs failed), not yet tried again under Wine. Native CI runs it on both
+    # clocks; the busy-wait test beside it (calibrated time on this target) runs.
     empty_scopes_come_out_at_about_zero_and_never_negative
     # macros/tests/ui.rs: trybuild runs cargo, a Linux program (see disassembly
     # above); the compile errors of #[timed] are the same on every target, and native
     # CI checks them. Its other test (no_error_names_latte_internals) runs.
     ui
-    # cli/tests/cli_browser.rs, all four: they drive Chromium, a Linux program here.
-    each_marker_sits_at_its_value_on_the_rendered_axes
-    the_call_tree_is_drawn_before_the_plots_one_titled_rectangle_per_node
-    readable::every_picture_reads_1_2_5_ticks_boxes_inside_labels_apart
-    readable::a_ten_component_page_of_two_reports_is_under_300_kb
-    # exporters/prometheus/tests/scrape/: they run promtool and Prometheus, Linux
-    # programs here. The scrape tests without them (hostile clients, labels) run.
-    promtool::promtool_accepts_the_classic_text
-    real_prometheus::prometheus_stores_the_frame_counters
-    real_prometheus::prometheus_stores_what_latte_reports
 )
 
 # tests/console.rs: console events need a console, which Wine gives a program only on a
@@ -150,7 +139,15 @@ step "Wine prefix and the bcryptprimitives.dll stand-in (made once), one wineser
 "$WINESERVER" -p
 trap '"$WINESERVER" -k 2>/dev/null || true' EXIT
 
-suite=(--release --target "$TARGET" --workspace --all-features --lib --bins --tests)
+# The library's packages, as under qemu-user: the code that differs on Windows is the
+# library's (src/platform/, src/agent/placement/, src/agent/signals/, the clock). The
+# command-line tool and the exporters are portable code over portable crates; their
+# suites under Wine took about 3 of the stage's 8 minutes (mostly building their
+# dependencies), and CI held to 30 minutes wants them. They are type-checked for
+# Windows with the MSVC toolchain (.ci/typecheck-targets.sh).
+packages=(--workspace --exclude latte-telemetry-cli --exclude latte-telemetry-prometheus
+    --exclude latte-telemetry-otlp)
+suite=(--release --target "$TARGET" "${packages[@]}" --all-features --lib --bins --tests)
 step "build the suite, release"
 cargo test "${suite[@]}" --no-run
 
@@ -189,15 +186,15 @@ passed=$(awk '/^test result: ok\./ { n += $4 } END { print n + 0 }' "$log")
 step "console events under Wine, on a terminal (script(1)): ${CONSOLE[*]}"
 # The console's output is drawn with escape codes, so the exit status, not the
 # summary line, says whether they passed.
-# --workspace, as the build above: the same features, so nothing is built again.
-console_run="LATTE_REQUIRE_CONSOLE=1 cargo test --release --target $TARGET --workspace --all-features --test console -- --test-threads=1"
+# The packages of the build above: the same features, so nothing is built again.
+console_run="LATTE_REQUIRE_CONSOLE=1 cargo test --release --target $TARGET ${packages[*]} --all-features --test console -- --test-threads=1"
 script -qec "$console_run" /dev/null </dev/null | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g'
 passed=$((passed + ${#CONSOLE[@]}))
 
 # Under a runner rustdoc runs the merged doctests as threads of one process instead
 # of a process each: the examples that start an agent must then take turns.
 step "doctests under Wine, release, one at a time"
-cargo test --release --target "$TARGET" --workspace --all-features --doc -- --test-threads=1 2>&1 | tee "$log"
+cargo test --release --target "$TARGET" "${packages[@]}" --all-features --doc -- --test-threads=1 2>&1 | tee "$log"
 # "test result: ok. 114 passed; 0 failed; 1 ignored; ...": fields 4 and 8.
 read -r doc_passed doc_ignored < <(awk '/^test result: ok\./ { p += $4; i += $8 } END { print p + 0, i + 0 }' "$log")
 
