@@ -16,6 +16,8 @@ mod options;
 mod row;
 mod series;
 mod table;
+#[cfg(feature = "json")]
+pub mod trace;
 mod tree;
 mod wire;
 

@@ -19,3 +19,4 @@ mod seed_preset;
 mod statistics;
 mod table;
 mod table_ids;
+mod trace;

@@ -1,0 +1,194 @@
+//! A stretch of the run's timeline as Chrome trace-event JSON: the format Perfetto UI
+//! and `chrome://tracing` open.
+//!
+//! A [`Trace`] holds, per thread, the scopes it ran in a span of time, in counter
+//! ticks on the one axis of the run; [`Trace::write_json`] writes them as complete
+//! events (`"ph": "X"`, `ts` and `dur` in microseconds), each thread's name as a
+//! metadata event, and the trigger that asked for the trace as an instant event. The
+//! flight recorder fills a `Trace` around a slow moment; one can also be built by hand,
+//! as below.
+//!
+//! **One axis.** Every tick converts through the same monotone function (the
+//! calibrated frequency, the trace's `origin` as zero, whole nanoseconds), and a
+//! scope's `dur` is its converted end minus its converted start: a scope that nests
+//! inside another in ticks nests inside it in the JSON too, to the nanosecond. Across
+//! threads, the alignment is as good as the counters' synchronisation across cores
+//! (an invariant TSC is one counter for every core; the OS clock is one clock).
+//!
+//! ```
+//! use latte::report::trace::{Lane, Span, Trace, Trigger};
+//! // 1 tick per ns: a request of 5 us with a parse of 1 us inside, on thread 1.
+//! let trace = Trace {
+//!     origin: 1_000,
+//!     ticks_per_ns: 1.0,
+//!     covers: (1_000, 9_000),
+//!     lanes: vec![Lane {
+//!         thread: "worker".into(),
+//!         tid: 1,
+//!         spans: vec![
+//!             Span { name: "request".into(), start: 2_000, end: Some(7_000), depth: 0 },
+//!             Span { name: "parse".into(), start: 2_500, end: Some(3_500), depth: 1 },
+//!         ],
+//!     }],
+//!     trigger: Some(Trigger {
+//!         component: "request".into(),
+//!         tid: 1,
+//!         at: 7_000,
+//!         reason: "5.00 us, over its p99.9 of 2.00 us".into(),
+//!     }),
+//! };
+//! let mut json = Vec::new();
+//! trace.write_json(&mut json).unwrap();
+//! let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+//! let request = &v["traceEvents"]
+//!     .as_array()
+//!     .unwrap()
+//!     .iter()
+//!     .find(|e| e["name"] == "request" && e["ph"] == "X")
+//!     .unwrap();
+//! assert_eq!((request["ts"].as_f64(), request["dur"].as_f64()), (Some(1.0), Some(5.0)));
+//! ```
+
+use serde_json::{Value, json};
+use std::io::{self, Write};
+
+/// A stretch of the run's timeline: every thread's scopes within [`covers`](Self::covers).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trace {
+    /// The tick that is zero on the trace's axis (the run's start).
+    pub origin: u64,
+    /// Counter ticks per nanosecond (the calibrated frequency).
+    pub ticks_per_ns: f64,
+    /// The ticks the trace really covers, first and last: a scope that began before
+    /// is cut at the first (kept whole if it ended inside), one still open is drawn to
+    /// the last.
+    pub covers: (u64, u64),
+    /// One lane per thread.
+    pub lanes: Vec<Lane>,
+    /// What asked for the trace, if anything did.
+    pub trigger: Option<Trigger>,
+}
+
+/// One thread's scopes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lane {
+    /// The thread's name.
+    pub thread: String,
+    /// A number for the thread, unique within the trace.
+    pub tid: u64,
+    /// Its scopes, in any order.
+    pub spans: Vec<Span>,
+}
+
+/// One scope: its component, its start and end ticks, its depth in its thread's stack.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Span {
+    /// The component's name.
+    pub name: String,
+    /// The tick its Start read.
+    pub start: u64,
+    /// The tick its Stop read; `None` while it is still open.
+    pub end: Option<u64>,
+    /// Its depth: 0 for a scope opened on an empty stack.
+    pub depth: u32,
+}
+
+/// The sample that asked for a trace.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trigger {
+    /// The component whose sample it was.
+    pub component: String,
+    /// The thread it ran on ([`Lane::tid`]).
+    pub tid: u64,
+    /// The tick at which it ended.
+    pub at: u64,
+    /// Why it triggered, in words ("41.0 us, over its p99.9 of 12.0 us").
+    pub reason: String,
+}
+
+/// The process id written into every event: one process per trace.
+const PID: u64 = 1;
+
+impl Trace {
+    /// Nanoseconds from [`origin`](Self::origin) to `tick`, whole: the one conversion
+    /// every timestamp of the trace goes through (monotone in `tick`).
+    fn ns(&self, tick: u64) -> i64 {
+        let ticks = tick as i128 - self.origin as i128;
+        (ticks as f64 / self.ticks_per_ns).round() as i64
+    }
+
+    /// Microseconds, as a JSON number with at most three decimals (whole nanoseconds).
+    fn us(ns: i64) -> Value {
+        json!(ns as f64 / 1_000.0)
+    }
+
+    /// The trace as a JSON value in the trace-event format's object form.
+    pub fn to_json(&self) -> Value {
+        let (first, last) = (self.ns(self.covers.0), self.ns(self.covers.1));
+        let mut events = vec![json!({
+            "name": "process_name", "ph": "M", "pid": PID, "tid": 0,
+            "args": { "name": "latte flight recorder" },
+        })];
+        for (order, lane) in self.lanes.iter().enumerate() {
+            events.push(json!({
+                "name": "thread_name", "ph": "M", "pid": PID, "tid": lane.tid,
+                "args": { "name": lane.thread },
+            }));
+            events.push(json!({
+                "name": "thread_sort_index", "ph": "M", "pid": PID, "tid": lane.tid,
+                "args": { "sort_index": order },
+            }));
+            let mut spans: Vec<&Span> = lane.spans.iter().collect();
+            // Outer before inner at the same start: viewers nest by order.
+            spans.sort_by_key(|s| (s.start, s.depth));
+            for span in spans {
+                let start = self.ns(span.start);
+                let end = span.end.map_or(last, |e| self.ns(e));
+                let mut args = json!({ "depth": span.depth });
+                if span.end.is_none() {
+                    args["open"] = json!(true);
+                }
+                if start < first {
+                    args["began_before_the_trace"] = json!(true);
+                }
+                if let Some(t) = &self.trigger
+                    && t.tid == lane.tid
+                    && t.component == span.name
+                    && span.end == Some(t.at)
+                {
+                    args["trigger"] = json!(t.reason);
+                }
+                events.push(json!({
+                    "name": span.name, "cat": "latte", "ph": "X", "pid": PID,
+                    "tid": lane.tid, "ts": Self::us(start), "dur": Self::us(end - start),
+                    "args": args,
+                }));
+            }
+        }
+        if let Some(t) = &self.trigger {
+            events.push(json!({
+                "name": format!("trigger: {}", t.component), "cat": "latte", "ph": "i",
+                "s": "g", "pid": PID, "tid": t.tid, "ts": Self::us(self.ns(t.at)),
+                "args": { "reason": t.reason },
+            }));
+        }
+        json!({
+            "traceEvents": events,
+            "displayTimeUnit": "ns",
+            "otherData": {
+                "generator": "latte",
+                "covers_us": [Self::us(first), Self::us(last)],
+                "ticks_per_ns": self.ticks_per_ns,
+                "trigger": self.trigger.as_ref().map(|t| json!({
+                    "component": t.component, "tid": t.tid, "reason": t.reason,
+                })),
+            },
+        })
+    }
+
+    /// Writes the trace as trace-event JSON to `w`.
+    pub fn write_json(&self, mut w: impl Write) -> io::Result<()> {
+        serde_json::to_writer(&mut w, &self.to_json())?;
+        w.write_all(b"\n")
+    }
+}
