@@ -19,6 +19,7 @@
 //! | `unordered.rs` | the `tracing` bridge's exit: out of LIFO order, handing back the ticks |
 //! | `sample.rs` | the sample word's private layout, [`Sample`] |
 //! | `budget.rs` | the memory cap: bytes charged by rings, refused past the cap |
+//! | `flight.rs` | the flight recorder's per-thread buffer of recent scopes; its loom model in `flight/` |
 //! | `ring/` | the single-writer ring, its read protocol and its signal-safe claim; tests and loom model in `ring/tests.rs` |
 //! | `registry/` | every thread that recorded, alive or exited; compaction and merging |
 //! | `sync.rs` | the atomics, swapped for `loom`'s in model tests |
@@ -26,6 +27,7 @@
 
 pub(crate) mod budget;
 mod cold;
+pub(crate) mod flight;
 pub(crate) mod fork;
 pub(crate) mod id;
 pub(crate) mod local;

@@ -12,7 +12,7 @@ use std::sync::atomic::AtomicU64 as OwnU64;
 /// `lock` prefix is needed (nor wanted: it would cost ~20 cycles per sample).
 #[cfg(all(target_arch = "x86_64", not(latte_loom)))]
 #[inline(always)]
-pub(super) fn claim_head(head: &AtomicU64) -> u64 {
+pub(in crate::record) fn claim_head(head: &AtomicU64) -> u64 {
     let mut value: u64 = 1;
     // SAFETY: `head.as_ptr()` is a valid, aligned pointer to the `AtomicU64` for the
     // duration of the instruction. Only the owning thread (this one) writes `head`; an
@@ -58,7 +58,7 @@ pub(super) fn add_own(sum: &OwnU64, ticks: u64) {
 /// Elsewhere, a relaxed read-modify-write: indivisible for a signal handler too.
 #[cfg(all(not(target_arch = "x86_64"), not(latte_loom)))]
 #[inline(always)]
-pub(super) fn claim_head(head: &AtomicU64) -> u64 {
+pub(in crate::record) fn claim_head(head: &AtomicU64) -> u64 {
     head.fetch_add(1, Ordering::Relaxed)
 }
 
@@ -68,6 +68,6 @@ pub(super) fn claim_head(head: &AtomicU64) -> u64 {
 /// sample without it. On x86_64 the `xadd` is that read-modify-write, and its store,
 /// like every x86 store, is not reordered before the thread's earlier stores.)
 #[cfg(latte_loom)]
-pub(super) fn claim_head(head: &AtomicU64) -> u64 {
+pub(in crate::record) fn claim_head(head: &AtomicU64) -> u64 {
     head.fetch_add(1, Ordering::Relaxed)
 }

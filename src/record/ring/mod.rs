@@ -48,7 +48,8 @@ mod grow;
 
 use super::budget::RINGS;
 use super::sync::{AtomicU64, Ordering, fence, load_own};
-use claim::{add_own, claim_head};
+use claim::add_own;
+pub(super) use claim::claim_head;
 pub(crate) use grow::KEPT_SMALL;
 use grow::{FINAL, Gens};
 use std::sync::atomic::{AtomicPtr as OwnPtr, AtomicU64 as OwnU64};
