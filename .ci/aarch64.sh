@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The aarch64 stage: clippy for aarch64-unknown-linux-gnu with warnings
-# denied, then the whole test suite cross-built in release and run under qemu-user.
+# The aarch64 stage: the library's packages' test suite cross-built for
+# aarch64-unknown-linux-gnu in release and run under qemu-user.
 #
 # Installs what it needs: the target's standard library (rustup) and, with apt-get
 # when missing, the cross linker, the aarch64 C library and qemu-user-static. If
@@ -95,13 +95,10 @@ export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64-static -L /us
 export CARGO_TARGET_DIR=target/aarch64
 
 not_here=(--exclude latte-telemetry-cli --exclude latte-telemetry-prometheus --exclude latte-telemetry-otlp)
-# The libraries and binaries of the packages tested below: the code that differs by
-# architecture lives in the library (src/clock/, src/platform/). The tests, examples and
-# benches are the same code as on x86_64 (clippy checks them natively) and are compiled
-# for aarch64 below; the tool and the exporters have no code that differs by
-# architecture (macOS on Apple silicon type-checks them in .ci/typecheck-targets.sh).
-step "cargo clippy --target $TARGET, libraries and binaries, warnings denied"
-cargo clippy --target "$TARGET" --workspace "${not_here[@]}" --features test-hooks -- -D warnings
+# No clippy for this target: the code that differs by architecture (src/clock/, the
+# ring's claim off x86_64) is linted for aarch64 by the Apple silicon check
+# (.ci/typecheck-targets.sh), and the test build below compiles every line of the
+# library for aarch64 Linux. (Its own clippy pass cost 69 s of a CI over 30 minutes.)
 
 skips=()
 for name in "${EXCLUDED[@]}"; do skips+=(--skip "$name"); done
