@@ -138,32 +138,7 @@ impl Trace {
                 "name": "thread_sort_index", "ph": "M", "pid": PID, "tid": lane.tid,
                 "args": { "sort_index": order },
             }));
-            let mut spans: Vec<&Span> = lane.spans.iter().collect();
-            // Outer before inner at the same start: viewers nest by order.
-            spans.sort_by_key(|s| (s.start, s.depth));
-            for span in spans {
-                let start = self.ns(span.start);
-                let end = span.end.map_or(last, |e| self.ns(e));
-                let mut args = json!({ "depth": span.depth });
-                if span.end.is_none() {
-                    args["open"] = json!(true);
-                }
-                if start < first {
-                    args["began_before_the_trace"] = json!(true);
-                }
-                if let Some(t) = &self.trigger
-                    && t.tid == lane.tid
-                    && t.component == span.name
-                    && span.end == Some(t.at)
-                {
-                    args["trigger"] = json!(t.reason);
-                }
-                events.push(json!({
-                    "name": span.name, "cat": "latte", "ph": "X", "pid": PID,
-                    "tid": lane.tid, "ts": Self::us(start), "dur": Self::us(end - start),
-                    "args": args,
-                }));
-            }
+            self.span_events(lane, (first, last), &mut events);
         }
         if let Some(t) = &self.trigger {
             events.push(json!({
@@ -184,6 +159,37 @@ impl Trace {
                 })),
             },
         })
+    }
+
+    /// `lane`'s scopes as complete events, outer before inner, appended to `events`;
+    /// `covers` in ns from the origin.
+    fn span_events(&self, lane: &Lane, (first, last): (i64, i64), events: &mut Vec<Value>) {
+        let mut spans: Vec<&Span> = lane.spans.iter().collect();
+        // Outer before inner at the same start: viewers nest by order.
+        spans.sort_by_key(|s| (s.start, s.depth));
+        for span in spans {
+            let start = self.ns(span.start);
+            let end = span.end.map_or(last, |e| self.ns(e));
+            let mut args = json!({ "depth": span.depth });
+            if span.end.is_none() {
+                args["open"] = json!(true);
+            }
+            if start < first {
+                args["began_before_the_trace"] = json!(true);
+            }
+            if let Some(t) = &self.trigger
+                && t.tid == lane.tid
+                && t.component == span.name
+                && span.end == Some(t.at)
+            {
+                args["trigger"] = json!(t.reason);
+            }
+            events.push(json!({
+                "name": span.name, "cat": "latte", "ph": "X", "pid": PID,
+                "tid": lane.tid, "ts": Self::us(start), "dur": Self::us(end - start),
+                "args": args,
+            }));
+        }
     }
 
     /// Writes the trace as trace-event JSON to `w`.
