@@ -38,11 +38,12 @@
 # builds ignore it). Debug's one test of its own, tests/no_alloc_under_lock.rs (debug
 # assertions), is not in this build.
 #
-# Stage time on the same machine, from an empty target/windows and no Wine prefix,
-# crates already downloaded (2026-11-27): 7 min 49 s wall. Build 326 s, tests under
-# Wine 126 s, doctests 8 s with their build, the prefix 5 s, listing 4 s. The
-# slowest binaries under Wine: the tool's unit tests ~32 s, tests/collect ~16 s,
-# churn_20k.rs ~15 s, tests/agent ~13 s.
+# Stage time on the same machine, from an empty target/windows, crates already
+# downloaded: with every package 7 min 49 s (2026-11-27: build 326 s, tests under Wine
+# 126 s, doctests 8 s; the slowest binaries the tool's unit tests ~32 s, tests/collect
+# ~16 s, churn_20k.rs ~15 s, tests/agent ~13 s); with the packages below, in a
+# fresh-clone CI run the same day, 356 s (build 252 s, tests 86 s, doctests 6 s; 344
+# of 354 tests, 123 doctests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -148,9 +149,9 @@ trap '"$WINESERVER" -k 2>/dev/null || true' EXIT
 # The library's packages and the Prometheus exporter (/metrics served on Windows): the
 # code that differs on Windows is the library's (src/platform/, src/agent/placement/,
 # src/agent/signals/, the clock). The command-line tool and the OTLP exporter are
-# portable code over portable crates; their suites under Wine took about 3 of the
-# stage's 8 minutes (their own builds and the tool's statistics tests, ~32 s), and CI
-# held to 30 minutes wants them. They are type-checked for Windows with the MSVC
+# portable code over portable crates; without them the stage took 356 s from an empty
+# target/windows (7 min 49 s with them, on the same machine but a busier day), and CI
+# held to 30 minutes wants the difference. They are type-checked for Windows with the MSVC
 # toolchain (.ci/typecheck-targets.sh).
 packages=(--workspace --exclude latte-telemetry-cli --exclude latte-telemetry-otlp)
 suite=(--release --target "$TARGET" "${packages[@]}" --all-features --lib --bins --tests)
