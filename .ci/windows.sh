@@ -77,13 +77,6 @@ EXCLUDED=(
     # before the test's: the destructor's calls are recorded (2 samples where the test
     # wants 1 and 3 teardown drops). Case 2 (a first record inside a destructor) runs.
     teardown::records_from_thread_local_destructors_never_panic_and_are_accounted_for
-    # tests/accuracy.rs: an empty scope's cost must stay within half its calibrated
-    # overhead. On this shared 2-vCPU machine it failed 4 of 37 runs under Wine and 3 of
-    # 49 natively (2026-11-27), when the machine slowed between calibration and the
-    # test; since then both take their batches in rounds over every mode pair (0 of 80
-    # native runs failed), not yet tried again under Wine. Native CI runs it on both
-    # clocks; the busy-wait test beside it (calibrated time on this target) runs.
-    empty_scopes_come_out_at_about_zero_and_never_negative
     # macros/tests/ui.rs: trybuild runs cargo, a Linux program (see disassembly
     # above); the compile errors of #[timed] are the same on every target, and native
     # CI checks them. Its other test (no_error_names_latte_internals) runs.
