@@ -13,8 +13,8 @@
 //! mode) pair, and 7 batches of 1,000 back-to-back pulses, taken in 7 rounds of one
 //! batch each. A batch's median is robust to the few samples an interrupt inflates; the
 //! smallest of the 7 batch medians discards a batch that was preempted throughout, and
-//! the rounds spread a slow spell of the machine over every pair. Total time is dominated by the
-//! frequency window: about 50 ms, once per process.
+//! the rounds spread a slow spell of the machine over every pair. Total time is
+//! dominated by the frequency window: about 50 ms, once per process.
 
 use super::stats::quantile;
 use crate::clock::{self, Mode};
