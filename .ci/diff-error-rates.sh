@@ -40,8 +40,8 @@ if ! command -v jq >/dev/null; then
 fi
 
 step "build (the README's demo and the command-line tool, release)"
-cargo build --release --all-features --example trading_loop
-cargo build --release -p latte-telemetry-cli
+# Features unified over the workspace, as .ci/run builds the examples: nothing rebuilt there.
+cargo build --release --workspace --all-features --example trading_loop --bin latte-telemetry
 demo=target/release/examples/trading_loop
 tool=target/release/latte-telemetry
 

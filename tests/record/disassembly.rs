@@ -3,9 +3,8 @@
 //! with exactly the instructions it promises (Fast: `rdtsc`; Mid: `rdtscp`; Hard:
 //! `lfence; rdtscp`), and the whole record path is inlined at the call site.
 //!
-//! The test builds `examples/asm_probe.rs` with `cargo build --release` into
-//! `target/probes-release` (a target directory of its own, shared with `signals.rs`, so
-//! it never waits on the lock of the build running this test), disassembles it with
+//! The test builds `examples/asm_probe.rs` with `cargo build --release --all-features`
+//! (as `signals.rs` builds its probe: `objdump::build_example`), disassembles it with
 //! `objdump -d --no-show-raw-insn -C` and checks each `asm_probe::probe_*` function:
 //! one record path, inlined into it.
 //!
