@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 const THREADS: u64 = 8;
 /// Each writer records at least this many, and keeps going until enough reports ran.
 const MIN_RECORDS: u64 = 50_000;
-const REPORTS: usize = 20;
+const REPORTS: usize = 8;
 const CAPACITY: usize = 1 << 12;
 
 static OWN: [Id; THREADS as usize] = [
