@@ -27,6 +27,14 @@ pub const MAX_NODE_LIMIT: usize = 1 << 20;
 /// Exited threads kept individually unless configured; older ones are folded.
 pub const DEFAULT_MAX_EXITED_THREADS: usize = 256;
 
+/// Entries of a thread's flight-recorder buffer unless configured, when the flight
+/// recorder is on: 2^14 closed scopes, 384 KiB a thread (24 bytes an entry).
+pub const DEFAULT_FLIGHT_ENTRIES: usize = 1 << 14;
+/// Largest accepted flight-recorder buffer: 2^24 entries, 384 MiB a thread.
+pub const MAX_FLIGHT_ENTRIES: usize = 1 << 24;
+/// Bytes a flight-recorder entry takes: its start and end ticks, its id and depth.
+pub const FLIGHT_ENTRY_BYTES: usize = 24;
+
 /// Slots a ring starts with (or its capacity, if smaller): 8 KiB, two pages. It
 /// doubles on the writer's side each time it would first overwrite a sample, up to its
 /// capacity, so an id that records a few thousand samples never holds more.
@@ -62,6 +70,9 @@ static STACK_DEPTH: AtomicUsize = AtomicUsize::new(DEFAULT_STACK_DEPTH);
 static MAX_EXITED_THREADS: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_EXITED_THREADS);
 static MEMORY_CAP: AtomicU64 = AtomicU64::new(DEFAULT_MEMORY_CAP);
 static NODE_LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_NODE_LIMIT);
+/// 0: the flight recorder is off.
+static FLIGHT_ENTRIES: AtomicUsize = AtomicUsize::new(0);
+static FLIGHT_WINDOW_NS: AtomicU64 = AtomicU64::new(0);
 
 /// Whether `samples` is a valid ring capacity: a power of two within the limits (the
 /// ring wraps with a bit mask).
@@ -105,6 +116,22 @@ pub(crate) fn memory_cap() -> u64 {
     MEMORY_CAP.load(Relaxed)
 }
 
+/// Entries of the flight-recorder buffer new threads get; 0 when it is off.
+pub(crate) fn flight_entries() -> usize {
+    FLIGHT_ENTRIES.load(Relaxed)
+}
+
+/// How far back a flight-recorder timeline reaches, ns; 0 when it is off.
+pub(crate) fn flight_window_ns() -> u64 {
+    FLIGHT_WINDOW_NS.load(Relaxed)
+}
+
+/// Whether `entries` is a valid flight-recorder buffer size: a power of two up to
+/// [`MAX_FLIGHT_ENTRIES`] (the buffer wraps with a bit mask).
+pub(crate) fn flight_entries_ok(entries: usize) -> bool {
+    entries.is_power_of_two() && entries <= MAX_FLIGHT_ENTRIES
+}
+
 /// Exited threads kept individually before the oldest are folded.
 pub(crate) fn max_exited_threads() -> usize {
     MAX_EXITED_THREADS.load(Relaxed)
@@ -130,6 +157,10 @@ pub(crate) struct Limits {
     pub(crate) memory_cap: Option<u64>,
     pub(crate) node_limit: Option<usize>,
     pub(crate) max_exited: usize,
+    /// Entries of new threads' flight-recorder buffers, 0 for none, and how far back
+    /// a timeline reaches (always applied).
+    pub(crate) flight_entries: usize,
+    pub(crate) flight_window: std::time::Duration,
 }
 
 /// The recorder settings, applied together. Values must have been validated
@@ -138,6 +169,7 @@ pub(crate) struct Limits {
 pub(crate) fn apply(limits: Limits) {
     debug_assert!(limits.ring_capacity.is_none_or(ring_capacity_ok));
     debug_assert!(limits.stack_depth.is_none_or(stack_depth_ok));
+    debug_assert!(limits.flight_entries == 0 || flight_entries_ok(limits.flight_entries));
     if let Some(n) = limits.ring_capacity {
         RING_CAPACITY.store(n, Relaxed);
     }
@@ -151,4 +183,7 @@ pub(crate) fn apply(limits: Limits) {
         NODE_LIMIT.store(n, Relaxed);
     }
     MAX_EXITED_THREADS.store(limits.max_exited, Relaxed);
+    FLIGHT_ENTRIES.store(limits.flight_entries, Relaxed);
+    let window_ns = u64::try_from(limits.flight_window.as_nanos()).unwrap_or(u64::MAX);
+    FLIGHT_WINDOW_NS.store(window_ns, Relaxed);
 }

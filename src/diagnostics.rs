@@ -321,6 +321,32 @@ pub struct Footprint {
     /// or off Linux).
     #[cfg_attr(feature = "agent", serde(default))]
     pub drain_cpu_ns: u64,
+    /// Closed scopes a new thread's flight-recorder buffer holds, 0 with the flight
+    /// recorder off ([`Builder::flight_recorder`](crate::Builder::flight_recorder)).
+    #[cfg_attr(
+        feature = "agent",
+        serde(default, skip_serializing_if = "crate::diagnostics::is_zero")
+    )]
+    pub flight_entries: u64,
+    /// How far back a flight-recorder timeline reaches, in nanoseconds (0: off).
+    #[cfg_attr(
+        feature = "agent",
+        serde(default, skip_serializing_if = "crate::diagnostics::is_zero")
+    )]
+    pub flight_window_ns: u64,
+    /// Bytes the live threads' flight-recorder buffers take (included in `bytes`;
+    /// fixed per thread, not charged against the memory cap).
+    #[cfg_attr(
+        feature = "agent",
+        serde(default, skip_serializing_if = "crate::diagnostics::is_zero")
+    )]
+    pub flight_bytes: u64,
+}
+
+/// Whether a count is zero (fields left out of JSON when so).
+#[cfg(feature = "agent")]
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// CPU time of the latest agent's drain thread, in nanoseconds, as of its last fold

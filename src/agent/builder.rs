@@ -31,6 +31,8 @@ pub struct Builder {
     pub(super) stack_depth: Option<usize>,
     pub(super) memory_cap: Option<u64>,
     pub(super) node_limit: Option<usize>,
+    /// The flight recorder (see `flight.rs`), off unless set.
+    pub(super) flight: Option<super::flight::Flight>,
     pub(super) options: ReportOptions,
     pub(super) format: Format,
     pub(super) focus: Focus,
@@ -57,6 +59,7 @@ impl Default for Builder {
             stack_depth: None,
             memory_cap: None,
             node_limit: None,
+            flight: None,
             // Time on calibrated data: what a reader wants first. The seed's view
             // (cycles, raw) is `.unit(Unit::Cycles).data(Data::Raw)`.
             options: ReportOptions::default(),
@@ -85,6 +88,7 @@ impl core::fmt::Debug for Builder {
             .field("stack_depth", &self.stack_depth)
             .field("memory_cap", &self.memory_cap)
             .field("node_limit", &self.node_limit)
+            .field("flight", &self.flight)
             .field("options", &self.options)
             .field("format", &self.format)
             .field("focus", &self.focus)
@@ -271,6 +275,9 @@ impl Builder {
         if let Some(n) = self.node_limit.filter(|&n| !config::node_limit_ok(n)) {
             return Err(Error::NodeLimit { requested: n });
         }
+        if let Some(flight) = &self.flight {
+            flight.validate()?;
+        }
         let capacity = self.ring_capacity.unwrap_or_else(config::ring_capacity);
         let (cap, ring_bytes) = (
             self.memory_cap.unwrap_or_else(config::memory_cap),
@@ -327,8 +334,11 @@ impl Builder {
             memory_cap: self.memory_cap,
             node_limit: self.node_limit,
             max_exited: self.max_exited_threads,
+            flight_entries: self.flight.map_or(0, |f| f.entries),
+            flight_window: self.flight.map_or(Duration::ZERO, |f| f.window),
         });
         config::set_slowest(self.slowest);
+        crate::record::flight::ORIGIN.store(clock::ticks(), std::sync::atomic::Ordering::Relaxed);
         let hlog = match &self.hlog {
             Some(path) => Some(
                 hlog::Hlog::create(path, std::time::SystemTime::now())

@@ -27,6 +27,7 @@ mod builder;
 mod drain;
 mod exporters;
 mod failures;
+mod flight;
 mod guard;
 mod hlog;
 mod limits;

@@ -25,6 +25,12 @@ impl Error {
                  below the root (0 records a flat profile)",
                 crate::config::MAX_NODE_LIMIT
             ),
+            Error::FlightRecorder { window, entries } => write!(
+                f,
+                "flight recorder window {window:?} with {entries} entries per thread is invalid: \
+                 the window must be 1µs to 60s and the entries a power of two up to {}",
+                crate::config::MAX_FLIGHT_ENTRIES
+            ),
             _ => Ok(()),
         }
     }
@@ -32,9 +38,10 @@ impl Error {
     /// The message of a case that wraps no I/O error.
     pub(super) fn fmt_plain(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::RingCapacity { .. } | Error::StackDepth { .. } | Error::NodeLimit { .. } => {
-                self.fmt_recorder_limit(f)
-            }
+            Error::RingCapacity { .. }
+            | Error::StackDepth { .. }
+            | Error::NodeLimit { .. }
+            | Error::FlightRecorder { .. } => self.fmt_recorder_limit(f),
             Error::Interval { requested } => {
                 write!(
                     f,

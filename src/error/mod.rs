@@ -32,6 +32,17 @@ pub enum Error {
         /// The value that was asked for.
         requested: usize,
     },
+    /// A flight-recorder setting out of range: a window outside 1 µs..=60 s
+    /// ([`Builder::flight_recorder`](crate::Builder::flight_recorder)), or a buffer size
+    /// that is not a power of two up to
+    /// [`MAX_FLIGHT_ENTRIES`](crate::Builder::MAX_FLIGHT_ENTRIES)
+    /// ([`Builder::flight_entries`](crate::Builder::flight_entries)).
+    FlightRecorder {
+        /// The window asked for.
+        window: std::time::Duration,
+        /// The entries per thread asked for.
+        entries: usize,
+    },
     /// A memory cap ([`Builder::memory_cap`](crate::Builder::memory_cap)) smaller than
     /// one ring of the configured capacity: no id could ever record.
     MemoryCap {
@@ -158,6 +169,9 @@ impl PartialEq for Error {
                 matches!(other, RingCapacity { requested: b } if a == b)
             }
             StackDepth { requested: a } => matches!(other, StackDepth { requested: b } if a == b),
+            FlightRecorder { window, entries } => {
+                matches!(other, FlightRecorder { window: w, entries: e } if (window, entries) == (w, e))
+            }
             NodeLimit { requested: a } => matches!(other, NodeLimit { requested: b } if a == b),
             Pattern { pattern, reason } => {
                 matches!(other, Pattern { pattern: p, reason: r } if (pattern, reason) == (p, r))
@@ -245,6 +259,7 @@ impl Error {
             | Error::Histogram { .. }
             | Error::StackDepth { .. }
             | Error::NodeLimit { .. }
+            | Error::FlightRecorder { .. }
             | Error::MemoryCap { .. }
             | Error::Pattern { .. }
             | Error::Interval { .. }

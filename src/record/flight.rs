@@ -15,12 +15,12 @@
 //! A push that interrupts a push on the same thread (a signal handler's) finds the
 //! claim taken and stores nothing: the caller counts it, as for the rings.
 
-// Not wired into the recorder yet (issue 29's next step): tested here and modelled
-// with loom meanwhile.
-#![cfg_attr(not(test), allow(dead_code))]
-
 use super::ring::claim_head;
 use super::sync::{AtomicU64, Ordering, fence};
+
+/// The tick that is zero on timelines' axis: the latest agent's start (0 until one
+/// starts: a timeline read without an agent then counts from its first scope).
+pub(crate) static ORIGIN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// One closed scope.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +69,7 @@ impl Flight {
     }
 
     /// The entries it holds at most.
+    #[cfg(test)]
     pub(crate) fn capacity(&self) -> usize {
         self.slots.len()
     }
@@ -107,6 +108,7 @@ impl Flight {
     /// or later if older ones were overwritten) and the entries pushed so far. `quiet`:
     /// no push can run meanwhile (the owner is the reader, or has exited), so every
     /// copied entry is exact.
+    #[cfg_attr(not(feature = "json"), allow(dead_code))] // read by `analyze::timeline`
     pub(crate) fn read(&self, since: u64, quiet: bool, out: &mut Vec<Entry>) -> (u64, u64) {
         let n = self.slots.len() as u64;
         let h1 = self.head.load(Ordering::Acquire) >> 1;

@@ -8,6 +8,7 @@
 //! in `cold.rs`.
 #![allow(unsafe_code)]
 
+use super::flight::{self, Flight};
 use super::node;
 use super::registry::{TEARDOWN_DROPS, ThreadShared};
 use super::ring::{Pushed, Ring};
@@ -108,6 +109,9 @@ pub(crate) struct Local {
     pub(super) positions: RefCell<BTreeMap<u64, (u32, u32)>>,
     /// Nodes made below the root, against the node limit. Cold paths only.
     pub(super) below_root: Cell<usize>,
+    /// The thread's flight-recorder buffer (in `shared`), or null: set with the stack,
+    /// when the flight recorder was on as the thread registered.
+    pub(super) flight: AtomicPtr<Flight>,
     /// Ids [`prepare`](super::prepare)d on this thread: their nodes below the root are
     /// made whole, with their pages written, when their path first runs. Cold paths
     /// only.
@@ -131,6 +135,7 @@ impl Local {
             paths: RefCell::new(BTreeMap::new()),
             positions: RefCell::new(BTreeMap::new()),
             below_root: Cell::new(0),
+            flight: AtomicPtr::new(ptr::null_mut()),
             prepared: RefCell::new(std::collections::BTreeSet::new()),
         }
     }
@@ -292,6 +297,30 @@ impl Local {
         };
         ring.add_own(delta.saturating_sub(frame.kids));
         self.push_into(ring, delta | meta);
+        self.to_timeline(idx, frame.ticks, now.ticks);
+    }
+
+    /// With the flight recorder on, keeps the scope just closed (the depth is its
+    /// position: the caller took it off the stack) in the thread's timeline. Off, a
+    /// load and a branch.
+    #[inline(always)]
+    fn to_timeline(&self, idx: u32, start: u64, end: u64) {
+        let buffer = self.flight.load(Relaxed);
+        if buffer.is_null() {
+            return;
+        }
+        // SAFETY: a non-null `flight` points at the buffer in `self.shared`'s
+        // `ThreadShared` (set by `Stack::of`), which `self.shared` keeps alive until
+        // `self` is dropped; the reference ends with this call.
+        let buffer = unsafe { &*buffer };
+        // A push refused because it interrupted one (a signal handler's scope) leaves
+        // the scope out of the timeline; its sample is in its ring all the same.
+        let _ = buffer.push(flight::Entry {
+            start,
+            end,
+            idx,
+            depth: self.depth.get(),
+        });
     }
 
     /// Pushes `value` into `ring` (one of this thread's), growing it or counting a

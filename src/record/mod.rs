@@ -33,7 +33,7 @@ pub(crate) mod id;
 pub(crate) mod local;
 pub(crate) mod marks;
 pub(crate) mod node;
-mod open;
+pub(crate) mod open;
 pub(crate) mod registry;
 pub(crate) mod ring;
 pub(crate) mod sample;

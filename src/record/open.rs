@@ -20,6 +20,23 @@ use std::sync::atomic::Ordering::Relaxed;
 /// closes scopes. A frame being written may still show the tombstone, which is
 /// skipped. Allocates outside the link's lock only.
 pub(crate) fn open_ids(link: &Link<Local>) -> Vec<u32> {
+    open_frames(link).into_iter().map(|f| f.idx).collect()
+}
+
+/// A frame a recorder holds open.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct OpenFrame {
+    /// Its id's index.
+    pub(crate) idx: u32,
+    /// The tick its Start read.
+    pub(crate) start: u64,
+    /// Its position on the stack (0: opened on an empty stack).
+    pub(crate) depth: u32,
+}
+
+/// The frames a recorder holds open, bottom first, as [`open_ids`] reads them (with
+/// their start ticks and positions).
+pub(crate) fn open_frames(link: &Link<Local>) -> Vec<OpenFrame> {
     let len = link.read(|p| {
         // SAFETY: `Link::read` runs this under the link's lock while the recorder
         // lives (its destructor clears the link first), so `p` points at a live
@@ -30,25 +47,25 @@ pub(crate) fn open_ids(link: &Link<Local>) -> Vec<u32> {
     let Some(len) = len.filter(|&len| len > 0) else {
         return Vec::new();
     };
-    let mut ids = vec![0; len];
+    let mut frames = vec![OpenFrame::default(); len];
     let n = link.read(|p| {
         // SAFETY: as above, `p` is a live `Local`; its thread set the link, under the
         // lock held now, after making its stack (`Stack::of`): `read_open`'s contract.
-        unsafe { read_open(p, &mut ids) }
+        unsafe { read_open(p, &mut frames) }
     });
-    ids.truncate(n.unwrap_or(0));
-    ids
+    frames.truncate(n.unwrap_or(0));
+    frames
 }
 
-/// Writes the id indices of the frames `local` holds open into `out` (at most its
-/// length), bottom first; returns how many.
+/// Writes the frames `local` holds open into `out` (at most its length), bottom first;
+/// returns how many.
 ///
 /// # Safety
 ///
 /// `local` points at a live `Local`, and its stack, if `stack_len` is not 0, was made
 /// before the caller synchronised with its thread (the caller holds the lock under
 /// which the thread published `local` after making its stack).
-unsafe fn read_open(local: *const Local, out: &mut [u32]) -> usize {
+unsafe fn read_open(local: *const Local, out: &mut [OpenFrame]) -> usize {
     // SAFETY: `local` is live (the caller's contract); each field reached is an
     // atomic, projected without a reference to the whole `Local`.
     let (depth, floor, len, base) = unsafe {
@@ -63,9 +80,15 @@ unsafe fn read_open(local: *const Local, out: &mut [u32]) -> usize {
         return 0;
     }
     // SAFETY: `stack_base` points at the `2 * len` words owned by the recorder's
-    // `stack_words`, which live as long as the recorder (see `Local::stack`); both
-    // were stored before the caller synchronised with the thread (the contract).
-    let tags = unsafe { std::slice::from_raw_parts(base, len) };
+    // `stack_words` (tags, then start ticks), which live as long as the recorder (see
+    // `Local::stack`); both were stored before the caller synchronised with the thread
+    // (the contract).
+    let (tags, ticks) = unsafe {
+        (
+            std::slice::from_raw_parts(base, len),
+            std::slice::from_raw_parts(base.add(len), len),
+        )
+    };
     // The held frames are `floor .. depth`, at most `len` of them; a floor read after
     // a later depth may be above it (then nothing is held at this snapshot).
     let lowest = floor.max(depth.saturating_sub(len));
@@ -73,7 +96,11 @@ unsafe fn read_open(local: *const Local, out: &mut [u32]) -> usize {
     for p in lowest..depth {
         let idx = tags[p % len].get() as u32;
         if idx != 0 && n < out.len() {
-            out[n] = idx;
+            out[n] = OpenFrame {
+                idx,
+                start: ticks[p % len].get(),
+                depth: p as u32,
+            };
             n += 1;
         }
     }

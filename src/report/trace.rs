@@ -112,9 +112,15 @@ const PID: u64 = 1;
 impl Trace {
     /// Nanoseconds from [`origin`](Self::origin) to `tick`, whole: the one conversion
     /// every timestamp of the trace goes through (monotone in `tick`).
+    /// A frequency that is not a positive number (a counter that calibration could
+    /// not measure, as a test's mock counter) counts a tick as a nanosecond.
     fn ns(&self, tick: u64) -> i64 {
         let ticks = tick as i128 - self.origin as i128;
-        (ticks as f64 / self.ticks_per_ns).round() as i64
+        let per_ns = match self.ticks_per_ns {
+            f if f > 0.0 && f.is_finite() => f,
+            _ => 1.0,
+        };
+        (ticks as f64 / per_ns).round() as i64
     }
 
     /// Microseconds, as a JSON number with at most three decimals (whole nanoseconds).

@@ -13,6 +13,7 @@ mod common;
 
 mod exits;
 mod exporters;
+mod flight;
 mod frames;
 mod growth;
 mod init_defaults;

@@ -1,6 +1,9 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+#[cfg(feature = "json")]
+pub mod trace_events;
+
 use latte::Capture;
 use latte::collect::{ComponentCapture, Sample, ThreadCapture};
 

@@ -171,10 +171,16 @@ impl Registry {
             memory_cap_used: super::budget::RINGS.charged(),
             memory_cap: crate::config::memory_cap(),
             rings_kept_small: super::ring::KEPT_SMALL.load(std::sync::atomic::Ordering::Relaxed),
+            flight_entries: crate::config::flight_entries() as u64,
+            flight_window_ns: crate::config::flight_window_ns(),
             ..Footprint::default()
         };
         for t in &view.live {
             f.bytes += PER_THREAD_BYTES;
+            if let Some(flight) = t.flight.as_ref().filter(|_| !t.internal()) {
+                f.flight_bytes += flight.bytes() as u64;
+            }
+            f.bytes += t.flight.as_ref().map_or(0, |b| b.bytes() as u64);
             for (_, ring) in t.rings().iter() {
                 f.rings += 1;
                 f.ring_bytes_reserved += ring.reserved_bytes();

@@ -3,6 +3,7 @@
 //! lock, so a test allocator can check nothing is allocated or freed under one).
 
 use crate::diagnostics::{Counters, FrameCounts, FrameEnd, bump};
+use crate::record::flight::Flight;
 use crate::record::local::Local;
 use crate::record::node::RingKey;
 use crate::record::open;
@@ -47,6 +48,9 @@ pub(crate) struct ThreadShared {
     /// has its stack, cleared by the recorder's destructor (see
     /// [`open_scopes`](Self::open_scopes)).
     pub(crate) recorder: Link<Local>,
+    /// The flight recorder's buffer of the thread's recent scopes, when it was on as
+    /// the thread registered (`config::flight_entries`).
+    pub(crate) flight: Option<Flight>,
 }
 
 /// A pointer that one thread publishes so that others can read what it points at
@@ -154,6 +158,10 @@ impl ThreadShared {
             capped: Mutex::new(Arc::new(Vec::new())),
             cancelled: Mutex::new(Arc::new(Vec::new())),
             recorder: Link::new(),
+            flight: match crate::config::flight_entries() {
+                0 => None,
+                entries => Some(Flight::new(entries)),
+            },
         }
     }
 
@@ -253,6 +261,13 @@ impl ThreadShared {
             }
         }
         open
+    }
+
+    /// The frames the thread holds open now, bottom first, with their start ticks (see
+    /// [`open::open_frames`]).
+    #[cfg_attr(not(feature = "json"), allow(dead_code))] // read by `analyze::timeline`
+    pub(crate) fn open_frames(&self) -> Vec<open::OpenFrame> {
+        open::open_frames(&self.recorder)
     }
 
     /// Marks the thread as gone: no push can follow.

@@ -124,6 +124,10 @@ impl<'a> Stack<'a> {
             // orders the stores above before their reads.
             if let Some(shared) = l.shared.get() {
                 shared.recorder.set(l);
+                if let Some(flight) = &shared.flight {
+                    l.flight
+                        .store(std::ptr::from_ref(flight).cast_mut(), Relaxed);
+                }
             }
             words
         });

@@ -68,6 +68,17 @@ pub(super) fn clocksource_changed(env: &Environment) -> Option<String> {
     }
 }
 
+/// The flight recorder's line: its reach and the memory it takes.
+fn flight_recorder(f: &crate::diagnostics::Footprint) -> String {
+    format!(
+        "flight recorder: {} or {} scopes a thread ({} each, {} in all)",
+        numbers::time(f.flight_window_ns as f64),
+        count(f.flight_entries),
+        bytes(f.flight_entries * crate::config::FLIGHT_ENTRY_BYTES as u64),
+        bytes(f.flight_bytes)
+    )
+}
+
 /// The header lines of a full report under the title: clock, notices, memory and
 /// the flagging rule.
 pub(super) fn header(report: &Report, wide: bool) -> Vec<String> {
@@ -103,6 +114,9 @@ pub(super) fn header(report: &Report, wide: bool) -> Vec<String> {
             count(f.exited_threads),
             numbers::time(f.drain_cpu_ns as f64)
         ));
+        if f.flight_entries > 0 {
+            lines.push(flight_recorder(f));
+        }
     }
     lines.push(cleaning(&report.cleaning, report.figures));
     lines

@@ -1,0 +1,141 @@
+//! The flight recorder's timelines read into a [`Trace`]: every live thread's recent
+//! scopes and the ones it holds open, on the run's one time axis.
+
+use super::calibration;
+use crate::config;
+use crate::record::registry::{self, ThreadShared};
+use crate::record::{flight, id};
+use crate::report::trace::{Lane, Span, Trace, Trigger};
+use std::sync::atomic::Ordering::Relaxed;
+
+/// Every live thread's timeline as of now: the scopes it closed within the flight
+/// recorder's window ([`Builder::flight_recorder`](crate::Builder::flight_recorder);
+/// at most its buffer's entries), and the scopes it holds open, drawn to now and marked
+/// open. Empty with the flight recorder off. The trace's zero is the agent's start.
+///
+/// Reading costs the recording threads nothing: their buffers are read as they write
+/// (an entry being overwritten during the read is left out, never torn), and the
+/// trace says the span it really covers (later than the window's start where a busy
+/// thread's buffer had already wrapped).
+///
+/// ```
+/// use latte::{Id, Mode};
+/// use std::time::Duration;
+/// static REQUEST: Id = Id::new("doc_timeline_request");
+/// static PARSE: Id = Id::new("doc_timeline_parse");
+/// let guard = latte::builder()
+///     .flight_recorder(Duration::from_secs(10))
+///     .final_report(false)
+///     .start()?;
+/// std::thread::spawn(|| {
+///     latte::start(&REQUEST, Mode::Fast);
+///     latte::start(&PARSE, Mode::Fast);
+///     latte::stop(&PARSE, Mode::Fast);
+///     latte::stop(&REQUEST, Mode::Fast);
+/// })
+/// .join()
+/// .unwrap();
+/// let trace = latte::analyze::timeline();
+/// guard.stop()?;
+/// // Exited threads keep no timeline: read while the threads live (the trigger
+/// // captures do). Here the main thread's lane is all there is, if it recorded.
+/// assert!(trace.covers.0 <= trace.covers.1);
+/// # Ok::<(), latte::Error>(())
+/// ```
+pub fn timeline() -> Trace {
+    read(crate::clock::ticks(), None)
+}
+
+/// The timelines up to tick `end`, for `trigger` if a sample asked.
+pub(crate) fn read(end: u64, trigger: Option<Trigger>) -> Trace {
+    let ticks_per_ns = calibration().ticks_per_ns;
+    let window = (config::flight_window_ns() as f64 * ticks_per_ns) as u64;
+    let names = id::names();
+    let mut reach = Reach {
+        from: end.saturating_sub(window),
+        end,
+        covers_from: end.saturating_sub(window),
+    };
+    let mut entries = Vec::new();
+    let lanes: Vec<Lane> = registry::global()
+        .view()
+        .live
+        .iter()
+        .filter(|t| !t.internal())
+        .filter_map(|t| lane(t, &names, &mut reach, &mut entries))
+        .collect();
+    let origin = match flight::ORIGIN.load(Relaxed) {
+        0 => lanes
+            .iter()
+            .flat_map(|l| &l.spans)
+            .map(|s| s.start)
+            .min()
+            .unwrap_or(reach.from),
+        tick => tick,
+    };
+    Trace {
+        origin,
+        ticks_per_ns,
+        covers: (reach.covers_from, end),
+        lanes,
+        trigger,
+    }
+}
+
+/// The ticks a read reaches: from the window's start to `end`, and from where every
+/// thread's buffer still holds all it closed.
+struct Reach {
+    from: u64,
+    end: u64,
+    covers_from: u64,
+}
+
+/// Thread `t`'s lane: its scopes closed within `reach` and those it holds open (none:
+/// no lane); raises `reach.covers_from` past the scopes its buffer no longer holds.
+/// `entries` is scratch space.
+fn lane(
+    t: &ThreadShared,
+    names: &[&str],
+    reach: &mut Reach,
+    entries: &mut Vec<flight::Entry>,
+) -> Option<Lane> {
+    let buffer = t.flight.as_ref()?;
+    let name = |idx: u32| {
+        names
+            .get(idx as usize)
+            .map_or_else(|| format!("#{idx}"), |n| (*n).to_owned())
+    };
+    entries.clear();
+    let (first, _) = buffer.read(0, t.exited(), entries);
+    if first > 0
+        && let Some(oldest) = entries.first()
+    {
+        // Scopes that closed before the oldest kept one may be gone.
+        reach.covers_from = reach.covers_from.max(oldest.end.min(reach.end));
+    }
+    let closed = entries
+        .iter()
+        .filter(|e| e.end >= reach.from && e.start <= reach.end)
+        .map(|e| Span {
+            name: name(e.idx),
+            start: e.start,
+            end: Some(e.end),
+            depth: e.depth,
+        });
+    let open = t
+        .open_frames()
+        .into_iter()
+        .filter(|f| f.start <= reach.end)
+        .map(|f| Span {
+            name: name(f.idx),
+            start: f.start,
+            end: None,
+            depth: f.depth,
+        });
+    let spans: Vec<Span> = closed.chain(open).collect();
+    (!spans.is_empty()).then(|| Lane {
+        thread: t.name.clone(),
+        tid: t.serial,
+        spans,
+    })
+}
