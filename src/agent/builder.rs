@@ -33,6 +33,8 @@ pub struct Builder {
     pub(super) node_limit: Option<usize>,
     /// The flight recorder (see `flight.rs`), off unless set.
     pub(super) flight: Option<super::flight::Flight>,
+    /// What triggers captures, where they go (see `capture.rs`).
+    pub(super) capture: super::capture::Settings,
     pub(super) options: ReportOptions,
     pub(super) format: Format,
     pub(super) focus: Focus,
@@ -60,6 +62,7 @@ impl Default for Builder {
             memory_cap: None,
             node_limit: None,
             flight: None,
+            capture: super::capture::Settings::default(),
             // Time on calibrated data: what a reader wants first. The seed's view
             // (cycles, raw) is `.unit(Unit::Cycles).data(Data::Raw)`.
             options: ReportOptions::default(),
@@ -89,6 +92,7 @@ impl core::fmt::Debug for Builder {
             .field("memory_cap", &self.memory_cap)
             .field("node_limit", &self.node_limit)
             .field("flight", &self.flight)
+            .field("capture", &self.capture)
             .field("options", &self.options)
             .field("format", &self.format)
             .field("focus", &self.focus)
@@ -278,6 +282,7 @@ impl Builder {
         if let Some(flight) = &self.flight {
             flight.validate()?;
         }
+        self.capture.validate(self.flight.is_some())?;
         let capacity = self.ring_capacity.unwrap_or_else(config::ring_capacity);
         let (cap, ring_bytes) = (
             self.memory_cap.unwrap_or_else(config::memory_cap),
@@ -339,6 +344,9 @@ impl Builder {
         });
         config::set_slowest(self.slowest);
         crate::record::flight::ORIGIN.store(clock::ticks(), std::sync::atomic::Ordering::Relaxed);
+        // An earlier agent's triggers end with it. The absolute thresholds follow once
+        // the drain has the calibrated frequency.
+        crate::collect::arm_triggers(self.capture.arms());
         let hlog = match &self.hlog {
             Some(path) => Some(
                 hlog::Hlog::create(path, std::time::SystemTime::now())
@@ -369,6 +377,7 @@ impl Builder {
             headed: (false, false),
             exporters,
             calibrating: None,
+            captures: super::capture::Capturer::new(self.capture, self.flight.is_some()),
         };
         let handle = drain.spawn(self.placement, alive_tx)?;
         let guard = Guard {

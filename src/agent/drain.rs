@@ -48,6 +48,8 @@ pub(super) struct Drain {
     /// The start-up calibration, while it runs: periodic reports and exporters wait
     /// for it (the folds do not), so the drain never blocks on it.
     pub(super) calibrating: Option<JoinHandle<()>>,
+    /// The flight recorder's captures.
+    pub(super) captures: super::capture::Capturer,
 }
 
 /// Which sink a report goes to.
@@ -149,6 +151,9 @@ impl Drain {
                         let _ = reply.send(report);
                     }
                 }
+                Ok(Command::CaptureTimeline(reply)) => {
+                    let _ = reply.send(self.captures.capture(None));
+                }
                 Ok(Command::ReportInterval(reply)) => {
                     let _ = reply.send(self.interval(&mut at, true));
                 }
@@ -203,6 +208,9 @@ impl Drain {
         if now >= at.next_fold {
             let stats = collect::fold();
             super::placement::publish_cpu_time();
+            if calibrated {
+                self.captures.after_fold();
+            }
             let wait = self.pace.next_wait(stats.fill_rate, now - at.last_fold);
             at.last_fold = now;
             at.next_fold = now + wait;
@@ -342,6 +350,7 @@ impl Drain {
     fn write(&mut self, report: Report, interval: Option<()>) -> Result<(), Error> {
         let mut report = report.focus(&self.focus)?;
         self.failures.show_in(&mut report);
+        self.captures.show_in(&mut report);
         let (sink, sink_kind) = match &mut self.periodic_sink {
             Some(periodic) if interval.is_some() => (periodic, SinkKind::Periodic),
             _ => (&mut self.sink, SinkKind::Main),

@@ -24,6 +24,7 @@
 //! without forcing an agent on the application.
 
 mod builder;
+mod capture;
 mod drain;
 mod exporters;
 mod failures;
@@ -38,6 +39,7 @@ mod running;
 mod signals;
 
 pub use builder::Builder;
+pub use capture::CaptureTrigger;
 pub(crate) use guard::Command;
 pub use guard::Guard;
 #[cfg(feature = "test-hooks")]

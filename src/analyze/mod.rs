@@ -35,6 +35,8 @@ pub(crate) use encode::per_id as per_id_histograms;
 pub use stats::{Moments, moments, quantile};
 #[cfg(feature = "json")]
 pub use timeline::timeline;
+#[cfg(feature = "json")]
+pub(crate) use timeline::around as timeline_around;
 
 use crate::collect::{self, Blocks, Capture, ComponentTotals, SampleKind, Totals};
 use crate::diagnostics::FrameCounts;
@@ -213,6 +215,7 @@ pub(crate) fn assemble(
         periodic_failures: None,
         // `add_series`, for a whole-run report.
         series: None,
+        captures: None,
     }
 }
 

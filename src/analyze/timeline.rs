@@ -2,10 +2,12 @@
 //! scopes and the ones it holds open, on the run's one time axis.
 
 use super::calibration;
+use crate::collect::triggers::Hit;
 use crate::config;
+use crate::report::numbers;
 use crate::record::registry::{self, ThreadShared};
 use crate::record::{flight, id};
-use crate::report::trace::{Lane, Span, Trace, Trigger};
+use crate::report::trace::{Lane, Span, Trace, Trigger, usable_ticks_per_ns};
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Every live thread's timeline as of now: the scopes it closed within the flight
@@ -49,7 +51,7 @@ pub fn timeline() -> Trace {
 /// The timelines up to tick `end`, for `trigger` if a sample asked.
 pub(crate) fn read(end: u64, trigger: Option<Trigger>) -> Trace {
     let ticks_per_ns = calibration().ticks_per_ns;
-    let window = (config::flight_window_ns() as f64 * ticks_per_ns) as u64;
+    let window = (config::flight_window_ns() as f64 * usable_ticks_per_ns(ticks_per_ns)) as u64;
     let names = id::names();
     let mut reach = Reach {
         from: end.saturating_sub(window),
@@ -138,4 +140,52 @@ fn lane(
         tid: t.serial,
         spans,
     })
+}
+
+/// The timelines as of now, around `hit` if a sample triggered the read: its scope
+/// (the newest closed scope of its id on its thread with its length) is the trace's
+/// trigger, with the reason in words.
+pub(crate) fn around(hit: Option<&Hit>) -> Trace {
+    let end = crate::clock::ticks();
+    let mut trace = read(end, None);
+    let Some(hit) = hit else {
+        return trace;
+    };
+    let name = id::names()
+        .get(hit.idx as usize)
+        .map_or_else(|| format!("#{}", hit.idx), |n| (*n).to_owned());
+    let found = trace
+        .lanes
+        .iter()
+        .filter(|l| l.tid == hit.serial)
+        .flat_map(|l| &l.spans)
+        .filter(|s| s.name == name && s.end.map(|e| e - s.start) == Some(hit.ticks))
+        .filter_map(|s| s.end)
+        .max();
+    let per_ns = usable_ticks_per_ns(trace.ticks_per_ns);
+    let time = |ticks: u64| numbers::time(ticks as f64 / per_ns);
+    let over = match hit.tail {
+        Some(q) => format!("over its running p{} of {}", quantile_name(q), time(hit.threshold)),
+        None => format!("over the threshold of {}", time(hit.threshold)),
+    };
+    let reason = match found {
+        Some(_) => format!("{}, {over}", time(hit.ticks)),
+        None => format!(
+            "{}, {over}; the scope itself is no longer in its thread's timeline",
+            time(hit.ticks)
+        ),
+    };
+    trace.trigger = Some(Trigger {
+        component: name,
+        tid: hit.serial,
+        at: found.unwrap_or(end),
+        reason,
+    });
+    trace
+}
+
+/// `0.999` as `99.9`.
+fn quantile_name(q: f64) -> String {
+    let percent = format!("{:.4}", q * 100.0);
+    percent.trim_end_matches('0').trim_end_matches('.').to_owned()
 }

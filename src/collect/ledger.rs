@@ -18,6 +18,7 @@
 //! of it).
 
 use super::timeline::{self, Timeline};
+use super::triggers::Triggers;
 use super::totals::{ComponentTotals, ThreadTotals, Totals};
 use crate::config;
 use crate::diagnostics::{Anomalies, FrameCounts};
@@ -53,6 +54,10 @@ pub(super) struct Ledger {
     /// The whole run (since the start, or the last reset) per id in blocks of time:
     /// every fold's samples, whichever window they went to.
     pub(super) timeline: Timeline,
+    /// The flight recorder's triggers, checked as samples are folded.
+    pub(crate) triggers: Triggers,
+    /// Whether this fold refreshes the components' tail thresholds.
+    tails_due: bool,
     /// Per thread (by serial), per ring in the thread's order: how many of its
     /// samples the ledger has read (its `seen` as of the previous fold), and its
     /// self-time sum then.
@@ -80,6 +85,8 @@ static LEDGER: PerProcess<Mutex<Ledger>> = PerProcess::new(|| {
         interval: None,
         since_reset: None,
         timeline: Timeline::default(),
+        triggers: Triggers::default(),
+        tails_due: false,
         reads: BTreeMap::new(),
         last_fold_ms: 0,
         now_ms: 0,
@@ -120,6 +127,21 @@ pub(crate) fn fold() -> FoldStats {
     let mut stats = ledger.fold();
     stats.fill_rate = std::mem::take(&mut ledger.peak_fill_rate);
     stats
+}
+
+/// Arms the flight recorder's triggers (replacing what was armed).
+pub(crate) fn arm_triggers(arms: super::triggers::Arms) {
+    ledger().triggers.arm(arms);
+}
+
+/// Sets the triggers' absolute thresholds, in ticks per id index.
+pub(crate) fn set_above(above: std::collections::HashMap<u32, u64>) {
+    ledger().triggers.set_above(above);
+}
+
+/// The samples above a trigger's threshold since the last take, slowest first.
+pub(crate) fn take_hits() -> Vec<super::triggers::Hit> {
+    ledger().triggers.take()
 }
 
 /// A thread's counters as the registry holds them: anomalies, and frames that ended
@@ -174,6 +196,7 @@ impl Ledger {
         self.now_ms = unix_ms();
         let began = std::time::Instant::now();
         self.timeline.begin_fold(timeline::clock_ms(began));
+        self.tails_due = self.triggers.tails_due();
         registry::compact();
         let view = registry::global().view();
         let me = local::current_shared();
@@ -382,8 +405,14 @@ impl Ledger {
             whole,
             interval,
             timeline,
+            triggers,
+            tails_due,
             ..
         } = self;
+        if triggers.armed() {
+            let c = &whole.threads.get(&serial).expect("thread() ran").components[k];
+            triggers.refresh_tail(serial, k, c, *tails_due);
+        }
         let open = interval.as_mut().unwrap_or(whole);
         let c = &mut open
             .threads
@@ -394,7 +423,10 @@ impl Ledger {
         c.self_ticks = c.self_ticks.wrapping_add(own);
         c.lost += lost;
         let index = c.index;
-        let mut also = |kind, ticks: &[u64]| timeline.record(index, kind, ticks);
+        let mut also = |kind, ticks: &[u64]| {
+            timeline.record(index, kind, ticks);
+            triggers.check(serial, k, index, kind, ticks);
+        };
         c.fold(batch.words, keep, when, &mut also);
         c.fold(batch.more, keep, when, &mut also);
     }

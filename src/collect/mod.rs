@@ -30,6 +30,8 @@ pub(crate) mod timeline;
 #[cfg(feature = "agent")]
 mod totals;
 #[cfg(feature = "agent")]
+pub(crate) mod triggers;
+#[cfg(feature = "agent")]
 mod window;
 
 pub use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
@@ -38,7 +40,7 @@ pub use crate::record::{Sample, SampleKind, prepare};
 // The whole run, which only the agent reads.
 #[cfg(feature = "agent")]
 pub(crate) use {
-    ledger::fold,
+    ledger::{arm_triggers, fold, set_above, take_hits},
     tally::{Exact, Tally, skewness},
     timeline::Blocks,
     totals::{ComponentTotals, ThreadTotals, Totals},

@@ -145,6 +145,21 @@ impl ComponentTotals {
         }
     }
 
+    /// The `quantile` of its scope samples in ticks (all timer modes together), once
+    /// it holds at least `min_count` of them.
+    pub(crate) fn scope_quantile(&self, quantile: f64, min_count: u64) -> Option<u64> {
+        let mut scopes = self
+            .kinds
+            .iter()
+            .filter(|(k, _)| matches!(k, SampleKind::Scope { .. }))
+            .map(|(_, t)| t.histogram());
+        let mut all = scopes.next()?.into_owned();
+        for h in scopes {
+            all.add(&*h).ok()?;
+        }
+        (all.len() >= min_count.max(1)).then(|| all.value_at_quantile(quantile))
+    }
+
     /// Keeps `slow` if it is among the `keep` largest so far.
     #[inline]
     pub(crate) fn note_slow(&mut self, slow: Slow, keep: usize) {

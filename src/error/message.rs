@@ -42,6 +42,7 @@ impl Error {
             | Error::StackDepth { .. }
             | Error::NodeLimit { .. }
             | Error::FlightRecorder { .. } => self.fmt_recorder_limit(f),
+            Error::Capture { reason } => write!(f, "flight recorder capture: {reason}"),
             Error::Interval { requested } => {
                 write!(
                     f,

@@ -43,6 +43,12 @@ pub enum Error {
         /// The entries per thread asked for.
         entries: usize,
     },
+    /// A flight-recorder capture setting refused at start, or a capture that could not
+    /// be made or written ([`Guard::capture_timeline`](crate::Guard::capture_timeline)).
+    Capture {
+        /// Why, in words.
+        reason: String,
+    },
     /// A memory cap ([`Builder::memory_cap`](crate::Builder::memory_cap)) smaller than
     /// one ring of the configured capacity: no id could ever record.
     MemoryCap {
@@ -169,6 +175,7 @@ impl PartialEq for Error {
                 matches!(other, RingCapacity { requested: b } if a == b)
             }
             StackDepth { requested: a } => matches!(other, StackDepth { requested: b } if a == b),
+            Capture { reason } => matches!(other, Capture { reason: r } if reason == r),
             FlightRecorder { window, entries } => {
                 matches!(other, FlightRecorder { window: w, entries: e } if (window, entries) == (w, e))
             }
@@ -260,6 +267,7 @@ impl Error {
             | Error::StackDepth { .. }
             | Error::NodeLimit { .. }
             | Error::FlightRecorder { .. }
+            | Error::Capture { .. }
             | Error::MemoryCap { .. }
             | Error::Pattern { .. }
             | Error::Interval { .. }

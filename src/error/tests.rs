@@ -58,6 +58,13 @@ fn every_case() -> Vec<Error> {
             reason: "not base64".into(),
         },
         Error::NodeLimit { requested: 1 << 30 },
+        Error::FlightRecorder {
+            window: Duration::ZERO,
+            entries: 1000,
+        },
+        Error::Capture {
+            reason: "the flight recorder is off".into(),
+        },
     ]
 }
 
@@ -85,13 +92,15 @@ fn case(error: &Error) -> usize {
         Error::Exporter { .. } => 19,
         Error::Histogram { .. } => 20,
         Error::NodeLimit { .. } => 21,
+        Error::FlightRecorder { .. } => 22,
+        Error::Capture { .. } => 23,
     }
 }
 
 #[test]
 fn every_case_is_listed_once() {
     let cases: Vec<usize> = every_case().iter().map(case).collect();
-    assert_eq!(cases, (0..=21).collect::<Vec<_>>());
+    assert_eq!(cases, (0..=23).collect::<Vec<_>>());
 }
 
 #[test]

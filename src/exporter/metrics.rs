@@ -334,6 +334,7 @@ mod tests {
             environment: None,
             periodic_failures: None,
             series: None,
+            captures: None,
         }
     }
 

@@ -150,6 +150,50 @@ pub struct Report {
     /// Format 4 on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<Series>,
+    /// The flight recorder's captures so far (`None` when none was asked for, and for
+    /// reports not written by the agent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub captures: Option<Captures>,
+}
+
+/// The flight recorder's captures of the run so far: timelines written around slow
+/// samples or on request ([`Builder::capture_when`](crate::Builder::capture_when),
+/// [`Guard::capture_timeline`](crate::Guard::capture_timeline)).
+///
+/// ```
+/// let mut report = latte::Report::collect(&latte::ReportOptions::default());
+/// report.captures = Some(latte::report::Captures {
+///     dir: "latte-captures".into(),
+///     written: 3,
+///     skipped: 40,
+///     failed: 1,
+///     last_file: Some("latte-captures/capture-4242-3-on_order.json".into()),
+///     last_error: Some("No space left on device (os error 28)".into()),
+/// });
+/// let mut table = Vec::new();
+/// report.write(&mut table, latte::Format::default())?;
+/// let table = String::from_utf8(table).unwrap();
+/// assert!(table.contains("3 timeline captures written"), "{table}");
+/// # Ok::<(), latte::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Captures {
+    /// The directory captures are written to.
+    pub dir: String,
+    /// Captures written (some may since have been removed to keep the directory within
+    /// its bounds).
+    pub written: u64,
+    /// Triggering samples not captured: within the gap after a capture, or beside a
+    /// slower one in the same fold.
+    pub skipped: u64,
+    /// Captures that could not be written.
+    pub failed: u64,
+    /// The newest capture's file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_file: Option<String>,
+    /// Why the last failed capture failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
 }
 
 /// Periodic reports that could not be written (a sink that failed or panicked, or the

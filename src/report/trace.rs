@@ -106,6 +106,17 @@ pub struct Trigger {
     pub reason: String,
 }
 
+/// `ticks_per_ns` if it is a positive number, else 1: a counter calibration could not
+/// measure (a test's mock counter) counts a tick as a nanosecond wherever the flight
+/// recorder converts (windows, thresholds, the trace's axis).
+pub(crate) fn usable_ticks_per_ns(ticks_per_ns: f64) -> f64 {
+    if ticks_per_ns > 0.0 && ticks_per_ns.is_finite() {
+        ticks_per_ns
+    } else {
+        1.0
+    }
+}
+
 /// The process id written into every event: one process per trace.
 const PID: u64 = 1;
 
@@ -116,11 +127,7 @@ impl Trace {
     /// not measure, as a test's mock counter) counts a tick as a nanosecond.
     fn ns(&self, tick: u64) -> i64 {
         let ticks = tick as i128 - self.origin as i128;
-        let per_ns = match self.ticks_per_ns {
-            f if f > 0.0 && f.is_finite() => f,
-            _ => 1.0,
-        };
-        (ticks as f64 / per_ns).round() as i64
+        (ticks as f64 / usable_ticks_per_ns(self.ticks_per_ns)).round() as i64
     }
 
     /// Microseconds, as a JSON number with at most three decimals (whole nanoseconds).

@@ -9,6 +9,7 @@ mod common;
 mod cleaning_steps;
 mod cross_core;
 mod deltas;
+mod flight;
 mod frames;
 mod tree;
 

@@ -219,6 +219,7 @@ fn calibrated_time() -> Report {
             last_error: "writing the latte report failed: No space left on device".into(),
         }),
         series: None,
+        captures: None,
     }
 }
 
@@ -320,6 +321,7 @@ fn raw_cycles() -> Report {
         environment: None,
         periodic_failures: None,
         series: None,
+        captures: None,
     }
 }
 
@@ -389,6 +391,7 @@ fn empty() -> Report {
         environment: None,
         periodic_failures: None,
         series: None,
+        captures: None,
     }
 }
 
@@ -484,6 +487,7 @@ fn extreme() -> Report {
         environment: None,
         periodic_failures: None,
         series: None,
+        captures: None,
     }
 }
 

@@ -68,6 +68,7 @@ fn report(ids: &[String]) -> Report {
         environment: None,
         periodic_failures: None,
         series: None,
+        captures: None,
     }
 }
 

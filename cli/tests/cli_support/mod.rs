@@ -149,6 +149,7 @@ pub fn bare(rows: Vec<Row>) -> Report {
         environment: None,
         periodic_failures: None,
         series: None,
+        captures: None,
     }
 }
 

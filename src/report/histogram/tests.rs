@@ -79,6 +79,7 @@ fn report_of(values: &[(u64, u64)], unit: Unit) -> Report {
         environment: None,
         periodic_failures: None,
         series: None,
+        captures: None,
     }
 }
 

@@ -21,6 +21,7 @@ pub(super) fn notices(report: &Report, wide: bool) -> Vec<String> {
         .iter()
         .map(periodic_failures)
         .collect();
+    lines.extend(report.captures.as_ref().map(captures));
     lines.extend(over_cap(report, wide));
     lines.extend(lost(report, wide));
     if report.format_version == 1 {
@@ -42,6 +43,31 @@ fn periodic_failures(failures: &PeriodicFailures) -> String {
         count(n),
         failures.last_error
     )
+}
+
+/// The flight recorder's line: captures written, where, the newest; those skipped and
+/// those that failed, with the last error.
+fn captures(c: &crate::report::Captures) -> String {
+    let mut line = format!(
+        "{} timeline capture{} written to {}",
+        count(c.written),
+        if c.written == 1 { "" } else { "s" },
+        c.dir
+    );
+    if let Some(last) = &c.last_file {
+        line += &format!(" (newest {last})");
+    }
+    if c.skipped > 0 {
+        line += &format!("; {} slow samples not captured (too soon after one)", count(c.skipped));
+    }
+    if c.failed > 0 {
+        line += &format!(
+            "; {} could not be written: {}",
+            count(c.failed),
+            c.last_error.as_deref().unwrap_or("unknown error")
+        );
+    }
+    line
 }
 
 /// `names` joined, at most [`LISTED`] of them unless `wide`, then `and N more`.

@@ -51,6 +51,7 @@ fn decoded(hist: &Histogram<u64>) -> Dist {
         environment: None,
         periodic_failures: None,
         series: None,
+        captures: None,
     };
     report.all_threads[0].distribution(&report).unwrap()
 }

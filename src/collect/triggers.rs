@@ -1,0 +1,202 @@
+//! The flight recorder's triggers, checked in the fold: each run of scope samples the
+//! fold hands its tallies is also compared with the thresholds of its component, and a
+//! sample above one is noted as a hit for the agent to capture.
+//!
+//! Two kinds of threshold, in ticks: an absolute one per id (every thread's scopes of
+//! that id), and a component's own running tail (its whole-run quantile, such as
+//! p99.9, once it holds enough samples). A component's tail is taken from its
+//! whole-run tally at most every [`TAIL_EVERY`] folds, so the scan stays a compare per
+//! sample. Hits wait in a short list (at most [`MAX_HITS`], the slowest kept) until the
+//! agent takes them.
+
+use super::totals::ComponentTotals;
+use crate::record::SampleKind;
+use std::collections::HashMap;
+
+/// Hits kept between two takes; past it the slowest are kept.
+pub(crate) const MAX_HITS: usize = 16;
+/// Folds between two readings of the components' tails.
+const TAIL_EVERY: u32 = 64;
+
+/// A sample above a threshold.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Hit {
+    /// The thread's serial.
+    pub(crate) serial: u64,
+    /// The id's index.
+    pub(crate) idx: u32,
+    /// The sample's ticks.
+    pub(crate) ticks: u64,
+    /// The threshold it passed, ticks.
+    pub(crate) threshold: u64,
+    /// The quantile, when the threshold was the component's tail (else the id's
+    /// absolute one).
+    pub(crate) tail: Option<f64>,
+}
+
+/// What the fold compares samples with.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Arms {
+    /// Per id index, its absolute threshold in ticks.
+    pub(crate) above: HashMap<u32, u64>,
+    /// The running tail: its quantile and the samples a component needs first.
+    pub(crate) tail: Option<(f64, u64)>,
+}
+
+/// The armed thresholds and the hits not yet taken.
+#[derive(Debug, Default)]
+pub(crate) struct Triggers {
+    arms: Arms,
+    /// Per (thread serial, component position), its tail threshold in ticks.
+    tails: HashMap<(u64, usize), u64>,
+    folds: u32,
+    hits: Vec<Hit>,
+}
+
+impl Triggers {
+    /// Replaces what is armed (the hits and tails so far are dropped).
+    pub(crate) fn arm(&mut self, arms: Arms) {
+        *self = Triggers {
+            arms,
+            ..Triggers::default()
+        };
+    }
+
+    /// Sets the absolute thresholds (known once the frequency is), keeping the rest.
+    pub(crate) fn set_above(&mut self, above: HashMap<u32, u64>) {
+        self.arms.above = above;
+    }
+
+    /// Whether anything is armed.
+    pub(crate) fn armed(&self) -> bool {
+        !self.arms.above.is_empty() || self.arms.tail.is_some()
+    }
+
+    /// At the start of a fold: whether the components' tails are due for a refresh.
+    pub(crate) fn tails_due(&mut self) -> bool {
+        if self.arms.tail.is_none() {
+            return false;
+        }
+        self.folds = self.folds.wrapping_add(1);
+        self.folds % TAIL_EVERY == 1
+    }
+
+    /// Takes component `(serial, k)`'s tail threshold from its whole-run totals `c`
+    /// when `due`, or when it has none yet and has reached the count it needs.
+    pub(crate) fn refresh_tail(&mut self, serial: u64, k: usize, c: &ComponentTotals, due: bool) {
+        let Some((quantile, min_count)) = self.arms.tail else {
+            return;
+        };
+        let first = c.seen >= min_count && !self.tails.contains_key(&(serial, k));
+        if !(due || first) {
+            return;
+        }
+        if let Some(threshold) = c.scope_quantile(quantile, min_count) {
+            self.tails.insert((serial, k), threshold);
+        }
+    }
+
+    /// Compares a run of `kind` samples of component `(serial, k)`, id `idx`, with its
+    /// thresholds (scopes only: the timeline holds scopes).
+    #[inline]
+    pub(crate) fn check(&mut self, serial: u64, k: usize, idx: u32, kind: SampleKind, ticks: &[u64]) {
+        if !matches!(kind, SampleKind::Scope { .. }) || !self.armed() {
+            return;
+        }
+        let Some(&max) = ticks.iter().max() else {
+            return;
+        };
+        let above = self.arms.above.get(&idx).copied().filter(|&t| max > t);
+        let tail = self.tails.get(&(serial, k)).copied().filter(|&t| max > t);
+        // The absolute threshold first: it is what the user named.
+        let (threshold, tail) = match (above, tail) {
+            (Some(t), _) => (t, None),
+            (None, Some(t)) => (t, self.arms.tail.map(|(q, _)| q)),
+            (None, None) => return,
+        };
+        self.note(Hit {
+            serial,
+            idx,
+            ticks: max,
+            threshold,
+            tail,
+        });
+    }
+
+    fn note(&mut self, hit: Hit) {
+        if self.hits.len() == MAX_HITS {
+            let (i, least) = self
+                .hits
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, h)| h.ticks)
+                .expect("MAX_HITS > 0");
+            if least.ticks >= hit.ticks {
+                return;
+            }
+            self.hits.swap_remove(i);
+        }
+        self.hits.push(hit);
+    }
+
+    /// The hits since the last take, slowest first.
+    pub(crate) fn take(&mut self) -> Vec<Hit> {
+        let mut hits = std::mem::take(&mut self.hits);
+        hits.sort_by(|a, b| b.ticks.cmp(&a.ticks));
+        hits
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::Mode;
+
+    const SCOPE: SampleKind = SampleKind::Scope {
+        start: Mode::Fast,
+        stop: Mode::Fast,
+    };
+
+    #[test]
+    fn a_scope_above_its_ids_threshold_is_a_hit_and_others_are_not() {
+        let mut t = Triggers::default();
+        t.check(1, 0, 7, SCOPE, &[1_000_000]);
+        assert!(t.take().is_empty(), "nothing armed");
+        t.arm(Arms {
+            above: HashMap::from([(7, 500)]),
+            tail: None,
+        });
+        t.check(1, 0, 7, SCOPE, &[10, 500, 20]);
+        t.check(1, 1, 8, SCOPE, &[10_000]);
+        t.check(1, 0, 7, SampleKind::Pulse, &[10_000]);
+        assert!(t.take().is_empty(), "at the threshold, another id, a pulse");
+        t.check(2, 0, 7, SCOPE, &[10, 501, 900, 20]);
+        let hits = t.take();
+        assert_eq!(
+            hits,
+            vec![Hit {
+                serial: 2,
+                idx: 7,
+                ticks: 900,
+                threshold: 500,
+                tail: None
+            }]
+        );
+        assert!(t.take().is_empty(), "taken");
+    }
+
+    #[test]
+    fn past_the_limit_the_slowest_hits_are_kept() {
+        let mut t = Triggers::default();
+        t.arm(Arms {
+            above: HashMap::from([(1, 0)]),
+            tail: None,
+        });
+        for ticks in 1..=(MAX_HITS as u64 * 2) {
+            t.check(1, 0, 1, SCOPE, &[ticks]);
+        }
+        let hits: Vec<u64> = t.take().iter().map(|h| h.ticks).collect();
+        let want: Vec<u64> = (MAX_HITS as u64 + 1..=MAX_HITS as u64 * 2).rev().collect();
+        assert_eq!(hits, want);
+    }
+}

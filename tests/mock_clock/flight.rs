@@ -1,0 +1,341 @@
+//! The flight recorder's captures on a counter under the test's control (1 tick = 1 ns
+//! under the mock: calibration cannot measure it): a 2 ms stall in `db`, under `risk`
+//! under `request`, among 2,000 requests of 100 ticks, while two other threads hold
+//! scopes open; a p99.9 trigger captures the stall with its parents and the other
+//! threads' scopes; continuous triggers keep the directory within its bounds; a
+//! directory that cannot be written is counted, not fatal.
+
+use crate::common::{SharedSink, trace_events};
+use crate::{at, mock};
+use latte::{CaptureTrigger, Format, Id, Mode};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Sender, channel};
+use std::time::{Duration, Instant};
+
+static REQUEST: Id = Id::new("mock_flight/request");
+static PARSE: Id = Id::new("mock_flight/parse");
+static RISK: Id = Id::new("mock_flight/risk");
+static DB: Id = Id::new("mock_flight/db");
+static OTHER_A: Id = Id::new("mock_flight/other_a");
+static OTHER_B: Id = Id::new("mock_flight/other_b");
+
+/// What a puppet thread does, at mock ticks the test chooses.
+enum Act {
+    Start(&'static Id, u64),
+    Stop(&'static Id, u64),
+    /// request [t, t+100+db]: parse [t+10, t+30], risk [t+40, t+60+db] holding db
+    /// [t+50, t+50+db].
+    Request { t: u64, db: u64 },
+}
+
+/// A named thread that does what it is told, one act at a time, and lives until
+/// dropped: the mock counter is one for the process, so the test orders every read.
+struct Puppet {
+    tx: Option<Sender<(Act, Sender<()>)>>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Puppet {
+    fn new(name: &str) -> Puppet {
+        let (tx, rx) = channel::<(Act, Sender<()>)>();
+        let handle = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                for (act, done) in rx {
+                    match act {
+                        Act::Start(id, t) => {
+                            at(t);
+                            latte::start(id, Mode::Fast);
+                        }
+                        Act::Stop(id, t) => {
+                            at(t);
+                            latte::stop(id, Mode::Fast);
+                        }
+                        Act::Request { t, db } => request(t, db),
+                    }
+                    done.send(()).unwrap();
+                }
+            })
+            .unwrap();
+        Puppet {
+            tx: Some(tx),
+            handle: Some(handle),
+        }
+    }
+
+    fn act(&self, act: Act) {
+        let (done, wait) = channel();
+        self.tx.as_ref().unwrap().send((act, done)).unwrap();
+        wait.recv().unwrap();
+    }
+}
+
+impl Drop for Puppet {
+    fn drop(&mut self) {
+        drop(self.tx.take());
+        let _ = self.handle.take().unwrap().join();
+    }
+}
+
+fn request(t: u64, db: u64) {
+    let mark = |id: &Id, tick: u64, start: bool| {
+        at(tick);
+        if start {
+            latte::start(id, Mode::Fast);
+        } else {
+            latte::stop(id, Mode::Fast);
+        }
+    };
+    mark(&REQUEST, t, true);
+    mark(&PARSE, t + 10, true);
+    mark(&PARSE, t + 30, false);
+    mark(&RISK, t + 40, true);
+    mark(&DB, t + 50, true);
+    mark(&DB, t + 50 + db, false);
+    mark(&RISK, t + 60 + db, false);
+    mark(&REQUEST, t + 100 + db, false);
+}
+
+/// A fresh directory for a test's captures.
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("latte-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// The capture files in `dir`.
+fn captures_in(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Polls `done` until it holds, for at most 30 s (the drain captures on its own folds,
+/// every few milliseconds: the wait ends as soon as it has).
+fn wait_for<T>(what: &str, mut done: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(value) = done() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "no {what} after 30 s");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The complete event of `name` on thread `tid` whose `dur` is `dur_us`.
+fn event<'a>(events: &'a [Value], tid: u64, name: &str, dur_us: f64) -> &'a Value {
+    events
+        .iter()
+        .find(|e| e["ph"] == "X" && e["tid"] == tid && e["name"] == name && e["dur"] == dur_us)
+        .unwrap_or_else(|| panic!("no {name} of {dur_us} us on {tid}"))
+}
+
+fn span(e: &Value) -> (f64, f64) {
+    let ts = e["ts"].as_f64().unwrap();
+    (ts, ts + e["dur"].as_f64().unwrap())
+}
+
+fn tid_of(events: &[Value], thread: &str) -> u64 {
+    events
+        .iter()
+        .find(|e| e["name"] == "thread_name" && e["args"]["name"] == thread)
+        .and_then(|e| e["tid"].as_u64())
+        .unwrap_or_else(|| panic!("no lane {thread}"))
+}
+
+#[test]
+fn a_tail_trigger_captures_the_stall_its_parents_and_the_other_threads() {
+    let _mock = mock();
+    let dir = fresh_dir("mock-flight-stall");
+    at(100); // the agent's start: zero on the capture's axis
+    let guard = latte::builder()
+        .flight_recorder(Duration::from_secs(10))
+        .capture_when(CaptureTrigger::tail(0.999, 1_000))
+        .capture_dir(&dir)
+        .final_report(false)
+        .sink(std::io::sink())
+        .start()
+        .unwrap();
+    let (worker, a, b) = (
+        Puppet::new("mf-worker"),
+        Puppet::new("mf-other-a"),
+        Puppet::new("mf-other-b"),
+    );
+    a.act(Act::Start(&OTHER_A, 1_000));
+    b.act(Act::Start(&OTHER_B, 1_500));
+    for i in 0..2_000 {
+        worker.act(Act::Request {
+            t: 10_000 + i * 200,
+            db: 20,
+        });
+    }
+    // Two folds: the first takes the samples, the next the components' p99.9.
+    guard.report().unwrap();
+    guard.report().unwrap();
+    assert!(captures_in(&dir).is_empty(), "nothing slow yet");
+    // The stall: db 2 ms (2,000,000 ticks), request [500,000, 2,500,120].
+    worker.act(Act::Request {
+        t: 500_000,
+        db: 2_000_000,
+    });
+    a.act(Act::Stop(&OTHER_A, 3_000_000));
+    let file = wait_for("capture", || captures_in(&dir).pop());
+    let json: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    trace_events::validate(&json).unwrap_or_else(|e| panic!("{e}"));
+    let events = json["traceEvents"].as_array().unwrap();
+    let tid = tid_of(events, "mf-worker");
+
+    // The slowest of the fold's hits: the request that holds the stall.
+    let trigger = &json["otherData"]["trigger"];
+    assert_eq!(trigger["component"], REQUEST.name(), "{trigger}");
+    assert_eq!(trigger["tid"], tid);
+    let reason = trigger["reason"].as_str().unwrap();
+    // p99.9 of 2,000 requests of 120 ticks: 120 ns at 1 tick/ns.
+    assert_eq!(reason, "2.000 ms, over its running p99.9 of 120.0 ns");
+    // Its parents, nested as they ran, with their lengths (the axis starts at 100).
+    let request = event(events, tid, REQUEST.name(), 2_000.1);
+    let risk = event(events, tid, RISK.name(), 2_000.02);
+    let db = event(events, tid, DB.name(), 2_000.0);
+    assert_eq!(span(request).0, (500_000.0 - 100.0) / 1e3);
+    assert_eq!(request["args"]["trigger"], reason, "the scope is marked");
+    let (r, k, d) = (span(request), span(risk), span(db));
+    assert!(r.0 <= k.0 && k.0 <= d.0 && d.1 <= k.1 && k.1 <= r.1, "{r:?} {k:?} {d:?}");
+    assert_eq!(
+        (request["args"]["depth"].as_u64(), risk["args"]["depth"].as_u64(), db["args"]["depth"].as_u64()),
+        (Some(0), Some(1), Some(2))
+    );
+    // The other threads' scopes over the stall: a's closed after it, b's still open.
+    let other = |thread: &str, name: &str| {
+        let tid = tid_of(events, thread);
+        events
+            .iter()
+            .find(|e| e["ph"] == "X" && e["tid"] == tid && e["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} on {thread}"))
+            .clone()
+    };
+    let (oa, ob) = (other("mf-other-a", OTHER_A.name()), other("mf-other-b", OTHER_B.name()));
+    assert!(span(&oa).0 <= d.0 && span(&oa).1 >= d.1, "{oa}");
+    assert!(span(&ob).0 <= d.0 && span(&ob).1 >= d.1, "{ob}");
+    assert_eq!(ob["args"]["open"], true, "{ob}");
+
+    b.act(Act::Stop(&OTHER_B, 3_100_000));
+    drop((worker, a, b));
+    guard.stop().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The agent's report of the captures so far, from its JSON.
+fn captures(guard: &latte::Guard, sink: &SharedSink) -> Value {
+    guard.report().unwrap();
+    let reports = sink.json_reports();
+    reports.last().unwrap()["captures"].clone()
+}
+
+#[test]
+fn continuous_triggers_keep_the_directory_within_its_bounds() {
+    let _mock = mock();
+    let dir = fresh_dir("mock-flight-bounds");
+    let sink = SharedSink::default();
+    at(100);
+    let guard = latte::builder()
+        .flight_recorder(Duration::from_secs(10))
+        .capture_when(CaptureTrigger::above(&DB, Duration::from_micros(1)))
+        .capture_gap(Duration::ZERO)
+        .capture_limits(3, 1 << 30)
+        .capture_dir(&dir)
+        .format(Format::Json)
+        .final_report(false)
+        .sink(sink.clone())
+        .start()
+        .unwrap();
+    let worker = Puppet::new("mf-bounds");
+    let mut t = 10_000;
+    let written = wait_for("8 captures", || {
+        // Every db of 5,000 ticks is over the 1 us (1,000 ticks) threshold.
+        worker.act(Act::Request { t, db: 5_000 });
+        t += 10_000;
+        let c = captures(&guard, &sink);
+        let written = c["written"].as_u64().unwrap_or(0);
+        assert!(captures_in(&dir).len() <= 3, "{:?}", captures_in(&dir));
+        (written >= 8).then_some(written)
+    });
+    assert!(written >= 8);
+    assert_eq!(captures_in(&dir).len(), 3, "the newest 3 of {written}");
+    drop(worker);
+    guard.stop().unwrap();
+
+    // A byte bound no capture fits: none written, each counted as failed.
+    let sink = SharedSink::default();
+    let small = fresh_dir("mock-flight-small");
+    let guard = latte::builder()
+        .flight_recorder(Duration::from_secs(10))
+        .capture_when(CaptureTrigger::above(&DB, Duration::from_micros(1)))
+        .capture_limits(16, 100)
+        .capture_dir(&small)
+        .format(Format::Json)
+        .final_report(false)
+        .sink(sink.clone())
+        .start()
+        .unwrap();
+    let worker = Puppet::new("mf-small");
+    let c = wait_for("a failed capture", || {
+        // Until the triggers are armed (once the drain has the calibration) and fire.
+        worker.act(Act::Request { t, db: 5_000 });
+        t += 10_000;
+        let c = captures(&guard, &sink);
+        (c["failed"].as_u64() >= Some(1)).then_some(c)
+    });
+    assert_eq!(c["written"], 0, "{c}");
+    assert!(
+        c["last_error"].as_str().unwrap().contains("over the directory's bound of 100 bytes"),
+        "{c}"
+    );
+    assert!(captures_in(&small).is_empty());
+    drop(worker);
+    guard.stop().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_directory_that_cannot_be_written_is_counted_and_the_agent_goes_on() {
+    let _mock = mock();
+    let file = std::env::temp_dir().join(format!("latte-mock-flight-file-{}", std::process::id()));
+    std::fs::write(&file, "not a directory").unwrap();
+    let sink = SharedSink::default();
+    let guard = latte::builder()
+        .flight_recorder(Duration::from_secs(10))
+        .capture_dir(file.join("captures"))
+        .format(Format::Json)
+        .final_report(false)
+        .sink(sink.clone())
+        .start()
+        .unwrap();
+    let err = guard.capture_timeline().unwrap_err();
+    assert!(matches!(err, latte::Error::Capture { .. }), "{err:?}");
+    assert!(err.to_string().contains("latte-mock-flight-file"), "{err}");
+    let c = captures(&guard, &sink);
+    assert_eq!((c["written"].as_u64(), c["failed"].as_u64()), (Some(0), Some(1)), "{c}");
+    // Still working: another report, a clean stop.
+    guard.report().unwrap();
+    guard.stop().unwrap();
+    std::fs::remove_file(&file).unwrap();
+
+    // And without the flight recorder, a capture is refused with what to set.
+    let guard = latte::builder().final_report(false).sink(std::io::sink()).start().unwrap();
+    let err = guard.capture_timeline().unwrap_err();
+    assert!(err.to_string().contains("Builder::flight_recorder"), "{err}");
+    guard.stop().unwrap();
+    let refused = latte::builder()
+        .capture_when(CaptureTrigger::tail(0.999, 10))
+        .start()
+        .unwrap_err();
+    assert!(refused.to_string().contains("needs the flight recorder"), "{refused}");
+}
