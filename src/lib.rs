@@ -184,6 +184,11 @@ pub use error::Error;
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctest;
 
+/// docs/flight-recorder.md's example, compiled as a doctest.
+#[cfg(all(doctest, feature = "json"))]
+#[doc = include_str!("../docs/flight-recorder.md")]
+struct FlightRecorderDoctest;
+
 /// Items the macros expand to. Not public API: no stability promise.
 #[doc(hidden)]
 pub mod __private {

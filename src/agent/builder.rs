@@ -377,7 +377,7 @@ impl Builder {
             headed: (false, false),
             exporters,
             calibrating: None,
-            captures: super::capture::Capturer::new(self.capture, self.flight.is_some()),
+            captures: super::capturer::Capturer::new(self.capture, self.flight.is_some()),
         };
         let handle = drain.spawn(self.placement, alive_tx)?;
         let guard = Guard {

@@ -1,15 +1,13 @@
-//! The flight recorder's captures: what triggers one ([`CaptureTrigger`]), where they
-//! go and their bounds (the [`Builder`] settings), and the drain's side: after each
-//! fold, the slowest sample above a threshold (if the gap since the last capture has
-//! passed) has every thread's timeline written around it as trace-event JSON.
+//! The flight recorder's captures, as the user sets them: what triggers one
+//! ([`CaptureTrigger`]), where they go and their bounds (the [`Builder`] settings).
+//! The drain's side is `capturer.rs`.
 
 use super::builder::Builder;
 use crate::error::Error;
 use crate::record::Id;
-use crate::report::Captures;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What makes the agent capture every thread's timeline
 /// ([`Builder::capture_when`]). The flight recorder must be on
@@ -41,9 +39,16 @@ impl PartialEq for CaptureTrigger {
     fn eq(&self, other: &CaptureTrigger) -> bool {
         use CaptureTrigger::{Above, Tail};
         match (self, other) {
-            (Above { id: a, threshold: x }, Above { id: b, threshold: y }) => {
-                a.name() == b.name() && x == y
-            }
+            (
+                Above {
+                    id: a,
+                    threshold: x,
+                },
+                Above {
+                    id: b,
+                    threshold: y,
+                },
+            ) => a.name() == b.name() && x == y,
             (
                 Tail {
                     quantile: a,
@@ -116,7 +121,9 @@ impl Settings {
     pub(super) fn validate(&self, flight_on: bool) -> Result<(), Error> {
         let refuse = |reason: String| Err(Error::Capture { reason });
         if !self.triggers.is_empty() && !flight_on {
-            return refuse("a trigger needs the flight recorder: set Builder::flight_recorder".into());
+            return refuse(
+                "a trigger needs the flight recorder: set Builder::flight_recorder".into(),
+            );
         }
         if !self.triggers.is_empty() && !cfg!(feature = "json") {
             return refuse("captures are trace-event JSON: enable latte's `json` feature".into());
@@ -125,7 +132,9 @@ impl Settings {
             if let CaptureTrigger::Tail { quantile, .. } = t
                 && !(*quantile > 0.0 && *quantile < 1.0)
             {
-                return refuse(format!("tail quantile {quantile} must be above 0 and below 1"));
+                return refuse(format!(
+                    "tail quantile {quantile} must be above 0 and below 1"
+                ));
             }
         }
         if self.max_files == 0 || self.max_bytes == 0 {
@@ -231,165 +240,5 @@ impl Builder {
     pub fn capture_gap(mut self, gap: Duration) -> Builder {
         self.capture.gap = gap;
         self
-    }
-}
-
-/// The drain's side: the settings, the files written, the counts. (Without the `json`
-/// feature nothing is written: `start` refuses triggers, and a capture on request is
-/// an error.)
-#[cfg_attr(not(feature = "json"), allow(dead_code))]
-pub(super) struct Capturer {
-    settings: Settings,
-    /// Whether the flight recorder is on.
-    on: bool,
-    /// This agent's capture files still in the directory, oldest first, with sizes.
-    files: VecDeque<(PathBuf, u64)>,
-    last: Option<Instant>,
-    seq: u64,
-    counts: Captures,
-    /// Whether the absolute thresholds are set (once calibration gave the frequency).
-    armed: bool,
-}
-
-impl Capturer {
-    pub(super) fn new(settings: Settings, on: bool) -> Capturer {
-        let counts = Captures {
-            dir: settings.dir.display().to_string(),
-            ..Captures::default()
-        };
-        Capturer {
-            settings,
-            on,
-            files: VecDeque::new(),
-            last: None,
-            seq: 0,
-            counts,
-            armed: false,
-        }
-    }
-
-    /// Whether reports should show the captures: something was asked for.
-    fn asked(&self) -> bool {
-        !self.settings.triggers.is_empty() || self.counts != Captures {
-            dir: self.counts.dir.clone(),
-            ..Captures::default()
-        }
-    }
-
-    /// Puts the counts into `report`, about to be written.
-    pub(super) fn show_in(&self, report: &mut crate::report::Report) {
-        report.captures = self.asked().then(|| self.counts.clone());
-    }
-
-    /// After a fold, once calibrated: sets the absolute thresholds (the first time),
-    /// and captures the slowest sample above a threshold, if the gap allows.
-    pub(super) fn after_fold(&mut self) {
-        if self.settings.triggers.is_empty() {
-            return;
-        }
-        if !self.armed {
-            let ticks_per_ns = crate::analyze::calibration().ticks_per_ns;
-            #[cfg(feature = "json")]
-            let ticks_per_ns = crate::report::trace::usable_ticks_per_ns(ticks_per_ns);
-            crate::collect::set_above(self.settings.above(ticks_per_ns));
-            self.armed = true;
-        }
-        let hits = crate::collect::take_hits();
-        let Some(hit) = hits.first() else {
-            return;
-        };
-        let soon = self
-            .last
-            .is_some_and(|last| last.elapsed() < self.settings.gap);
-        if soon {
-            self.counts.skipped += hits.len() as u64;
-            return;
-        }
-        self.counts.skipped += hits.len() as u64 - 1;
-        self.last = Some(Instant::now());
-        let _ = self.capture(Some(hit));
-    }
-
-    /// Writes a capture now (around `hit` if a sample triggered it); its file.
-    pub(super) fn capture(&mut self, hit: Option<&crate::collect::triggers::Hit>) -> Result<PathBuf, Error> {
-        if !self.on {
-            return Err(Error::Capture {
-                reason: "the flight recorder is off: set Builder::flight_recorder".into(),
-            });
-        }
-        let written = self.write(hit);
-        match &written {
-            Ok(path) => {
-                self.counts.written += 1;
-                self.counts.last_file = Some(path.display().to_string());
-            }
-            Err(e) => {
-                self.counts.failed += 1;
-                self.counts.last_error = Some(e.to_string());
-            }
-        }
-        written
-    }
-
-    #[cfg(feature = "json")]
-    fn write(&mut self, hit: Option<&crate::collect::triggers::Hit>) -> Result<PathBuf, Error> {
-        let trace = crate::analyze::timeline_around(hit);
-        let mut json = Vec::new();
-        trace
-            .write_json(&mut json)
-            .map_err(|e| Error::Capture { reason: e.to_string() })?;
-        let bytes = json.len() as u64;
-        if bytes > self.settings.max_bytes {
-            return Err(Error::Capture {
-                reason: format!(
-                    "a capture of {bytes} bytes is over the directory's bound of {} bytes",
-                    self.settings.max_bytes
-                ),
-            });
-        }
-        self.make_room(bytes);
-        let io = |e: std::io::Error| Error::Capture {
-            reason: format!("{}: {e}", self.settings.dir.display()),
-        };
-        std::fs::create_dir_all(&self.settings.dir).map_err(io)?;
-        self.seq += 1;
-        let component = trace.trigger.as_ref().map_or("on-request", |t| t.component.as_str());
-        let name: String = component
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
-            .take(64)
-            .collect();
-        let path = self.settings.dir.join(format!(
-            "capture-{}-{}-{name}.json",
-            std::process::id(),
-            self.seq
-        ));
-        std::fs::write(&path, &json).map_err(|e| Error::Capture {
-            reason: format!("{}: {e}", path.display()),
-        })?;
-        self.files.push_back((path.clone(), bytes));
-        Ok(path)
-    }
-
-    #[cfg(not(feature = "json"))]
-    fn write(&mut self, _: Option<&crate::collect::triggers::Hit>) -> Result<PathBuf, Error> {
-        Err(Error::Capture {
-            reason: "captures are trace-event JSON: enable latte's `json` feature".into(),
-        })
-    }
-
-    /// Removes this agent's oldest captures until one more of `bytes` fits both bounds.
-    #[cfg_attr(not(feature = "json"), allow(dead_code))]
-    fn make_room(&mut self, bytes: u64) {
-        let held = |files: &VecDeque<(PathBuf, u64)>| files.iter().map(|(_, b)| b).sum::<u64>();
-        while !self.files.is_empty()
-            && (self.files.len() >= self.settings.max_files
-                || held(&self.files) + bytes > self.settings.max_bytes)
-        {
-            if let Some((oldest, _)) = self.files.pop_front() {
-                // Already gone (removed by hand): nothing to do.
-                let _ = std::fs::remove_file(oldest);
-            }
-        }
     }
 }

@@ -49,7 +49,7 @@ pub(super) struct Drain {
     /// for it (the folds do not), so the drain never blocks on it.
     pub(super) calibrating: Option<JoinHandle<()>>,
     /// The flight recorder's captures.
-    pub(super) captures: super::capture::Capturer,
+    pub(super) captures: super::capturer::Capturer,
 }
 
 /// Which sink a report goes to.

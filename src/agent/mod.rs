@@ -25,6 +25,7 @@
 
 mod builder;
 mod capture;
+mod capturer;
 mod drain;
 mod exporters;
 mod failures;

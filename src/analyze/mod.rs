@@ -34,9 +34,9 @@ pub use clean::{Cleaned, clean};
 pub(crate) use encode::per_id as per_id_histograms;
 pub use stats::{Moments, moments, quantile};
 #[cfg(feature = "json")]
-pub use timeline::timeline;
-#[cfg(feature = "json")]
 pub(crate) use timeline::around as timeline_around;
+#[cfg(feature = "json")]
+pub use timeline::timeline;
 
 use crate::collect::{self, Blocks, Capture, ComponentTotals, SampleKind, Totals};
 use crate::diagnostics::FrameCounts;

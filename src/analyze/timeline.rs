@@ -4,9 +4,9 @@
 use super::calibration;
 use crate::collect::triggers::Hit;
 use crate::config;
-use crate::report::numbers;
 use crate::record::registry::{self, ThreadShared};
 use crate::record::{flight, id};
+use crate::report::numbers;
 use crate::report::trace::{Lane, Span, Trace, Trigger, usable_ticks_per_ns};
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -75,10 +75,11 @@ pub(crate) fn read(end: u64, trigger: Option<Trigger>) -> Trace {
             .unwrap_or(reach.from),
         tick => tick,
     };
+    // Nothing was kept before the agent started.
     Trace {
         origin,
         ticks_per_ns,
-        covers: (reach.covers_from, end),
+        covers: (reach.covers_from.max(origin).min(end), end),
         lanes,
         trigger,
     }
@@ -165,7 +166,11 @@ pub(crate) fn around(hit: Option<&Hit>) -> Trace {
     let per_ns = usable_ticks_per_ns(trace.ticks_per_ns);
     let time = |ticks: u64| numbers::time(ticks as f64 / per_ns);
     let over = match hit.tail {
-        Some(q) => format!("over its running p{} of {}", quantile_name(q), time(hit.threshold)),
+        Some(q) => format!(
+            "over its running p{} of {}",
+            quantile_name(q),
+            time(hit.threshold)
+        ),
         None => format!("over the threshold of {}", time(hit.threshold)),
     };
     let reason = match found {
@@ -187,5 +192,8 @@ pub(crate) fn around(hit: Option<&Hit>) -> Trace {
 /// `0.999` as `99.9`.
 fn quantile_name(q: f64) -> String {
     let percent = format!("{:.4}", q * 100.0);
-    percent.trim_end_matches('0').trim_end_matches('.').to_owned()
+    percent
+        .trim_end_matches('0')
+        .trim_end_matches('.')
+        .to_owned()
 }

@@ -18,8 +18,8 @@
 //! of it).
 
 use super::timeline::{self, Timeline};
-use super::triggers::Triggers;
 use super::totals::{ComponentTotals, ThreadTotals, Totals};
+use super::triggers::Triggers;
 use crate::config;
 use crate::diagnostics::{Anomalies, FrameCounts};
 use crate::record::budget::RINGS;

@@ -99,7 +99,14 @@ impl Triggers {
     /// Compares a run of `kind` samples of component `(serial, k)`, id `idx`, with its
     /// thresholds (scopes only: the timeline holds scopes).
     #[inline]
-    pub(crate) fn check(&mut self, serial: u64, k: usize, idx: u32, kind: SampleKind, ticks: &[u64]) {
+    pub(crate) fn check(
+        &mut self,
+        serial: u64,
+        k: usize,
+        idx: u32,
+        kind: SampleKind,
+        ticks: &[u64],
+    ) {
         if !matches!(kind, SampleKind::Scope { .. }) || !self.armed() {
             return;
         }
@@ -142,7 +149,7 @@ impl Triggers {
     /// The hits since the last take, slowest first.
     pub(crate) fn take(&mut self) -> Vec<Hit> {
         let mut hits = std::mem::take(&mut self.hits);
-        hits.sort_by(|a, b| b.ticks.cmp(&a.ticks));
+        hits.sort_by_key(|h| std::cmp::Reverse(h.ticks));
         hits
     }
 }

@@ -5,7 +5,6 @@
 use crate::common::{self, trace_events};
 use latte::{Id, Mode, Report, ReportOptions};
 use std::sync::Barrier;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 static REQUEST: Id = Id::new("flight/request");
@@ -15,6 +14,7 @@ static DB: Id = Id::new("flight/db");
 static OTHER: Id = Id::new("flight/other");
 
 const REQUESTS: usize = 50;
+const OTHERS: usize = 100;
 
 fn scope(id: &Id, inside: impl FnOnce()) {
     latte::start(id, Mode::Fast);
@@ -23,19 +23,22 @@ fn scope(id: &Id, inside: impl FnOnce()) {
 }
 
 /// `REQUESTS` requests (request > parse, request > risk > db) on a thread named
-/// `worker`, then one request left open while `read` runs on the calling thread,
-/// with a thread named `other` recording beside it all along; returns what `read`
-/// returned.
+/// `worker`, then one request left open while `read` runs on the calling thread; a
+/// thread named `other` closes `OTHERS` scopes and holds one open meanwhile. Returns
+/// what `read` returned.
 fn run<T>(worker: &str, other: &str, read: impl FnOnce() -> T) -> T {
-    let (opened, read_done) = (Barrier::new(2), Barrier::new(2));
-    let stop = AtomicBool::new(false);
+    let (opened, read_done) = (Barrier::new(3), Barrier::new(3));
     std::thread::scope(|s| {
         std::thread::Builder::new()
             .name(other.into())
             .spawn_scoped(s, || {
-                while !stop.load(Ordering::Relaxed) {
+                for _ in 0..OTHERS {
                     scope(&OTHER, || {});
                 }
+                latte::start(&OTHER, Mode::Fast);
+                opened.wait();
+                read_done.wait();
+                latte::stop(&OTHER, Mode::Fast);
             })
             .unwrap();
         std::thread::Builder::new()
@@ -56,7 +59,6 @@ fn run<T>(worker: &str, other: &str, read: impl FnOnce() -> T) -> T {
         opened.wait();
         let value = read();
         read_done.wait();
-        stop.store(true, Ordering::Relaxed);
         value
     })
 }
@@ -106,20 +108,24 @@ fn a_timeline_holds_each_threads_scopes_nested_and_the_open_one() {
     for child in worker.spans.iter().filter(|s| s.depth == 1) {
         assert!(within(child, REQUEST.name(), 0), "{child:?} in no request");
     }
-    assert!(
-        !lane("fl-other").spans.is_empty(),
-        "the other thread recorded all along"
-    );
+    let other = lane("fl-other");
+    assert_eq!(other.spans.len(), OTHERS + 1, "{other:?}");
+    assert_eq!(other.spans.iter().filter(|s| s.end.is_none()).count(), 1);
     // Everything within what the trace says it covers, from the agent's start.
     assert!(trace.origin <= trace.covers.0 && trace.covers.0 <= trace.covers.1);
     for s in trace.lanes.iter().flat_map(|l| &l.spans) {
         assert!(s.start <= trace.covers.1, "{s:?} after {:?}", trace.covers);
     }
 
-    // The JSON: the fields Perfetto needs, the nesting, the open scope marked.
+    json_holds_them(&trace, worker.tid);
+}
+
+/// The JSON: the fields Perfetto needs, the nesting, every scope of `tid`, the open
+/// request marked.
+fn json_holds_them(trace: &latte::report::trace::Trace, tid: u64) {
     let json = trace.to_json();
     let events = trace_events::validate(&json).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(events[&worker.tid].len(), 4 * REQUESTS + 1);
+    assert_eq!(events[&tid].len(), 4 * REQUESTS + 1);
     let open: Vec<_> = json["traceEvents"]
         .as_array()
         .unwrap()

@@ -26,7 +26,10 @@ enum Act {
     Stop(&'static Id, u64),
     /// request [t, t+100+db]: parse [t+10, t+30], risk [t+40, t+60+db] holding db
     /// [t+50, t+50+db].
-    Request { t: u64, db: u64 },
+    Request {
+        t: u64,
+        db: u64,
+    },
 }
 
 /// A named thread that does what it is told, one act at a time, and lives until
@@ -151,6 +154,49 @@ fn tid_of(events: &[Value], thread: &str) -> u64 {
         .unwrap_or_else(|| panic!("no lane {thread}"))
 }
 
+/// The other threads' scopes over the stall `d` (ts, end in us): a's closed after
+/// it, b's still open.
+fn others_over(events: &[Value], d: (f64, f64)) {
+    let other = |thread: &str, name: &str| {
+        let tid = tid_of(events, thread);
+        events
+            .iter()
+            .find(|e| e["ph"] == "X" && e["tid"] == tid && e["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} on {thread}"))
+            .clone()
+    };
+    let (oa, ob) = (
+        other("mf-other-a", OTHER_A.name()),
+        other("mf-other-b", OTHER_B.name()),
+    );
+    assert!(span(&oa).0 <= d.0 && span(&oa).1 >= d.1, "{oa}");
+    assert!(span(&ob).0 <= d.0 && span(&ob).1 >= d.1, "{ob}");
+    assert_eq!(ob["args"]["open"], true, "{ob}");
+}
+
+/// 2,000 requests of 120 ticks on `worker` while `a` and `b` hold scopes open, then
+/// the stall: db 2 ms (2,000,000 ticks), request [500,000, 2,500,120]; `a` closes its
+/// scope after it.
+fn record_the_stall(guard: &latte::Guard, [worker, a, b]: [&Puppet; 3], dir: &Path) {
+    a.act(Act::Start(&OTHER_A, 1_000));
+    b.act(Act::Start(&OTHER_B, 1_500));
+    for i in 0..2_000 {
+        worker.act(Act::Request {
+            t: 10_000 + i * 200,
+            db: 20,
+        });
+    }
+    // Two folds: the first takes the samples, the next the components' p99.9.
+    guard.report().unwrap();
+    guard.report().unwrap();
+    assert!(captures_in(dir).is_empty(), "nothing slow yet");
+    worker.act(Act::Request {
+        t: 500_000,
+        db: 2_000_000,
+    });
+    a.act(Act::Stop(&OTHER_A, 3_000_000));
+}
+
 #[test]
 fn a_tail_trigger_captures_the_stall_its_parents_and_the_other_threads() {
     let _mock = mock();
@@ -169,24 +215,7 @@ fn a_tail_trigger_captures_the_stall_its_parents_and_the_other_threads() {
         Puppet::new("mf-other-a"),
         Puppet::new("mf-other-b"),
     );
-    a.act(Act::Start(&OTHER_A, 1_000));
-    b.act(Act::Start(&OTHER_B, 1_500));
-    for i in 0..2_000 {
-        worker.act(Act::Request {
-            t: 10_000 + i * 200,
-            db: 20,
-        });
-    }
-    // Two folds: the first takes the samples, the next the components' p99.9.
-    guard.report().unwrap();
-    guard.report().unwrap();
-    assert!(captures_in(&dir).is_empty(), "nothing slow yet");
-    // The stall: db 2 ms (2,000,000 ticks), request [500,000, 2,500,120].
-    worker.act(Act::Request {
-        t: 500_000,
-        db: 2_000_000,
-    });
-    a.act(Act::Stop(&OTHER_A, 3_000_000));
+    record_the_stall(&guard, [&worker, &a, &b], &dir);
     let file = wait_for("capture", || captures_in(&dir).pop());
     let json: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     trace_events::validate(&json).unwrap_or_else(|e| panic!("{e}"));
@@ -207,24 +236,20 @@ fn a_tail_trigger_captures_the_stall_its_parents_and_the_other_threads() {
     assert_eq!(span(request).0, (500_000.0 - 100.0) / 1e3);
     assert_eq!(request["args"]["trigger"], reason, "the scope is marked");
     let (r, k, d) = (span(request), span(risk), span(db));
-    assert!(r.0 <= k.0 && k.0 <= d.0 && d.1 <= k.1 && k.1 <= r.1, "{r:?} {k:?} {d:?}");
+    assert!(
+        r.0 <= k.0 && k.0 <= d.0 && d.1 <= k.1 && k.1 <= r.1,
+        "{r:?} {k:?} {d:?}"
+    );
     assert_eq!(
-        (request["args"]["depth"].as_u64(), risk["args"]["depth"].as_u64(), db["args"]["depth"].as_u64()),
+        (
+            request["args"]["depth"].as_u64(),
+            risk["args"]["depth"].as_u64(),
+            db["args"]["depth"].as_u64()
+        ),
         (Some(0), Some(1), Some(2))
     );
     // The other threads' scopes over the stall: a's closed after it, b's still open.
-    let other = |thread: &str, name: &str| {
-        let tid = tid_of(events, thread);
-        events
-            .iter()
-            .find(|e| e["ph"] == "X" && e["tid"] == tid && e["name"] == name)
-            .unwrap_or_else(|| panic!("no {name} on {thread}"))
-            .clone()
-    };
-    let (oa, ob) = (other("mf-other-a", OTHER_A.name()), other("mf-other-b", OTHER_B.name()));
-    assert!(span(&oa).0 <= d.0 && span(&oa).1 >= d.1, "{oa}");
-    assert!(span(&ob).0 <= d.0 && span(&ob).1 >= d.1, "{ob}");
-    assert_eq!(ob["args"]["open"], true, "{ob}");
+    others_over(events, span(db));
 
     b.act(Act::Stop(&OTHER_B, 3_100_000));
     drop((worker, a, b));
@@ -295,7 +320,10 @@ fn continuous_triggers_keep_the_directory_within_its_bounds() {
     });
     assert_eq!(c["written"], 0, "{c}");
     assert!(
-        c["last_error"].as_str().unwrap().contains("over the directory's bound of 100 bytes"),
+        c["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("over the directory's bound of 100 bytes"),
         "{c}"
     );
     assert!(captures_in(&small).is_empty());
@@ -322,20 +350,34 @@ fn a_directory_that_cannot_be_written_is_counted_and_the_agent_goes_on() {
     assert!(matches!(err, latte::Error::Capture { .. }), "{err:?}");
     assert!(err.to_string().contains("latte-mock-flight-file"), "{err}");
     let c = captures(&guard, &sink);
-    assert_eq!((c["written"].as_u64(), c["failed"].as_u64()), (Some(0), Some(1)), "{c}");
+    assert_eq!(
+        (c["written"].as_u64(), c["failed"].as_u64()),
+        (Some(0), Some(1)),
+        "{c}"
+    );
     // Still working: another report, a clean stop.
     guard.report().unwrap();
     guard.stop().unwrap();
     std::fs::remove_file(&file).unwrap();
 
     // And without the flight recorder, a capture is refused with what to set.
-    let guard = latte::builder().final_report(false).sink(std::io::sink()).start().unwrap();
+    let guard = latte::builder()
+        .final_report(false)
+        .sink(std::io::sink())
+        .start()
+        .unwrap();
     let err = guard.capture_timeline().unwrap_err();
-    assert!(err.to_string().contains("Builder::flight_recorder"), "{err}");
+    assert!(
+        err.to_string().contains("Builder::flight_recorder"),
+        "{err}"
+    );
     guard.stop().unwrap();
     let refused = latte::builder()
         .capture_when(CaptureTrigger::tail(0.999, 10))
         .start()
         .unwrap_err();
-    assert!(refused.to_string().contains("needs the flight recorder"), "{refused}");
+    assert!(
+        refused.to_string().contains("needs the flight recorder"),
+        "{refused}"
+    );
 }

@@ -160,6 +160,27 @@ fn order_book_rebuild() -> Row {
 }
 
 /// (a) Time + Calibrated: overhead matrix, two threads, every kind of row.
+/// The memory line's figures.
+fn footprint() -> latte::collect::Footprint {
+    latte::collect::Footprint {
+        bytes: 3 << 20,
+        ring_bytes_reserved: 24 << 20,
+        memory_cap_used: 24 << 20,
+        memory_cap: 1 << 30,
+        rings: 48,
+        rings_kept_small: 0,
+        live_threads: 6,
+        exited_threads: 12,
+        merged_threads: 0,
+        histograms: 0,
+        histogram_bytes: 0,
+        drain_cpu_ns: 12_345_678,
+        flight_entries: 0,
+        flight_window_ns: 0,
+        flight_bytes: 0,
+    }
+}
+
 fn calibrated_time() -> Report {
     let rows = time_rows();
     Report {
@@ -199,20 +220,7 @@ fn calibrated_time() -> Report {
         tree: Vec::new(),
         tree_left_out: 0,
         teardown_drops: 0,
-        footprint: Some(latte::collect::Footprint {
-            bytes: 3 << 20,
-            ring_bytes_reserved: 24 << 20,
-            memory_cap_used: 24 << 20,
-            memory_cap: 1 << 30,
-            rings: 48,
-            rings_kept_small: 0,
-            live_threads: 6,
-            exited_threads: 12,
-            merged_threads: 0,
-            histograms: 0,
-            histogram_bytes: 0,
-            drain_cpu_ns: 12_345_678,
-        }),
+        footprint: Some(footprint()),
         environment: Some(environment_with_a_warning()),
         periodic_failures: Some(latte::report::PeriodicFailures {
             count: 2,

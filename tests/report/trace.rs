@@ -2,11 +2,10 @@
 //! and `chrome://tracing` need (required fields, thread metadata), its scopes nest by
 //! time as they did in ticks, and it says the span it covers.
 
-use crate::common::trace_events::{Event, nested, validate};
+use crate::common::trace_events::validate;
 use latte::report::trace::{Lane, Span, Trace, Trigger};
 use proptest::prelude::*;
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
 
 /// A nest of scopes on one thread: every scope's children lie inside it in ticks.
 fn nest(

@@ -58,7 +58,10 @@ fn captures(c: &crate::report::Captures) -> String {
         line += &format!(" (newest {last})");
     }
     if c.skipped > 0 {
-        line += &format!("; {} slow samples not captured (too soon after one)", count(c.skipped));
+        line += &format!(
+            "; {} slow samples not captured (too soon after one)",
+            count(c.skipped)
+        );
     }
     if c.failed > 0 {
         line += &format!(

@@ -71,7 +71,7 @@ pub(super) fn clocksource_changed(env: &Environment) -> Option<String> {
 /// The flight recorder's line: its reach and the memory it takes.
 fn flight_recorder(f: &crate::diagnostics::Footprint) -> String {
     format!(
-        "flight recorder: {} or {} scopes a thread ({} each, {} in all)",
+        "flight recorder: {} or {} scopes a thread ({} each, {} held by live threads)",
         numbers::time(f.flight_window_ns as f64),
         count(f.flight_entries),
         bytes(f.flight_entries * crate::config::FLIGHT_ENTRY_BYTES as u64),
