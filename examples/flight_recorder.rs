@@ -7,7 +7,8 @@
 //! default `target/latte-captures`; the example ends with the files it wrote, and
 //! fails if it wrote none).
 
-use latte::{CaptureTrigger, Id, latte_scope};
+use latte::collect::CaptureTrigger;
+use latte::{Id, latte_scope};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

@@ -160,7 +160,7 @@ pub use latte_telemetry_macros::timed;
 pub use record::{Id, Scope, Timer, pulse, record, scope, start, stop};
 // Run the agent.
 #[cfg(feature = "agent")]
-pub use agent::{Builder, CaptureTrigger, Guard, builder, init};
+pub use agent::{Builder, Guard, builder, init};
 #[cfg(feature = "agent")]
 pub use exporter::Exporter;
 #[cfg(feature = "agent")]

@@ -40,7 +40,6 @@ mod running;
 mod signals;
 
 pub use builder::Builder;
-pub use capture::CaptureTrigger;
 pub(crate) use guard::Command;
 pub use guard::Guard;
 #[cfg(feature = "test-hooks")]

@@ -32,6 +32,8 @@ mod totals;
 #[cfg(feature = "agent")]
 pub(crate) mod triggers;
 #[cfg(feature = "agent")]
+pub use triggers::CaptureTrigger;
+#[cfg(feature = "agent")]
 mod window;
 
 pub use crate::diagnostics::{Anomalies, Footprint, FrameCounts};

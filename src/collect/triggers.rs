@@ -10,8 +10,94 @@
 //! agent takes them.
 
 use super::totals::ComponentTotals;
-use crate::record::SampleKind;
+use crate::record::{Id, SampleKind};
 use std::collections::HashMap;
+use std::time::Duration;
+
+/// What makes the agent capture every thread's timeline
+/// ([`Builder::capture_when`](crate::Builder::capture_when)). The flight recorder must be on
+/// ([`Builder::flight_recorder`](crate::Builder::flight_recorder)).
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub enum CaptureTrigger {
+    /// A scope of `id`, on any thread, longer than `threshold`.
+    Above {
+        /// The component.
+        id: &'static Id,
+        /// The longest scope that does not trigger.
+        threshold: Duration,
+    },
+    /// A scope longer than its own component's running `quantile` (per thread and
+    /// call-tree node, over the whole run so far), once the component holds
+    /// `min_count` samples. The quantile is read again about every 64 folds.
+    Tail {
+        /// The quantile, above 0 and below 1: 0.999 for p99.9.
+        quantile: f64,
+        /// Samples a component needs before its tail triggers.
+        min_count: u64,
+    },
+}
+
+/// Triggers are equal when they are the same case with the same values; ids compare
+/// by name.
+impl PartialEq for CaptureTrigger {
+    fn eq(&self, other: &CaptureTrigger) -> bool {
+        use CaptureTrigger::{Above, Tail};
+        match (self, other) {
+            (
+                Above {
+                    id: a,
+                    threshold: x,
+                },
+                Above {
+                    id: b,
+                    threshold: y,
+                },
+            ) => a.name() == b.name() && x == y,
+            (
+                Tail {
+                    quantile: a,
+                    min_count: m,
+                },
+                Tail {
+                    quantile: b,
+                    min_count: n,
+                },
+            ) => a.to_bits() == b.to_bits() && m == n,
+            _ => false,
+        }
+    }
+}
+
+impl CaptureTrigger {
+    /// A scope of `id` longer than `threshold`.
+    ///
+    /// ```
+    /// use latte::Id;
+    /// use latte::collect::CaptureTrigger;
+    /// use std::time::Duration;
+    /// static ORDER: Id = Id::new("doc_capture_order");
+    /// let trigger = CaptureTrigger::above(&ORDER, Duration::from_micros(50));
+    /// assert!(matches!(trigger, CaptureTrigger::Above { .. }));
+    /// ```
+    pub fn above(id: &'static Id, threshold: Duration) -> CaptureTrigger {
+        CaptureTrigger::Above { id, threshold }
+    }
+
+    /// A scope above its component's running `quantile`, after `min_count` samples.
+    ///
+    /// ```
+    /// // Above its own p99.9, once a component has 10,000 samples.
+    /// let trigger = latte::collect::CaptureTrigger::tail(0.999, 10_000);
+    /// assert!(matches!(trigger, latte::collect::CaptureTrigger::Tail { .. }));
+    /// ```
+    pub fn tail(quantile: f64, min_count: u64) -> CaptureTrigger {
+        CaptureTrigger::Tail {
+            quantile,
+            min_count,
+        }
+    }
+}
 
 /// Hits kept between two takes; past it the slowest are kept.
 pub(crate) const MAX_HITS: usize = 16;

@@ -7,7 +7,8 @@
 
 use crate::common::{SharedSink, trace_events};
 use crate::{at, mock};
-use latte::{CaptureTrigger, Format, Id, Mode};
+use latte::collect::CaptureTrigger;
+use latte::{Format, Id, Mode};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Sender, channel};
