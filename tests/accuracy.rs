@@ -66,20 +66,20 @@ fn my_row<'a>(report: &'a Report, id: &str) -> &'a latte::report::Summary {
 /// `Instant` does (the start of the first read, before its value is taken, and the
 /// rest of the last one): ~40 ns natively (vDSO), 130-220 ns under Wine, whose
 /// `QueryPerformanceCounter` leaves the Windows side for the host's clock (measured
-/// 2026-11-27, 2 vCPU Intel Xeon KVM guest).
+/// 2026-11-27, 2 vCPU Intel Xeon KVM guest). Measured with each wait, not once per
+/// process: in one CI run it read 465 ns at the start (the guest's clock turned slow
+/// for a moment) and ~37 ns during the waits, and the cached figure put every truth
+/// 425 ns too long.
 fn clock_read_ns() -> f64 {
-    static COST: OnceLock<f64> = OnceLock::new();
-    *COST.get_or_init(|| {
-        (0..20)
-            .map(|_| {
-                let t = Instant::now();
-                for _ in 0..1_000 {
-                    std::hint::black_box(Instant::now());
-                }
-                t.elapsed().as_nanos() as f64 / 1_000.0
-            })
-            .fold(f64::INFINITY, f64::min)
-    })
+    (0..20)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..1_000 {
+                std::hint::black_box(Instant::now());
+            }
+            t.elapsed().as_nanos() as f64 / 1_000.0
+        })
+        .fold(f64::INFINITY, f64::min)
 }
 
 /// One busy wait, measured: its mode and length, the truth (median spin length by
@@ -115,12 +115,14 @@ fn measure(mode: Mode, us: u64, reps: usize, attempt: u32) -> Wait {
             t.as_nanos() as f64
         })
         .collect();
+    // The read's cost as it was during these waits.
+    let read_ns = clock_read_ns();
     let report = calibrated_report();
     let got = my_row(&report, id.name()).median;
     Wait {
         mode,
         us,
-        truth: median(truth) + clock_read_ns(),
+        truth: median(truth) + read_ns,
         got,
     }
 }
