@@ -56,8 +56,6 @@ pub(super) struct Ledger {
     pub(super) timeline: Timeline,
     /// The flight recorder's triggers, checked as samples are folded.
     pub(crate) triggers: Triggers,
-    /// Whether this fold refreshes the components' tail thresholds.
-    tails_due: bool,
     /// Per thread (by serial), per ring in the thread's order: how many of its
     /// samples the ledger has read (its `seen` as of the previous fold), and its
     /// self-time sum then.
@@ -86,7 +84,6 @@ static LEDGER: PerProcess<Mutex<Ledger>> = PerProcess::new(|| {
         since_reset: None,
         timeline: Timeline::default(),
         triggers: Triggers::default(),
-        tails_due: false,
         reads: BTreeMap::new(),
         last_fold_ms: 0,
         now_ms: 0,
@@ -196,7 +193,7 @@ impl Ledger {
         self.now_ms = unix_ms();
         let began = std::time::Instant::now();
         self.timeline.begin_fold(timeline::clock_ms(began));
-        self.tails_due = self.triggers.tails_due();
+        self.triggers.begin_fold();
         registry::compact();
         let view = registry::global().view();
         let me = local::current_shared();
@@ -406,12 +403,11 @@ impl Ledger {
             interval,
             timeline,
             triggers,
-            tails_due,
             ..
         } = self;
         if triggers.armed() {
             let c = &whole.threads.get(&serial).expect("thread() ran").components[k];
-            triggers.refresh_tail(serial, k, c, *tails_due);
+            triggers.refresh_tail(serial, k, c);
         }
         let open = interval.as_mut().unwrap_or(whole);
         let c = &mut open

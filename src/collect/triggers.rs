@@ -136,6 +136,8 @@ pub(crate) struct Triggers {
     /// Per (thread serial, component position), its tail threshold in ticks.
     tails: HashMap<(u64, usize), u64>,
     folds: u32,
+    /// Whether the fold under way refreshes every component's tail.
+    due: bool,
     hits: Vec<Hit>,
 }
 
@@ -158,23 +160,21 @@ impl Triggers {
         !self.arms.above.is_empty() || self.arms.tail.is_some()
     }
 
-    /// At the start of a fold: whether the components' tails are due for a refresh.
-    pub(crate) fn tails_due(&mut self) -> bool {
-        if self.arms.tail.is_none() {
-            return false;
-        }
+    /// At the start of a fold: notes whether it refreshes the components' tails.
+    pub(crate) fn begin_fold(&mut self) {
         self.folds = self.folds.wrapping_add(1);
-        self.folds % TAIL_EVERY == 1
+        self.due = self.arms.tail.is_some() && self.folds % TAIL_EVERY == 1;
     }
 
     /// Takes component `(serial, k)`'s tail threshold from its whole-run totals `c`
-    /// when `due`, or when it has none yet and has reached the count it needs.
-    pub(crate) fn refresh_tail(&mut self, serial: u64, k: usize, c: &ComponentTotals, due: bool) {
+    /// when the fold refreshes them, or when it has none yet and has reached the count
+    /// it needs.
+    pub(crate) fn refresh_tail(&mut self, serial: u64, k: usize, c: &ComponentTotals) {
         let Some((quantile, min_count)) = self.arms.tail else {
             return;
         };
         let first = c.seen >= min_count && !self.tails.contains_key(&(serial, k));
-        if !(due || first) {
+        if !(self.due || first) {
             return;
         }
         if let Some(threshold) = c.scope_quantile(quantile, min_count) {

@@ -22,6 +22,10 @@ fn mock() -> std::sync::MutexGuard<'static, ()> {
         latte::test_hooks::install_mock_clock(),
         "nothing read the clock before the mock"
     );
+    // Calibration (once per process) measures the counter standing still, before any
+    // test moves it: an agent's start-up calibration, run in the background, could
+    // otherwise read a frequency from a test's jumps (flight.rs once saw one).
+    latte::analyze::calibration();
     guard
 }
 
