@@ -195,6 +195,21 @@ pub mod __private {
     pub use crate::clock::FastMidOrHard;
     pub use crate::clock::Mode;
     pub use crate::record::{Id, Timer, frame_mark, pulse, scope, start, stop};
+
+    /// The loom models of the cross-thread protocols (ring, flight buffer, registry),
+    /// each with its name: built with `--cfg latte_loom`, run by the `loom/` package's
+    /// harness.
+    #[cfg(latte_loom)]
+    pub fn loom_models() -> Vec<(&'static str, fn())> {
+        use crate::record::{flight, registry, ring};
+        [
+            ring::loom_model::MODELS,
+            flight::loom_model::MODELS,
+            registry::loom_model::MODELS,
+            registry::loom_model::THREAD_MODELS,
+        ]
+        .concat()
+    }
 }
 
 /// Hooks for latte's own tests (feature `test-hooks`, off by default; its integration

@@ -69,7 +69,7 @@ impl Flight {
     }
 
     /// The entries it holds at most.
-    #[cfg(test)]
+    #[cfg(any(test, latte_loom))]
     pub(crate) fn capacity(&self) -> usize {
         self.slots.len()
     }
@@ -207,5 +207,5 @@ mod tests {
     }
 }
 
-#[cfg(all(test, latte_loom))]
-mod loom_model;
+#[cfg(latte_loom)]
+pub(crate) mod loom_model;

@@ -43,3 +43,15 @@ pub(crate) fn load_own(a: &AtomicU64) -> u64 {
         a.unsync_load()
     }
 }
+
+/// The loom models of one module, each with its name, for
+/// [`loom_models`](crate::__private::loom_models): `loom_models![a, b]` declares
+/// `MODELS`, `[("a", a), ("b", b)]`.
+#[cfg(latte_loom)]
+macro_rules! loom_models {
+    ($($model:ident),* $(,)?) => {
+        pub(crate) const MODELS: &[(&str, fn())] = &[$((stringify!($model), $model as fn())),*];
+    };
+}
+#[cfg(latte_loom)]
+pub(crate) use loom_models;

@@ -1,11 +1,13 @@
 //! The loom model of the flight buffer's read protocol: a reader beside a writer keeps
 //! only whole entries, each at its own index.
 //!
-//! `RUSTFLAGS="--cfg latte_loom" cargo test --lib --release loom`
+//! `RUSTFLAGS="--cfg latte_loom" cargo test --release -p latte-telemetry-loom` (loom/)
 
 use super::*;
 use loom::sync::Arc;
 use loom::thread;
+
+crate::record::sync::loom_models![loom_flight_reader_keeps_whole_entries_at_their_indices,];
 
 /// Entry `k`'s words, all three different functions of `k`.
 fn entry(k: u64) -> Entry {
@@ -17,7 +19,6 @@ fn entry(k: u64) -> Entry {
     }
 }
 
-#[test]
 fn loom_flight_reader_keeps_whole_entries_at_their_indices() {
     loom::model(|| {
         let f = Arc::new(Flight::new(2));

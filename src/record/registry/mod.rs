@@ -271,11 +271,15 @@ pub(crate) fn merge_excess(read: impl Fn(u64) -> bool) {
     exclusive(|| global().merge_excess(read));
 }
 
-/// `RUSTFLAGS="--cfg latte_loom" cargo test --lib --release loom`
-#[cfg(all(test, latte_loom))]
-mod loom_model {
+/// `RUSTFLAGS="--cfg latte_loom" cargo test --release -p latte-telemetry-loom` (loom/)
+#[cfg(latte_loom)]
+pub(crate) mod loom_model {
     use super::*;
     use loom::thread;
+
+    pub(crate) use super::thread::loom_model::MODELS as THREAD_MODELS;
+
+    crate::record::sync::loom_models![loom_register_record_retire_vs_compaction,];
 
     /// Checks a view taken while the writer may still run: the thread is either live
     /// or compacted, never both; live samples carry their own index; a compacted copy
@@ -305,8 +309,7 @@ mod loom_model {
         }
     }
 
-    #[test]
-    fn loom_register_record_retire_vs_compaction() {
+    pub(super) fn loom_register_record_retire_vs_compaction() {
         let mut builder = loom::model::Builder::new();
         builder.preemption_bound = Some(3);
         static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

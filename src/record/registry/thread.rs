@@ -300,19 +300,23 @@ fn entry(list: &mut Vec<(u32, FrameCounts)>, idx: u32) -> &mut FrameCounts {
     &mut list[at].1
 }
 
-/// `RUSTFLAGS="--cfg latte_loom" cargo test --lib --release loom`: what a reader of
+/// `RUSTFLAGS="--cfg latte_loom" cargo test --release -p latte-telemetry-loom` (loom/): what a reader of
 /// another thread's open scopes relies on (`record/open.rs`).
-#[cfg(all(test, latte_loom))]
-mod loom_model {
+#[cfg(latte_loom)]
+pub(crate) mod loom_model {
     use super::Link;
     use crate::record::sync::{AtomicBool, Ordering};
     use loom::sync::Arc;
     use loom::thread;
 
+    crate::record::sync::loom_models![
+        loom_a_link_is_never_read_after_it_is_cleared,
+        loom_a_link_without_the_lock_is_read_after_it_is_cleared,
+    ];
+
     /// The owner publishes, clears, then its memory goes (`alive` false); a reader that
     /// finds the link set must find the memory alive, whatever the interleaving.
-    #[test]
-    fn loom_a_link_is_never_read_after_it_is_cleared() {
+    pub(super) fn loom_a_link_is_never_read_after_it_is_cleared() {
         loom::model(|| {
             let link = Arc::new(Link::<AtomicBool>::new());
             let alive = Arc::new(AtomicBool::new(true));
@@ -336,8 +340,7 @@ mod loom_model {
 
     /// The same life with a flag instead of the lock: a reader can see the link set,
     /// be overtaken by the clear and the free, and read freed memory. Loom finds it.
-    #[test]
-    fn loom_a_link_without_the_lock_is_read_after_it_is_cleared() {
+    pub(super) fn loom_a_link_without_the_lock_is_read_after_it_is_cleared() {
         let result = std::panic::catch_unwind(|| {
             loom::model(|| {
                 let published = Arc::new(AtomicBool::new(false));

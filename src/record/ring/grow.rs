@@ -64,8 +64,8 @@ pub(super) struct Gens {
     /// Whether the slots are charged against the memory cap (not for latte's own
     /// threads); given back when they are freed.
     charged: bool,
-    /// Tests: every growth is refused, as by a memory cap with no room left.
-    #[cfg(test)]
+    /// Tests and loom models: every growth is refused, as by a memory cap with no room left.
+    #[cfg(any(test, latte_loom))]
     pub(super) refuse_growth: bool,
 }
 
@@ -84,7 +84,7 @@ impl Gens {
             turn: AtomicU64::new(0),
             prefaulted: OwnBool::new(false),
             charged: false,
-            #[cfg(test)]
+            #[cfg(any(test, latte_loom))]
             refuse_growth: false,
         }
     }
@@ -300,7 +300,7 @@ impl Ring {
     /// Charges generation `g`'s slots if the ring is charged; whether the cap
     /// affords them.
     fn afford(&self, g: usize) -> bool {
-        #[cfg(test)]
+        #[cfg(any(test, latte_loom))]
         if self.gens.refuse_growth {
             return false;
         }

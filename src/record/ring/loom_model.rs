@@ -1,11 +1,22 @@
 //! The loom models of the ring's read protocol and of its growth.
 //!
-//! `RUSTFLAGS="--cfg latte_loom" cargo test --lib --release loom`
+//! `RUSTFLAGS="--cfg latte_loom" cargo test --release -p latte-telemetry-loom` (loom/)
 
 use super::grow;
 use super::*;
 use loom::sync::Arc;
 use loom::thread;
+
+crate::record::sync::loom_models![
+    loom_shipped_protocol_never_mislabels,
+    loom_margin_without_fences_mislabels,
+    loom_claim_without_read_modify_write_mislabels,
+    loom_naive_protocol_mislabels,
+    loom_a_ring_growing_under_a_reader_never_mislabels,
+    loom_a_ring_refused_growth_under_a_reader_never_mislabels,
+    loom_readers_free_retired_slots_only_when_no_reader_is_inside,
+    loom_trusting_the_first_state_alone_mislabels,
+];
 
 const CAP: usize = 2;
 const PUSHES: u64 = 5;
@@ -91,7 +102,6 @@ fn check_ring(make: fn() -> Ring, push: fn(&Ring, u64), read: fn(&Ring, &mut Vec
     assert!(RUNS.swap(0, std::sync::atomic::Ordering::Relaxed) > 100);
 }
 
-#[test]
 fn loom_shipped_protocol_never_mislabels() {
     check(
         |ring, v| assert!(ring.push(v)),
@@ -99,7 +109,6 @@ fn loom_shipped_protocol_never_mislabels() {
     );
 }
 
-#[test]
 fn loom_margin_without_fences_mislabels() {
     let result = std::panic::catch_unwind(|| check(push_naive, read_no_fence));
     assert!(
@@ -116,7 +125,6 @@ fn push_plain_claim(ring: &Ring, value: u64) {
     assert!(ring.commit(old >> 1, value));
 }
 
-#[test]
 fn loom_claim_without_read_modify_write_mislabels() {
     let result = std::panic::catch_unwind(|| {
         check(push_plain_claim, |ring, out| ring.read(false, out).first)
@@ -127,7 +135,6 @@ fn loom_claim_without_read_modify_write_mislabels() {
     );
 }
 
-#[test]
 fn loom_naive_protocol_mislabels() {
     let result = std::panic::catch_unwind(|| check(push_naive, read_naive));
     assert!(
@@ -148,7 +155,6 @@ fn refused() -> Ring {
     ring
 }
 
-#[test]
 fn loom_a_ring_growing_under_a_reader_never_mislabels() {
     check_ring(
         growing,
@@ -157,7 +163,6 @@ fn loom_a_ring_growing_under_a_reader_never_mislabels() {
     );
 }
 
-#[test]
 fn loom_a_ring_refused_growth_under_a_reader_never_mislabels() {
     check_ring(
         refused,
@@ -169,7 +174,6 @@ fn loom_a_ring_refused_growth_under_a_reader_never_mislabels() {
 /// Two readers and a growing writer: the reader that frees retired slots never
 /// frees the ones another reader is copying. Three threads and a mutex: bounded to
 /// 3 preemptions, or the model runs for hours.
-#[test]
 fn loom_readers_free_retired_slots_only_when_no_reader_is_inside() {
     let mut model = loom::model::Builder::new();
     model.preemption_bound = Some(3);
@@ -222,7 +226,6 @@ fn read_without_second_state(ring: &Ring, out: &mut Vec<u64>) -> u64 {
     first
 }
 
-#[test]
 fn loom_trusting_the_first_state_alone_mislabels() {
     let result = std::panic::catch_unwind(|| {
         check_ring(

@@ -111,7 +111,7 @@ impl Ring {
     /// slots (or `capacity`, if smaller). `capacity` must be a power of two (checked
     /// by configuration before any ring is made). Tests only: latte's rings are made
     /// by the registry, which says where they start.
-    #[cfg(test)]
+    #[cfg(any(test, latte_loom))]
     pub(crate) fn new(capacity: usize) -> Ring {
         Ring::growing(capacity.min(crate::config::RING_START), capacity)
     }
@@ -381,7 +381,7 @@ impl core::fmt::Debug for Ring {
     }
 }
 
-#[cfg(all(test, latte_loom))]
-mod loom_model;
+#[cfg(latte_loom)]
+pub(crate) mod loom_model;
 #[cfg(all(test, not(latte_loom)))]
 mod tests;
