@@ -1,9 +1,11 @@
 //! Reading report files: one JSON report, or the agent's stream of one report per
-//! line. Every error names the file and what is wrong with it.
+//! line; for `html`, also the flight recorder's captures. Every error names the file
+//! and what is wrong with it.
 
 use crate::outcome::Failure;
 use latte::Report;
 use latte::Unit;
+use latte::report::trace::Trace;
 use latte::report::{Distribution, Row};
 use std::path::{Path, PathBuf};
 
@@ -27,12 +29,51 @@ impl Loaded {
 /// final one, not a `periodic #N` interval) is used, or the last line when every
 /// line is periodic (with a warning on stderr).
 pub fn load(path: &Path) -> Result<Loaded, Failure> {
+    match input(path)? {
+        Input::Report(loaded) => Ok(*loaded),
+        Input::Capture(_) => Err(Failure(format!(
+            "{}: a flight-recorder capture (trace-event JSON), not a report: \
+             `latte-telemetry html` draws it as a timeline",
+            path.display()
+        ))),
+    }
+}
+
+/// What a file given to `html` holds.
+pub enum Input {
+    /// A report ([`load`]).
+    Report(Box<Loaded>),
+    /// A flight-recorder capture: trace-event JSON.
+    Capture(Capture),
+}
+
+/// A capture read from a file.
+pub struct Capture {
+    /// The file, as the user gave it.
+    pub path: PathBuf,
+    /// Its timeline.
+    pub trace: Trace,
+}
+
+/// Reads `path`: a report as [`load`] does, or a flight-recorder capture (a JSON
+/// object with a `traceEvents` array).
+pub fn input(path: &Path) -> Result<Input, Failure> {
     let fail = |problem: String| Failure(format!("{}: {problem}", path.display()));
     let text = std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read it: {e}")))?;
     if text.trim().is_empty() {
         return Err(fail("empty file, not a latte report".into()));
     }
     let documents = documents(&text).map_err(fail)?;
+    if let [one] = documents.as_slice()
+        && one.get("traceEvents").is_some()
+    {
+        let trace =
+            Trace::from_json(one).map_err(|e| fail(format!("a capture latte cannot read: {e}")))?;
+        return Ok(Input::Capture(Capture {
+            path: path.to_path_buf(),
+            trace,
+        }));
+    }
     let document = whole_run(&documents, path);
     let fields = ["clock", "unit", "ticks_per_ns", "all_threads", "threads"];
     let missing: Vec<&str> = fields
@@ -53,10 +94,10 @@ pub fn load(path: &Path) -> Result<Loaded, Failure> {
             report.ticks_per_ns
         )));
     }
-    Ok(Loaded {
+    Ok(Input::Report(Box::new(Loaded {
         path: path.to_path_buf(),
         report,
-    })
+    })))
 }
 
 /// The JSON documents of a file: one (compact or pretty), or one per line.

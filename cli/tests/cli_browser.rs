@@ -3,7 +3,8 @@
 //! where its value falls on the histogram's log axis, and every dot of the percentile
 //! spectrum at its percentile and value (both read from the axis labels the browser
 //! rendered); the pictures read well ([`readable`]); a real nested report's call tree
-//! is drawn before the plots, one rectangle per node, each titled with its path.
+//! is drawn before the plots, one rectangle per node, each titled with its path; a
+//! flight-recorder capture is drawn as a timeline ([`timeline`]).
 //!
 //! Without a Chromium binary the test says it skipped and why; with
 //! `LATTE_REQUIRE_CHROMIUM=1` (set by `.ci/run`, which installs Debian's `chromium`) it
@@ -13,6 +14,8 @@ mod cli_support;
 // A module of this binary, in the folder named after it (not a test target of its own).
 #[path = "cli_browser/readable.rs"]
 mod readable;
+#[path = "cli_browser/timeline.rs"]
+mod timeline;
 
 use cli_support::{COMPONENTS, dir, write};
 use regex::Regex;

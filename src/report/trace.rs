@@ -52,6 +52,8 @@
 use serde_json::{Value, json};
 use std::io::{self, Write};
 
+mod read;
+
 /// A stretch of the run's timeline: every thread's scopes within [`covers`](Self::covers).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Trace {
@@ -203,6 +205,33 @@ impl Trace {
                 "args": args,
             }));
         }
+    }
+
+    /// Reads a trace back from trace-event JSON in the object form (what
+    /// [`write_json`](Self::write_json) writes, or another tool's complete events):
+    /// one lane per thread in the order of its `thread_sort_index` (else of its first
+    /// event), each `"ph": "X"` event a span, its depth from `args.depth` or else from
+    /// how it nests in time on its thread, `args.open` making it open. Ticks are
+    /// nanoseconds (`ticks_per_ns` 1), the origin so placed that none is negative; the
+    /// span covered is `otherData.covers_us`, else the events' own; the trigger is
+    /// the instant event `trigger: COMPONENT` with `otherData.trigger`'s reason.
+    ///
+    /// ```
+    /// use latte::report::trace::Trace;
+    /// let json = serde_json::json!({ "traceEvents": [
+    ///     { "name": "thread_name", "ph": "M", "pid": 1, "tid": 7, "args": { "name": "io" } },
+    ///     { "name": "read", "ph": "X", "pid": 1, "tid": 7, "ts": 10.0, "dur": 4.5 },
+    ///     { "name": "decode", "ph": "X", "pid": 1, "tid": 7, "ts": 11.0, "dur": 1.0 },
+    /// ]});
+    /// let trace = Trace::from_json(&json).unwrap();
+    /// let io = &trace.lanes[0];
+    /// assert_eq!((io.thread.as_str(), io.spans.len()), ("io", 2));
+    /// assert_eq!(io.spans[1].depth, 1); // nested in time under `read`
+    /// assert_eq!(io.spans[0].end.unwrap() - io.spans[0].start, 4_500); // ns
+    /// assert!(Trace::from_json(&serde_json::json!({ "rows": [] })).is_err());
+    /// ```
+    pub fn from_json(json: &Value) -> Result<Trace, String> {
+        read::trace(json)
     }
 
     /// Writes the trace as trace-event JSON to `w`.

@@ -1,9 +1,11 @@
-//! `html`: one self-contained page with each report's call tree (an icicle chart,
-//! [`icicle`]) and every component's distribution, several reports overlaid.
+//! `html`: one self-contained page with each flight-recorder capture's timeline
+//! ([`timeline`]), each report's call tree (an icicle chart, [`icicle`]) and every
+//! component's distribution, several reports overlaid.
 
 pub mod icicle;
 mod page;
 mod plot;
+pub mod timeline;
 
 use crate::load::{self, Loaded};
 use crate::outcome::{Failure, Outcome};
@@ -11,13 +13,16 @@ use std::path::PathBuf;
 
 /// Arguments of `html`.
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Example:\n  latte-telemetry html base.json new.json -o latency.html")]
+#[command(
+    after_help = "Examples:\n  latte-telemetry html base.json new.json -o latency.html\n  latte-telemetry html latte-captures/capture-4711-1-on_order.json -o stall.html"
+)]
 pub struct HtmlArgs {
-    /// One or more JSON reports, overlaid in distinct colours.
+    /// One or more JSON reports, overlaid in distinct colours, and flight-recorder
+    /// captures (`capture-*.json`), each drawn as a timeline.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Draw only the components whose id matches this glob (e.g. 'Sim_*'); the call
-    /// tree is drawn whole.
+    /// tree and the timelines are drawn whole.
     #[arg(long, value_name = "GLOB")]
     pub filter: Option<String>,
     /// The page to write.
@@ -27,14 +32,21 @@ pub struct HtmlArgs {
 
 /// Runs `html`.
 pub fn run(args: &HtmlArgs) -> Result<Outcome, Failure> {
-    let reports = load::load_all(&args.files)?;
+    let mut reports = Vec::new();
+    let mut captures = Vec::new();
+    for path in &args.files {
+        match load::input(path)? {
+            load::Input::Report(loaded) => reports.push(*loaded),
+            load::Input::Capture(capture) => captures.push(capture),
+        }
+    }
     load::comparable(&reports.iter().collect::<Vec<_>>())?;
     let filter = load::filter(args.filter.as_deref())?;
     let mut components = components(&reports)?;
     if let Some(pattern) = &filter {
         components.retain(|(name, _)| pattern.matches(name));
     }
-    if components.is_empty() {
+    if components.is_empty() && captures.is_empty() {
         return Err(Failure(match &args.filter {
             Some(pattern) => {
                 format!("--filter '{pattern}' matches no component with samples: nothing to draw")
@@ -42,7 +54,7 @@ pub fn run(args: &HtmlArgs) -> Result<Outcome, Failure> {
             None => "no component of these reports has samples: nothing to draw".into(),
         }));
     }
-    let page = page::page(&reports, &components);
+    let page = page::page(&captures, &reports, &components);
     std::fs::write(&args.output, page).map_err(|e| {
         Failure(format!(
             "{}: cannot write the page: {e}",

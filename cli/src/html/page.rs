@@ -1,14 +1,16 @@
-//! The page around the plots: the legend of reports, each report's call tree (an
-//! icicle chart, when it has one), one section per component (its plot and its marked
-//! quantiles), each report's ENVIRONMENT block beside them. One file with inline SVG
-//! and CSS: nothing is fetched.
+//! The page around the plots: each capture's timelines first, then the legend of
+//! reports, each report's call tree (an icicle chart, when it has one), one section
+//! per component (its plot and its marked quantiles), each report's ENVIRONMENT block
+//! beside them. One file with inline SVG and CSS: nothing is fetched.
 
 use super::icicle;
 use super::plot::{self, MARKED, Series};
+use super::timeline;
 use crate::diff::render::{unit_name, value};
-use crate::load::Loaded;
+use crate::load::{Capture, Loaded};
 use html_escape::encode_text as text;
 use latte::report::Distribution as Dist;
+use latte::report::trace::Trace;
 use std::fmt::Write;
 
 const STYLE: &str = "body{font-family:sans-serif;margin:24px;color:#222}\
@@ -20,20 +22,34 @@ td,th{padding:2px 8px;text-align:right}td:first-child,th:first-child{text-align:
 .swatch{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:6px}\
 .warning{color:#a33}.tree svg{width:100%;height:auto;display:block}\
 .tree rect:hover{stroke:#222;stroke-width:1.5}\
-.tree figure{margin:12px 0 20px}.tree figcaption{font-weight:bold;margin-bottom:4px}";
+.tree figure{margin:12px 0 20px}.tree figcaption{font-weight:bold;margin-bottom:4px}\
+.capture{max-width:1100px}.capture figure{margin:12px 0 24px}.capture figcaption{font-weight:bold;margin-bottom:4px}\
+.timeline svg{width:100%;height:auto;display:block}.timeline rect:hover{stroke:#222;stroke-width:1.5}.key{font-size:13px;color:#444}";
 
 /// One component: its name and, per report that has it, (report index, distribution).
 pub type Component = (String, Vec<(usize, Dist)>);
 
-/// The whole page.
-pub fn page(reports: &[Loaded], components: &[Component]) -> String {
+/// The whole page: the captures' timelines, then the reports' call trees and
+/// distributions.
+pub fn page(captures: &[Capture], reports: &[Loaded], components: &[Component]) -> String {
+    let title = match (captures.is_empty(), reports.is_empty()) {
+        (false, true) => "latte: flight-recorder timeline",
+        (false, false) => "latte: timelines and latency distributions",
+        _ => "latte: latency distributions",
+    };
+    let mut html = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>{title}</title><style>{STYLE}</style></head><body>"
+    );
+    html.push_str(&timelines(captures));
+    if reports.is_empty() {
+        html.push_str("</body></html>\n");
+        return html;
+    }
     let unit = unit_name(reports[0].report.unit);
-    let mut html = String::new();
     let _ = write!(
         html,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>latte: latency distributions</title><style>{STYLE}</style></head><body>\
-         <h1>Latency distributions</h1><p>{} component(s) from {} report(s), values in {unit}. \
+        "<h1>Latency distributions</h1><p>{} component(s) from {} report(s), values in {unit}. \
          Each picture shows the share of samples per log-spaced bin with p50, p99 and p99.9 \
          marked, and under it the percentile spectrum: the latency at each percentile, the \
          tail spread over the right half. The latency axes run from the lowest p0.1 to the \
@@ -63,6 +79,70 @@ pub fn page(reports: &[Loaded], components: &[Component]) -> String {
     }
     html.push_str("</aside></div></body></html>\n");
     html
+}
+
+/// Each capture's timelines: the whole capture, then the stretch around its trigger.
+fn timelines(captures: &[Capture]) -> String {
+    let mut html = String::new();
+    for capture in captures {
+        let trace = &capture.trace;
+        let scopes: usize = trace.lanes.iter().map(|l| l.spans.len()).sum();
+        let first = trace.covers.0.saturating_sub(trace.origin) as f64 / trace.ticks_per_ns;
+        let length = trace.covers.1.saturating_sub(trace.covers.0) as f64 / trace.ticks_per_ns;
+        let what = match &trace.trigger {
+            Some(t) => format!(
+                "Triggered by <b>{}</b> on thread {}: {}.",
+                text(&t.component),
+                text(&thread_name(trace, t.tid)),
+                text(&t.reason)
+            ),
+            None => "Taken on demand (no trigger).".into(),
+        };
+        let _ = write!(
+            html,
+            "<section class=\"capture\" data-file=\"{file}\"><h1>Timeline: {name}</h1><p>{what} \
+             The capture covers {length} from {first} after the agent started: {scopes} scope(s) \
+             on {threads} thread(s).</p><p class=\"key\">One lane per thread, its scopes stacked by \
+             depth under its name; times are from the trigger's start. The trigger is outlined in \
+             red, its stretch shaded across every lane; a dashed scope was still open when the \
+             capture was taken; a pale bar is a run of scopes too short to draw apart, labelled \
+             with how many (hover over any bar for its times). Alignment across threads is as good as the counters' \
+             synchronisation across cores.</p>",
+            file = html_escape::encode_double_quoted_attribute(&capture.path.display().to_string()),
+            name = text(&capture.path.display().to_string()),
+            length = value(length, "ns"),
+            first = value(first, "ns"),
+            threads = trace.lanes.len(),
+            scopes = latte::report::numbers::count(scopes as u64),
+        );
+        if scopes == 0 {
+            html.push_str("<p class=\"warning\">No scope was recorded in this capture.</p>");
+        }
+        let _ = write!(
+            html,
+            "<figure class=\"timeline\" data-view=\"whole\"><figcaption>The whole capture</figcaption>{}</figure>",
+            timeline::svg(trace, timeline::whole(trace))
+        );
+        if let Some(view) = timeline::around_trigger(trace) {
+            let _ = write!(
+                html,
+                "<figure class=\"timeline\" data-view=\"trigger\"><figcaption>Around the trigger: \
+                 its scope fills the middle half</figcaption>{}</figure>",
+                timeline::svg(trace, view)
+            );
+        }
+        html.push_str("</section>");
+    }
+    html
+}
+
+/// The name of thread `tid` in `trace`.
+fn thread_name(trace: &Trace, tid: u64) -> String {
+    trace
+        .lanes
+        .iter()
+        .find(|l| l.tid == tid)
+        .map_or_else(|| format!("{tid}"), |l| l.thread.clone())
 }
 
 fn swatch(i: usize) -> String {

@@ -5,7 +5,7 @@
 //! p0.1 to the highest p99.99 of the reports drawn; samples beyond are marked at the
 //! axis's ends and counted ([`beyond`]).
 
-mod axis;
+pub mod axis;
 mod histogram;
 mod spectrum;
 mod svg;
