@@ -1,7 +1,7 @@
 //! An order gateway whose database call stalls now and then: the flight recorder keeps
 //! each thread's last 50 ms of scopes, and a stall captures every thread's timeline
-//! around it as trace-event JSON (open it in <https://ui.perfetto.dev> or
-//! `chrome://tracing`).
+//! around it as trace-event JSON (draw it with `latte-telemetry html CAPTURE -o
+//! timeline.html`, or open it in <https://ui.perfetto.dev> or `chrome://tracing`).
 //!
 //! `cargo run --release --example flight_recorder [DIR]` (captures go to DIR, by
 //! default `target/latte-captures`; the example ends with the files it wrote, and
@@ -94,6 +94,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if files.is_empty() {
         return Err("no capture was written".into());
     }
-    eprintln!("open one in https://ui.perfetto.dev or chrome://tracing");
+    eprintln!(
+        "draw one as a timeline page: cargo run --release -p latte-telemetry-cli -- html {} -o timeline.html\n\
+         or open it in https://ui.perfetto.dev or chrome://tracing",
+        files[files.len() - 1].display()
+    );
     Ok(())
 }
