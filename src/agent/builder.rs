@@ -282,7 +282,8 @@ impl Builder {
         if let Some(flight) = &self.flight {
             flight.validate()?;
         }
-        self.capture.validate(self.flight.is_some())?;
+        self.capture
+            .validate(self.flight.is_some(), self.options.frame_budget)?;
         let capacity = self.ring_capacity.unwrap_or_else(config::ring_capacity);
         let (cap, ring_bytes) = (
             self.memory_cap.unwrap_or_else(config::memory_cap),
@@ -377,7 +378,13 @@ impl Builder {
             headed: (false, false),
             exporters,
             calibrating: None,
-            captures: super::capturer::Capturer::new(self.capture, self.flight.is_some()),
+            captures: super::capturer::Capturer::new(
+                super::capture::Settings {
+                    frame_budget: self.options.frame_budget,
+                    ..self.capture
+                },
+                self.flight.is_some(),
+            ),
         };
         let handle = drain.spawn(self.placement, alive_tx)?;
         let guard = Guard {

@@ -18,6 +18,9 @@ pub(crate) struct Settings {
     pub(crate) max_files: usize,
     pub(crate) max_bytes: u64,
     pub(crate) gap: Duration,
+    /// The frame budget ([`Builder::frame_budget`]), for
+    /// [`CaptureTrigger::FrameOverBudget`]: `start` copies it from the report options.
+    pub(crate) frame_budget: Option<Duration>,
 }
 
 impl Default for Settings {
@@ -28,14 +31,19 @@ impl Default for Settings {
             max_files: Builder::DEFAULT_CAPTURE_FILES,
             max_bytes: Builder::DEFAULT_CAPTURE_BYTES,
             gap: Builder::DEFAULT_CAPTURE_GAP,
+            frame_budget: None,
         }
     }
 }
 
 impl Settings {
-    /// Refuses triggers without the flight recorder, a quantile outside (0, 1), and
-    /// bounds that hold nothing.
-    pub(super) fn validate(&self, flight_on: bool) -> Result<(), Error> {
+    /// Refuses triggers without the flight recorder, a quantile outside (0, 1), a
+    /// frame trigger without a frame budget, and bounds that hold nothing.
+    pub(super) fn validate(
+        &self,
+        flight_on: bool,
+        frame_budget: Option<Duration>,
+    ) -> Result<(), Error> {
         let refuse = |reason: String| Err(Error::Capture { reason });
         if !self.triggers.is_empty() && !flight_on {
             return refuse(
@@ -52,6 +60,12 @@ impl Settings {
                 return refuse(format!(
                     "tail quantile {quantile} must be above 0 and below 1"
                 ));
+            }
+            if *t == CaptureTrigger::FrameOverBudget && frame_budget.is_none() {
+                return refuse(
+                    "CaptureTrigger::frame_over_budget needs a budget: set Builder::frame_budget"
+                        .into(),
+                );
             }
         }
         if self.max_files == 0 || self.max_bytes == 0 {
@@ -79,6 +93,14 @@ impl Settings {
         arms
     }
 
+    /// The frame budget in ticks at `ticks_per_ns`, if a trigger asks for it.
+    pub(super) fn frame(&self, ticks_per_ns: f64) -> Option<u64> {
+        let budget = self.frame_budget?;
+        self.triggers
+            .contains(&CaptureTrigger::FrameOverBudget)
+            .then_some((budget.as_nanos() as f64 * ticks_per_ns) as u64)
+    }
+
     /// The absolute thresholds per id index, in ticks at `ticks_per_ns`.
     pub(super) fn above(&self, ticks_per_ns: f64) -> HashMap<u32, u64> {
         let mut above = HashMap::new();
@@ -104,7 +126,9 @@ impl Builder {
     pub const DEFAULT_CAPTURE_GAP: Duration = Duration::from_secs(1);
 
     /// Captures every thread's timeline around a sample that `trigger` picks out (may
-    /// be given several times; needs [`flight_recorder`](Builder::flight_recorder)).
+    /// be given several times; needs [`flight_recorder`](Builder::flight_recorder)):
+    /// a scope above a threshold or above its component's running tail, or a frame
+    /// over [`frame_budget`](Builder::frame_budget) ([`CaptureTrigger`]).
     /// The drain checks each sample as it folds it; after a fold that found some, the
     /// slowest is captured, unless the last capture is more recent than
     /// [`capture_gap`](Builder::capture_gap): then it is counted as skipped. A capture

@@ -69,7 +69,10 @@ impl Capturer {
             let ticks_per_ns = crate::analyze::calibration().ticks_per_ns;
             #[cfg(feature = "json")]
             let ticks_per_ns = crate::report::trace::usable_ticks_per_ns(ticks_per_ns);
-            crate::collect::set_above(self.settings.above(ticks_per_ns));
+            crate::collect::set_absolute(
+                self.settings.above(ticks_per_ns),
+                self.settings.frame(ticks_per_ns),
+            );
             self.armed = true;
         }
         let hits = crate::collect::take_hits();

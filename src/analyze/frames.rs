@@ -236,6 +236,7 @@ mod tests {
         FrameRecord {
             number,
             length,
+            end: number * length,
             nodes: vec![node(0, 50), node(1, 40 + slow), node(2, 10)],
         }
     }

@@ -152,6 +152,10 @@ pub(crate) fn around(hit: Option<&Hit>) -> Trace {
     let Some(hit) = hit else {
         return trace;
     };
+    if let Some((number, at)) = hit.frame {
+        frame_trigger(&mut trace, hit, number, at);
+        return trace;
+    }
     let name = id::names()
         .get(hit.idx as usize)
         .map_or_else(|| format!("#{}", hit.idx), |n| (*n).to_owned());
@@ -196,4 +200,51 @@ fn quantile_name(q: f64) -> String {
         .trim_end_matches('0')
         .trim_end_matches('.')
         .to_owned()
+}
+
+/// Makes frame `number` of `hit`'s thread, ended at tick `at`, the trace's trigger: a
+/// scope `frame N` at depth 0 of the thread's lane, the scopes it overlaps one deeper
+/// (a frame holds what ran in it), when it still lies in the trace.
+fn frame_trigger(trace: &mut Trace, hit: &Hit, number: u64, at: u64) {
+    let per_ns = usable_ticks_per_ns(trace.ticks_per_ns);
+    let time = |ticks: u64| numbers::time(ticks as f64 / per_ns);
+    let name = format!("frame {}", numbers::count(number));
+    let start = at.saturating_sub(hit.ticks);
+    let mut reason = format!(
+        "{} long, over the frame budget of {}",
+        time(hit.ticks),
+        time(hit.threshold)
+    );
+    if at < trace.covers.0 {
+        reason.push_str("; the frame is no longer in its thread's timeline");
+    } else {
+        let lane = match trace.lanes.iter().position(|l| l.tid == hit.serial) {
+            Some(i) => &mut trace.lanes[i],
+            None => {
+                trace.lanes.push(Lane {
+                    thread: format!("thread {}", hit.serial),
+                    tid: hit.serial,
+                    spans: Vec::new(),
+                });
+                trace.lanes.last_mut().expect("just pushed")
+            }
+        };
+        for s in &mut lane.spans {
+            if s.start < at && s.end.is_none_or(|e| e > start) {
+                s.depth += 1;
+            }
+        }
+        lane.spans.push(Span {
+            name: name.clone(),
+            start,
+            end: Some(at),
+            depth: 0,
+        });
+    }
+    trace.trigger = Some(Trigger {
+        component: name,
+        tid: hit.serial,
+        at,
+        reason,
+    });
 }

@@ -9,6 +9,7 @@
 
 use super::tally::Tally;
 use super::totals::{ComponentTotals, Totals};
+use super::triggers::Triggers;
 use crate::record::marks::FrameRecord;
 use std::collections::{BTreeMap, HashMap};
 
@@ -129,9 +130,13 @@ impl FrameTotals {
 }
 
 /// Folds every thread's queued frames into its entry of `window` (a thread without
-/// one, folded away meanwhile, loses them).
-pub(crate) fn fold_queued(window: &mut Totals) {
+/// one, folded away meanwhile, loses them), each checked against the frame budget's
+/// trigger.
+pub(crate) fn fold_queued(window: &mut Totals, triggers: &mut Triggers) {
     crate::record::marks::take_frames(|serial, frames| {
+        for f in frames.iter() {
+            triggers.check_frame(serial, f.number, f.length, f.end);
+        }
         if let Some(t) = window.threads.get_mut(&serial) {
             frames
                 .iter()

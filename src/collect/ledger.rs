@@ -131,9 +131,10 @@ pub(crate) fn arm_triggers(arms: super::triggers::Arms) {
     ledger().triggers.arm(arms);
 }
 
-/// Sets the triggers' absolute thresholds, in ticks per id index.
-pub(crate) fn set_above(above: std::collections::HashMap<u32, u64>) {
-    ledger().triggers.set_above(above);
+/// Sets the triggers' absolute thresholds, in ticks: per id index, and the frame
+/// budget.
+pub(crate) fn set_absolute(above: std::collections::HashMap<u32, u64>, frame: Option<u64>) {
+    ledger().triggers.set_absolute(above, frame);
 }
 
 /// The samples above a trigger's threshold since the last take, slowest first.
@@ -184,11 +185,6 @@ impl Ledger {
         std::iter::once(&self.whole).chain(self.interval.as_ref())
     }
 
-    /// The window this fold's samples go to: the open interval, else the whole run.
-    fn open(&mut self) -> &mut Totals {
-        self.interval.as_mut().unwrap_or(&mut self.whole)
-    }
-
     pub(super) fn fold(&mut self) -> FoldStats {
         self.now_ms = unix_ms();
         let began = std::time::Instant::now();
@@ -220,7 +216,9 @@ impl Ledger {
             }
         }
         // After the rings: a frame's nodes are then all listed.
-        super::frames::fold_queued(self.open());
+        // The window this fold's samples go to: the open interval, else the whole run.
+        let window = self.interval.as_mut().unwrap_or(&mut self.whole);
+        super::frames::fold_queued(window, &mut self.triggers);
         self.whole.teardown_drops = TEARDOWN_DROPS.load(Relaxed);
         self.fold_threads_away(&view);
         self.publish_size();

@@ -42,7 +42,7 @@ pub use crate::record::{Sample, SampleKind, prepare};
 // The whole run, which only the agent reads.
 #[cfg(feature = "agent")]
 pub(crate) use {
-    ledger::{arm_triggers, fold, set_above, take_hits},
+    ledger::{arm_triggers, fold, set_absolute, take_hits},
     tally::{Exact, Tally, skewness},
     timeline::Blocks,
     totals::{ComponentTotals, ThreadTotals, Totals},

@@ -2,9 +2,9 @@
 //! fold hands its tallies is also compared with the thresholds of its component, and a
 //! sample above one is noted as a hit for the agent to capture.
 //!
-//! Two kinds of threshold, in ticks: an absolute one per id (every thread's scopes of
-//! that id), and a component's own running tail (its whole-run quantile, such as
-//! p99.9, once it holds enough samples). A component's tail is taken from its
+//! Three kinds of threshold, in ticks: an absolute one per id (every thread's scopes of
+//! that id), a component's own running tail (its whole-run quantile, such as p99.9,
+//! once it holds enough samples), and the frame budget (each frame the marks end). A component's tail is taken from its
 //! whole-run tally at most every [`TAIL_EVERY`] folds, so the scan stays a compare per
 //! sample. Hits wait in a short list (at most [`MAX_HITS`], the slowest kept) until the
 //! agent takes them.
@@ -36,13 +36,16 @@ pub enum CaptureTrigger {
         /// Samples a component needs before its tail triggers.
         min_count: u64,
     },
+    /// A frame (from one `latte_frame!()` mark to the thread's next) longer than
+    /// [`Builder::frame_budget`](crate::Builder::frame_budget), which must be set.
+    FrameOverBudget,
 }
 
 /// Triggers are equal when they are the same case with the same values; ids compare
 /// by name.
 impl PartialEq for CaptureTrigger {
     fn eq(&self, other: &CaptureTrigger) -> bool {
-        use CaptureTrigger::{Above, Tail};
+        use CaptureTrigger::{Above, FrameOverBudget, Tail};
         match (self, other) {
             (
                 Above {
@@ -64,6 +67,7 @@ impl PartialEq for CaptureTrigger {
                     min_count: n,
                 },
             ) => a.to_bits() == b.to_bits() && m == n,
+            (FrameOverBudget, FrameOverBudget) => true,
             _ => false,
         }
     }
@@ -97,6 +101,31 @@ impl CaptureTrigger {
             min_count,
         }
     }
+
+    /// A frame longer than the frame budget: the capture holds every thread's
+    /// timeline around it, the frame drawn as the outermost scope of its thread.
+    ///
+    /// ```
+    /// use latte::collect::CaptureTrigger;
+    /// use std::time::Duration;
+    /// let _latte = latte::builder()
+    ///     .frame_budget(Duration::from_micros(16_667))
+    ///     .flight_recorder(Duration::from_millis(100))
+    ///     .capture_when(CaptureTrigger::frame_over_budget())
+    ///     .final_report(false)
+    ///     .start()?;
+    /// // Without the budget, start refuses it.
+    /// # drop(_latte);
+    /// let refused = latte::builder()
+    ///     .flight_recorder(Duration::from_millis(100))
+    ///     .capture_when(CaptureTrigger::frame_over_budget())
+    ///     .start();
+    /// assert!(refused.is_err());
+    /// # Ok::<(), latte::Error>(())
+    /// ```
+    pub fn frame_over_budget() -> CaptureTrigger {
+        CaptureTrigger::FrameOverBudget
+    }
 }
 
 /// Hits kept between two takes; past it the slowest are kept.
@@ -118,6 +147,9 @@ pub(crate) struct Hit {
     /// The quantile, when the threshold was the component's tail (else the id's
     /// absolute one).
     pub(crate) tail: Option<f64>,
+    /// For a frame over budget (`idx` then 0, `threshold` the budget): its number and
+    /// the tick of the mark that ended it.
+    pub(crate) frame: Option<(u64, u64)>,
 }
 
 /// What the fold compares samples with.
@@ -127,6 +159,8 @@ pub(crate) struct Arms {
     pub(crate) above: HashMap<u32, u64>,
     /// The running tail: its quantile and the samples a component needs first.
     pub(crate) tail: Option<(f64, u64)>,
+    /// The frame budget, in ticks.
+    pub(crate) frame: Option<u64>,
 }
 
 /// The armed thresholds and the hits not yet taken.
@@ -150,14 +184,33 @@ impl Triggers {
         };
     }
 
-    /// Sets the absolute thresholds (known once the frequency is), keeping the rest.
-    pub(crate) fn set_above(&mut self, above: HashMap<u32, u64>) {
+    /// Sets the absolute thresholds, per id and of a frame (known once the frequency
+    /// is), keeping the rest.
+    pub(crate) fn set_absolute(&mut self, above: HashMap<u32, u64>, frame: Option<u64>) {
         self.arms.above = above;
+        self.arms.frame = frame;
     }
 
     /// Whether anything is armed.
     pub(crate) fn armed(&self) -> bool {
-        !self.arms.above.is_empty() || self.arms.tail.is_some()
+        !self.arms.above.is_empty() || self.arms.tail.is_some() || self.arms.frame.is_some()
+    }
+
+    /// Compares frame `number` of thread `serial`, `length` ticks long and ended at
+    /// tick `end`, with the frame budget.
+    pub(crate) fn check_frame(&mut self, serial: u64, number: u64, length: u64, end: u64) {
+        if let Some(budget) = self.arms.frame
+            && length > budget
+        {
+            self.note(Hit {
+                serial,
+                idx: 0,
+                ticks: length,
+                threshold: budget,
+                tail: None,
+                frame: Some((number, end)),
+            });
+        }
     }
 
     /// At the start of a fold: notes whether it refreshes the components' tails.
@@ -213,6 +266,7 @@ impl Triggers {
             ticks: max,
             threshold,
             tail,
+            frame: None,
         });
     }
 
@@ -258,6 +312,7 @@ mod tests {
         t.arm(Arms {
             above: HashMap::from([(7, 500)]),
             tail: None,
+            frame: None,
         });
         t.check(1, 0, 7, SCOPE, &[10, 500, 20]);
         t.check(1, 1, 8, SCOPE, &[10_000]);
@@ -272,7 +327,8 @@ mod tests {
                 idx: 7,
                 ticks: 900,
                 threshold: 500,
-                tail: None
+                tail: None,
+                frame: None,
             }]
         );
         assert!(t.take().is_empty(), "taken");
@@ -284,6 +340,7 @@ mod tests {
         t.arm(Arms {
             above: HashMap::from([(1, 0)]),
             tail: None,
+            frame: None,
         });
         for ticks in 1..=(MAX_HITS as u64 * 2) {
             t.check(1, 0, 1, SCOPE, &[ticks]);
@@ -291,5 +348,28 @@ mod tests {
         let hits: Vec<u64> = t.take().iter().map(|h| h.ticks).collect();
         let want: Vec<u64> = (MAX_HITS as u64 + 1..=MAX_HITS as u64 * 2).rev().collect();
         assert_eq!(hits, want);
+    }
+
+    #[test]
+    fn a_frame_over_the_budget_is_a_hit_with_its_number_and_end() {
+        let mut t = Triggers::default();
+        t.check_frame(3, 1, 1_000_000, 5_000_000);
+        assert!(t.take().is_empty(), "nothing armed");
+        t.set_absolute(HashMap::new(), Some(16_000));
+        assert!(t.armed());
+        t.check_frame(3, 2, 16_000, 5_016_000);
+        assert!(t.take().is_empty(), "at the budget");
+        t.check_frame(3, 3, 40_000, 5_056_000);
+        assert_eq!(
+            t.take(),
+            vec![Hit {
+                serial: 3,
+                idx: 0,
+                ticks: 40_000,
+                threshold: 16_000,
+                tail: None,
+                frame: Some((3, 5_056_000)),
+            }]
+        );
     }
 }

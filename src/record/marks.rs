@@ -46,6 +46,8 @@ pub(crate) struct FrameRecord {
     pub(crate) number: u64,
     /// Ticks from the previous mark to this one.
     pub(crate) length: u64,
+    /// The tick of this mark: the frame's end.
+    pub(crate) end: u64,
     /// The nodes with a call in the frame.
     pub(crate) nodes: Vec<NodeFrame>,
 }
@@ -168,6 +170,7 @@ impl Local {
                 marks.waiting.push(FrameRecord {
                     number: marks.number,
                     length: now.saturating_sub(last),
+                    end: now,
                     nodes,
                 });
             }

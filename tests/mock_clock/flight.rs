@@ -2,8 +2,9 @@
 //! under the mock: calibration cannot measure it): a 2 ms stall in `db`, under `risk`
 //! under `request`, among 2,000 requests of 100 ticks, while two other threads hold
 //! scopes open; a p99.9 trigger captures the stall with its parents and the other
-//! threads' scopes; continuous triggers keep the directory within its bounds; a
-//! directory that cannot be written is counted, not fatal.
+//! threads' scopes; a frame over its budget is captured as the outermost scope of its
+//! thread; continuous triggers keep the directory within its bounds; a directory that
+//! cannot be written is counted, not fatal.
 
 use crate::common::{SharedSink, trace_events};
 use crate::{at, mock};
@@ -20,6 +21,7 @@ static RISK: Id = Id::new("mock_flight/risk");
 static DB: Id = Id::new("mock_flight/db");
 static OTHER_A: Id = Id::new("mock_flight/other_a");
 static OTHER_B: Id = Id::new("mock_flight/other_b");
+static UPDATE: Id = Id::new("mock_flight/update");
 
 /// What a puppet thread does, at mock ticks the test chooses.
 enum Act {
@@ -31,6 +33,8 @@ enum Act {
         t: u64,
         db: u64,
     },
+    /// A frame mark (`latte_frame!()`) at the tick.
+    Frame(u64),
 }
 
 /// A named thread that does what it is told, one act at a time, and lives until
@@ -57,6 +61,10 @@ impl Puppet {
                             latte::stop(id, Mode::Fast);
                         }
                         Act::Request { t, db } => request(t, db),
+                        Act::Frame(t) => {
+                            at(t);
+                            latte::latte_frame!();
+                        }
                     }
                     done.send(()).unwrap();
                 }
@@ -254,6 +262,71 @@ fn a_tail_trigger_captures_the_stall_its_parents_and_the_other_threads() {
 
     b.act(Act::Stop(&OTHER_B, 3_100_000));
     drop((worker, a, b));
+    guard.stop().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_frame_over_budget_is_captured_as_the_outermost_scope_of_its_thread() {
+    let _mock = mock();
+    let dir = fresh_dir("mock-flight-frame");
+    at(100);
+    let guard = latte::builder()
+        .flight_recorder(Duration::from_secs(10))
+        .frame_budget(Duration::from_nanos(16_000))
+        .capture_when(CaptureTrigger::frame_over_budget())
+        .capture_dir(&dir)
+        .final_report(false)
+        .sink(std::io::sink())
+        .start()
+        .unwrap();
+    // A fold arms the budget (in ticks, once the drain has the frequency).
+    guard.report().unwrap();
+    let game = Puppet::new("mf-game");
+    // Marks every 10,000 ticks, an update of 5,000 in each frame: frames 1 to 20.
+    for t in (10_000..=200_000).step_by(10_000) {
+        game.act(Act::Frame(t));
+        game.act(Act::Start(&UPDATE, t + 1_000));
+        game.act(Act::Stop(&UPDATE, t + 6_000));
+    }
+    game.act(Act::Frame(210_000));
+    guard.report().unwrap();
+    assert!(captures_in(&dir).is_empty(), "no frame over budget yet");
+    // The update after the mark at 210,000 is long: frame 21 lasts 40,000 ticks.
+    game.act(Act::Start(&UPDATE, 212_000));
+    game.act(Act::Stop(&UPDATE, 247_000));
+    game.act(Act::Frame(250_000));
+    guard.report().unwrap();
+    let file = wait_for("capture", || captures_in(&dir).pop());
+    let json: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    trace_events::validate(&json).unwrap_or_else(|e| panic!("{e}"));
+    let events = json["traceEvents"].as_array().unwrap();
+    let tid = tid_of(events, "mf-game");
+
+    let trigger = &json["otherData"]["trigger"];
+    assert_eq!(trigger["component"], "frame 21", "{trigger}");
+    assert_eq!(trigger["tid"], tid);
+    let reason = "40.00 us long, over the frame budget of 16.00 us";
+    assert_eq!(trigger["reason"], reason);
+    // The frame, outermost; the long update inside it one deeper; the update of an
+    // earlier frame where it was.
+    let frame = event(events, tid, "frame 21", 40.0);
+    assert_eq!(span(frame).0, (210_000.0 - 100.0) / 1e3);
+    assert_eq!(frame["args"]["depth"], 0);
+    assert_eq!(frame["args"]["trigger"], reason, "the frame is marked");
+    let long = event(events, tid, UPDATE.name(), 35.0);
+    assert_eq!(long["args"]["depth"], 1);
+    let (f, u) = (span(frame), span(long));
+    assert!(f.0 <= u.0 && u.1 <= f.1, "{f:?} {u:?}");
+    let earlier = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["tid"] == tid && e["name"] == UPDATE.name())
+        .filter(|e| span(e).1 <= f.0)
+        .collect::<Vec<_>>();
+    assert_eq!(earlier.len(), 20, "the earlier updates");
+    assert!(earlier.iter().all(|e| e["args"]["depth"] == 0));
+
+    drop(game);
     guard.stop().unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -127,7 +127,7 @@ fn timelines(captures: &[Capture]) -> String {
             let _ = write!(
                 html,
                 "<figure class=\"timeline\" data-view=\"trigger\"><figcaption>Around the trigger: \
-                 its scope fills the middle half</figcaption>{}</figure>",
+                 its scope, and half its length on either side within the capture</figcaption>{}</figure>",
                 timeline::svg(trace, view)
             );
         }
