@@ -49,7 +49,8 @@
 //! assert_eq!((request["ts"].as_f64(), request["dur"].as_f64()), (Some(1.0), Some(5.0)));
 //! ```
 
-use serde_json::{Value, json};
+use serde::{Serialize, Serializer};
+use serde_json::Value;
 use std::io::{self, Write};
 
 mod read;
@@ -133,78 +134,119 @@ impl Trace {
     }
 
     /// Microseconds, as a JSON number with at most three decimals (whole nanoseconds).
-    fn us(ns: i64) -> Value {
-        json!(ns as f64 / 1_000.0)
+    fn us(ns: i64) -> f64 {
+        ns as f64 / 1_000.0
     }
 
-    /// The trace as a JSON value in the trace-event format's object form.
+    /// The trace as a JSON value in the trace-event format's object form (what
+    /// [`write_json`](Self::write_json) writes).
     pub fn to_json(&self) -> Value {
-        let (first, last) = (self.ns(self.covers.0), self.ns(self.covers.1));
-        let mut events = vec![json!({
-            "name": "process_name", "ph": "M", "pid": PID, "tid": 0,
-            "args": { "name": "latte flight recorder" },
-        })];
-        for (order, lane) in self.lanes.iter().enumerate() {
-            events.push(json!({
-                "name": "thread_name", "ph": "M", "pid": PID, "tid": lane.tid,
-                "args": { "name": lane.thread },
-            }));
-            events.push(json!({
-                "name": "thread_sort_index", "ph": "M", "pid": PID, "tid": lane.tid,
-                "args": { "sort_index": order },
-            }));
-            self.span_events(lane, (first, last), &mut events);
-        }
-        if let Some(t) = &self.trigger {
-            events.push(json!({
-                "name": format!("trigger: {}", t.component), "cat": "latte", "ph": "i",
-                "s": "g", "pid": PID, "tid": t.tid, "ts": Self::us(self.ns(t.at)),
-                "args": { "reason": t.reason },
-            }));
-        }
-        json!({
-            "traceEvents": events,
-            "displayTimeUnit": "ns",
-            "otherData": {
-                "generator": "latte",
-                "covers_us": [Self::us(first), Self::us(last)],
-                "ticks_per_ns": self.ticks_per_ns,
-                "trigger": self.trigger.as_ref().map(|t| json!({
-                    "component": t.component, "tid": t.tid, "reason": t.reason,
-                })),
-            },
-        })
+        serde_json::to_value(self.document()).expect("a trace serialises to JSON")
     }
 
-    /// `lane`'s scopes as complete events, outer before inner, appended to `events`;
-    /// `covers` in ns from the origin.
-    fn span_events(&self, lane: &Lane, (first, last): (i64, i64), events: &mut Vec<Value>) {
-        let mut spans: Vec<&Span> = lane.spans.iter().collect();
-        // Outer before inner at the same start: viewers nest by order.
-        spans.sort_by_key(|s| (s.start, s.depth));
-        for span in spans {
-            let start = self.ns(span.start);
-            let end = span.end.map_or(last, |e| self.ns(e));
-            let mut args = json!({ "depth": span.depth });
-            if span.end.is_none() {
-                args["open"] = json!(true);
-            }
-            if start < first {
-                args["began_before_the_trace"] = json!(true);
-            }
-            if let Some(t) = &self.trigger
-                && t.tid == lane.tid
-                && t.component == span.name
-                && span.end == Some(t.at)
-            {
-                args["trigger"] = json!(t.reason);
-            }
-            events.push(json!({
-                "name": span.name, "cat": "latte", "ph": "X", "pid": PID,
-                "tid": lane.tid, "ts": Self::us(start), "dur": Self::us(end - start),
-                "args": args,
-            }));
+    /// The document, serialised as it is walked: no tree of JSON values is built (a
+    /// capture of 18,000 scopes took 105-143 ms on the drain that way).
+    fn document(&self) -> Document<'_> {
+        let (first, last) = (self.ns(self.covers.0), self.ns(self.covers.1));
+        Document {
+            trace_events: Events { trace: self },
+            display_time_unit: "ns",
+            other_data: OtherData {
+                generator: "latte",
+                covers_us: [Self::us(first), Self::us(last)],
+                ticks_per_ns: self.ticks_per_ns,
+                trigger: self.trigger.as_ref().map(|t| TriggerData {
+                    component: &t.component,
+                    tid: t.tid,
+                    reason: &t.reason,
+                }),
+            },
         }
+    }
+
+    /// Every event, in order: the process's name; per lane its name, its place and its
+    /// scopes, outer before inner; the trigger's instant.
+    fn events(&self) -> impl Iterator<Item = Event<'_>> {
+        let (first, last) = (self.ns(self.covers.0), self.ns(self.covers.1));
+        let process = Event::meta(
+            "process_name",
+            0,
+            Args::Name {
+                name: "latte flight recorder",
+            },
+        );
+        let lanes = self
+            .lanes
+            .iter()
+            .enumerate()
+            .flat_map(move |(order, lane)| {
+                let mut spans: Vec<&Span> = lane.spans.iter().collect();
+                // Outer before inner at the same start: viewers nest by order.
+                spans.sort_by_key(|s| (s.start, s.depth));
+                [
+                    Event::meta("thread_name", lane.tid, Args::Name { name: &lane.thread }),
+                    Event::meta(
+                        "thread_sort_index",
+                        lane.tid,
+                        Args::Sort { sort_index: order },
+                    ),
+                ]
+                .into_iter()
+                .chain(
+                    spans
+                        .into_iter()
+                        .map(move |span| self.span_event(lane, span, (first, last))),
+                )
+            });
+        let trigger = self.trigger.as_ref().map(|t| Event {
+            name: Name::Trigger(&t.component),
+            cat: Some("latte"),
+            ph: "i",
+            s: Some("g"),
+            pid: PID,
+            tid: t.tid,
+            ts: Some(Self::us(self.ns(t.at))),
+            dur: None,
+            args: Args::Reason { reason: &t.reason },
+        });
+        std::iter::once(process).chain(lanes).chain(trigger)
+    }
+
+    /// `span` of `lane` as a complete event; `covers` in ns from the origin.
+    fn span_event<'a>(
+        &'a self,
+        lane: &Lane,
+        span: &'a Span,
+        (first, last): (i64, i64),
+    ) -> Event<'a> {
+        let start = self.ns(span.start);
+        let end = span.end.map_or(last, |e| self.ns(e));
+        let trigger = self
+            .trigger
+            .as_ref()
+            .filter(|t| t.tid == lane.tid && t.component == span.name && span.end == Some(t.at));
+        Event {
+            name: Name::Plain(&span.name),
+            cat: Some("latte"),
+            ph: "X",
+            s: None,
+            pid: PID,
+            tid: lane.tid,
+            ts: Some(Self::us(start)),
+            dur: Some(Self::us(end - start)),
+            args: Args::Span {
+                depth: span.depth,
+                open: span.end.is_none().then_some(true),
+                began_before_the_trace: (start < first).then_some(true),
+                trigger: trigger.map(|t| t.reason.as_str()),
+            },
+        }
+    }
+
+    /// Writes the trace as trace-event JSON to `w`.
+    pub fn write_json(&self, mut w: impl Write) -> io::Result<()> {
+        serde_json::to_writer(&mut w, &self.document())?;
+        w.write_all(b"\n")
     }
 
     /// Reads a trace back from trace-event JSON in the object form (what
@@ -233,10 +275,116 @@ impl Trace {
     pub fn from_json(json: &Value) -> Result<Trace, String> {
         read::trace(json)
     }
+}
 
-    /// Writes the trace as trace-event JSON to `w`.
-    pub fn write_json(&self, mut w: impl Write) -> io::Result<()> {
-        serde_json::to_writer(&mut w, &self.to_json())?;
-        w.write_all(b"\n")
+/// The trace-event document in its object form.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Document<'a> {
+    trace_events: Events<'a>,
+    display_time_unit: &'static str,
+    other_data: OtherData<'a>,
+}
+
+/// The events, serialised one at a time from the trace.
+struct Events<'a> {
+    trace: &'a Trace,
+}
+
+impl Serialize for Events<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.trace.events())
     }
+}
+
+/// latte's own fields: the span covered, the frequency, the trigger.
+#[derive(Serialize)]
+struct OtherData<'a> {
+    generator: &'static str,
+    covers_us: [f64; 2],
+    ticks_per_ns: f64,
+    trigger: Option<TriggerData<'a>>,
+}
+
+#[derive(Serialize)]
+struct TriggerData<'a> {
+    component: &'a str,
+    tid: u64,
+    reason: &'a str,
+}
+
+/// One event of the trace-event format.
+#[derive(Serialize)]
+struct Event<'a> {
+    name: Name<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cat: Option<&'static str>,
+    ph: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    s: Option<&'static str>,
+    pid: u64,
+    tid: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ts: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dur: Option<f64>,
+    args: Args<'a>,
+}
+
+impl<'a> Event<'a> {
+    /// A metadata event of thread `tid` (0: the process).
+    fn meta(name: &'static str, tid: u64, args: Args<'a>) -> Event<'a> {
+        Event {
+            name: Name::Plain(name),
+            cat: None,
+            ph: "M",
+            s: None,
+            pid: PID,
+            tid,
+            ts: None,
+            dur: None,
+            args,
+        }
+    }
+}
+
+/// An event's name: as it is, or the trigger's (`trigger: COMPONENT`).
+enum Name<'a> {
+    Plain(&'a str),
+    Trigger(&'a str),
+}
+
+impl Serialize for Name<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Name::Plain(name) => serializer.serialize_str(name),
+            Name::Trigger(component) => {
+                serializer.collect_str(&format_args!("trigger: {component}"))
+            }
+        }
+    }
+}
+
+/// An event's `args`.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Args<'a> {
+    Name {
+        name: &'a str,
+    },
+    Sort {
+        sort_index: usize,
+    },
+    Reason {
+        reason: &'a str,
+    },
+    Span {
+        depth: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        open: Option<bool>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        began_before_the_trace: Option<bool>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        trigger: Option<&'a str>,
+    },
 }
