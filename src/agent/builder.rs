@@ -255,8 +255,11 @@ impl Builder {
     /// Errors: an invalid capacity, depth or interval; [`Error::AlreadyRunning`] if an
     /// agent is running; [`Error::Spawn`] if the thread cannot start. On error nothing
     /// has changed.
-    pub fn start(self) -> Result<Guard, Error> {
+    pub fn start(mut self) -> Result<Guard, Error> {
         self.validate()?;
+        // The frame trigger's budget is the reports' (set by `frame_budget` or
+        // `report_options`).
+        self.capture.frame_budget = self.options.frame_budget;
         let on_signals = self.on_signals;
         if on_signals {
             signals::listen()?; // once per process: a thread that waits for signals
@@ -378,13 +381,7 @@ impl Builder {
             headed: (false, false),
             exporters,
             calibrating: None,
-            captures: super::capturer::Capturer::new(
-                super::capture::Settings {
-                    frame_budget: self.options.frame_budget,
-                    ..self.capture
-                },
-                self.flight.is_some(),
-            ),
+            captures: super::capturer::Capturer::new(self.capture, self.flight.is_some()),
         };
         let handle = drain.spawn(self.placement, alive_tx)?;
         let guard = Guard {

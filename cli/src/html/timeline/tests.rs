@@ -1,3 +1,4 @@
+use super::draw::{offset, ticks};
 use super::*;
 use latte::report::trace::{Lane, Trigger};
 
@@ -201,7 +202,7 @@ fn axis_ticks_are_1_2_5_steps_from_the_trigger_start() {
         to: 45_000_000,
         zero: 18_000_000,
     };
-    let ticks = super::ticks(&trace, long);
+    let ticks = super::draw::ticks(&trace, long);
     assert_eq!(ticks.first(), Some(&3_000_000));
     assert!(ticks.windows(2).all(|w| w[1] - w[0] == 5_000_000));
     assert!(ticks.contains(&18_000_000));
