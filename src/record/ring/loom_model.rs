@@ -68,9 +68,12 @@ fn check(push: fn(&Ring, u64), read: fn(&Ring, &mut Vec<u64>) -> u64) {
 /// [`check`] on the rings `make` makes: after the writer is gone, the ring holds
 /// the newest `CAP` samples (every ring here ends with `CAP` slots).
 fn check_ring(make: fn() -> Ring, push: fn(&Ring, u64), read: fn(&Ring, &mut Vec<u64>) -> u64) {
-    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    // This model's own count (models run side by side): a plain std atomic, outside
+    // loom's view.
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = runs.clone();
     loom::model(move || {
-        RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let ring = Arc::new(make());
         let writer = {
             let ring = ring.clone();
@@ -99,7 +102,7 @@ fn check_ring(make: fn() -> Ring, push: fn(&Ring, u64), read: fn(&Ring, &mut Vec
         assert_eq!(out, (PUSHES - CAP as u64..PUSHES).collect::<Vec<_>>());
     });
     // Guard against a model that silently stops exploring (see `sync::load_own`).
-    assert!(RUNS.swap(0, std::sync::atomic::Ordering::Relaxed) > 100);
+    assert!(runs.load(std::sync::atomic::Ordering::Relaxed) > 100);
 }
 
 fn loom_shipped_protocol_never_mislabels() {
