@@ -383,14 +383,15 @@ fn the_call_tree_is_drawn_before_the_plots_one_titled_rectangle_per_node() {
     let with_boxes = readable::dom_with_boxes(&browser, &page);
     assert!(readable::check_pictures(&with_boxes, readable::Unit::Time) >= 4);
     // A picture to look at: `/tmp/latte-icicle.png`.
-    let shot = std::env::temp_dir().join("latte-icicle.png");
-    let status = Command::new(&browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--window-size=1200,900",
-        ])
+    screenshot(&browser, &page, "latte-icicle.png", "1200,900");
+}
+
+/// Chromium's picture of `page` at `size` ("W,H"), written to `name` in the temp dir.
+fn screenshot(browser: &str, page: &Path, name: &str, size: &str) {
+    let shot = std::env::temp_dir().join(name);
+    let status = Command::new(browser)
+        .args(["--headless", "--no-sandbox", "--disable-gpu"])
+        .arg(format!("--window-size={size}"))
         .arg(format!("--screenshot={}", shot.display()))
         .arg(format!("file://{}", page.display()))
         .output()

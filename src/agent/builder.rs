@@ -256,10 +256,10 @@ impl Builder {
     /// agent is running; [`Error::Spawn`] if the thread cannot start. On error nothing
     /// has changed.
     pub fn start(mut self) -> Result<Guard, Error> {
-        self.validate()?;
         // The frame trigger's budget is the reports' (set by `frame_budget` or
         // `report_options`).
         self.capture.frame_budget = self.options.frame_budget;
+        self.validate()?;
         let on_signals = self.on_signals;
         if on_signals {
             signals::listen()?; // once per process: a thread that waits for signals
@@ -285,8 +285,7 @@ impl Builder {
         if let Some(flight) = &self.flight {
             flight.validate()?;
         }
-        self.capture
-            .validate(self.flight.is_some(), self.options.frame_budget)?;
+        self.capture.validate(self.flight.is_some())?;
         let capacity = self.ring_capacity.unwrap_or_else(config::ring_capacity);
         let (cap, ring_bytes) = (
             self.memory_cap.unwrap_or_else(config::memory_cap),

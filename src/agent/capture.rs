@@ -39,11 +39,7 @@ impl Default for Settings {
 impl Settings {
     /// Refuses triggers without the flight recorder, a quantile outside (0, 1), a
     /// frame trigger without a frame budget, and bounds that hold nothing.
-    pub(super) fn validate(
-        &self,
-        flight_on: bool,
-        frame_budget: Option<Duration>,
-    ) -> Result<(), Error> {
+    pub(super) fn validate(&self, flight_on: bool) -> Result<(), Error> {
         let refuse = |reason: String| Err(Error::Capture { reason });
         if !self.triggers.is_empty() && !flight_on {
             return refuse(
@@ -61,7 +57,7 @@ impl Settings {
                     "tail quantile {quantile} must be above 0 and below 1"
                 ));
             }
-            if *t == CaptureTrigger::FrameOverBudget && frame_budget.is_none() {
+            if *t == CaptureTrigger::FrameOverBudget && self.frame_budget.is_none() {
                 return refuse(
                     "CaptureTrigger::frame_over_budget needs a budget: set Builder::frame_budget"
                         .into(),

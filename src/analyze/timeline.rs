@@ -167,8 +167,7 @@ pub(crate) fn around(hit: Option<&Hit>) -> Trace {
         .filter(|s| s.name == name && s.end.map(|e| e - s.start) == Some(hit.ticks))
         .filter_map(|s| s.end)
         .max();
-    let per_ns = usable_ticks_per_ns(trace.ticks_per_ns);
-    let time = |ticks: u64| numbers::time(ticks as f64 / per_ns);
+    let time = |ticks: u64| numbers::time(trace.nanos(ticks as f64));
     let over = match hit.tail {
         Some(q) => format!(
             "over its running p{} of {}",
@@ -206,8 +205,7 @@ fn quantile_name(q: f64) -> String {
 /// scope `frame N` at depth 0 of the thread's lane, the scopes it overlaps one deeper
 /// (a frame holds what ran in it), when it still lies in the trace.
 fn frame_trigger(trace: &mut Trace, hit: &Hit, number: u64, at: u64) {
-    let per_ns = usable_ticks_per_ns(trace.ticks_per_ns);
-    let time = |ticks: u64| numbers::time(ticks as f64 / per_ns);
+    let time = |ticks: u64| numbers::time(trace.nanos(ticks as f64));
     let name = format!("frame {}", numbers::count(number));
     let start = at.saturating_sub(hit.ticks);
     let mut reason = format!(

@@ -49,11 +49,13 @@
 //! assert_eq!((request["ts"].as_f64(), request["dur"].as_f64()), (Some(1.0), Some(5.0)));
 //! ```
 
-use serde::{Serialize, Serializer};
 use serde_json::Value;
 use std::io::{self, Write};
 
 mod read;
+mod write;
+
+use write::{Args, Document, Event, Events, Name, OtherData, TriggerData};
 
 /// A stretch of the run's timeline: every thread's scopes within [`covers`](Self::covers).
 #[derive(Clone, Debug, PartialEq)]
@@ -131,6 +133,19 @@ impl Trace {
     fn ns(&self, tick: u64) -> i64 {
         let ticks = tick as i128 - self.origin as i128;
         (ticks as f64 / usable_ticks_per_ns(self.ticks_per_ns)).round() as i64
+    }
+
+    /// Nanoseconds in `ticks` of this trace's counter: the one conversion of its
+    /// durations. A frequency that is not a positive number (a counter calibration
+    /// could not measure) counts a tick as a nanosecond.
+    ///
+    /// ```
+    /// # use latte::report::trace::Trace;
+    /// let trace = Trace { origin: 0, ticks_per_ns: 2.0, covers: (0, 0), lanes: vec![], trigger: None };
+    /// assert_eq!(trace.nanos(500.0), 250.0);
+    /// ```
+    pub fn nanos(&self, ticks: f64) -> f64 {
+        ticks / usable_ticks_per_ns(self.ticks_per_ns)
     }
 
     /// Microseconds, as a JSON number with at most three decimals (whole nanoseconds).
@@ -275,116 +290,4 @@ impl Trace {
     pub fn from_json(json: &Value) -> Result<Trace, String> {
         read::trace(json)
     }
-}
-
-/// The trace-event document in its object form.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Document<'a> {
-    trace_events: Events<'a>,
-    display_time_unit: &'static str,
-    other_data: OtherData<'a>,
-}
-
-/// The events, serialised one at a time from the trace.
-struct Events<'a> {
-    trace: &'a Trace,
-}
-
-impl Serialize for Events<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.trace.events())
-    }
-}
-
-/// latte's own fields: the span covered, the frequency, the trigger.
-#[derive(Serialize)]
-struct OtherData<'a> {
-    generator: &'static str,
-    covers_us: [f64; 2],
-    ticks_per_ns: f64,
-    trigger: Option<TriggerData<'a>>,
-}
-
-#[derive(Serialize)]
-struct TriggerData<'a> {
-    component: &'a str,
-    tid: u64,
-    reason: &'a str,
-}
-
-/// One event of the trace-event format.
-#[derive(Serialize)]
-struct Event<'a> {
-    name: Name<'a>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cat: Option<&'static str>,
-    ph: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    s: Option<&'static str>,
-    pid: u64,
-    tid: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ts: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    dur: Option<f64>,
-    args: Args<'a>,
-}
-
-impl<'a> Event<'a> {
-    /// A metadata event of thread `tid` (0: the process).
-    fn meta(name: &'static str, tid: u64, args: Args<'a>) -> Event<'a> {
-        Event {
-            name: Name::Plain(name),
-            cat: None,
-            ph: "M",
-            s: None,
-            pid: PID,
-            tid,
-            ts: None,
-            dur: None,
-            args,
-        }
-    }
-}
-
-/// An event's name: as it is, or the trigger's (`trigger: COMPONENT`).
-enum Name<'a> {
-    Plain(&'a str),
-    Trigger(&'a str),
-}
-
-impl Serialize for Name<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Name::Plain(name) => serializer.serialize_str(name),
-            Name::Trigger(component) => {
-                serializer.collect_str(&format_args!("trigger: {component}"))
-            }
-        }
-    }
-}
-
-/// An event's `args`.
-#[derive(Serialize)]
-#[serde(untagged)]
-enum Args<'a> {
-    Name {
-        name: &'a str,
-    },
-    Sort {
-        sort_index: usize,
-    },
-    Reason {
-        reason: &'a str,
-    },
-    Span {
-        depth: u32,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        open: Option<bool>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        began_before_the_trace: Option<bool>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        trigger: Option<&'a str>,
-    },
 }

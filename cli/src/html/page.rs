@@ -87,8 +87,8 @@ fn timelines(captures: &[Capture]) -> String {
     for capture in captures {
         let trace = &capture.trace;
         let scopes: usize = trace.lanes.iter().map(|l| l.spans.len()).sum();
-        let first = trace.covers.0.saturating_sub(trace.origin) as f64 / trace.ticks_per_ns;
-        let length = trace.covers.1.saturating_sub(trace.covers.0) as f64 / trace.ticks_per_ns;
+        let first = trace.nanos(trace.covers.0.saturating_sub(trace.origin) as f64);
+        let length = trace.nanos(trace.covers.1.saturating_sub(trace.covers.0) as f64);
         let what = match &trace.trigger {
             Some(t) => format!(
                 "Triggered by <b>{}</b> on thread {}: {}.",

@@ -13,16 +13,21 @@ use crate::cli_support::{COMPONENTS, Component, dir, write};
 use regex::Regex;
 use std::path::{Path, PathBuf};
 
-/// Stores each plot text's box, relative to its SVG and in its viewBox's pixels.
-const BOXES: &str = "<script>\
-for (const svg of document.querySelectorAll('figure.plot svg')) {\
+/// A script that stores the box of each `elements` inside each `svgs`, relative to
+/// that SVG and in its viewBox's pixels, in a `data-box` attribute.
+fn boxes(svgs: &str, elements: &str) -> String {
+    format!(
+        "<script>\
+for (const svg of document.querySelectorAll('{svgs}')) {{\
  const s = svg.getBoundingClientRect(), k = svg.viewBox.baseVal.width / s.width;\
- for (const t of svg.querySelectorAll('text')) {\
+ for (const t of svg.querySelectorAll('{elements}')) {{\
   const r = t.getBoundingClientRect();\
   t.setAttribute('data-box', [r.left - s.left, r.top - s.top, r.right - s.left,\
    r.bottom - s.top].map(v => (v * k).toFixed(1)).join(','));\
- }\
-}</script>";
+ }}\
+}}</script>"
+    )
+}
 
 /// The unit of a page's latency axes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,10 +48,17 @@ struct Text {
 
 /// The DOM of `page` with every plot text's rendered box in `data-box`.
 pub fn dom_with_boxes(browser: &str, page: &Path) -> String {
+    dom_with(browser, page, "figure.plot svg", "text")
+}
+
+/// The DOM of `page` with the rendered box of each `elements` inside each `svgs` in
+/// `data-box` (a copy of the page with a script; the page itself has none).
+pub fn dom_with(browser: &str, page: &Path, svgs: &str, elements: &str) -> String {
     let html = std::fs::read_to_string(page).unwrap();
     assert!(!html.contains("<script"), "the page itself has no script");
     let copy: PathBuf = page.with_extension("boxes.html");
-    std::fs::write(&copy, html.replace("</body>", &format!("{BOXES}</body>"))).unwrap();
+    let script = boxes(svgs, elements);
+    std::fs::write(&copy, html.replace("</body>", &format!("{script}</body>"))).unwrap();
     dump_dom(browser, &copy)
 }
 

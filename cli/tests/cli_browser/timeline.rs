@@ -5,24 +5,12 @@
 //! thread's scopes during the stall are drawn beside it; every text lies inside its
 //! picture. The capture is written by the library's own trace writer.
 
-use super::{browser_or_skip, dump_dom, html_page};
+use super::{browser_or_skip, html_page, screenshot};
 use crate::cli_support::dir;
 use latte::report::trace::{Lane, Span, Trace, Trigger};
 use regex::Regex;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// Stores each timeline rectangle's and text's box, relative to its outer SVG and in
-/// its viewBox's pixels, in a `data-box` attribute.
-const BOXES: &str = "<script>\
-for (const svg of document.querySelectorAll('figure.timeline > svg')) {\
- const s = svg.getBoundingClientRect(), k = svg.viewBox.baseVal.width / s.width;\
- for (const e of svg.querySelectorAll('rect, text')) {\
-  const r = e.getBoundingClientRect();\
-  e.setAttribute('data-box', [r.left - s.left, r.top - s.top, r.right - s.left,\
-   r.bottom - s.top].map(v => (v * k).toFixed(1)).join(','));\
- }\
-}</script>";
 
 /// 2 ticks per nanosecond.
 const PER_NS: u64 = 2;
@@ -178,31 +166,14 @@ fn a_capture_is_drawn_as_lanes_of_nested_scopes_with_the_trigger_outlined() {
     };
     let d = dir("browser_timeline");
     let page = html_page(&d, &[write_capture(&d)]);
-    let html = std::fs::read_to_string(&page).unwrap();
-    assert!(!html.contains("<script"), "the page itself has no script");
-    let copy = page.with_extension("boxes.html");
-    std::fs::write(&copy, html.replace("</body>", &format!("{BOXES}</body>"))).unwrap();
-    let dom = dump_dom(&browser, &copy);
+    // Each rectangle's and text's box, relative to its timeline.
+    let dom = super::readable::dom_with(&browser, &page, "figure.timeline > svg", "rect, text");
     assert!(dom.contains("Triggered by <b>db</b> on thread gateway: 2.300 ms"));
     around_the_trigger(&dom);
     the_whole_capture(&dom);
 
     // A picture to look at: `/tmp/latte-timeline.png`.
-    let shot = std::env::temp_dir().join("latte-timeline.png");
-    let status = Command::new(&browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--window-size=1200,800",
-        ])
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .unwrap()
-        .status;
-    assert!(status.success() && shot.exists());
-    println!("screenshot: {}", shot.display());
+    screenshot(&browser, &page, "latte-timeline.png", "1200,800");
 }
 
 /// Around the trigger: db fills the middle half; the nest drawn; the axis's 0 at db's

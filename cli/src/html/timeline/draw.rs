@@ -24,19 +24,9 @@ const MERGED: &str = "#b9b9b9";
 /// The triggering scope's outline and the band behind its stretch.
 const TRIGGER: &str = "#c8102e";
 
-/// Nanoseconds in `ticks` of `trace`.
-fn ns(trace: &Trace, ticks: f64) -> f64 {
-    let per_ns = if trace.ticks_per_ns > 0.0 && trace.ticks_per_ns.is_finite() {
-        trace.ticks_per_ns
-    } else {
-        1.0
-    };
-    ticks / per_ns
-}
-
 /// A signed time from the axis's zero: `-2 ms`, `0`, `+500 us`.
 pub(super) fn offset(trace: &Trace, view: View, tick: u64) -> String {
-    let d = ns(trace, tick as f64 - view.zero as f64);
+    let d = trace.nanos(tick as f64 - view.zero as f64);
     match d {
         _ if d.abs() < 0.5 => "0".into(),
         _ if d < 0.0 => format!("-{}", tick_label(-d, "ns")),
@@ -47,8 +37,8 @@ pub(super) fn offset(trace: &Trace, view: View, tick: u64) -> String {
 /// Axis ticks of `view`, in ticks of the trace: multiples of a 1-2-5 step in
 /// nanoseconds from the zero, about 10 across.
 pub fn ticks(trace: &Trace, view: View) -> Vec<u64> {
-    let per_ns = ns(trace, 1.0).recip();
-    let span = ns(trace, (view.to - view.from) as f64).max(1.0);
+    let per_ns = trace.nanos(1.0).recip();
+    let span = trace.nanos((view.to - view.from) as f64).max(1.0);
     let rough = span / 10.0;
     let decade = 10f64.powf(rough.log10().floor());
     let step = [1.0, 2.0, 5.0, 10.0]
@@ -166,9 +156,9 @@ fn looks(trace: &Trace, view: View, bar: &Bar) -> (&'static str, String, String,
             let title = format!(
                 "{} scopes too short to draw apart, {} of the {} they span: {}",
                 count_text(*count as u64),
-                value(ns(trace, *busy as f64), "ns"),
+                value(trace.nanos(*busy as f64), "ns"),
                 value(
-                    ns(trace, bar.width / WIDTH * (view.to - view.from) as f64),
+                    trace.nanos(bar.width / WIDTH * (view.to - view.from) as f64),
                     "ns"
                 ),
                 listed.join(", ")
@@ -225,7 +215,7 @@ fn scope_title(trace: &Trace, view: View, s: &Span) -> String {
     let mut title = format!(
         "{}\n{} at depth {}, from {} to {}",
         s.name,
-        value(ns(trace, (stop - s.start) as f64), "ns"),
+        value(trace.nanos((stop - s.start) as f64), "ns"),
         s.depth,
         offset(trace, view, s.start),
         offset(trace, view, stop),

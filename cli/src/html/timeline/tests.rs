@@ -44,6 +44,21 @@ fn nest() -> Trace {
     }
 }
 
+/// Thread 9, "io", holding `spans` over ticks 0..100,000 (1 tick = 1 ns).
+fn io_thread(spans: Vec<Span>, trigger: Option<Trigger>) -> Trace {
+    Trace {
+        origin: 0,
+        ticks_per_ns: 1.0,
+        covers: (0, 100_000),
+        lanes: vec![Lane {
+            thread: "io".into(),
+            tid: 9,
+            spans,
+        }],
+        trigger,
+    }
+}
+
 fn scope_bars(bars: &[Bar]) -> Vec<(usize, u32, f64, f64)> {
     bars.iter()
         .map(|b| (b.lane, b.depth, b.x, b.width))
@@ -79,17 +94,7 @@ fn scopes_narrower_than_a_pixel_merge_and_say_how_many() {
         .collect();
     spans.push(span("send", 50_000, Some(50_001), 0));
     spans.push(span("wide", 60_000, Some(70_000), 0));
-    let trace = Trace {
-        origin: 0,
-        ticks_per_ns: 1.0,
-        covers: (0, 100_000),
-        lanes: vec![Lane {
-            thread: "io".into(),
-            tid: 1,
-            spans,
-        }],
-        trigger: None,
-    };
+    let trace = io_thread(spans, None);
     let bars = layout(&trace, whole(&trace), 1_000.0);
     assert_eq!(bars.len(), 3, "{bars:?}");
     assert_eq!(
@@ -116,22 +121,15 @@ fn the_trigger_is_drawn_by_itself_among_narrow_neighbours() {
         .map(|k| span("poll", 2 * k, Some(2 * k + 1), 0))
         .collect();
     spans[50].name = "slow".into();
-    let trace = Trace {
-        origin: 0,
-        ticks_per_ns: 1.0,
-        covers: (0, 100_000),
-        lanes: vec![Lane {
-            thread: "io".into(),
-            tid: 9,
-            spans,
-        }],
-        trigger: Some(Trigger {
+    let trace = io_thread(
+        spans,
+        Some(Trigger {
             component: "slow".into(),
             tid: 9,
             at: 101,
             reason: "r".into(),
         }),
-    };
+    );
     let bars = layout(&trace, whole(&trace), 1_000.0);
     let hit: Vec<&Bar> = bars.iter().filter(|b| b.trigger).collect();
     assert_eq!(hit.len(), 1);
