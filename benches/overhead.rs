@@ -341,6 +341,7 @@ fn main() {
 
     let mut rows = raw_reads();
     rows.extend(recording());
+    rows.extend(switched_off());
     rows.extend(nested());
     rows.extend(baselines());
     rows.extend(front_ends());
@@ -427,6 +428,28 @@ fn raw_reads() -> Vec<Row> {
 }
 
 /// latte's Start+Stop in each mode and pulse, each beside its limit model.
+/// The runtime switch off (`latte::set_recording`): once per trial, outside the loop.
+/// Off, a pair stores nothing and may cost no more than on.
+fn switched_off() -> Vec<Row> {
+    vec![
+        row("Latte", "Fast Start+Stop, recording off", || {
+            latte::set_recording(false);
+            for _ in 0..CALLS {
+                latte_start!("bench_fast_off");
+                latte_stop!("bench_fast_off");
+            }
+            latte::set_recording(true);
+        }),
+        row("Latte", "pulse, recording off", || {
+            latte::set_recording(false);
+            for _ in 0..CALLS {
+                latte_pulse!("bench_pulse_off");
+            }
+            latte::set_recording(true);
+        }),
+    ]
+}
+
 fn recording() -> Vec<Row> {
     vec![
         row("Latte", "Fast Start+Stop", || {
@@ -722,6 +745,7 @@ fn targets(median: &dyn Fn(&str) -> f64) {
     ] {
         target(label, median(latte_row) / median(model_row), 1.05);
     }
+    switch_targets(median, &target);
     target(
         "Fast S+S 1,000 ids / 1 id",
         median("Fast S+S, 1000 ids live") / median("Fast S+S, 1 ids live"),
@@ -733,6 +757,20 @@ fn targets(median: &dyn Fn(&str) -> f64) {
         "LatteLayer's own cost / Fast Start+Stop",
         layer_cost / median("Fast Start+Stop"),
         1.3,
+    );
+}
+
+/// Off, the hot path does no more than on (5% for the noise between two rows).
+fn switch_targets(median: &dyn Fn(&str) -> f64, target: &dyn Fn(&str, f64, f64)) {
+    target(
+        "Fast Start+Stop, recording off / on",
+        median("Fast Start+Stop, recording off") / median("Fast Start+Stop"),
+        1.05,
+    );
+    target(
+        "pulse, recording off / on",
+        median("pulse, recording off") / median("pulse"),
+        1.05,
     );
 }
 

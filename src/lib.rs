@@ -157,7 +157,7 @@ pub mod report;
 pub use clock::Mode;
 #[doc(inline)]
 pub use latte_telemetry_macros::timed;
-pub use record::{Id, Scope, Timer, pulse, record, scope, start, stop};
+pub use record::{Id, Scope, Timer, pulse, record, scope, set_recording, start, stop};
 // Run the agent.
 #[cfg(feature = "agent")]
 pub use agent::{Builder, Guard, builder, init};

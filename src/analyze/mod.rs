@@ -216,7 +216,18 @@ pub(crate) fn assemble(
         // `add_series`, for a whole-run report.
         series: None,
         captures: None,
+        recording_off: context.live.then(recording_off).flatten(),
     }
+}
+
+/// The switch's pauses, if recording was ever off.
+fn recording_off() -> Option<crate::report::RecordingOff> {
+    let switch = collect::recording();
+    (switch.pauses > 0).then_some(crate::report::RecordingOff {
+        seconds: switch.off_for.as_secs_f64(),
+        pauses: switch.pauses,
+        now: !switch.on,
+    })
 }
 
 /// Gives a whole-run report its series: `blocks`, the whole run's timeline of the

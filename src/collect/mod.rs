@@ -37,7 +37,7 @@ pub use triggers::CaptureTrigger;
 mod window;
 
 pub use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
-pub use crate::record::{Sample, SampleKind, prepare};
+pub use crate::record::{Sample, SampleKind, Switch, prepare, recording};
 
 // The whole run, which only the agent reads.
 #[cfg(feature = "agent")]

@@ -335,6 +335,7 @@ mod tests {
             periodic_failures: None,
             series: None,
             captures: None,
+            recording_off: None,
         }
     }
 

@@ -72,7 +72,9 @@ impl Local {
             };
             match ring.claim() {
                 Some(h) => {
-                    ring.swap_pulse(crate::clock::ticks()); // first pulse: baseline only
+                    // First pulse: baseline only (none while recording is off).
+                    let now = crate::clock::ticks();
+                    ring.swap_pulse(if super::switch::paused() { 0 } else { now });
                     ring.cancel(h);
                 }
                 None => l.reentrant(),

@@ -12,8 +12,9 @@ use super::flight::{self, Flight};
 use super::node;
 use super::registry::{TEARDOWN_DROPS, ThreadShared};
 use super::ring::{Pushed, Ring};
-use super::sample::{DELTA_MASK, MIGRATED, PULSE, RECORD, scope_meta, tag};
+use super::sample::{DELTA_MASK, MIGRATED, OFF, PULSE, RECORD, scope_meta, tag};
 use super::stack::{Frame, Stack};
+use super::switch;
 use super::table::{Entry, Tables};
 use super::word::{Word, Word32, signal_fence};
 use crate::clock::{self, Mode, Stamp};
@@ -284,6 +285,9 @@ impl Local {
     #[inline(always)]
     pub(super) fn close(&self, idx: u32, frame: Frame, up: &Word, mode: Mode, now: Stamp) {
         let delta = now.ticks.wrapping_sub(frame.ticks);
+        if frame.tag & OFF != 0 {
+            return paused_close(delta, up);
+        }
         let meta = scope_meta(frame.tag, mode, now);
         if delta > DELTA_MASK {
             return self.implausible(meta & MIGRATED != 0);
@@ -339,6 +343,9 @@ impl Local {
         let Some(ring) = self.ring(idx) else {
             return self.pulse_slow(idx);
         };
+        if switch::paused() {
+            return paused_pulse(ring);
+        }
         // The timer is read, and the baseline read and replaced, under the ring's
         // claim: a signal handler pulsing the same id before the claim comes before
         // this pulse in time too, and one that interrupts the claim is refused.
@@ -363,6 +370,9 @@ impl Local {
     /// Stores a user-supplied tick count.
     #[inline]
     pub(crate) fn record(&self, idx: u32, ticks: u64) {
+        if switch::paused() {
+            return;
+        }
         self.store(idx, ticks, RECORD);
     }
 
@@ -370,6 +380,9 @@ impl Local {
     /// and stores it at the id's root node; it had no scope inside it.
     #[inline(always)]
     pub(crate) fn finish(&self, idx: u32, tag: u64, start_ticks: u64, mode: Mode, now: Stamp) {
+        if tag & OFF != 0 {
+            return;
+        }
         let delta = now.ticks.wrapping_sub(start_ticks);
         self.store_scope(idx, delta, delta, scope_meta(tag, mode, now));
     }
@@ -429,12 +442,37 @@ impl Local {
     }
 }
 
-/// Writes frame `d`; the timer is read last, after all bookkeeping.
+/// Writes frame `d`, marked [`OFF`] while recording is paused; the timer is read
+/// last, after all bookkeeping.
 #[inline(always)]
 pub(super) fn push_frame(stack: Stack<'_>, d: usize, idx: u32, mode: Mode) {
+    let paused = switch::paused_bit();
     let now = clock::read(mode);
-    stack.tags[d].set(tag(idx, mode, now));
+    stack.tags[d].set(tag(idx, mode, now) | paused);
     stack.ticks[d].set(now.ticks);
+}
+
+/// The Stop of a scope opened while recording was off: nothing is stored, and its
+/// ticks still go to its parent's children's ticks (a parent opened while on keeps an
+/// exact self time).
+#[cold]
+#[inline(never)]
+fn paused_close(delta: u64, up: &Word) {
+    if delta <= DELTA_MASK {
+        up.set(up.get().wrapping_add(delta));
+    }
+}
+
+/// A pulse while recording is off: stores nothing and forgets the baseline, so the
+/// first pulse after recording resumes starts a new one (claimed, as a pulse is: a
+/// signal handler's pulse of the same id cannot interleave).
+#[cold]
+#[inline(never)]
+fn paused_pulse(ring: &Ring) {
+    if let Some(h) = ring.claim() {
+        ring.swap_pulse(0);
+        ring.cancel(h);
+    }
 }
 
 impl Drop for Local {

@@ -163,9 +163,10 @@ impl Local {
                 });
             }
         }
-        // The first mark only begins the first frame.
+        // The first mark only begins the first frame; so does a mark while recording
+        // is off (the frame it ends is not recorded).
         match marks.last_mark.replace(now) {
-            Some(last) => {
+            Some(last) if !super::switch::paused() => {
                 marks.number += 1;
                 marks.waiting.push(FrameRecord {
                     number: marks.number,
@@ -174,7 +175,7 @@ impl Local {
                     nodes,
                 });
             }
-            None => marks.spare.push(nodes),
+            _ => marks.spare.push(nodes),
         }
         marks.hand_over(&queue, shared);
     }

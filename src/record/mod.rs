@@ -18,6 +18,7 @@
 //! | `open.rs` | another thread's open scopes, read while it records |
 //! | `unordered.rs` | the `tracing` bridge's exit: out of LIFO order, handing back the ticks |
 //! | `sample.rs` | the sample word's private layout, [`Sample`] |
+//! | `switch.rs` | [`set_recording`]: recording paused and resumed at run time |
 //! | `budget.rs` | the memory cap: bytes charged by rings, refused past the cap |
 //! | `flight.rs` | the flight recorder's per-thread buffer of recent scopes; its loom model in `flight/` |
 //! | `ring/` | the single-writer ring, its read protocol and its signal-safe claim; tests and loom model in `ring/tests.rs` |
@@ -38,6 +39,7 @@ pub(crate) mod registry;
 pub(crate) mod ring;
 pub(crate) mod sample;
 mod stack;
+pub(crate) mod switch;
 pub(crate) mod sync;
 mod table;
 mod timer;
@@ -54,6 +56,7 @@ use core::marker::PhantomData;
 pub use id::Id;
 pub use marks::frame_mark;
 pub use sample::{Sample, SampleKind};
+pub use switch::{Switch, recording, set_recording};
 pub use timer::Timer;
 
 /// Opens a scope of `id` on this thread, reading the timer in `mode`.
@@ -202,6 +205,9 @@ pub(crate) fn record_span(idx: u32, busy: Exit, start: Mode, stop: Mode) {
     #[cfg(feature = "record")]
     {
         let meta = (start as u64) << sample::START_SHIFT | (stop as u64) << sample::STOP_SHIFT;
+        if switch::paused() {
+            return;
+        }
         let at = (busy.node, busy.serial);
         local::with(|l| l.record_span(idx, at, busy.ticks, busy.own, meta));
     }

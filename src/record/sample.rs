@@ -7,7 +7,8 @@
 //!                     |    start = 3: not a scope (stop = 0 pulse, 1 record)
 //!                     migrated: Start and Stop read different CPU ids
 //!
-//! stack tag: [ 0 ] [start mode at 52..54] [cpu id, 20 bits, 32..52] [id, 32 bits]
+//! stack tag: [O] [ 0 ] [start mode at 52..54] [cpu id, 20 bits, 32..52] [id, 32 bits]
+//!             O (bit 63): opened while recording was off (`switch.rs`)
 //! ```
 //!
 //! Keeping the start mode at the same bit position in the tag and in the sample makes
@@ -26,6 +27,8 @@ pub(crate) const PULSE: u64 = 3 << START_SHIFT;
 pub(crate) const RECORD: u64 = 3 << START_SHIFT | 1 << STOP_SHIFT;
 pub(crate) const CPU_SHIFT: u32 = 32;
 pub(crate) const CPU_MASK: u64 = (1 << 20) - 1;
+/// In a stack tag: the scope was opened while recording was off, and records nothing.
+pub(crate) const OFF: u64 = 1 << 63;
 
 /// The meta bits of a scope sample whose Start wrote `tag` and whose Stop read `now`
 /// in `mode`.

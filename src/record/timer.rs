@@ -107,7 +107,7 @@ impl<'a> Timer<'a> {
             let now = clock::read(start_mode);
             let stop = (stop_mode as u64) << sample::STOP_SHIFT;
             (
-                sample::tag(id.index(), start_mode, now) | stop,
+                sample::tag(id.index(), start_mode, now) | stop | super::switch::paused_bit(),
                 now.ticks,
                 thread,
             )

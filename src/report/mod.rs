@@ -154,6 +154,33 @@ pub struct Report {
     /// reports not written by the agent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub captures: Option<Captures>,
+    /// How long recording was switched off ([`set_recording`](crate::set_recording))
+    /// since the process started: `None` when it never was, for reports made from a
+    /// capture, and for reports of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recording_off: Option<RecordingOff>,
+}
+
+/// Recording switched off at run time ([`set_recording`](crate::set_recording)), as a
+/// report says it: a line under its tables, and this field of its JSON.
+///
+/// ```
+/// let mut report = latte::Report::collect(&latte::ReportOptions::default());
+/// report.recording_off = Some(latte::report::RecordingOff { seconds: 2.5, pauses: 2, now: true });
+/// let mut table = Vec::new();
+/// report.write(&mut table, latte::Format::default())?;
+/// let table = String::from_utf8(table).unwrap();
+/// assert!(table.contains("recording was off for 2.500 s (2 pauses"), "{table}");
+/// # Ok::<(), latte::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RecordingOff {
+    /// Seconds it was off in all, the current pause included.
+    pub seconds: f64,
+    /// How many times it was switched off.
+    pub pauses: u64,
+    /// It is off as the report is made.
+    pub now: bool,
 }
 
 /// The flight recorder's captures of the run so far: timelines written around slow

@@ -1,4 +1,5 @@
-//! The public API is deliberate: at most 38 items at the crate root, each listed in
+//! The public API is deliberate: at most 39 items at the crate root (38 and
+//! `test_hooks`; the 38th, `set_recording`, came with the runtime switch), each listed in
 //! `docs/api.md`, and nothing listed there that the root no longer has; and no example
 //! or doc binds `latte::init()` without handling its error.
 //!
@@ -8,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-const LIMIT: usize = 38;
+const LIMIT: usize = 39;
 
 fn read(path: &str) -> String {
     std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR")))

@@ -11,6 +11,7 @@ mod cross_core;
 mod deltas;
 mod flight;
 mod frames;
+mod switch;
 mod tree;
 
 /// The mock counter is process-wide: tests take turns. Installs it on first use

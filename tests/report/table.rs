@@ -228,6 +228,7 @@ fn calibrated_time() -> Report {
         }),
         series: None,
         captures: None,
+        recording_off: None,
     }
 }
 
@@ -330,6 +331,7 @@ fn raw_cycles() -> Report {
         periodic_failures: None,
         series: None,
         captures: None,
+        recording_off: None,
     }
 }
 
@@ -400,6 +402,7 @@ fn empty() -> Report {
         periodic_failures: None,
         series: None,
         captures: None,
+        recording_off: None,
     }
 }
 
@@ -496,6 +499,7 @@ fn extreme() -> Report {
         periodic_failures: None,
         series: None,
         captures: None,
+        recording_off: None,
     }
 }
 

@@ -69,6 +69,7 @@ fn report(ids: &[String]) -> Report {
         periodic_failures: None,
         series: None,
         captures: None,
+        recording_off: None,
     }
 }
 

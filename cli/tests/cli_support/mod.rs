@@ -150,6 +150,7 @@ pub fn bare(rows: Vec<Row>) -> Report {
         periodic_failures: None,
         series: None,
         captures: None,
+        recording_off: None,
     }
 }
 

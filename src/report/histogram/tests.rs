@@ -80,6 +80,7 @@ fn report_of(values: &[(u64, u64)], unit: Unit) -> Report {
         periodic_failures: None,
         series: None,
         captures: None,
+        recording_off: None,
     }
 }
 

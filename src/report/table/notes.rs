@@ -22,6 +22,7 @@ pub(super) fn notices(report: &Report, wide: bool) -> Vec<String> {
         .map(periodic_failures)
         .collect();
     lines.extend(report.captures.as_ref().map(captures));
+    lines.extend(report.recording_off.as_ref().map(recording_off));
     lines.extend(over_cap(report, wide));
     lines.extend(lost(report, wide));
     if report.format_version == 1 {
@@ -71,6 +72,17 @@ fn captures(c: &crate::report::Captures) -> String {
         );
     }
     line
+}
+
+/// The runtime switch's line: how long recording was off, in how many pauses.
+fn recording_off(off: &crate::report::RecordingOff) -> String {
+    let (n, s) = (off.pauses, if off.pauses == 1 { "" } else { "s" });
+    format!(
+        "recording was off for {} ({} pause{s} with latte::set_recording){}: scopes opened then are not in these figures",
+        crate::report::numbers::time(off.seconds * 1e9),
+        count(n),
+        if off.now { "; it is off now" } else { "" }
+    )
 }
 
 /// `names` joined, at most [`LISTED`] of them unless `wide`, then `and N more`.

@@ -52,6 +52,7 @@ fn decoded(hist: &Histogram<u64>) -> Dist {
         periodic_failures: None,
         series: None,
         captures: None,
+        recording_off: None,
     };
     report.all_threads[0].distribution(&report).unwrap()
 }
