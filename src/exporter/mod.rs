@@ -53,9 +53,11 @@
 //! ```
 
 mod frames;
+mod live;
 mod metrics;
 
 pub use frames::{FrameCounter, Frames};
+pub use live::{Live, LiveFrames, LiveNode, LiveRow, LiveThread};
 pub use metrics::{Anomaly, Buckets, InvalidBuckets, MetricSet, QUANTILES, Series, Thread};
 
 use crate::report::Report;

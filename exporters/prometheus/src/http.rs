@@ -1,4 +1,4 @@
-//! One `/metrics` connection: read the request head within limits, parse it with
+//! One connection to an endpoint (`/metrics`, the live view): read the request head within limits, parse it with
 //! `httparse` (method, path, `Accept`), write one response, close. Every step is bounded, so no client can hold
 //! the connection's thread for long, and none can make it allocate what it asks for:
 //!
@@ -25,6 +25,8 @@ const MAX_HEADERS: usize = 64;
 pub(super) struct Request {
     /// Whether the method is `GET`.
     pub(super) get: bool,
+    /// Whether the method is `POST`.
+    pub(super) post: bool,
     /// The path, without a query.
     pub(super) path: String,
     /// The `Accept` header, if there is one (the first, if several).
@@ -61,6 +63,7 @@ impl Response {
         let reason = match self.status {
             200 => "OK",
             400 => "Bad Request",
+            403 => "Forbidden",
             404 => "Not Found",
             405 => "Method Not Allowed",
             431 => "Request Header Fields Too Large",
@@ -135,6 +138,7 @@ fn read_head(stream: &mut TcpStream, deadline: Instant) -> Result<Request, Head>
                     .map(|h| String::from_utf8_lossy(h.value).into_owned());
                 return Ok(Request {
                     get: request.method == Some("GET"),
+                    post: request.method == Some("POST"),
                     path: path.split('?').next().unwrap_or("").to_owned(),
                     accept,
                 });

@@ -1,5 +1,6 @@
 //! Prometheus `/metrics` for [latte]: the agent's whole-run latency
-//! histograms, quantiles and counts, served on scrape.
+//! histograms, quantiles and counts, served on scrape; and the live endpoint for
+//! `latte-telemetry top`.
 //!
 //! ```no_run
 //! use latte_prometheus::Prometheus;
@@ -40,10 +41,19 @@
 //!
 //! docs/fleet.md in the repository shows a scrape, the Prometheus configuration, the
 //! Grafana queries and what the labels cost.
+//!
+//! The crate also serves the **live endpoint**, [`Live`]: the last interval and the
+//! whole run as JSON for `latte-telemetry top`, on 127.0.0.1 unless bound elsewhere,
+//! with the recording switch when [`Live::control`] allows it, over the same bounded
+//! connections (docs/cli.md, "top").
 
 mod http;
+mod live;
+mod scrape;
 mod serve;
 mod text;
+
+pub use live::Live;
 
 use latte::exporter::{Buckets, Exporter, Handle, InvalidBuckets, StartError};
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
@@ -144,12 +154,8 @@ impl Exporter for Prometheus {
             .listener
             .take()
             .ok_or("the endpoint was started already")?;
-        self.server = Some(serve::Server::start(
-            listener,
-            buckets,
-            self.thread_label,
-            agent,
-        )?);
+        let route = scrape::route(agent, buckets, self.thread_label);
+        self.server = Some(serve::Server::start(listener, "latte-metrics", route)?);
         Ok(())
     }
 

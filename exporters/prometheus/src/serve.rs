@@ -1,9 +1,7 @@
-//! The `latte-metrics` thread: accepts connections to the `/metrics` endpoint and
-//! hands each to a connection thread ([`http`](super::http): bounded reads and writes,
-//! `httparse` for the request), which answers from a fresh whole-run report (asked of
-//! the agent through its [`Handle`] with a bounded wait, and cached briefly so a burst
-//! of scrapes costs the drain thread one report), in the text format the scraper asks
-//! for ([`text`](super::text)).
+//! The accepting thread of an endpoint (`/metrics`, the live view): accepts
+//! connections and hands each to a connection thread ([`http`](super::http): bounded
+//! reads and writes, `httparse` for the request), which answers it with the endpoint's
+//! route.
 //!
 //! Connection threads are started as needed, at most [`MAX_CONNECTIONS`], and kept:
 //! an idle one takes the next connection, so steady scraping starts no thread (and
@@ -11,28 +9,24 @@
 //! when the endpoint stops.
 //!
 //! A hostile client cannot stall anything that matters. The accepting thread only
-//! accepts; a connection holds its thread for at most the head's deadline plus a
-//! report and the write's deadline; past [`MAX_CONNECTIONS`] busy threads a connection
-//! is closed at once, to be retried by its scraper; an accept that fails (no file
-//! descriptor left) is retried, never fatal; and the drain thread never waits on this
-//! side (it answers into a one-slot channel). Stopping joins the accepting thread only;
-//! connection threads finish the connection they hold within its deadlines, then end.
+//! accepts; a connection holds its thread for at most the head's deadline plus the
+//! route's answer and the write's deadline; past [`MAX_CONNECTIONS`] busy threads a
+//! connection is closed at once, to be retried by its client; an accept that fails (no
+//! file descriptor left) is retried, never fatal; and the drain thread never waits on
+//! this side (the routes ask the agent with a bounded wait, and it answers into a
+//! one-slot channel). Stopping joins the accepting thread only; connection threads
+//! finish the connection they hold within its deadlines, then end.
 
 use crate::http::{self, Request, Response};
-use crate::text::{self, Format};
 use crossbeam_channel::{Receiver, Sender, bounded};
-use latte::Report;
-use latte::exporter::{Buckets, Handle, MetricSet};
 use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// How long a report serves scrapes before the agent is asked again.
-const CACHE: Duration = Duration::from_millis(50);
-/// The longest a scrape waits for the agent's report (then it is a 503).
-const REPORT_WAIT: Duration = Duration::from_secs(2);
+/// What answers an endpoint's requests, on its connection threads.
+pub(crate) type Route = Arc<dyn Fn(&Request) -> Response + Send + Sync>;
 /// How long the accepting thread naps when no connection is waiting (and so how soon
 /// it sees its stop flag).
 const POLL: Duration = Duration::from_millis(10);
@@ -41,43 +35,31 @@ pub(crate) const MAX_CONNECTIONS: usize = 16;
 /// Stack of a connection's thread: a request head, a report's encoding.
 const CONNECTION_STACK: usize = 256 * 1024;
 
-/// The running `/metrics` endpoint.
+/// A running endpoint.
 #[derive(Debug)]
 pub(crate) struct Server {
     stop: Arc<AtomicBool>,
     handle: JoinHandle<()>,
 }
 
-/// What the connections share: the way to the agent and the cached report.
-struct Endpoint {
-    agent: Handle,
-    buckets: Buckets,
-    by_thread: bool,
-    cached: Option<(Instant, Arc<Report>)>,
-}
-
 impl Server {
-    /// Serves `/metrics` on `listener` from the reports `agent` gives.
+    /// Serves `listener`'s connections with `route`, on threads named `name` (the
+    /// accepting one) and `name-conn`.
     pub(crate) fn start(
         listener: TcpListener,
-        buckets: Buckets,
-        by_thread: bool,
-        agent: Handle,
+        name: &str,
+        route: Route,
     ) -> std::io::Result<Server> {
         listener.set_nonblocking(true)?;
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
+        let conn = format!("{name}-conn");
         let handle = std::thread::Builder::new()
-            .name("latte-metrics".into())
+            .name(name.into())
             .spawn(move || {
-                let endpoint = Arc::new(Mutex::new(Endpoint {
-                    agent,
-                    buckets,
-                    by_thread,
-                    cached: None,
-                }));
                 let threads = Threads {
-                    endpoint,
+                    route,
+                    name: conn,
                     // Zero capacity: a connection goes only to a thread waiting for one.
                     idle: bounded(0),
                     running: Arc::new(AtomicUsize::new(0)),
@@ -104,7 +86,8 @@ impl Server {
 
 /// The connection threads: the way to an idle one, and how many there are.
 struct Threads {
-    endpoint: Arc<Mutex<Endpoint>>,
+    route: Route,
+    name: String,
     idle: (Sender<TcpStream>, Receiver<TcpStream>),
     running: Arc<AtomicUsize>,
 }
@@ -120,17 +103,17 @@ impl Threads {
         let Some(slot) = Slot::take(&self.running) else {
             return;
         };
-        let (idle, endpoint) = (self.idle.1.clone(), self.endpoint.clone());
+        let (idle, route) = (self.idle.1.clone(), self.route.clone());
         // A thread that cannot be had drops the closure, and with it the slot and stream.
         let _ = std::thread::Builder::new()
-            .name("latte-metrics-conn".into())
+            .name(self.name.clone())
             .stack_size(CONNECTION_STACK)
             .spawn(move || {
                 let _slot = slot;
                 let mut next = Some(stream);
                 // Ends when the accepting thread has ended (the sender is gone).
                 while let Some(stream) = next.take().or_else(|| idle.recv().ok()) {
-                    http::serve(stream, |request| answer(&endpoint, request));
+                    http::serve(stream, |request| route(request));
                 }
             });
     }
@@ -150,37 +133,5 @@ impl Slot {
 impl Drop for Slot {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-fn answer(endpoint: &Mutex<Endpoint>, request: &Request) -> Response {
-    match (request.get, request.path.as_str()) {
-        (true, "/metrics") => {
-            // A panic elsewhere cannot leave the cache half-written: use it anyway.
-            let mut endpoint = endpoint.lock().unwrap_or_else(|e| e.into_inner());
-            let format = Format::negotiate(request.accept.as_deref());
-            match endpoint.text(format) {
-                Some(text) => Response::ok(format.content_type(), text),
-                None => Response::error(503, "latte: the agent did not answer"),
-            }
-        }
-        (false, "/metrics") => Response::error(405, "GET only"),
-        _ => Response::error(404, "latte serves /metrics only"),
-    }
-}
-
-impl Endpoint {
-    /// The current metrics as text, `None` if the agent did not answer in time.
-    fn text(&mut self, format: Format) -> Option<String> {
-        let report = match &self.cached {
-            Some((at, report)) if at.elapsed() < CACHE => report.clone(),
-            _ => {
-                let report = self.agent.whole_run(REPORT_WAIT)?;
-                self.cached = Some((Instant::now(), report.clone()));
-                report
-            }
-        };
-        let set = MetricSet::of(&report, &self.buckets, self.by_thread);
-        Some(text::encode(&set, format))
     }
 }
