@@ -1,0 +1,376 @@
+//! Drawing `top`'s screen with ratatui: the header (program, interval, recording,
+//! frames over budget, a lost connection), the components or the call tree, the
+//! selected component's p99 over the last minute, and the keys.
+
+use super::app::{App, HISTORY_SECONDS, Link, Pane, Sort};
+use latte::Unit;
+use latte::exporter::Live;
+use latte::report::numbers;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style, Stylize};
+use ratatui::symbols::bar;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Cell, Paragraph, Row, Sparkline, Table, TableState};
+use std::time::Instant;
+
+/// Cells of a row's sparkline, each a slice of [`HISTORY_SECONDS`].
+const SPARK_CELLS: usize = 20;
+
+pub fn draw(frame: &mut Frame, app: &App) {
+    let [header, table, detail, footer] = Layout::vertical([
+        Constraint::Length(3),
+        Constraint::Min(4),
+        Constraint::Length(4),
+        Constraint::Length(1),
+    ])
+    .areas(frame.area());
+    frame.render_widget(Paragraph::new(header_lines(app)), header);
+    match app.pane {
+        Pane::Components => components(frame, table, app),
+        Pane::Tree => tree(frame, table, app),
+    }
+    frame.render_widget(Paragraph::new(footer_line(app)), footer);
+    sparkline(frame, detail, app);
+}
+
+fn value(live: &Live, v: f64) -> String {
+    match live.unit {
+        Unit::Time => numbers::time(v),
+        Unit::Cycles => numbers::ticks(v),
+    }
+}
+
+fn rate(live: &Live, calls: u64) -> String {
+    if live.seconds > 0.0 {
+        numbers::ticks(calls as f64 / live.seconds)
+    } else {
+        "-".into()
+    }
+}
+
+fn header_lines(app: &App) -> Vec<Line<'static>> {
+    let mut first = vec![Span::styled("latte top", Style::new().bold())];
+    let mut lines = Vec::new();
+    match &app.view {
+        Some(live) => {
+            first.push(Span::raw(format!(
+                "  {} (pid {}) at {}  interval #{} of {:.2} s",
+                live.program, live.pid, app.addr, live.sequence, live.seconds
+            )));
+            first.push(Span::raw("  "));
+            first.push(if live.recording {
+                Span::styled(" RECORDING ", Style::new().black().on_green())
+            } else {
+                Span::styled(" RECORDING OFF ", Style::new().white().on_red().bold())
+            });
+            if let Some(off) = live.recording_off {
+                first.push(Span::raw(format!(
+                    " off {} in all",
+                    numbers::time(off.seconds * 1e9)
+                )));
+            }
+            if app.paused {
+                first.push(Span::raw(" "));
+                first.push(Span::styled(
+                    " VIEW PAUSED ",
+                    Style::new().black().on_yellow(),
+                ));
+            }
+            lines.push(Line::from(first));
+            lines.push(frames_line(live));
+        }
+        None => {
+            first.push(Span::raw(format!("  waiting for {} ...", app.addr)));
+            lines.push(Line::from(first));
+        }
+    }
+    if let Link::Gone { since, error } = &app.link {
+        let secs = Instant::now().saturating_duration_since(*since).as_secs();
+        lines.push(Line::from(Span::styled(
+            format!(
+                "no answer from {} for {secs} s ({error}): the program is gone or not serving; retrying every second{}",
+                app.addr,
+                if app.view.is_some() { ", the figures are its last" } else { "" }
+            ),
+            Style::new().white().on_red(),
+        )));
+    }
+    lines
+}
+
+/// Frames of the threads that mark them: how many, and how many over the budget.
+fn frames_line(live: &Live) -> Line<'static> {
+    let mut spans = Vec::new();
+    for thread in &live.threads {
+        let Some(f) = thread.frames else { continue };
+        spans.push(Span::raw(format!(
+            "frames {}#{}: {}/s",
+            thread.name,
+            thread.serial,
+            rate(live, f.frames)
+        )));
+        if let (Some(budget), Some(over)) = (f.budget, f.over_budget) {
+            let text = format!(", {over} over the {} budget", value(live, budget));
+            spans.push(if over > 0 {
+                Span::styled(text, Style::new().red().bold())
+            } else {
+                Span::raw(text)
+            });
+        }
+        spans.push(Span::raw("   "));
+    }
+    Line::from(spans)
+}
+
+/// The column header, the sorted one marked.
+fn heading(names: &[(&'static str, Option<Sort>)], sort: Sort) -> Row<'static> {
+    Row::new(names.iter().map(|&(name, by)| {
+        if by == Some(sort) {
+            Cell::from(format!("{name} v")).add_modifier(Modifier::UNDERLINED)
+        } else {
+            Cell::from(name)
+        }
+    }))
+    .style(Style::new().bold().reversed())
+}
+
+fn components(frame: &mut Frame, area: Rect, app: &App) {
+    let Some(live) = &app.view else { return };
+    let rows = app.rows();
+    let mut names = vec![];
+    if app.per_thread {
+        names.push(("THREAD", None));
+    }
+    names.extend([
+        ("COMPONENT", Some(Sort::Name)),
+        ("CALLS/S", Some(Sort::Calls)),
+        ("TOTAL", Some(Sort::Total)),
+        ("P50", Some(Sort::P50)),
+        ("P99", Some(Sort::P99)),
+        ("P99.9", Some(Sort::P999)),
+        ("P99, LAST 60 S", None),
+    ]);
+    let body = rows.iter().map(|shown| {
+        let r = shown.row;
+        let mut cells: Vec<Cell> = shown.thread.iter().map(|t| Cell::from(t.clone())).collect();
+        cells.extend([
+            Cell::from(r.component.clone()),
+            Cell::from(rate(live, r.calls)),
+            Cell::from(value(live, r.total)),
+            Cell::from(value(live, r.p50)),
+            Cell::from(value(live, r.p99)),
+            Cell::from(value(live, r.p999)),
+            Cell::from(spark_text(&app.history(&r.component))).green(),
+        ]);
+        Row::new(cells)
+    });
+    let mut widths = vec![];
+    if app.per_thread {
+        widths.push(Constraint::Length(16));
+    }
+    widths.extend([
+        Constraint::Min(16),
+        Constraint::Length(10),
+        Constraint::Length(10),
+        Constraint::Length(10),
+        Constraint::Length(10),
+        Constraint::Length(10),
+        Constraint::Length(SPARK_CELLS as u16 + 1),
+    ]);
+    let title = match &app.filter {
+        Some(f) => format!(
+            " components matching '{f}' ({} of the interval's) ",
+            rows.len()
+        ),
+        None => format!(" components ({}) ", rows.len()),
+    };
+    let table = Table::new(body, widths)
+        .header(heading(&names, app.sort))
+        .block(Block::bordered().title(title))
+        .row_highlight_style(Style::new().reversed());
+    let mut state = TableState::default().with_selected((!rows.is_empty()).then_some(app.selected));
+    frame.render_stateful_widget(table, area, &mut state);
+}
+
+fn tree(frame: &mut Frame, area: Rect, app: &App) {
+    let Some(live) = &app.view else { return };
+    let lines = app.tree();
+    let body = lines.iter().map(|line| {
+        let node = &live.tree[line.index];
+        let mark = match line.folded {
+            Some(true) => "+ ",
+            Some(false) => "- ",
+            None => "  ",
+        };
+        let indent = "  ".repeat(line.depth as usize);
+        Row::new([
+            Cell::from(format!("{indent}{mark}{}", node.component)),
+            Cell::from(rate(live, node.calls)),
+            Cell::from(value(live, node.total)),
+            Cell::from(value(live, node.self_total)),
+            Cell::from(value(live, node.p99)),
+        ])
+    });
+    let names = [
+        ("CALL TREE", None),
+        ("CALLS/S", None),
+        ("TOTAL", None),
+        ("SELF", None),
+        ("P99", None),
+    ];
+    let widths = [
+        Constraint::Min(24),
+        Constraint::Length(10),
+        Constraint::Length(10),
+        Constraint::Length(10),
+        Constraint::Length(10),
+    ];
+    let table = Table::new(body, widths)
+        .header(heading(&names, app.sort))
+        .block(Block::bordered().title(" call tree, all threads (left/right fold) "))
+        .row_highlight_style(Style::new().reversed());
+    let mut state =
+        TableState::default().with_selected((!lines.is_empty()).then_some(app.selected));
+    frame.render_stateful_widget(table, area, &mut state);
+}
+
+/// The selected component's p99 over the last minute, one bar per interval.
+fn sparkline(frame: &mut Frame, area: Rect, app: &App) {
+    let Some(live) = &app.view else { return };
+    let component = match app.pane {
+        Pane::Components => app
+            .rows()
+            .get(app.selected)
+            .map(|s| s.row.component.clone()),
+        Pane::Tree => app
+            .tree()
+            .get(app.selected)
+            .map(|l| live.tree[l.index].component.clone()),
+    };
+    let Some(component) = component else { return };
+    let points = app.history(&component);
+    let (lo, hi) = points
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), &(_, v)| {
+            (lo.min(v), hi.max(v))
+        });
+    // Bars in thousandths of the highest, so small values still show.
+    let data: Vec<u64> = points
+        .iter()
+        .map(|&(_, v)| {
+            if hi > 0.0 {
+                (v / hi * 1000.0).round() as u64
+            } else {
+                0
+            }
+        })
+        .collect();
+    let title = if points.is_empty() {
+        format!(" p99 of {component}: no intervals yet ")
+    } else {
+        format!(
+            " p99 of {component}, last {} intervals: {} .. {} ",
+            points.len(),
+            value(live, lo),
+            value(live, hi)
+        )
+    };
+    let start = data
+        .len()
+        .saturating_sub(area.width.saturating_sub(2) as usize);
+    let widget = Sparkline::default()
+        .block(Block::bordered().title(title))
+        .data(&data[start..])
+        .max(1000)
+        .style(Style::new().fg(Color::Green));
+    frame.render_widget(widget, area);
+}
+
+/// A row's p99 history as [`SPARK_CELLS`] bars of ratatui's nine levels: each cell
+/// the highest p99 of its slice of the last minute, scaled to the row's highest.
+fn spark_text(points: &[(f64, f64)]) -> String {
+    let slice = HISTORY_SECONDS / SPARK_CELLS as f64;
+    let mut cells = [None::<f64>; SPARK_CELLS];
+    for &(ago, v) in points {
+        let from_end = (ago / slice) as usize;
+        if let Some(cell) = SPARK_CELLS
+            .checked_sub(from_end + 1)
+            .and_then(|i| cells.get_mut(i))
+        {
+            *cell = Some(cell.map_or(v, |c: f64| c.max(v)));
+        }
+    }
+    let hi = cells.iter().flatten().fold(0.0f64, |a, &b| a.max(b));
+    let levels = [
+        bar::ONE_EIGHTH,
+        bar::ONE_QUARTER,
+        bar::THREE_EIGHTHS,
+        bar::HALF,
+        bar::FIVE_EIGHTHS,
+        bar::THREE_QUARTERS,
+        bar::SEVEN_EIGHTHS,
+        bar::FULL,
+    ];
+    cells
+        .iter()
+        .map(|cell| match cell {
+            None => " ",
+            Some(_) if hi <= 0.0 => levels[0],
+            Some(v) => levels[((v / hi * 8.0).ceil() as usize).clamp(1, 8) - 1],
+        })
+        .collect()
+}
+
+fn footer_line(app: &App) -> Line<'static> {
+    if let Some(text) = &app.editing {
+        return Line::from(format!(
+            "filter: {text}_   (a substring, or a glob with * ? [ ]; Enter applies, Esc cancels)"
+        ));
+    }
+    if let Some(message) = app.message() {
+        return Line::from(Span::styled(
+            message.to_owned(),
+            Style::new().yellow().bold(),
+        ));
+    }
+    Line::from(vec![
+        Span::styled("q", Style::new().bold()),
+        Span::raw(" quit  "),
+        Span::styled("s", Style::new().bold()),
+        Span::raw(format!(" sort ({})  ", app.sort.label())),
+        Span::styled("/", Style::new().bold()),
+        Span::raw(" filter  "),
+        Span::styled("p", Style::new().bold()),
+        Span::raw(" pause view  "),
+        Span::styled("r", Style::new().bold()),
+        Span::raw(" recording on/off  "),
+        Span::styled("t", Style::new().bold()),
+        Span::raw(if app.per_thread {
+            " all threads  "
+        } else {
+            " per thread  "
+        }),
+        Span::styled("Tab", Style::new().bold()),
+        Span::raw(" tree  "),
+        Span::styled("up/down", Style::new().bold()),
+        Span::raw(" select"),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sparkline_puts_each_interval_in_its_slice_of_the_minute() {
+        // Newest at the right: 0 s ago is the last cell, 59 s ago the first.
+        let text = spark_text(&[(59.0, 1.0), (0.0, 8.0)]);
+        let cells: Vec<char> = text.chars().collect();
+        assert_eq!(cells.len(), SPARK_CELLS);
+        assert_eq!(cells[SPARK_CELLS - 1].to_string(), bar::FULL);
+        assert_eq!(cells[0].to_string(), bar::ONE_EIGHTH);
+        assert!(cells[1..SPARK_CELLS - 1].iter().all(|&c| c == ' '));
+        assert_eq!(spark_text(&[]), " ".repeat(SPARK_CELLS));
+    }
+}

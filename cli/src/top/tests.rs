@@ -1,0 +1,262 @@
+//! `top` without a terminal: the view's state under keys and answers, and the
+//! screen drawn into ratatui's test backend.
+
+use super::app::{Action, App, Key, Link, Pane, Sort};
+use super::draw;
+use latte::exporter::{Live, LiveFrames, LiveNode, LiveRow, LiveThread};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::time::Instant;
+
+fn row(component: &str, calls: u64, total: f64, p99: f64) -> LiveRow {
+    LiveRow {
+        component: component.into(),
+        calls,
+        total,
+        p50: p99 / 2.0,
+        p99,
+        p999: p99 * 2.0,
+        max: p99 * 3.0,
+    }
+}
+
+fn node(parent: Option<usize>, depth: u32, component: &str) -> LiveNode {
+    LiveNode {
+        parent,
+        depth,
+        component: component.into(),
+        calls: 10,
+        total: 1_000.0,
+        self_total: 500.0,
+        p99: 150.0,
+    }
+}
+
+/// An interval of a gateway (on_order > db_write, risk_check) and a render thread.
+fn live(sequence: u64, db_p99: f64) -> Live {
+    let rows = vec![
+        row("on_order", 1_000, 50_000_000.0, 300_000.0),
+        row("db_write", 1_000, 30_000_000.0, db_p99),
+        row("risk_check", 1_000, 5_000_000.0, 7_000.0),
+        row("render", 60, 200_000_000.0, 20_000_000.0),
+    ];
+    Live {
+        version: Live::VERSION,
+        program: "live_service".into(),
+        pid: 42,
+        sequence,
+        seconds: 1.0,
+        recording: true,
+        control: true,
+        threads: vec![
+            LiveThread {
+                name: "gateway".into(),
+                serial: 2,
+                rows: rows[..3].to_vec(),
+                frames: None,
+            },
+            LiveThread {
+                name: "render".into(),
+                serial: 3,
+                rows: rows[3..].to_vec(),
+                frames: Some(LiveFrames {
+                    frames: 60,
+                    budget: Some(16_667_000.0),
+                    over_budget: Some(1),
+                }),
+            },
+        ],
+        rows,
+        tree: vec![
+            node(None, 0, "on_order"),
+            node(Some(0), 1, "db_write"),
+            node(Some(0), 1, "risk_check"),
+            node(None, 0, "render"),
+        ],
+        ..Live::default()
+    }
+}
+
+fn names(app: &App) -> Vec<String> {
+    app.rows().iter().map(|s| s.row.component.clone()).collect()
+}
+
+fn screen(app: &App) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(130, 20)).unwrap();
+    terminal.draw(|f| draw::draw(f, app)).unwrap();
+    let buffer = terminal.backend().buffer();
+    let width = buffer.area.width as usize;
+    buffer
+        .content
+        .chunks(width)
+        .map(|line| line.iter().map(|c| c.symbol()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.key(Key::Char(c));
+    }
+}
+
+#[test]
+fn rows_sort_by_total_then_by_the_key_s_chooses() {
+    let mut app = App::new("127.0.0.1:9465".into());
+    app.received(live(1, 150_000.0));
+    assert_eq!(
+        names(&app),
+        ["render", "on_order", "db_write", "risk_check"]
+    );
+    app.key(Key::Char('s'));
+    assert_eq!(app.sort, Sort::Calls);
+    for _ in 0..3 {
+        app.key(Key::Char('s'));
+    }
+    assert_eq!(app.sort, Sort::P999);
+    app.key(Key::Char('s'));
+    assert_eq!(app.sort, Sort::Name);
+    assert_eq!(
+        names(&app),
+        ["db_write", "on_order", "render", "risk_check"]
+    );
+}
+
+#[test]
+fn a_filter_is_a_substring_or_a_glob_and_escape_leaves_it_as_it_was() {
+    let mut app = App::new("a".into());
+    app.received(live(1, 150_000.0));
+    app.key(Key::Char('/'));
+    typed(&mut app, "ORDER");
+    app.key(Key::Enter);
+    assert_eq!(names(&app), ["on_order"]);
+    app.key(Key::Char('/'));
+    app.key(Key::Backspace);
+    typed(&mut app, "x");
+    app.key(Key::Esc);
+    assert_eq!(app.filter.as_deref(), Some("ORDER"));
+    app.key(Key::Char('/'));
+    for _ in 0..5 {
+        app.key(Key::Backspace);
+    }
+    typed(&mut app, "r*_*");
+    app.key(Key::Enter);
+    assert_eq!(names(&app), ["risk_check"]);
+    // The tree keeps the parents of what matches.
+    app.key(Key::Tab);
+    let tree: Vec<usize> = app.tree().iter().map(|l| l.index).collect();
+    assert_eq!(tree, [0, 2]);
+}
+
+#[test]
+fn per_thread_rows_name_their_thread() {
+    let mut app = App::new("a".into());
+    app.received(live(1, 150_000.0));
+    app.key(Key::Char('t'));
+    let threads: Vec<Option<String>> = app.rows().iter().map(|s| s.thread.clone()).collect();
+    assert_eq!(threads[0].as_deref(), Some("render#3"));
+    assert!(threads.iter().all(Option::is_some));
+    assert!(screen(&app).contains("gateway#2"));
+}
+
+#[test]
+fn a_folded_node_hides_its_subtree() {
+    let mut app = App::new("a".into());
+    app.received(live(1, 150_000.0));
+    app.key(Key::Tab);
+    assert_eq!(app.pane, Pane::Tree);
+    assert_eq!(app.tree().len(), 4);
+    app.key(Key::Left); // fold on_order
+    let shown: Vec<usize> = app.tree().iter().map(|l| l.index).collect();
+    assert_eq!(shown, [0, 3]);
+    assert_eq!(app.tree()[0].folded, Some(true));
+    assert!(screen(&app).contains("+ on_order"));
+    app.key(Key::Enter); // unfold
+    assert_eq!(app.tree().len(), 4);
+    app.key(Key::Down);
+    app.key(Key::Left); // db_write has nothing to fold
+    assert_eq!(app.tree().len(), 4);
+}
+
+#[test]
+fn pausing_keeps_the_view_and_the_history_grows_per_interval() {
+    let mut app = App::new("a".into());
+    app.received(live(1, 100_000.0));
+    app.key(Key::Char('p'));
+    app.received(live(2, 200_000.0));
+    app.received(live(2, 200_000.0)); // the same interval again: counted once
+    assert_eq!(app.view.as_ref().unwrap().sequence, 1);
+    assert!(screen(&app).contains("VIEW PAUSED"));
+    app.key(Key::Char('p'));
+    assert_eq!(app.view.as_ref().unwrap().sequence, 2);
+    let history = app.history("db_write");
+    assert_eq!(history, [(1.0, 100_000.0), (0.0, 200_000.0)]);
+    // A minute later the first has left the window.
+    for s in 3..=62 {
+        app.received(live(s, 100_000.0));
+    }
+    assert_eq!(app.history("db_write").len(), 60);
+}
+
+#[test]
+fn the_switch_is_asked_only_where_the_endpoint_takes_it() {
+    let mut app = App::new("a".into());
+    assert_eq!(app.key(Key::Char('r')), Action::None);
+    app.received(live(1, 1.0));
+    assert_eq!(app.key(Key::Char('r')), Action::Record(false));
+    app.recording_now(false);
+    assert!(screen(&app).contains("RECORDING OFF"));
+    assert_eq!(app.key(Key::Char('r')), Action::Record(true));
+    let mut read_only = live(2, 1.0);
+    read_only.control = false;
+    app.received(read_only);
+    assert_eq!(app.key(Key::Char('r')), Action::None);
+    assert!(app.message().unwrap().contains("read-only"));
+    assert_eq!(app.key(Key::Char('q')), Action::Quit);
+}
+
+#[test]
+fn a_program_that_goes_away_is_said_and_the_view_goes_on_when_it_is_back() {
+    let mut app = App::new("127.0.0.1:9465".into());
+    app.received(live(1, 1.0));
+    app.failed("connection refused".into(), Instant::now());
+    assert!(matches!(app.link, Link::Gone { .. }));
+    let text = screen(&app);
+    assert!(text.contains("no answer from 127.0.0.1:9465"), "{text}");
+    assert!(text.contains("connection refused"), "{text}");
+    assert!(text.contains("on_order"), "the last figures stay: {text}");
+    let mut back = live(1, 1.0);
+    back.pid = 43; // a new process on the address
+    app.received(back);
+    assert_eq!(app.link, Link::Up);
+    assert!(
+        app.message()
+            .unwrap()
+            .contains("reconnected to live_service (pid 43)")
+    );
+    assert_eq!(
+        app.history("db_write").len(),
+        1,
+        "a new process's history starts afresh"
+    );
+}
+
+#[test]
+fn the_screen_shows_figures_in_the_views_unit_and_frames_over_budget() {
+    let mut app = App::new("127.0.0.1:9465".into());
+    app.received(live(7, 150_000.0));
+    let text = screen(&app);
+    for expected in [
+        "live_service (pid 42) at 127.0.0.1:9465  interval #7",
+        "RECORDING",
+        "frames render#3: 60.00/s, 1 over the 16.67 ms budget",
+        "COMPONENT",
+        "P99.9",
+        "db_write",
+        "150.0 us",
+        "1.000 k",
+        "p99 of render, last 1 intervals",
+    ] {
+        assert!(text.contains(expected), "{expected:?} not in\n{text}");
+    }
+}
