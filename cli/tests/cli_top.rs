@@ -165,8 +165,10 @@ impl Drop for Tmux {
 
 /// The rows of the components table, top to bottom: (component, calls/s cell).
 fn rows(screen: &str) -> Vec<(String, String)> {
-    let row =
-        Regex::new(r"│(?:\S+#\d+\s+)?([a-z_]+)\s+([\d.]+(?: k)?)\s+[\d.]+ [mun]?s\s").unwrap();
+    let row = Regex::new(
+        r"│(?:\S+#\d+\s+)?([a-z_]+)(?: \(pulse\))?\s+([\d.]+(?: k)?)\s+[\d.]+ [mun]?s\s",
+    )
+    .unwrap();
     screen
         .lines()
         .filter_map(|l| row.captures(l))
@@ -233,6 +235,10 @@ fn top_shows_sorts_filters_switches_and_survives_its_program() {
         "{screen}"
     );
     assert!(screen.contains("TOTAL v"), "{screen}");
+    assert!(
+        screen.contains("tick (pulse)"),
+        "a pulse is said to be one:\n{screen}"
+    );
     assert!(
         Regex::new(r"frames render#\d+: [\d.]+/s")
             .unwrap()

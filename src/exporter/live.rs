@@ -7,7 +7,7 @@
 //! (bucket by bucket, at the histogram's 3 significant digits), so the live view needs
 //! no cut of its own in the agent and any number of viewers share it.
 
-use crate::report::{RecordingOff, Report, Row, TreeNode, Unit};
+use crate::report::{RecordingOff, Report, Row, RowKind, TreeNode, Unit};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -68,6 +68,10 @@ pub struct Live {
 pub struct LiveRow {
     /// The component (the id's name).
     pub component: String,
+    /// What recorded it: scopes, pulses (their `total` is the time between pulses,
+    /// not work) or values.
+    #[serde(default)]
+    pub kind: RowKind,
     /// Calls (samples seen) in the interval, lost ones included.
     pub calls: u64,
     /// The time of the interval's samples added up.
@@ -225,6 +229,7 @@ fn diff_row(
     let total = (new.stats.total - old.map_or(0.0, |o| o.stats.total)).max(0.0);
     let whole = LiveRow {
         component: new.component.clone(),
+        kind: new.kind,
         calls,
         total,
         p50: new.stats.median,

@@ -286,7 +286,7 @@ impl Local {
     pub(super) fn close(&self, idx: u32, frame: Frame, up: &Word, mode: Mode, now: Stamp) {
         let delta = now.ticks.wrapping_sub(frame.ticks);
         if frame.tag & OFF != 0 {
-            return paused_close(delta, up);
+            return switch::paused_close(delta, up);
         }
         let meta = scope_meta(frame.tag, mode, now);
         if delta > DELTA_MASK {
@@ -344,7 +344,7 @@ impl Local {
             return self.pulse_slow(idx);
         };
         if switch::paused() {
-            return paused_pulse(ring);
+            return switch::paused_pulse(ring);
         }
         // The timer is read, and the baseline read and replaced, under the ring's
         // claim: a signal handler pulsing the same id before the claim comes before
@@ -450,29 +450,6 @@ pub(super) fn push_frame(stack: Stack<'_>, d: usize, idx: u32, mode: Mode) {
     let now = clock::read(mode);
     stack.tags[d].set(tag(idx, mode, now) | paused);
     stack.ticks[d].set(now.ticks);
-}
-
-/// The Stop of a scope opened while recording was off: nothing is stored, and its
-/// ticks still go to its parent's children's ticks (a parent opened while on keeps an
-/// exact self time).
-#[cold]
-#[inline(never)]
-fn paused_close(delta: u64, up: &Word) {
-    if delta <= DELTA_MASK {
-        up.set(up.get().wrapping_add(delta));
-    }
-}
-
-/// A pulse while recording is off: stores nothing and forgets the baseline, so the
-/// first pulse after recording resumes starts a new one (claimed, as a pulse is: a
-/// signal handler's pulse of the same id cannot interleave).
-#[cold]
-#[inline(never)]
-fn paused_pulse(ring: &Ring) {
-    if let Some(h) = ring.claim() {
-        ring.swap_pulse(0);
-        ring.cancel(h);
-    }
 }
 
 impl Drop for Local {

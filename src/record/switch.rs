@@ -13,7 +13,9 @@
 //! How long recording was off is kept here (cold: [`set_recording`] takes a lock), and
 //! the report says it.
 
-use super::sample::OFF;
+use super::ring::Ring;
+use super::sample::{DELTA_MASK, OFF};
+use super::word::Word;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Mutex, PoisonError};
@@ -88,6 +90,29 @@ pub fn set_recording(on: bool) -> bool {
         _ => {}
     }
     was_on
+}
+
+/// The Stop of a scope opened while recording was off: nothing is stored, and its
+/// ticks still go to its parent's children's ticks (a parent opened while on keeps an
+/// exact self time).
+#[cold]
+#[inline(never)]
+pub(super) fn paused_close(delta: u64, up: &Word) {
+    if delta <= DELTA_MASK {
+        up.set(up.get().wrapping_add(delta));
+    }
+}
+
+/// A pulse while recording is off: stores nothing and forgets the baseline, so the
+/// first pulse after recording resumes starts a new one (claimed, as a pulse is: a
+/// signal handler's pulse of the same id cannot interleave).
+#[cold]
+#[inline(never)]
+pub(super) fn paused_pulse(ring: &Ring) {
+    if let Some(h) = ring.claim() {
+        ring.swap_pulse(0);
+        ring.cancel(h);
+    }
 }
 
 /// Whether recording is on, how long it was off in all, and how many times it was

@@ -11,6 +11,7 @@ mod convert;
 mod focus;
 mod frames;
 pub(crate) mod histogram;
+mod notices;
 pub mod numbers;
 mod options;
 mod row;
@@ -30,6 +31,7 @@ use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
 pub use focus::{Focus, Sort};
 pub use frames::{Culprit, FrameComponent, PerFrame, Spread, WorstFrame};
 pub use histogram::{Bucket, Distribution, rank};
+pub use notices::{Captures, PeriodicFailures, RecordingOff};
 pub use series::{Series, SeriesComponent};
 pub use table::{Column, SEED_WIDTH, TableOptions};
 pub use tree::{SelfTime, TreeNode};
@@ -159,94 +161,6 @@ pub struct Report {
     /// capture, and for reports of older versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recording_off: Option<RecordingOff>,
-}
-
-/// Recording switched off at run time ([`set_recording`](crate::set_recording)), as a
-/// report says it: a line under its tables, and this field of its JSON.
-///
-/// ```
-/// let mut report = latte::Report::collect(&latte::ReportOptions::default());
-/// report.recording_off = Some(latte::report::RecordingOff { seconds: 2.5, pauses: 2, now: true });
-/// let mut table = Vec::new();
-/// report.write(&mut table, latte::Format::default())?;
-/// let table = String::from_utf8(table).unwrap();
-/// assert!(table.contains("recording was off for 2.500 s (2 pauses"), "{table}");
-/// # Ok::<(), latte::Error>(())
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct RecordingOff {
-    /// Seconds it was off in all, the current pause included.
-    pub seconds: f64,
-    /// How many times it was switched off.
-    pub pauses: u64,
-    /// It is off as the report is made.
-    pub now: bool,
-}
-
-/// The flight recorder's captures of the run so far: timelines written around slow
-/// samples or on request ([`Builder::capture_when`](crate::Builder::capture_when),
-/// [`Guard::capture_timeline`](crate::Guard::capture_timeline)).
-///
-/// ```
-/// let mut report = latte::Report::collect(&latte::ReportOptions::default());
-/// report.captures = Some(latte::report::Captures {
-///     dir: "latte-captures".into(),
-///     written: 3,
-///     skipped: 40,
-///     failed: 1,
-///     last_file: Some("latte-captures/capture-4242-3-on_order.json".into()),
-///     last_error: Some("No space left on device (os error 28)".into()),
-/// });
-/// let mut table = Vec::new();
-/// report.write(&mut table, latte::Format::default())?;
-/// let table = String::from_utf8(table).unwrap();
-/// assert!(table.contains("3 timeline captures written"), "{table}");
-/// # Ok::<(), latte::Error>(())
-/// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Captures {
-    /// The directory captures are written to.
-    pub dir: String,
-    /// Captures written (some may since have been removed to keep the directory within
-    /// its bounds).
-    pub written: u64,
-    /// Triggering samples not captured: within the gap after a capture, or beside a
-    /// slower one in the same fold.
-    pub skipped: u64,
-    /// Captures that could not be written.
-    pub failed: u64,
-    /// The newest capture's file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_file: Option<String>,
-    /// Why the last failed capture failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_error: Option<String>,
-}
-
-/// Periodic reports that could not be written (a sink that failed or panicked, or the
-/// interval log), shown in the next report the agent writes; see
-/// [`Guard::sink_errors`](crate::Guard::sink_errors) and
-/// [`Error::PeriodicReports`].
-///
-/// ```
-/// let failures = latte::report::PeriodicFailures {
-///     count: 2,
-///     last_error: "writing the latte report failed: disk full".into(),
-/// };
-/// let mut report = latte::Report::collect(&latte::ReportOptions::default());
-/// report.periodic_failures = Some(failures);
-/// let mut table = Vec::new();
-/// report.write(&mut table, latte::Format::default())?;
-/// let table = String::from_utf8(table).unwrap();
-/// assert!(table.contains("2 periodic reports could not be written: writing the latte report failed: disk full"));
-/// # Ok::<(), latte::Error>(())
-/// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PeriodicFailures {
-    /// How many periodic reports failed since the previous report that was written.
-    pub count: u64,
-    /// The last failure's error, as text.
-    pub last_error: String,
 }
 
 /// The measured cost of the instrumentation itself, in the report's unit.

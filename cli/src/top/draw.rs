@@ -4,8 +4,8 @@
 
 use super::app::{App, HISTORY_SECONDS, Link, Pane, Sort};
 use latte::Unit;
-use latte::exporter::Live;
-use latte::report::numbers;
+use latte::exporter::{Live, LiveRow};
+use latte::report::{RowKind, numbers};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style, Stylize};
@@ -135,6 +135,18 @@ fn heading(names: &[(&'static str, Option<Sort>)], sort: Sort) -> Row<'static> {
     .style(Style::new().bold().reversed())
 }
 
+/// A row's component; a pulse's TOTAL is the time between pulses, not work: said
+/// beside its name.
+fn name_cell(row: &LiveRow) -> Cell<'static> {
+    match row.kind {
+        RowKind::Pulse => Cell::from(Line::from(vec![
+            Span::raw(row.component.clone()),
+            Span::styled(" (pulse)", Style::new().dim()),
+        ])),
+        _ => Cell::from(row.component.clone()),
+    }
+}
+
 fn components(frame: &mut Frame, area: Rect, app: &App) {
     let Some(live) = &app.view else { return };
     let rows = app.rows();
@@ -155,7 +167,7 @@ fn components(frame: &mut Frame, area: Rect, app: &App) {
         let r = shown.row;
         let mut cells: Vec<Cell> = shown.thread.iter().map(|t| Cell::from(t.clone())).collect();
         cells.extend([
-            Cell::from(r.component.clone()),
+            name_cell(r),
             Cell::from(rate(live, r.calls)),
             Cell::from(value(live, r.total)),
             Cell::from(value(live, r.p50)),

@@ -10,7 +10,7 @@
 //! | file | what |
 //! |---|---|
 //! | `mod.rs` | the arguments, the terminal, the fetching thread and the loop |
-//! | `app.rs` | what is shown and how keys change it (no terminal: unit-tested) |
+//! | `app.rs` | what is shown and how keys change it (no terminal: unit-tested); `app/tree.rs` the call tree's lines and folding |
 //! | `draw.rs` | the screen, drawn with ratatui |
 
 mod app;

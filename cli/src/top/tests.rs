@@ -11,6 +11,7 @@ use std::time::Instant;
 fn row(component: &str, calls: u64, total: f64, p99: f64) -> LiveRow {
     LiveRow {
         component: component.into(),
+        kind: latte::report::RowKind::Scope,
         calls,
         total,
         p50: p99 / 2.0,
@@ -244,7 +245,9 @@ fn a_program_that_goes_away_is_said_and_the_view_goes_on_when_it_is_back() {
 #[test]
 fn the_screen_shows_figures_in_the_views_unit_and_frames_over_budget() {
     let mut app = App::new("127.0.0.1:9465".into());
-    app.received(live(7, 150_000.0));
+    let mut seven = live(7, 150_000.0);
+    seven.rows[3].kind = latte::report::RowKind::Pulse;
+    app.received(seven);
     let text = screen(&app);
     for expected in [
         "live_service (pid 42) at 127.0.0.1:9465  interval #7",
@@ -256,6 +259,7 @@ fn the_screen_shows_figures_in_the_views_unit_and_frames_over_budget() {
         "150.0 us",
         "1.000 k",
         "p99 of render, last 1 intervals",
+        "render (pulse)",
     ] {
         assert!(text.contains(expected), "{expected:?} not in\n{text}");
     }
