@@ -4,9 +4,10 @@
 //! can write this set in its own format (the Prometheus and OTLP crates both do), so
 //! what is exported is decided once, here, and none of them reads the report itself.
 
+use super::Exponential;
 use super::frames::Frames;
 use crate::diagnostics::Anomalies;
-use crate::report::{Report, Row, Unit};
+use crate::report::{Distribution, Report, Row, Unit};
 use std::time::Duration;
 
 /// The quantiles of each series: p50, p99, p99.9 (as [`Series::quantiles`] holds them).
@@ -158,6 +159,10 @@ pub struct Series {
     /// Samples in each bucket of [`MetricSet::bounds`] (not cumulative), and one more
     /// for the values above the last bound.
     pub buckets: Vec<u64>,
+    /// The same samples in exponential buckets, in seconds, at the finest scale (at
+    /// most 10) that fits [`Exponential::DEFAULT_MAX_BUCKETS`]: what merges across
+    /// processes (OTLP exponential histograms, Prometheus native histograms).
+    pub exponential: Exponential,
     /// Samples in the histogram (every folded one).
     pub count: u64,
     /// Their sum, in seconds.
@@ -192,22 +197,7 @@ impl MetricSet {
     /// if `by_thread`, else per component over all threads.
     pub fn of(report: &Report, buckets: &Buckets, by_thread: bool) -> MetricSet {
         let bounds = buckets.seconds();
-        let per_second = |v: f64| match report.unit {
-            Unit::Cycles => v / report.ticks_per_ns * 1e-9,
-            Unit::Time => v * 1e-9,
-        };
-        let series_of = |row: &Row, thread: Option<&Thread>| Series {
-            component: row.component.clone(),
-            thread: thread.cloned(),
-            buckets: spread(row, report, bounds),
-            count: row.stats.samples,
-            sum: per_second(row.stats.total),
-            quantiles: [row.stats.median, row.stats.p99, row.stats.p999].map(per_second),
-            seen: row.stats.seen,
-            lost: row.stats.lost,
-            bypass: row.stats.bypass,
-            outliers: row.stats.outliers,
-        };
+        let series_of = |row: &Row, thread: Option<&Thread>| series(row, thread, report, bounds);
         let mut set = MetricSet {
             clock: report.clock.clone(),
             frequency_hz: report.ticks_per_ns * 1e9,
@@ -260,20 +250,47 @@ fn anomalies<'a>(
     })
 }
 
-/// The row's histogram ([`Row::distribution`]) spread over `bounds` (seconds): a
+/// One row's series: its buckets over `bounds`, its exponential buckets, its counts.
+fn series(row: &Row, thread: Option<&Thread>, report: &Report, bounds: &[f64]) -> Series {
+    let unit = seconds_per_unit(report);
+    let dist = row.distribution(report).ok();
+    let max = Exponential::DEFAULT_MAX_BUCKETS;
+    Series {
+        component: row.component.clone(),
+        thread: thread.cloned(),
+        buckets: spread(dist.as_ref(), report, bounds),
+        exponential: dist.as_ref().map_or_else(Exponential::default, |d| {
+            Exponential::of(d, unit, Exponential::MAX_SCALE, max)
+        }),
+        count: row.stats.samples,
+        sum: row.stats.total * unit,
+        quantiles: [row.stats.median, row.stats.p99, row.stats.p999].map(|v| v * unit),
+        seen: row.stats.seen,
+        lost: row.stats.lost,
+        bypass: row.stats.bypass,
+        outliers: row.stats.outliers,
+    }
+}
+
+/// One of `report`'s units in seconds.
+fn seconds_per_unit(report: &Report) -> f64 {
+    match report.unit {
+        Unit::Cycles => 1e-9 / report.ticks_per_ns,
+        Unit::Time => 1e-9,
+    }
+}
+
+/// A row's histogram ([`Row::distribution`]) spread over `bounds` (seconds): a
 /// histogram bucket goes to the first bound at least its lowest value (to within a part
 /// per billion, so a value on a bound stays in its bucket). All zeros if the row has no
 /// histogram or it does not decode.
-fn spread(row: &Row, report: &Report, bounds: &[f64]) -> Vec<u64> {
+fn spread(dist: Option<&Distribution>, report: &Report, bounds: &[f64]) -> Vec<u64> {
     let mut counts = vec![0u64; bounds.len() + 1];
-    let Ok(dist) = row.distribution(report) else {
+    let Some(dist) = dist else {
         return counts;
     };
     // The bucket's lowest value, from the report's unit to seconds.
-    let per_second = match report.unit {
-        Unit::Cycles => 1e-9 / report.ticks_per_ns,
-        Unit::Time => 1e-9,
-    };
+    let per_second = seconds_per_unit(report);
     for bucket in dist.buckets() {
         let secs = bucket.low * per_second;
         // On a bound is in its bucket, whatever the rounding of ticks to seconds.
@@ -339,13 +356,42 @@ mod tests {
         }
     }
 
+    fn spread_of(row: &Row, report: &Report, bounds: &[f64]) -> Vec<u64> {
+        spread(row.distribution(report).ok().as_ref(), report, bounds)
+    }
+
+    #[test]
+    fn a_series_holds_its_values_in_exponential_buckets_too() {
+        // 2 ticks per ns: 10 ns, 100 ns and 101 ns.
+        let row = row(&[(20, 3), (200, 5), (202, 7)]);
+        let report = Report {
+            all_threads: vec![Row {
+                component: "c".into(),
+                ..row.clone()
+            }],
+            ..report(Unit::Cycles, 2.0)
+        };
+        let set = MetricSet::of(&report, &Buckets::default(), false);
+        let e = &set.series[0].exponential;
+        // 10 to 101 ns: 3.3 doublings, 3,400 buckets at scale 10; 1,700 at scale 9.
+        assert_eq!((e.scale, e.count()), (9, 15));
+        assert!(e.counts.len() <= Exponential::DEFAULT_MAX_BUCKETS);
+        for (q, seconds) in [(0.1, 10e-9), (0.3, 100e-9), (0.9, 101e-9)] {
+            let got = e.quantile(q);
+            assert!(
+                (got / seconds - 1.0).abs() < 1e-3,
+                "q {q}: {got} against {seconds}"
+            );
+        }
+    }
+
     #[test]
     fn values_fall_in_the_first_bucket_at_or_above_them() {
         // 2 ticks per ns: 200 ticks = 100 ns, exactly on the second bound.
         let row = row(&[(20, 3), (200, 5), (202, 7), (4_000_000, 1)]);
         let bounds = [50e-9, 100e-9, 1e-6];
         for unit in [Unit::Cycles, Unit::Time] {
-            assert_eq!(spread(&row, &report(unit, 2.0), &bounds), [3, 5, 7, 1]);
+            assert_eq!(spread_of(&row, &report(unit, 2.0), &bounds), [3, 5, 7, 1]);
         }
     }
 
@@ -358,13 +404,13 @@ mod tests {
             },
             ..Row::default()
         };
-        assert_eq!(spread(&row, &report(Unit::Cycles, 1.0), &[1e-6]), [0, 0]);
+        assert_eq!(spread_of(&row, &report(Unit::Cycles, 1.0), &[1e-6]), [0, 0]);
         let garbled = Row {
             histogram: Some("not base64!".into()),
             ..row
         };
         assert_eq!(
-            spread(&garbled, &report(Unit::Cycles, 1.0), &[1e-6]),
+            spread_of(&garbled, &report(Unit::Cycles, 1.0), &[1e-6]),
             [0, 0]
         );
     }

@@ -52,10 +52,12 @@
 //! # Ok::<(), latte::Error>(())
 //! ```
 
+mod exponential;
 mod frames;
 mod live;
 mod metrics;
 
+pub use exponential::Exponential;
 pub use frames::{FrameCounter, Frames};
 pub use live::{Live, LiveFrames, LiveNode, LiveRow, LiveThread};
 pub use metrics::{Anomaly, Buckets, InvalidBuckets, MetricSet, QUANTILES, Series, Thread};

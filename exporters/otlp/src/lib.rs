@@ -23,7 +23,7 @@
 //!
 //! | metric | unit | kind |
 //! |---|---|---|
-//! | `latte.latency` | s | histogram, explicit buckets ([`Otlp::buckets`]) |
+//! | `latte.latency` | s | histogram: exponential ([`Histograms`]), or explicit buckets ([`Otlp::buckets`]) |
 //! | `latte.latency.quantile` | s | gauge, p50, p99, p99.9 (attribute `quantile`) |
 //! | `latte.samples.seen`, `latte.samples.lost` | `{sample}` | monotonic sum |
 //! | `latte.samples.bypass`, `latte.samples.outliers` | `{sample}` | gauge |
@@ -63,9 +63,27 @@ pub struct Otlp {
     endpoint: String,
     interval: Duration,
     buckets: Result<Buckets, InvalidBuckets>,
+    histograms: Histograms,
     thread_label: bool,
     stats: Arc<Stats>,
     running: Option<(Pusher, Queue)>,
+}
+
+/// How [`Otlp`] sends the latency histogram (`latte.latency`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Histograms {
+    /// An exponential histogram (the default): base-2 buckets at the finest scale (at
+    /// most 10: a bucket's middle within 1/2,954 of any value in it, as fine as
+    /// latte's own histograms) whose buckets from the smallest value to the largest
+    /// number at most 2,048; a series spread wider gets a coarser scale, each step
+    /// doubling the error (scale 7, 0.27% at worst, covers 16 doublings). Backends
+    /// merge these across processes bucket by bucket
+    /// ([`latte::exporter::Exponential`]).
+    #[default]
+    Exponential,
+    /// Explicit buckets over [`Otlp::buckets`]: quantiles read from them are
+    /// interpolated within buckets whose width is set by the bounds, not the data.
+    Explicit,
 }
 
 /// The counts of an [`Otlp`] exporter's pushes, kept by the caller while the agent
@@ -120,15 +138,18 @@ impl Otlp {
             endpoint: endpoint.into(),
             interval,
             buckets: Ok(Buckets::default()),
+            histograms: Histograms::Exponential,
             thread_label: false,
             stats: Arc::default(),
             running: None,
         }
     }
 
-    /// The latency histogram's bucket upper bounds (default: 1-2-5 steps from 10 ns
-    /// to 10 s, 28 buckets, plus `+Inf`). Bounds that are empty, zero or out of order
-    /// make the agent's start fail ([`latte::Error::Exporter`]).
+    /// Explicit bucket upper bounds for the latency histogram, which then goes out as
+    /// an explicit-bucket histogram ([`Histograms::Explicit`]; the default bounds are
+    /// 1-2-5 steps from 10 ns to 10 s, 28 buckets, plus `+Inf`). Bounds that are
+    /// empty, zero or out of order make the agent's start fail
+    /// ([`latte::Error::Exporter`]).
     ///
     /// ```
     /// use std::time::Duration;
@@ -139,6 +160,23 @@ impl Otlp {
     /// ```
     pub fn buckets(mut self, bounds: impl IntoIterator<Item = Duration>) -> Otlp {
         self.buckets = Buckets::new(bounds);
+        self.histograms = Histograms::Explicit;
+        self
+    }
+
+    /// How the latency histogram goes out: [`Histograms::Exponential`] (the default),
+    /// which backends merge across processes without loss, or
+    /// [`Histograms::Explicit`] over [`buckets`](Otlp::buckets).
+    ///
+    /// ```
+    /// use latte_otlp::{Histograms, Otlp};
+    /// use std::time::Duration;
+    /// let otlp = Otlp::new("http://127.0.0.1:4318/v1/metrics", Duration::from_secs(10))
+    ///     .histograms(Histograms::Explicit); // the default bounds
+    /// # drop(otlp);
+    /// ```
+    pub fn histograms(mut self, kind: Histograms) -> Otlp {
+        self.histograms = kind;
         self
     }
 
@@ -189,7 +227,8 @@ impl Exporter for Otlp {
         let buckets = self.buckets.clone()?;
         let url = self.endpoint.clone();
         let stats = self.stats.clone();
-        self.running = Some(Pusher::start(url, buckets, self.thread_label, stats)?);
+        let kind = self.histograms;
+        self.running = Some(Pusher::start(url, buckets, self.thread_label, kind, stats)?);
         Ok(())
     }
 

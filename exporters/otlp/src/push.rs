@@ -7,14 +7,16 @@
 //! slow), and the final one replaces it. Why not the `opentelemetry` SDK:
 //! docs/design.md ("Exporters").
 
+use crate::Histograms;
 use crossbeam_channel::{Receiver, Sender, bounded};
 use latte::Report;
 use latte::exporter::{Buckets, Frames, MetricSet, QUANTILES, Series, Thread};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, InstrumentationScope, KeyValue, any_value};
 use opentelemetry_proto::tonic::metrics::v1::{
-    AggregationTemporality, Gauge, Histogram, HistogramDataPoint, Metric, NumberDataPoint,
-    ResourceMetrics, ScopeMetrics, Sum, metric::Data, number_data_point,
+    AggregationTemporality, ExponentialHistogram, ExponentialHistogramDataPoint, Gauge, Histogram,
+    HistogramDataPoint, Metric, NumberDataPoint, ResourceMetrics, ScopeMetrics, Sum,
+    exponential_histogram_data_point, metric::Data, number_data_point,
 };
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use prost::Message as _;
@@ -94,6 +96,7 @@ impl Pusher {
         url: String,
         buckets: Buckets,
         by_thread: bool,
+        kind: Histograms,
         stats: Arc<Stats>,
     ) -> std::io::Result<(Pusher, Queue)> {
         let mailbox = Mailbox::default();
@@ -114,7 +117,7 @@ impl Pusher {
                 let waiting = rung.iter().chain([()]).map(|()| lock(&inbox).take());
                 for report in waiting.flatten() {
                     let set = MetricSet::of(&report, &buckets, by_thread);
-                    let body = request(&set, began, SystemTime::now()).encode_to_vec();
+                    let body = request(&set, began, SystemTime::now(), kind).encode_to_vec();
                     let sent = agent
                         .post(&url)
                         .header("Content-Type", "application/x-protobuf")
@@ -210,22 +213,54 @@ fn as_int(n: u64) -> number_data_point::Value {
     number_data_point::Value::AsInt(i64::try_from(n).unwrap_or(i64::MAX))
 }
 
+/// The latency histogram, exponential or over explicit bounds.
+fn histogram(set: &MetricSet, at: Stamp, kind: Histograms) -> Data {
+    match kind {
+        Histograms::Explicit => {
+            let points = set.series.iter().map(|s| HistogramDataPoint {
+                attributes: attributes(s),
+                start_time_unix_nano: at.start,
+                time_unix_nano: at.time,
+                count: s.count,
+                sum: Some(s.sum),
+                bucket_counts: s.buckets.clone(),
+                explicit_bounds: set.bounds.clone(),
+                ..HistogramDataPoint::default()
+            });
+            Data::Histogram(Histogram {
+                data_points: points.collect(),
+                aggregation_temporality: CUMULATIVE,
+            })
+        }
+        Histograms::Exponential => {
+            let points = set.series.iter().map(|s| {
+                let e = &s.exponential;
+                ExponentialHistogramDataPoint {
+                    attributes: attributes(s),
+                    start_time_unix_nano: at.start,
+                    time_unix_nano: at.time,
+                    count: e.count(),
+                    sum: Some(s.sum),
+                    scale: e.scale,
+                    zero_count: e.zero_count,
+                    positive: Some(exponential_histogram_data_point::Buckets {
+                        offset: e.offset,
+                        bucket_counts: e.counts.clone(),
+                    }),
+                    ..ExponentialHistogramDataPoint::default()
+                }
+            });
+            Data::ExponentialHistogram(ExponentialHistogram {
+                data_points: points.collect(),
+                aggregation_temporality: CUMULATIVE,
+            })
+        }
+    }
+}
+
 /// The latency histogram and its quantile gauges.
-fn latency(set: &MetricSet, at: Stamp) -> [Metric; 2] {
-    let points = set.series.iter().map(|s| HistogramDataPoint {
-        attributes: attributes(s),
-        start_time_unix_nano: at.start,
-        time_unix_nano: at.time,
-        count: s.count,
-        sum: Some(s.sum),
-        bucket_counts: s.buckets.clone(),
-        explicit_bounds: set.bounds.clone(),
-        ..HistogramDataPoint::default()
-    });
-    let histogram = Histogram {
-        data_points: points.collect(),
-        aggregation_temporality: CUMULATIVE,
-    };
+fn latency(set: &MetricSet, at: Stamp, kind: Histograms) -> [Metric; 2] {
+    let histogram = histogram(set, at, kind);
     let quantiles = set.series.iter().flat_map(|s| {
         QUANTILES.iter().zip(s.quantiles).map(|(q, v)| {
             let mut attributes = attributes(s);
@@ -241,7 +276,7 @@ fn latency(set: &MetricSet, at: Stamp) -> [Metric; 2] {
             "latte.latency",
             "Latency of each component over the whole run (every folded sample).",
             "s",
-            Data::Histogram(histogram),
+            histogram,
         ),
         metric(
             "latte.latency.quantile",
@@ -347,12 +382,13 @@ pub(crate) fn request(
     set: &MetricSet,
     began: SystemTime,
     now: SystemTime,
+    kind: Histograms,
 ) -> ExportMetricsServiceRequest {
     let at = Stamp {
         start: nanos(began),
         time: nanos(now),
     };
-    let mut metrics = latency(set, at).to_vec();
+    let mut metrics = latency(set, at, kind).to_vec();
     metrics.extend(counts(set, at));
     let scope = InstrumentationScope {
         name: "latte".into(),

@@ -4,7 +4,7 @@
 
 use crossbeam_channel::{Receiver, unbounded};
 use latte::{Data, Id, ReportOptions, Unit};
-use latte_otlp::Otlp;
+use latte_otlp::{Histograms, Otlp};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
 use opentelemetry_proto::tonic::metrics::v1::metric::Data as MetricData;
@@ -16,14 +16,14 @@ static A: Id = Id::new("fleet_otlp_a");
 static B: Id = Id::new("fleet_otlp_b");
 
 /// What the collector received: the path and the decoded body.
-type Pushed = (
+pub(super) type Pushed = (
     String,
     Result<ExportMetricsServiceRequest, prost::DecodeError>,
 );
 
 /// A collector on 127.0.0.1 that answers 200 to every POST, `delay` after reading it,
 /// and hands over the path and the decoded body. Returns its URL.
-fn collector(delay: Duration) -> (String, Receiver<Pushed>) {
+pub(super) fn collector(delay: Duration) -> (String, Receiver<Pushed>) {
     let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
     let url = format!(
         "http://{}/v1/metrics",
@@ -56,31 +56,74 @@ fn metric<'a>(request: &'a ExportMetricsServiceRequest, name: &str) -> &'a Metri
     scope.metrics.iter().find(|m| m.name == name).unwrap()
 }
 
-/// The histogram points of a request: (component, count, sum of bucket counts, buckets).
-fn histograms(request: &ExportMetricsServiceRequest) -> Vec<(String, u64, u64, usize, usize)> {
-    let Some(MetricData::Histogram(h)) = &metric(request, "latte.latency").data else {
-        panic!("latte.latency is not a histogram");
-    };
-    h.data_points
-        .iter()
-        .map(|p| {
-            let total = p.bucket_counts.iter().sum();
-            (
-                component(&p.attributes),
-                p.count,
-                total,
-                p.bucket_counts.len(),
-                p.explicit_bounds.len(),
-            )
-        })
-        .collect()
+/// How a histogram point's buckets are laid out.
+#[derive(Debug)]
+enum Shape {
+    /// Explicit: this many bucket counts over this many bounds.
+    Explicit(usize, usize),
+    /// Exponential, at this scale.
+    Exponential(i32),
+}
+
+/// The histogram points of a request: (component, count, sum of bucket counts, shape).
+fn histograms(request: &ExportMetricsServiceRequest) -> Vec<(String, u64, u64, Shape)> {
+    match &metric(request, "latte.latency").data {
+        Some(MetricData::Histogram(h)) => h
+            .data_points
+            .iter()
+            .map(|p| {
+                let total = p.bucket_counts.iter().sum();
+                let shape = Shape::Explicit(p.bucket_counts.len(), p.explicit_bounds.len());
+                (component(&p.attributes), p.count, total, shape)
+            })
+            .collect(),
+        Some(MetricData::ExponentialHistogram(h)) => h
+            .data_points
+            .iter()
+            .map(|p| {
+                let positive = p
+                    .positive
+                    .as_ref()
+                    .map_or(0, |b| b.bucket_counts.iter().sum());
+                let total = p.zero_count + positive;
+                (
+                    component(&p.attributes),
+                    p.count,
+                    total,
+                    Shape::Exponential(p.scale),
+                )
+            })
+            .collect(),
+        other => panic!("latte.latency is not a histogram: {other:?}"),
+    }
 }
 
 #[test]
 fn the_otlp_export_decodes_to_the_report() {
+    // Exponential by default; explicit buckets on request.
+    for (round, kind) in [(1, None), (2, Some(Histograms::Explicit))] {
+        let want_exponential = kind.is_none();
+        let request = export_once(kind, round);
+        let latency = &metric(&request, "latte.latency").data;
+        assert_eq!(
+            matches!(latency, Some(MetricData::ExponentialHistogram(_))),
+            want_exponential
+        );
+    }
+}
+
+/// Records into A and B under an agent pushing to a collector (`kind`: the
+/// exporter's histograms, if not the default), checks the first push holding every
+/// sample against the report, and returns it. `round`: how many times this ran
+/// (the counters are whole-run).
+fn export_once(kind: Option<Histograms>, round: i64) -> ExportMetricsServiceRequest {
     let _turn = super::agent_turn();
     let (url, received) = collector(Duration::ZERO);
     let otlp = Otlp::new(url, Duration::from_millis(200));
+    let otlp = match kind {
+        Some(kind) => otlp.histograms(kind),
+        None => otlp,
+    };
     let pushes = otlp.pushes();
     let guard = latte::builder()
         .unit(Unit::Time)
@@ -108,13 +151,16 @@ fn the_otlp_export_decodes_to_the_report() {
         ..ReportOptions::default()
     });
     let want = expected(&report);
-    assert_eq!(want[0].1, 7_000);
-    assert_eq!(want[1].1, 900);
+    assert_eq!(want[0].1 % 7_000, 0);
+    assert_eq!(want[1].1 % 900, 0);
     let request = first_complete_push(&received, &want);
     check_histograms(&request, &want);
     check_seen(&request, &want);
-    assert_eq!(frame_counter(&request, "latte.frames"), 5);
-    assert_eq!(frame_counter(&request, "latte.frames.over_budget"), 5);
+    assert_eq!(frame_counter(&request, "latte.frames"), 5 * round);
+    assert_eq!(
+        frame_counter(&request, "latte.frames.over_budget"),
+        5 * round
+    );
     // The push thread counts a push once it has read the answer: wait for that.
     let deadline = Instant::now() + Duration::from_secs(5);
     while pushes.sent() == 0 && Instant::now() < deadline {
@@ -124,6 +170,7 @@ fn the_otlp_export_decodes_to_the_report() {
     assert!(sent >= 1, "pushes the collector accepted: {sent}");
     assert_eq!(dropped, 0, "a collector that answers at once drops nothing");
     guard.stop().unwrap();
+    request
 }
 
 /// The value of a frame counter: a monotonic sum of one point (no thread label).
@@ -182,24 +229,36 @@ fn check_histograms(request: &ExportMetricsServiceRequest, want: &[(String, u64,
     for m in &scope.metrics {
         let kind = match &m.data {
             Some(MetricData::Histogram(h)) => format!("histogram, {} points", h.data_points.len()),
+            Some(MetricData::ExponentialHistogram(h)) => {
+                format!("exponential histogram, {} points", h.data_points.len())
+            }
             Some(MetricData::Sum(s)) => format!("sum, {} points", s.data_points.len()),
             Some(MetricData::Gauge(g)) => format!("gauge, {} points", g.data_points.len()),
             _ => "other".into(),
         };
         eprintln!("{} [{}] {kind}", m.name, m.unit);
     }
-    for (name, count, total, buckets, bounds) in histograms(request) {
-        eprintln!("{name}: count {count}, buckets add up to {total}, {buckets} buckets");
+    for (name, count, total, shape) in histograms(request) {
+        eprintln!("{name}: count {count}, buckets add up to {total}, {shape:?}");
         let Some(expected) = want.iter().find(|w| w.0 == name) else {
             continue; // another test's component
         };
         assert_eq!(count, expected.1, "{name}: count");
         assert_eq!(total, expected.1, "{name}: the buckets add up to the count");
-        assert_eq!(
-            buckets,
-            bounds + 1,
-            "{name}: one bucket per bound, and +Inf"
-        );
+        match shape {
+            Shape::Explicit(buckets, bounds) => {
+                assert_eq!(
+                    buckets,
+                    bounds + 1,
+                    "{name}: one bucket per bound, and +Inf"
+                );
+            }
+            Shape::Exponential(scale) => {
+                let scales = latte::exporter::Exponential::MIN_SCALE
+                    ..=latte::exporter::Exponential::MAX_SCALE;
+                assert!(scales.contains(&scale), "{name}: scale {scale}");
+            }
+        }
     }
 }
 

@@ -1,10 +1,11 @@
 //! The OTLP push as a collector sees it: decoded with `opentelemetry-proto` and
-//! compared with the report (`decoding`), and absent or stalled collectors
-//! (`hostile`).
+//! compared with the report (`decoding`), absent or stalled collectors (`hostile`),
+//! and 4 processes' histograms merged against the exact quantiles (`fidelity`).
 //!
 //! `cargo test -p latte-telemetry-otlp --test push`
 
 mod decoding;
+mod fidelity;
 mod hostile;
 
 use std::sync::{Mutex, MutexGuard};
