@@ -295,11 +295,16 @@ fn top_shows_sorts_filters_switches_and_survives_its_program() {
     tmux.keys(&["r"]);
     tmux.until("recording off", |s| s.contains("RECORDING OFF"));
     file_shows(&reports, "it is off now");
+    tmux.until("an interval with nothing recorded", |s| {
+        s.contains("components: none, recording is off")
+    });
     tmux.keys(&["r"]);
     tmux.until("recording on again", |s| {
         s.contains(" RECORDING ") && !s.contains("RECORDING OFF")
     });
     file_shows(&reports, "(1 pause with latte::set_recording):");
+    // An interval cut after recording came back has figures again.
+    tmux.until("figures again", |s| rows(s).len() >= 5);
 
     // The program killed under the view: said, the last figures kept; started again on
     // the same address: the view goes on with the new process.

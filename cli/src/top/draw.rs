@@ -195,6 +195,9 @@ fn components(frame: &mut Frame, area: Rect, app: &App) {
             " components matching '{f}' ({} of the interval's) ",
             rows.len()
         ),
+        None if rows.is_empty() && !live.recording => {
+            " components: none, recording is off (r switches it on) ".to_owned()
+        }
         None => format!(" components ({}) ", rows.len()),
     };
     let table = Table::new(body, widths)

@@ -207,8 +207,13 @@ fn the_switch_is_asked_only_where_the_endpoint_takes_it() {
     assert_eq!(app.key(Key::Char('r')), Action::Record(false));
     app.recording_now(false);
     assert!(screen(&app).contains("RECORDING OFF"));
+    // An interval with nothing recorded says why.
+    let mut empty = live(2, 1.0);
+    (empty.recording, empty.rows) = (false, Vec::new());
+    app.received(empty);
+    assert!(screen(&app).contains("components: none, recording is off"));
     assert_eq!(app.key(Key::Char('r')), Action::Record(true));
-    let mut read_only = live(2, 1.0);
+    let mut read_only = live(3, 1.0);
     read_only.control = false;
     app.received(read_only);
     assert_eq!(app.key(Key::Char('r')), Action::None);

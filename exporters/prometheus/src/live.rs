@@ -4,8 +4,9 @@
 //! A thread of its own (`latte-live`) cuts the intervals: every
 //! [`interval`](Live::interval) it asks the agent for a whole-run report (a bounded
 //! wait) and keeps what it added over the previous one
-//! ([`latte::exporter::Live::between`]). Requests are answered from what it keeps,
-//! never by waiting on the agent, and every viewer sees the same intervals. Nobody
+//! ([`latte::exporter::Live::between`]). Requests are answered from what it keeps
+//! (with the recording switch as it is at the answer), never by waiting on the agent,
+//! and every viewer sees the same intervals. Nobody
 //! asking for 10 s, it stops asking the agent (the next interval then covers the
 //! pause, and says how long it is). Connections are served as `/metrics`'s are:
 //! bounded head, no body read, 16 connection threads.
@@ -67,8 +68,8 @@ struct Running {
 
 /// What the cutting thread keeps for the requests.
 struct Kept {
-    /// The last interval's JSON.
-    view: Option<Arc<String>>,
+    /// The last interval.
+    view: Option<Arc<latte::exporter::Live>>,
     /// The whole-run report it was cut from.
     report: Option<Arc<Report>>,
     /// The last request.
@@ -252,13 +253,24 @@ impl Cut {
         view.program = self.program.clone();
         view.pid = std::process::id();
         view.control = self.control;
-        let json = serde_json::to_string(&view).unwrap_or_default();
         let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
-        kept.view = Some(Arc::new(json));
+        kept.view = Some(Arc::new(view));
         kept.report = Some(report.clone());
         drop(kept);
         self.previous = Some((now, report));
     }
+}
+
+/// The last interval as JSON, with the recording switch as it is now (it may have
+/// been switched since the interval was cut).
+fn now(view: &latte::exporter::Live) -> String {
+    let mut view = view.clone();
+    let switch = latte::collect::recording();
+    view.recording = switch.on;
+    if let Some(off) = &mut view.recording_off {
+        off.now = !switch.on;
+    }
+    serde_json::to_string(&view).unwrap_or_default()
 }
 
 /// The routes of the live endpoint, answered from `kept`.
@@ -276,7 +288,7 @@ fn route(kept: Arc<Mutex<Kept>>, control: bool) -> Route {
         };
         match (request.get, request.post, request.path.as_str()) {
             (true, _, "/live") => match view {
-                Some(view) => Response::ok(JSON, view.to_string()),
+                Some(view) => Response::ok(JSON, now(&view)),
                 None => Response::error(503, "latte: no interval yet (the first comes one interval after the start)"),
             },
             (true, _, "/report") => match report {

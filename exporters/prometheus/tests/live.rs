@@ -171,6 +171,9 @@ fn the_switch_works_where_it_is_enabled_and_the_view_says_the_pause() {
     let (status, _) = ask("POST", addr, "/recording/on");
     assert_eq!(status, 200);
     assert!(latte::collect::recording().on);
+    // The view says the switch as it is now, even before the next interval is cut.
+    let now = view(addr).unwrap();
+    assert!(now.recording && !now.recording_off.unwrap().now, "{now:?}");
     (0..7).for_each(|_| latte::record(&WORK, 1_000));
     assert_eq!(latte::snapshot("live_switch_work").len(), 7);
     guard.stop().unwrap();
