@@ -3,6 +3,7 @@
 //! folded tree nodes, the connection's state.
 
 use latte::exporter::{Live, LiveRow};
+use latte::report::RowKind;
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
@@ -260,7 +261,10 @@ impl App {
                     .then(a.thread.cmp(&b.thread))
             });
         } else {
-            rows.sort_by(|a, b| key(b).total_cmp(&key(a)));
+            // By TOTAL, pulses go last, as in the report's tables: a pulse's TOTAL is
+            // the time between pulses, not work.
+            let last = |s: &Shown<'_>| self.sort == Sort::Total && s.row.kind == RowKind::Pulse;
+            rows.sort_by(|a, b| last(a).cmp(&last(b)).then(key(b).total_cmp(&key(a))));
         }
         rows
     }

@@ -121,6 +121,16 @@ fn rows_sort_by_total_then_by_the_key_s_chooses() {
         names(&app),
         ["db_write", "on_order", "render", "risk_check"]
     );
+    // By TOTAL a pulse goes last, whatever its TOTAL (the time between pulses).
+    let mut pulsed = live(2, 150_000.0);
+    pulsed.rows[3].kind = latte::report::RowKind::Pulse; // render
+    app.received(pulsed);
+    app.key(Key::Char('s'));
+    assert_eq!(app.sort, Sort::Total);
+    assert_eq!(
+        names(&app),
+        ["on_order", "db_write", "risk_check", "render"]
+    );
 }
 
 #[test]
@@ -263,7 +273,7 @@ fn the_screen_shows_figures_in_the_views_unit_and_frames_over_budget() {
         "db_write",
         "150.0 us",
         "1.000 k",
-        "p99 of render, last 1 intervals",
+        "p99 of on_order, last 1 intervals",
         "render (pulse)",
     ] {
         assert!(text.contains(expected), "{expected:?} not in\n{text}");
