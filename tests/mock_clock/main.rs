@@ -30,6 +30,16 @@ fn mock() -> std::sync::MutexGuard<'static, ()> {
     guard
 }
 
+/// A report in raw ticks: every figure is the counter's, nothing subtracted.
+fn raw_report() -> latte::Report {
+    let options = latte::ReportOptions {
+        unit: latte::Unit::Cycles,
+        data: latte::Data::Raw,
+        ..latte::ReportOptions::default()
+    };
+    latte::Report::collect(&options)
+}
+
 /// Sets the mock counter to `ticks`.
 fn at(ticks: u64) {
     latte::test_hooks::set_mock_ticks(ticks);

@@ -5,8 +5,8 @@
 //! only sets a baseline, and the report says how long recording was off.
 
 use crate::common::on_named_thread;
-use crate::{at, mock};
-use latte::{Data, Id, Mode, Report, ReportOptions, Timer, Unit};
+use crate::{at, mock, raw_report};
+use latte::{Id, Mode, Timer};
 
 /// Puts recording back on when the test ends, passed or not (the other tests of this
 /// binary record).
@@ -16,15 +16,6 @@ impl Drop for On {
     fn drop(&mut self) {
         latte::set_recording(true);
     }
-}
-
-fn raw_report() -> Report {
-    let options = ReportOptions {
-        unit: Unit::Cycles,
-        data: Data::Raw,
-        ..ReportOptions::default()
-    };
-    Report::collect(&options)
 }
 
 #[test]

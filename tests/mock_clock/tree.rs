@@ -3,19 +3,9 @@
 //! out of LIFO order; lost samples.
 
 use crate::common::on_named_thread;
-use crate::{at, mock, scope};
+use crate::{at, mock, raw_report, scope};
 use latte::report::{ThreadReport, TreeNode};
-use latte::{Data, Id, Mode, Report, ReportOptions, Unit};
-
-/// Raw ticks: every figure is the counter's, nothing subtracted.
-fn raw_report() -> Report {
-    let options = ReportOptions {
-        unit: Unit::Cycles,
-        data: Data::Raw,
-        ..ReportOptions::default()
-    };
-    Report::collect(&options)
-}
+use latte::{Id, Mode, Report};
 
 /// Applies recorder settings (they stay after the agent stops, for threads and rings
 /// made later) and puts the defaults back when dropped.
