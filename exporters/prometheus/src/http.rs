@@ -42,11 +42,11 @@ pub(super) struct Response {
 
 impl Response {
     /// A `200 OK` with `body` of type `content_type`.
-    pub(super) fn ok(content_type: &'static str, body: String) -> Response {
+    pub(super) fn ok(content_type: &'static str, body: impl Into<Vec<u8>>) -> Response {
         Response {
             status: 200,
             content_type,
-            body: body.into_bytes(),
+            body: body.into(),
         }
     }
 

@@ -19,7 +19,7 @@
 //!
 //! | metric | type | what |
 //! |---|---|---|
-//! | `latte_latency_seconds` | histogram | every folded sample of the run over the buckets ([`Prometheus::buckets`]) |
+//! | `latte_latency_seconds` | histogram | every folded sample of the run over the buckets ([`Prometheus::buckets`]), and as a native histogram in the protobuf format |
 //! | `latte_latency_quantile_seconds` | summary | the report's p50, p99, p99.9 of the whole run (exact ranks), with `_sum` and `_count` |
 //! | `latte_samples_seen_total`, `latte_samples_lost_total` | counter | only grow (until `latte::collect::reset()`) |
 //! | `latte_samples_bypass`, `latte_samples_outliers` | gauge | what the cleaning rule flags (kept in every figure) |
@@ -27,8 +27,13 @@
 //! | `latte_clock_info{clock,frequency_hz,hypervisor}` | info | the clock behind the numbers |
 //!
 //! The answer is in the classic text format (`text/plain; version=0.0.4`, what
-//! `promtool check metrics` reads) unless the scraper's `Accept` asks for OpenMetrics
-//! (Prometheus does), which it then gets. Any path other than `/metrics` is a 404.
+//! `promtool check metrics` reads) unless the scraper's `Accept` weighs another one
+//! higher: OpenMetrics (Prometheus asks for it first), or Prometheus's protobuf format
+//! (a Prometheus started with `--enable-feature=native-histograms` asks for it first),
+//! in which `latte_latency_seconds` is also a **native histogram**: base-2 exponential
+//! buckets ([`Exponential`](latte::exporter::Exponential), schema 8 at the finest)
+//! that Prometheus merges across processes without loss. Any path other than
+//! `/metrics` is a 404.
 //!
 //! Nothing here runs on the hot path, and nothing here can hold up the agent's drain
 //! thread: the drain answers a scrape's request into a one-slot channel and goes on.
@@ -47,8 +52,11 @@
 //! with the recording switch when [`Live::control`] allows it, over the same bounded
 //! connections (docs/cli.md, "top").
 
+mod families;
+mod format;
 mod http;
 mod live;
+mod protobuf;
 mod scrape;
 mod serve;
 mod text;

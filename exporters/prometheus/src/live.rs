@@ -289,7 +289,10 @@ fn route(kept: Arc<Mutex<Kept>>, control: bool) -> Route {
         match (request.get, request.post, request.path.as_str()) {
             (true, _, "/live") => match view {
                 Some(view) => Response::ok(JSON, now(&view)),
-                None => Response::error(503, "latte: no interval yet (the first comes one interval after the start)"),
+                None => Response::error(
+                    503,
+                    "latte: no interval yet (the first comes one interval after the start)",
+                ),
             },
             (true, _, "/report") => match report {
                 Some(report) => Response::ok(JSON, report.to_json(JsonStyle::Compact)),
@@ -306,7 +309,7 @@ fn route(kept: Arc<Mutex<Kept>>, control: bool) -> Route {
             ),
             (true, _, "/") => Response::ok(
                 "text/plain; charset=utf-8",
-                "latte live endpoint: GET /live, GET /report, GET /recording, POST /recording/on|off\n".into(),
+                "latte live endpoint: GET /live, GET /report, GET /recording, POST /recording/on|off\n",
             ),
             (false, false, _) | (false, true, "/live" | "/report" | "/recording" | "/") => {
                 Response::error(405, "GET only (POST for /recording/on and /off)")

@@ -1,11 +1,11 @@
 //! The `/metrics` route: answers from a fresh whole-run report (asked of the agent
 //! through its [`Handle`] with a bounded wait, and cached briefly so a burst of scrapes
-//! costs the drain thread one report), in the text format the scraper asks for
-//! ([`text`](super::text)).
+//! costs the drain thread one report), in the format the scraper asks for
+//! ([`Format`](super::format::Format)).
 
+use crate::format::Format;
 use crate::http::{Request, Response};
 use crate::serve::Route;
-use crate::text::{self, Format};
 use latte::Report;
 use latte::exporter::{Buckets, Handle, MetricSet};
 use std::sync::{Arc, Mutex};
@@ -41,8 +41,8 @@ fn answer(endpoint: &Mutex<Endpoint>, request: &Request) -> Response {
             // A panic elsewhere cannot leave the cache half-written: use it anyway.
             let mut endpoint = endpoint.lock().unwrap_or_else(|e| e.into_inner());
             let format = Format::negotiate(request.accept.as_deref());
-            match endpoint.text(format) {
-                Some(text) => Response::ok(format.content_type(), text),
+            match endpoint.body(format) {
+                Some(body) => Response::ok(format.content_type(), body),
                 None => Response::error(503, "latte: the agent did not answer"),
             }
         }
@@ -52,8 +52,8 @@ fn answer(endpoint: &Mutex<Endpoint>, request: &Request) -> Response {
 }
 
 impl Endpoint {
-    /// The current metrics as text, `None` if the agent did not answer in time.
-    fn text(&mut self, format: Format) -> Option<String> {
+    /// The current metrics in `format`, `None` if the agent did not answer in time.
+    fn body(&mut self, format: Format) -> Option<Vec<u8>> {
         let report = match &self.cached {
             Some((at, report)) if at.elapsed() < CACHE => report.clone(),
             _ => {
@@ -63,6 +63,6 @@ impl Endpoint {
             }
         };
         let set = MetricSet::of(&report, &self.buckets, self.by_thread);
-        Some(text::encode(&set, format))
+        Some(format.encode(&set))
     }
 }

@@ -1,4 +1,5 @@
-//! `/metrics` as its clients see it: a real Prometheus server (`real_prometheus`),
+//! `/metrics` as its clients see it: a real Prometheus server (`real_prometheus`), one
+//! with native histograms over 4 processes (`native`),
 //! `promtool check metrics` on the classic text (`promtool`), hostile clients
 //! (`hostile`), and threads that share a name (`labels`).
 //!
@@ -8,6 +9,7 @@
 
 mod hostile;
 mod labels;
+mod native;
 mod promtool;
 mod real_prometheus;
 

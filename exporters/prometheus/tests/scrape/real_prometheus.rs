@@ -15,7 +15,7 @@ static SLOW: Id = Id::new("fleet_prom_slow");
 
 /// The Prometheus process and its data directory, removed when the test ends, also on
 /// failure.
-struct Server {
+pub(super) struct Server {
     child: Child,
     dir: PathBuf,
     port: u16,
@@ -29,6 +29,24 @@ impl Drop for Server {
     }
 }
 
+impl Server {
+    /// What Prometheus says of its scrapes: each target's health and last error.
+    pub(super) fn targets(&self) -> String {
+        let url = format!("http://127.0.0.1:{}/api/v1/targets", self.port);
+        let Ok(mut answer) = ureq::get(&url).call() else {
+            return "Prometheus does not answer".into();
+        };
+        let text = answer.body_mut().read_to_string().unwrap_or_default();
+        let body: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        let targets = body["data"]["activeTargets"].as_array().cloned();
+        let lines = targets
+            .unwrap_or_default()
+            .into_iter()
+            .map(|t| format!("{} {} {}", t["scrapeUrl"], t["health"], t["lastError"]));
+        lines.collect::<Vec<_>>().join("; ")
+    }
+}
+
 fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
@@ -37,9 +55,18 @@ fn free_port() -> u16 {
 /// Starts Prometheus scraping `target` every second; `None` (after saying why) if the
 /// binary is not installed and not required.
 fn start_prometheus(target: &str) -> Option<Server> {
+    start_prometheus_with(&[target.to_owned()], &[])
+}
+
+/// Starts Prometheus scraping `targets` every second, with the command-line `flags`
+/// added (`--enable-feature=native-histograms`); `None` (after saying why) if the
+/// binary is not installed and not required.
+pub(super) fn start_prometheus_with(targets: &[String], flags: &[&str]) -> Option<Server> {
     if !super::installed("prometheus") {
         return None;
     }
+    let targets: Vec<String> = targets.iter().map(|t| format!("'{t}'")).collect();
+    let targets = targets.join(", ");
     let port = free_port();
     let dir = std::env::temp_dir().join(format!("latte-prometheus-{}-{port}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -47,7 +74,7 @@ fn start_prometheus(target: &str) -> Option<Server> {
     std::fs::write(
         &config,
         format!(
-            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: latte\n    static_configs:\n      - targets: ['{target}']\n"
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: latte\n    static_configs:\n      - targets: [{targets}]\n"
         ),
     )
     .unwrap();
@@ -59,6 +86,7 @@ fn start_prometheus(target: &str) -> Option<Server> {
             dir.join("data").display()
         ))
         .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .args(flags)
         .stdout(Stdio::null())
         .stderr(log)
         .spawn()
@@ -68,6 +96,12 @@ fn start_prometheus(target: &str) -> Option<Server> {
 
 /// The values of an instant query, by the `component` label.
 fn query(prometheus: &Server, promql: &str) -> Vec<(String, f64)> {
+    query_by(prometheus, promql, "component")
+}
+
+/// The values of an instant query, by the label `by` (empty if the result has none);
+/// nothing while Prometheus is not up yet.
+pub(super) fn query_by(prometheus: &Server, promql: &str, by: &str) -> Vec<(String, f64)> {
     let url = format!("http://127.0.0.1:{}/api/v1/query", prometheus.port);
     let Ok(mut answer) = ureq::get(&url).query("query", promql).call() else {
         return Vec::new(); // not up yet
@@ -81,7 +115,7 @@ fn query(prometheus: &Server, promql: &str) -> Vec<(String, f64)> {
     results
         .iter()
         .map(|r| {
-            let component = r["metric"]["component"].as_str().unwrap_or("").to_owned();
+            let component = r["metric"][by].as_str().unwrap_or("").to_owned();
             let value = r["value"][1]
                 .as_str()
                 .unwrap_or("NaN")
