@@ -350,6 +350,7 @@ impl Drain {
     fn write(&mut self, report: Report, interval: Option<()>) -> Result<(), Error> {
         let mut report = report.focus(&self.focus)?;
         self.failures.show_in(&mut report);
+        self.exporters.show_in(&mut report);
         self.captures.show_in(&mut report);
         let (sink, sink_kind) = match &mut self.periodic_sink {
             Some(periodic) if interval.is_some() => (periodic, SinkKind::Periodic),

@@ -9,8 +9,8 @@ use super::guard::Command;
 use super::running::Line;
 use crate::config::MIN_PERIODIC;
 use crate::error::Error;
-use crate::exporter::{Exporter, Handle, Push};
-use crate::report::Report;
+use crate::exporter::{Exporter, FailureLog, Handle, Push};
+use crate::report::{ExporterFailures, Report};
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -27,6 +27,8 @@ struct Registered {
     broken: bool,
     /// When its next periodic push is due (`None`: never).
     next: Option<Instant>,
+    /// The failures it told through its [`Handle`].
+    failures: Arc<FailureLog>,
 }
 
 /// The registered exporters. Dropping them stops the ones still running (the drain
@@ -78,7 +80,8 @@ impl Exporters {
     pub(super) fn start(&mut self, line: &Line) -> Result<(), Error> {
         for r in &mut self.list {
             let line = line.clone();
-            let handle = Handle::new(move |wait| line.ask_within(Command::WholeRun, wait));
+            let ask = move |wait| line.ask_within(Command::WholeRun, wait);
+            let handle = Handle::with_log(ask, r.failures.clone());
             let started = catch_unwind(AssertUnwindSafe(|| r.exporter.start(handle)));
             let error = match started {
                 Ok(Ok(())) => {
@@ -157,6 +160,23 @@ impl Exporters {
         panics
     }
 
+    /// Puts the exporters' failures so far into `report`, which is about to be
+    /// written.
+    pub(super) fn show_in(&self, report: &mut Report) {
+        report.exporter_failures = self
+            .list
+            .iter()
+            .filter_map(|r| {
+                let (count, last_error) = r.failures.read()?;
+                Some(ExporterFailures {
+                    exporter: r.name.clone(),
+                    count,
+                    last_error,
+                })
+            })
+            .collect();
+    }
+
     /// Stops every exporter still running, each once; a panic there is left to the
     /// panic hook's message.
     pub(super) fn stop(&mut self) {
@@ -222,6 +242,7 @@ impl Builder {
             running: false,
             broken: false,
             next: None,
+            failures: Arc::default(),
         });
         self
     }

@@ -213,6 +213,7 @@ pub(crate) fn assemble(
             .then(|| environment::environment(totals, calibration)),
         // The agent fills this in: only it knows what it could not write.
         periodic_failures: None,
+        exporter_failures: Vec::new(),
         // `add_series`, for a whole-run report.
         series: None,
         captures: None,

@@ -350,6 +350,7 @@ mod tests {
             footprint: None,
             environment: None,
             periodic_failures: None,
+            exporter_failures: Vec::new(),
             series: None,
             captures: None,
             recording_off: None,

@@ -14,6 +14,10 @@
 //!   threads keep and use to ask the agent for a fresh whole-run report whenever they
 //!   need one (a scrape), waiting at most as long as they say.
 //!
+//! Through the same [`Handle`] an exporter tells the agent when an export failed
+//! ([`Handle::failed`]): the agent's reports show each exporter's failures under
+//! their tables ([`Report::exporter_failures`]).
+//!
 //! The reports are the agent's (its unit, data, cleaning and focus), made by the drain
 //! thread from the histograms it already keeps: an exporter adds nothing to the hot
 //! path. [`MetricSet`] turns a report into one neutral set of metrics (histogram
@@ -63,7 +67,8 @@ pub use live::{Live, LiveFrames, LiveNode, LiveRow, LiveThread};
 pub use metrics::{Anomaly, Buckets, InvalidBuckets, MetricSet, QUANTILES, Series, Thread};
 
 use crate::report::Report;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The error an exporter's [`start`](Exporter::start) returns; the agent's
@@ -146,9 +151,11 @@ pub enum Push {
     Final,
 }
 
-/// The way an exporter's own threads ask the agent for a fresh whole-run report: the
-/// drain thread makes it from the histograms it keeps, focused as the agent's reports
-/// are. Cheap to clone; given to [`Exporter::start`].
+/// The exporter's line to the agent, given to [`Exporter::start`]: its own threads ask
+/// for a fresh whole-run report through it (the drain thread makes it from the
+/// histograms it keeps, focused as the agent's reports are), and tell the agent when
+/// an export failed ([`failed`](Handle::failed)), which every later report shows.
+/// Cheap to clone.
 ///
 /// ```
 /// use latte::exporter::Handle;
@@ -161,13 +168,42 @@ pub enum Push {
 #[derive(Clone)]
 pub struct Handle {
     ask: Arc<dyn Fn(Duration) -> Option<Arc<Report>> + Send + Sync>,
+    failures: Arc<FailureLog>,
+}
+
+/// One exporter's failures, as its [`Handle`]s tell them: shared with the agent,
+/// which puts them in its reports.
+#[derive(Debug, Default)]
+pub(crate) struct FailureLog {
+    count: AtomicU64,
+    last: Mutex<String>,
+}
+
+impl FailureLog {
+    /// The failures so far with the last one's error, if there were any.
+    pub(crate) fn read(&self) -> Option<(u64, String)> {
+        let count = self.count.load(Ordering::Acquire);
+        let last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        (count > 0).then(|| (count, last.clone()))
+    }
 }
 
 impl Handle {
     /// A handle whose requests `ask` answers (the agent makes the ones it gives to
     /// exporters; this is for testing an exporter without one).
     pub fn new(ask: impl Fn(Duration) -> Option<Arc<Report>> + Send + Sync + 'static) -> Handle {
-        Handle { ask: Arc::new(ask) }
+        Handle::with_log(ask, Arc::default())
+    }
+
+    /// A handle whose failures go to `failures` (the agent's).
+    pub(crate) fn with_log(
+        ask: impl Fn(Duration) -> Option<Arc<Report>> + Send + Sync + 'static,
+        failures: Arc<FailureLog>,
+    ) -> Handle {
+        Handle {
+            ask: Arc::new(ask),
+            failures,
+        }
     }
 
     /// A fresh whole-run report, waiting at most `wait` for it: `None` if the agent
@@ -175,6 +211,58 @@ impl Handle {
     /// `wait`) or has stopped.
     pub fn whole_run(&self, wait: Duration) -> Option<Arc<Report>> {
         (self.ask)(wait)
+    }
+
+    /// Tells the agent that an export failed (a push that never arrived, say), with
+    /// why. The agent counts the exporter's failures over the run, and every report
+    /// it writes afterwards shows the count and the last error in a line under its
+    /// tables ([`Report::exporter_failures`]; JSON `exporter_failures`). Never
+    /// blocks for long: callable from any thread, the drain's included.
+    ///
+    /// ```
+    /// use latte::exporter::{Exporter, Handle, StartError};
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// /// Fails its one export, at start.
+    /// struct Unlucky;
+    /// impl Exporter for Unlucky {
+    ///     fn name(&self) -> &str { "unlucky" }
+    ///     fn start(&mut self, agent: Handle) -> Result<(), StartError> {
+    ///         agent.failed("collector.example:4318: connection refused");
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// #[derive(Clone, Default)]
+    /// struct Text(Arc<Mutex<Vec<u8>>>);
+    /// impl std::io::Write for Text {
+    ///     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> { self.0.lock().unwrap().write(b) }
+    ///     fn flush(&mut self) -> std::io::Result<()> { Ok(()) }
+    /// }
+    ///
+    /// let text = Text::default();
+    /// let guard = latte::builder().exporter(Unlucky).sink(text.clone()).start()?;
+    /// guard.report()?;
+    /// let table = String::from_utf8(text.0.lock().unwrap().clone()).unwrap();
+    /// assert!(table.contains("exporter unlucky failed 1 time in this run, last: collector.example:4318: connection refused"), "{table}");
+    /// # drop(guard);
+    /// # Ok::<(), latte::Error>(())
+    /// ```
+    pub fn failed(&self, error: impl std::fmt::Display) {
+        let text = error.to_string();
+        *self.failures.last.lock().unwrap_or_else(|e| e.into_inner()) = text;
+        self.failures.count.fetch_add(1, Ordering::Release);
+    }
+
+    /// The failures told so far through this handle or its clones.
+    ///
+    /// ```
+    /// let handle = latte::exporter::Handle::new(|_| None);
+    /// handle.clone().failed("timed out");
+    /// assert_eq!(handle.failures(), 1);
+    /// ```
+    pub fn failures(&self) -> u64 {
+        self.failures.count.load(Ordering::Acquire)
     }
 }
 

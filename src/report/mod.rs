@@ -31,7 +31,7 @@ use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
 pub use focus::{Focus, Sort};
 pub use frames::{Culprit, FrameComponent, PerFrame, Spread, WorstFrame};
 pub use histogram::{Bucket, Distribution, rank};
-pub use notices::{Captures, PeriodicFailures, RecordingOff};
+pub use notices::{Captures, ExporterFailures, PeriodicFailures, RecordingOff};
 pub use series::{Series, SeriesComponent};
 pub use table::{Column, SEED_WIDTH, TableOptions};
 pub use tree::{SelfTime, TreeNode};
@@ -143,6 +143,11 @@ pub struct Report {
     /// (`None` when there were none, and for reports not written by the agent).
     #[serde(default)]
     pub periodic_failures: Option<PeriodicFailures>,
+    /// The exporters that failed over the run so far (pushes that never arrived), as
+    /// they told the agent: empty when none did, and for reports not written by the
+    /// agent (left out of the JSON then).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exporter_failures: Vec<ExporterFailures>,
     /// The run's time structure (whole-run reports made while the ledger folded over
     /// time); `None` in interval (periodic) reports, in reports of JSON format 3 or
     /// older, and when nothing was recorded. Also `None` where it would not match

@@ -1,5 +1,6 @@
 //! What a report says besides its figures, in a line under its tables: periodic
-//! reports that failed, the flight recorder's captures, recording switched off.
+//! reports that failed, exporters' failures, the flight recorder's captures, recording
+//! switched off.
 
 use serde::{Deserialize, Serialize};
 
@@ -86,6 +87,34 @@ pub struct Captures {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PeriodicFailures {
     /// How many periodic reports failed since the previous report that was written.
+    pub count: u64,
+    /// The last failure's error, as text.
+    pub last_error: String,
+}
+
+/// One exporter's failures over the run so far: pushes that never arrived, as the
+/// exporter told the agent ([`Handle::failed`](crate::exporter::Handle::failed)),
+/// shown in a line under every report's tables while there are any.
+///
+/// ```
+/// let failures = latte::report::ExporterFailures {
+///     exporter: "otlp".into(),
+///     count: 3,
+///     last_error: "http://collector:4318/v1/metrics: status 503".into(),
+/// };
+/// let mut report = latte::Report::collect(&latte::ReportOptions::default());
+/// report.exporter_failures = vec![failures];
+/// let mut table = Vec::new();
+/// report.write(&mut table, latte::Format::default())?;
+/// let table = String::from_utf8(table).unwrap();
+/// assert!(table.contains("exporter otlp failed 3 times in this run, last: http://collector:4318/v1/metrics: status 503"), "{table}");
+/// # Ok::<(), latte::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExporterFailures {
+    /// The exporter's [`name`](crate::Exporter::name).
+    pub exporter: String,
+    /// Its failures since the agent started.
     pub count: u64,
     /// The last failure's error, as text.
     pub last_error: String,

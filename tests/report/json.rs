@@ -229,3 +229,27 @@ fn a_format_4_report_round_trips_with_its_series() {
     assert_eq!(stored.series, None);
     assert!(!stored.to_json(JsonStyle::Compact).contains("\"series\""));
 }
+
+#[test]
+fn exporter_failures_round_trip_and_are_left_out_when_there_are_none() {
+    let mut report = Report::from_capture(&capture(), &calibration(), &ReportOptions::default());
+    let json = report.to_json(JsonStyle::Compact);
+    assert!(!json.contains("exporter_failures"), "{json}");
+    // Older reports have no such field: they read with none.
+    let back: Report = serde_json::from_str(&json).unwrap();
+    assert!(back.exporter_failures.is_empty());
+    report.exporter_failures = vec![latte::report::ExporterFailures {
+        exporter: "otlp".into(),
+        count: 2,
+        last_error: "status 503".into(),
+    }];
+    let json = report.to_json(JsonStyle::Compact);
+    assert!(
+        json.contains(
+            "\"exporter_failures\":[{\"exporter\":\"otlp\",\"count\":2,\"last_error\":\"status 503\"}]"
+        ),
+        "{json}"
+    );
+    let back: Report = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.exporter_failures, report.exporter_failures);
+}

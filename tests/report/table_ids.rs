@@ -67,6 +67,7 @@ fn report(ids: &[String]) -> Report {
         footprint: None,
         environment: None,
         periodic_failures: None,
+        exporter_failures: Vec::new(),
         series: None,
         captures: None,
         recording_off: None,

@@ -148,6 +148,7 @@ pub fn bare(rows: Vec<Row>) -> Report {
         footprint: None,
         environment: None,
         periodic_failures: None,
+        exporter_failures: Vec::new(),
         series: None,
         captures: None,
         recording_off: None,

@@ -1,12 +1,12 @@
 //! OTLP/HTTP metrics for [latte]: the agent's whole-run latency histograms,
-//! quantiles and counts, pushed to an OpenTelemetry collector.
+//! quantiles and counts, pushed to an OpenTelemetry collector or a hosted backend.
 //!
 //! ```no_run
 //! use latte_otlp::Otlp;
 //! use std::time::Duration;
 //!
 //! let otlp = Otlp::new("http://127.0.0.1:4318/v1/metrics", Duration::from_secs(10));
-//! let pushes = otlp.pushes(); // sent, failed, dropped: kept by the caller
+//! let pushes = otlp.pushes(); // sent, failed, dropped, retries: kept by the caller
 //! let latte = latte::builder().exporter(otlp).start()?;
 //! // ... instrumented code ...
 //! latte.stop()?; // one more push, of the final state
@@ -14,53 +14,106 @@
 //! # Ok::<(), latte::Error>(())
 //! ```
 //!
+//! A hosted backend over `https://`, with an API key and gzip, sending deltas; or the
+//! same from the OpenTelemetry variables ([`Otlp::from_env`]), which the code may
+//! still override:
+//!
+//! ```no_run
+//! use latte_otlp::{Compression, Otlp, Temporality};
+//! use std::time::Duration;
+//!
+//! let otlp = Otlp::new("https://otlp.example.com/v1/metrics", Duration::from_secs(30))
+//!     .header("x-api-key", std::env::var("EXAMPLE_API_KEY").unwrap_or_default())
+//!     .compression(Compression::Gzip)
+//!     .temporality(Temporality::Delta);
+//! let latte = latte::builder().exporter(otlp).start()?;
+//! # drop(latte);
+//! // OTEL_EXPORTER_OTLP_ENDPOINT=https://otlp.example.com OTEL_EXPORTER_OTLP_HEADERS=x-api-key=...
+//! let latte = latte::builder().exporter(Otlp::from_env(Duration::from_secs(30))).start()?;
+//! # drop(latte);
+//! # Ok::<(), latte::Error>(())
+//! ```
+//!
 //! [`Otlp`] is a [`latte::Exporter`] that is pushed to: every interval (at least
 //! [`Otlp::MIN_INTERVAL`]) and once more when the agent stops, the agent's drain
 //! thread leaves a fresh whole-run report in a one-report mailbox and goes on; the
 //! `latte-otlp` thread writes it as one `ExportMetricsServiceRequest` (protobuf,
-//! `opentelemetry-proto`) and `POST`s it to the full URL within [`Otlp::TIMEOUT`].
-//! Points are cumulative since the agent started; per component:
+//! `opentelemetry-proto`) and `POST`s it to the full URL within the push's timeout
+//! ([`Otlp::TIMEOUT`] unless set). Points are cumulative since the agent started, or
+//! deltas since the last push the collector accepted ([`Temporality`]); per
+//! component:
 //!
 //! | metric | unit | kind |
 //! |---|---|---|
 //! | `latte.latency` | s | histogram: exponential ([`Histograms`]), or explicit buckets ([`Otlp::buckets`]) |
-//! | `latte.latency.quantile` | s | gauge, p50, p99, p99.9 (attribute `quantile`) |
+//! | `latte.latency.quantile` | s | gauge, p50, p99, p99.9 (attribute `quantile`), whole-run |
 //! | `latte.samples.seen`, `latte.samples.lost` | `{sample}` | monotonic sum |
-//! | `latte.samples.bypass`, `latte.samples.outliers` | `{sample}` | gauge |
+//! | `latte.samples.bypass`, `latte.samples.outliers` | `{sample}` | gauge, whole-run |
 //! | `latte.anomalies` | `{anomaly}` | monotonic sum, attribute `kind` |
 //!
 //! Resource attributes: `service.name` (the executable's name), `process.pid`,
 //! `latte.clock`, `latte.clock.frequency_hz`, `latte.hypervisor`.
 //!
+//! # Transport
+//!
+//! `https://` runs rustls (with ring) and checks the server with the platform's
+//! verifier (the system's roots), or only against the CA given to
+//! [`Otlp::ca_certificate`] (a private collector's). Headers ([`Otlp::header`]) go with
+//! every push; their values show in no `Debug` and no error. gzip on request
+//! ([`Compression`]). Redirects are not followed (an auth header stays with the host
+//! it was meant for).
+//!
+//! # Failures
+//!
+//! A collector that answers 429, 502, 503 or 504 gets the push again, after its
+//! `Retry-After` (seconds or an HTTP date) or a backoff from 100 ms doubling, with
+//! jitter; every attempt and wait of one push fits its timeout. A refused connection,
+//! a timeout, another error status, or retries past the deadline fail the push: it is
+//! counted ([`Pushes::failed`]) and told to the agent, whose reports show it under
+//! their tables and in their JSON (`exporter_failures`). Nothing is lost by a failed
+//! push: cumulative points carry everything, and a delta is taken from the last push
+//! the collector accepted.
+//!
 //! A slow or absent collector delays nothing else: a collector that is down fails each
 //! push at once; one that never answers holds the push thread for the timeout, and the
 //! pushes that fall due meanwhile are skipped and counted as dropped. The push at stop
 //! replaces a report still waiting, so a slow collector still gets the final state if
-//! it takes it within the stop's wait (the timeout plus 0.5 s).
+//! it takes it within the stop's wait (the timeout plus 0.5 s). The final push's own
+//! outcome comes after the final report, so only [`Pushes`] counts it.
 //!
-//! docs/fleet.md in the repository shows a collector's configuration and what one
-//! push holds.
+//! docs/fleet.md in the repository shows a collector's configuration, a hosted
+//! backend's, and what one push holds.
 
+mod config;
+mod delta;
+mod encode;
+mod env;
 mod push;
+mod send;
 
+pub use config::{Compression, Temporality};
+
+use config::Settings;
 use latte::Report;
 use latte::exporter::{Buckets, Exporter, Handle, InvalidBuckets, Push, StartError};
-use push::{Pusher, Queue, Stats};
+use push::{Pusher, Queue, Shape, Stats, lock};
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
-/// The OTLP/HTTP push, an exporter for [`latte::Builder::exporter`].
+/// The OTLP/HTTP push, an exporter for [`latte::Builder::exporter`]: made by
+/// [`new`](Otlp::new) (everything in code) or [`from_env`](Otlp::from_env) (the
+/// OpenTelemetry variables), adjusted by its methods, checked when the agent starts.
 ///
 /// ```
 /// use std::time::Duration;
-/// let otlp = latte_otlp::Otlp::new("https://collector:4318/v1/metrics", Duration::from_secs(10));
+/// let otlp = latte_otlp::Otlp::new("ftp://collector/v1/metrics", Duration::from_secs(10));
 /// let err = latte::builder().exporter(otlp).start().unwrap_err();
-/// assert!(err.to_string().contains("http://"));
+/// assert!(err.to_string().contains("http:// or https://"), "{err}");
 /// ```
 #[derive(Debug)]
 pub struct Otlp {
-    endpoint: String,
+    settings: Settings,
     interval: Duration,
     buckets: Result<Buckets, InvalidBuckets>,
     histograms: Histograms,
@@ -107,10 +160,22 @@ impl Pushes {
         self.0.sent.load(Relaxed)
     }
 
-    /// Pushes that failed: no connection, no answer within [`Otlp::TIMEOUT`], or an
-    /// error status.
+    /// Pushes that failed: no connection, no answer within the push's timeout, or an
+    /// error status (after the retries a 429, 502, 503 or 504 gets). Each is also told
+    /// to the agent, whose reports show them ([`latte::Report::exporter_failures`]).
     pub fn failed(&self) -> u64 {
         self.0.failed.load(Relaxed)
+    }
+
+    /// Attempts beyond each push's first: the collector answered 429, 502, 503 or 504
+    /// and the push was sent again within its deadline.
+    pub fn retries(&self) -> u64 {
+        self.0.retries.load(Relaxed)
+    }
+
+    /// Why the last failed push failed, if one did (never a header's value).
+    pub fn last_error(&self) -> Option<String> {
+        lock(&self.0.last_error).clone()
     }
 
     /// Reports never pushed, because the one before still waited for the push thread
@@ -123,19 +188,53 @@ impl Pushes {
 impl Otlp {
     /// Shortest accepted push interval.
     pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
-    /// The longest a push may take (connect, send, answer), and so about the longest
-    /// the agent's stop waits for the last one.
+    /// The longest a push may take unless set ([`timeout`](Otlp::timeout)): connect,
+    /// send, answer and retries, and so about the longest the agent's stop waits for
+    /// the last one (plus 0.5 s).
     pub const TIMEOUT: Duration = push::TIMEOUT;
 
     /// Pushes to `endpoint`, the full URL (`http://127.0.0.1:4318/v1/metrics`: the
-    /// collector's OTLP/HTTP receiver listens on 4318, path `/v1/metrics`), every
-    /// `interval` and once more when the agent stops. An endpoint that is not
-    /// `http://` (no TLS: put a local collector in between), or an interval shorter
-    /// than [`MIN_INTERVAL`](Otlp::MIN_INTERVAL), makes the agent's start fail
+    /// collector's OTLP/HTTP receiver listens on 4318, path `/v1/metrics`; `https://`
+    /// checks the server against the system's roots, or [`ca_certificate`](Otlp::ca_certificate)),
+    /// every `interval` and once more when the agent stops. Reads no environment
+    /// variable. An endpoint that is not an `http://` or `https://` URL, or an interval
+    /// shorter than [`MIN_INTERVAL`](Otlp::MIN_INTERVAL), makes the agent's start fail
     /// ([`latte::Error::Exporter`]).
     pub fn new(endpoint: impl Into<String>, interval: Duration) -> Otlp {
+        Otlp::with(Settings::new(endpoint.into()), interval)
+    }
+
+    /// Pushes every `interval` as the OpenTelemetry exporter variables say, as an
+    /// OpenTelemetry SDK would: `OTEL_EXPORTER_OTLP_ENDPOINT` (a base URL, which gets
+    /// `/v1/metrics`) or `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` (used as it is; default
+    /// `http://localhost:4318/v1/metrics`), `..._HEADERS` (`key=value,...`,
+    /// percent-decoded), `..._CERTIFICATE` (a CA's PEM file), `..._COMPRESSION`
+    /// (`gzip`, `none`), `..._TIMEOUT` (milliseconds; default [`Otlp::TIMEOUT`]),
+    /// `..._PROTOCOL` (`http/protobuf` only) and
+    /// `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE` (`cumulative`, `delta`,
+    /// `lowmemory`, in any case). Each `OTEL_EXPORTER_OTLP_METRICS_*` replaces its
+    /// generic `OTEL_EXPORTER_OTLP_*`; an empty variable is an unset one. The
+    /// variables are read now; what the code sets afterwards (`.header(..)`,
+    /// `.temporality(..)`, ...) wins over them. A value that is not valid makes the
+    /// agent's start fail ([`latte::Error::Exporter`]) with an error naming the
+    /// variable (and never a header's value).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// // With OTEL_EXPORTER_OTLP_ENDPOINT=https://otlp.example.com and
+    /// // OTEL_EXPORTER_OTLP_HEADERS=x-api-key=..., this pushes to
+    /// // https://otlp.example.com/v1/metrics with that header.
+    /// let otlp = latte_otlp::Otlp::from_env(Duration::from_secs(10))
+    ///     .temporality(latte_otlp::Temporality::Delta); // the code wins
+    /// # drop(otlp);
+    /// ```
+    pub fn from_env(interval: Duration) -> Otlp {
+        Otlp::with(env::settings(|name| std::env::var(name).ok()), interval)
+    }
+
+    fn with(settings: Settings, interval: Duration) -> Otlp {
         Otlp {
-            endpoint: endpoint.into(),
+            settings,
             interval,
             buckets: Ok(Buckets::default()),
             histograms: Histograms::Exponential,
@@ -211,11 +310,7 @@ impl Exporter for Otlp {
         Some(self.interval)
     }
 
-    fn start(&mut self, _: Handle) -> Result<(), StartError> {
-        if !self.endpoint.starts_with("http://") {
-            let why = format!("{:?}: the endpoint must be an http:// URL", self.endpoint);
-            return Err(why.into());
-        }
+    fn start(&mut self, agent: Handle) -> Result<(), StartError> {
         if self.interval < Otlp::MIN_INTERVAL {
             let why = format!(
                 "push interval {:?} is shorter than {:?}",
@@ -224,11 +319,15 @@ impl Exporter for Otlp {
             );
             return Err(why.into());
         }
-        let buckets = self.buckets.clone()?;
-        let url = self.endpoint.clone();
+        let shape = Shape {
+            buckets: self.buckets.clone()?,
+            by_thread: self.thread_label,
+            histograms: self.histograms,
+            temporality: self.settings.temporality,
+        };
+        let sender = self.settings.sender()?;
         let stats = self.stats.clone();
-        let kind = self.histograms;
-        self.running = Some(Pusher::start(url, buckets, self.thread_label, kind, stats)?);
+        self.running = Some(Pusher::start(sender, shape, stats, agent)?);
         Ok(())
     }
 
@@ -249,7 +348,7 @@ impl Exporter for Otlp {
     }
 
     /// Drops the queue (the push thread takes what is left, then ends) and waits for
-    /// the last push at most [`TIMEOUT`](Otlp::TIMEOUT) plus 0.5 s.
+    /// the last push at most the push timeout ([`Otlp::timeout`]) plus 0.5 s.
     fn stop(&mut self) {
         if let Some((pusher, queue)) = self.running.take() {
             drop(queue);

@@ -78,6 +78,7 @@ fn report_of(values: &[(u64, u64)], unit: Unit) -> Report {
         footprint: None,
         environment: None,
         periodic_failures: None,
+        exporter_failures: Vec::new(),
         series: None,
         captures: None,
         recording_off: None,

@@ -1,5 +1,5 @@
 //! The notes of a report: what must be seen in every report (periodic reports that
-//! failed, the memory cap, lost samples), what goes under a thread's table (anomalies
+//! failed, exporters that failed, the memory cap, lost samples), what goes under a thread's table (anomalies
 //! with the ids of the Stops that found no scope, scopes without their Stop, timers
 //! cancelled on purpose, scopes open now) and the corrected tails. Long lists are
 //! summarised (wide shows them whole).
@@ -7,13 +7,13 @@
 use super::text::value;
 use crate::diagnostics::{Anomalies, FrameCounts};
 use crate::report::numbers::count;
-use crate::report::{EndedFrames, PeriodicFailures, Report, Row, ThreadReport};
+use crate::report::{EndedFrames, ExporterFailures, PeriodicFailures, Report, Row, ThreadReport};
 
 /// Names a summarised list shows before `and N more` (a wide table shows them all).
 pub(super) const LISTED: usize = 6;
 
 /// What must be seen in every report, brief or not: periodic reports that failed,
-/// ids the memory cap kept from recording, lost samples, a clocksource that changed,
+/// exporters that failed, ids the memory cap kept from recording, lost samples, a clocksource that changed,
 /// and what a report read from an older format does not know.
 pub(super) fn notices(report: &Report, wide: bool) -> Vec<String> {
     let mut lines: Vec<String> = report
@@ -21,6 +21,7 @@ pub(super) fn notices(report: &Report, wide: bool) -> Vec<String> {
         .iter()
         .map(periodic_failures)
         .collect();
+    lines.extend(report.exporter_failures.iter().map(exporter_failures));
     lines.extend(report.captures.as_ref().map(captures));
     lines.extend(report.recording_off.as_ref().map(recording_off));
     lines.extend(over_cap(report, wide));
@@ -41,6 +42,17 @@ fn periodic_failures(failures: &PeriodicFailures) -> String {
     let (n, s) = (failures.count, if failures.count == 1 { "" } else { "s" });
     format!(
         "{} periodic report{s} could not be written: {}",
+        count(n),
+        failures.last_error
+    )
+}
+
+/// The line naming an exporter's failures over the run.
+fn exporter_failures(failures: &ExporterFailures) -> String {
+    let (n, s) = (failures.count, if failures.count == 1 { "" } else { "s" });
+    format!(
+        "exporter {} failed {} time{s} in this run, last: {}",
+        failures.exporter,
         count(n),
         failures.last_error
     )

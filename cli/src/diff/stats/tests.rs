@@ -50,6 +50,7 @@ fn decoded(hist: &Histogram<u64>) -> Dist {
         footprint: None,
         environment: None,
         periodic_failures: None,
+        exporter_failures: Vec::new(),
         series: None,
         captures: None,
         recording_off: None,
