@@ -93,7 +93,7 @@ pub struct PeriodicFailures {
 }
 
 /// One exporter's failures over the run so far: pushes that never arrived, as the
-/// exporter told the agent ([`Handle::failed`](crate::exporter::Handle::failed)),
+/// exporter told the agent (`latte::exporter::Handle::failed`),
 /// shown in a line under every report's tables while there are any.
 ///
 /// ```
