@@ -85,6 +85,7 @@ EXCLUDED=(
     # programs here. The scrape tests without them (/metrics served and read back,
     # hostile clients, labels) run.
     promtool::promtool_accepts_the_classic_text
+    native::prometheus_merges_four_processes_native_histograms_within_two_percent
     real_prometheus::prometheus_stores_the_frame_counters
     real_prometheus::prometheus_stores_what_latte_reports
 )

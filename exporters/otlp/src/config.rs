@@ -8,7 +8,6 @@ use crate::send::Sender;
 use std::path::PathBuf;
 use std::time::Duration;
 use ureq::http::{HeaderName, HeaderValue, Uri};
-use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
 
 /// How a push's body goes over the wire ([`Otlp::compression`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -55,6 +54,8 @@ impl Temporality {
 
 /// The CA that signs a private collector's certificate.
 #[derive(Clone, Debug)]
+// Read by `tls.rs`; without the `tls` feature a CA only makes the start fail.
+#[cfg_attr(not(feature = "tls"), allow(dead_code))]
 pub(crate) enum Ca {
     /// A PEM file, and the variable that named it, if one did.
     File(PathBuf, Option<&'static str>),
@@ -140,18 +141,29 @@ impl Settings {
             })?;
             headers.push((n, v));
         }
-        let roots = match &self.ca {
-            Some(ca) => RootCerts::new_with_certs(&certificates(ca)?),
-            None => RootCerts::PlatformVerifier,
-        };
-        let tls = TlsConfig::builder().root_certs(roots).build();
         let config = ureq::Agent::config_builder()
             .timeout_global(Some(self.timeout))
             .http_status_as_error(false)
             // Auth headers are not carried to wherever a redirect points.
-            .max_redirects(0)
-            .tls_config(tls)
-            .build();
+            .max_redirects(0);
+        #[cfg(feature = "tls")]
+        let config = config.tls_config(crate::tls::config(self.ca.as_ref())?);
+        #[cfg(not(feature = "tls"))]
+        {
+            let without = "needs the `tls` feature of latte-telemetry-otlp (on by default)";
+            match &self.ca {
+                Some(Ca::File(path, var)) => {
+                    let from = var.map_or("CA certificate file".into(), |v| format!("{v}="));
+                    return Err(format!("{from}{}: a CA {without}", path.display()));
+                }
+                Some(Ca::Pem(_)) => return Err(format!("CA certificate (PEM): a CA {without}")),
+                None if scheme.as_deref() == Some("https") => {
+                    return Err(format!("{url:?}: https:// {without}"));
+                }
+                None => {}
+            }
+        }
+        let config = config.build();
         Ok(Sender {
             agent: ureq::Agent::new_with_config(config),
             url: url.clone(),
@@ -160,41 +172,6 @@ impl Settings {
             timeout: self.timeout,
         })
     }
-}
-
-/// The CA's certificates, each one a trust anchor rustls accepts: a file that cannot be
-/// read, holds no certificate or a broken one, is an error naming it.
-fn certificates(ca: &Ca) -> Result<Vec<Certificate<'static>>, String> {
-    let (pem, from) = match ca {
-        Ca::File(path, var) => {
-            let from = match var {
-                Some(var) => format!("{var}={}", path.display()),
-                None => format!("CA certificate file {}", path.display()),
-            };
-            let pem = std::fs::read(path).map_err(|e| format!("{from}: {e}"))?;
-            (pem, from)
-        }
-        Ca::Pem(pem) => (pem.clone(), "CA certificate (PEM)".to_owned()),
-    };
-    let mut certs = Vec::new();
-    for item in ureq::tls::parse_pem(&pem) {
-        match item {
-            Ok(PemItem::Certificate(cert)) => certs.push(cert),
-            Ok(_) => {}
-            Err(e) => return Err(format!("{from}: not PEM: {e}")),
-        }
-    }
-    if certs.is_empty() {
-        return Err(format!("{from}: no PEM certificate in it"));
-    }
-    let mut store = rustls::RootCertStore::empty();
-    for (i, cert) in certs.iter().enumerate() {
-        let der = rustls::pki_types::CertificateDer::from(cert.der().to_vec());
-        store
-            .add(der)
-            .map_err(|e| format!("{from}: certificate {} is not a valid CA: {e}", i + 1))?;
-    }
-    Ok(certs)
 }
 
 impl Otlp {
@@ -254,7 +231,8 @@ impl Otlp {
     /// let otlp = latte_otlp::Otlp::new("https://collector:4318/v1/metrics", Duration::from_secs(10))
     ///     .ca_certificate_pem("not a certificate");
     /// let err = latte::builder().exporter(otlp).start().unwrap_err();
-    /// assert!(err.to_string().contains("no PEM certificate"), "{err}");
+    /// // "CA certificate (PEM): no PEM certificate in it"
+    /// assert!(err.to_string().contains("CA certificate (PEM): "), "{err}");
     /// ```
     pub fn ca_certificate_pem(mut self, pem: impl Into<Vec<u8>>) -> Otlp {
         self.settings.ca = Some(Ca::Pem(pem.into()));

@@ -56,8 +56,9 @@
 //!
 //! # Transport
 //!
-//! `https://` runs rustls (with ring) and checks the server with the platform's
-//! verifier (the system's roots), or only against the CA given to
+//! `https://` runs rustls (with ring; the `tls` feature, on by default: without it
+//! the crate compiles no C and takes `http://` only) and checks the server with the
+//! platform's verifier (the system's roots), or only against the CA given to
 //! [`Otlp::ca_certificate`] (a private collector's). Headers ([`Otlp::header`]) go with
 //! every push; their values show in no `Debug` and no error. gzip on request
 //! ([`Compression`]). Redirects are not followed (an auth header stays with the host
@@ -90,6 +91,8 @@ mod encode;
 mod env;
 mod push;
 mod send;
+#[cfg(feature = "tls")]
+mod tls;
 
 pub use config::{Compression, Temporality};
 

@@ -65,11 +65,14 @@ impl Sender {
     /// or `deadline` would pass.
     fn attempts(&self, body: &[u8], deadline: Instant) -> Outcome {
         let mut retries = 0;
+        // What the last answer was, for a retry that then fails another way.
+        let mut before = String::new();
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let failed = |error: String| Outcome::Failed { retries, error };
             if left.is_zero() {
-                return failed(format!("{}: no answer within {:?}", self.url, self.timeout));
+                let error = format!("{}: no answer within {:?}", self.url, self.timeout);
+                return failed(error + &before);
             }
             let mut request = self
                 .agent
@@ -86,7 +89,7 @@ impl Sender {
             }
             let mut response = match request.send(body) {
                 Ok(response) => response,
-                Err(e) => return failed(format!("{}: {e}", self.url)),
+                Err(e) => return failed(format!("{}: {e}", self.url) + &before),
             };
             let status = response.status();
             // Read to the end, so the connection can be used again.
@@ -112,6 +115,7 @@ impl Sender {
                 ));
             }
             std::thread::sleep(wait);
+            before = format!(" (on retry {}; before it, {error})", retries + 1);
             retries += 1;
         }
     }

@@ -7,7 +7,9 @@ use crossbeam_channel::{Receiver, Sender, unbounded};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::metrics::v1::metric::Data as MetricData;
 use prost::Message;
+#[cfg(feature = "tls")]
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+#[cfg(feature = "tls")]
 use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -55,11 +57,13 @@ impl Received {
 pub(super) type Script = Arc<dyn Fn(usize) -> Answer + Send + Sync>;
 
 /// A test CA and a server certificate it signed for 127.0.0.1 and localhost.
+#[cfg(feature = "tls")]
 pub(super) struct Pki {
     pub(super) ca_pem: String,
     pub(super) server: Arc<rustls::ServerConfig>,
 }
 
+#[cfg(feature = "tls")]
 impl Pki {
     pub(super) fn new() -> Pki {
         let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();

@@ -134,8 +134,7 @@ fn export_once(kind: Option<Histograms>, round: i64) -> ExportMetricsServiceRequ
         .sink(std::io::sink())
         .start()
         .unwrap();
-    // Five frames, each longer than the 1 ns budget; marked before the samples, so a
-    // push with every sample has them too.
+    // Five frames, each longer than the 1 ns budget.
     std::thread::spawn(|| (0..6).for_each(|_| latte::latte_frame!()))
         .join()
         .unwrap();
@@ -153,7 +152,7 @@ fn export_once(kind: Option<Histograms>, round: i64) -> ExportMetricsServiceRequ
     let want = expected(&report);
     assert_eq!(want[0].1 % 7_000, 0);
     assert_eq!(want[1].1 % 900, 0);
-    let request = first_complete_push(&received, &want);
+    let request = first_complete_push(&received, &want, 5 * round);
     check_histograms(&request, &want);
     check_seen(&request, &want);
     assert_eq!(frame_counter(&request, "latte.frames"), 5 * round);
@@ -204,20 +203,32 @@ fn expected(report: &latte::Report) -> Vec<(String, u64, u64)> {
 }
 
 /// The first push made after everything was recorded.
+/// The first push with every sample of `want` and `frames` frames: the frames are
+/// marked on a thread of their own, whose ring the drain may read after the samples'.
 fn first_complete_push(
     received: &Receiver<Pushed>,
     want: &[(String, u64, u64)],
+    frames: i64,
 ) -> ExportMetricsServiceRequest {
     let deadline = Instant::now() + Duration::from_secs(15);
+    let mut last = None;
     loop {
-        let (path, decoded) = received
-            .recv_deadline(deadline)
-            .expect("a push with every sample");
+        let Ok((path, decoded)) = received.recv_deadline(deadline) else {
+            panic!("no push with every sample and {frames} frames; the last: {last:?}");
+        };
         assert_eq!(path, "/v1/metrics");
         let request = decoded.expect("a valid ExportMetricsServiceRequest");
         let points = histograms(&request);
         let mine = |name: &str| points.iter().find(|p| p.0 == name).map_or(0, |p| p.1);
-        if mine(&want[0].0) == want[0].1 && mine(&want[1].0) == want[1].1 {
+        let scope = &request.resource_metrics[0].scope_metrics[0];
+        let seen = scope.metrics.iter().any(|m| m.name == "latte.frames");
+        let has_frames = seen && frame_counter(&request, "latte.frames") == frames;
+        let counts: Vec<(String, u64)> = points.iter().map(|p| (p.0.clone(), p.1)).collect();
+        last = Some((
+            counts,
+            seen.then(|| frame_counter(&request, "latte.frames")),
+        ));
+        if mine(&want[0].0) == want[0].1 && mine(&want[1].0) == want[1].1 && has_frames {
             return request;
         }
     }

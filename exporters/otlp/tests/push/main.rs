@@ -14,12 +14,34 @@ mod env;
 mod fidelity;
 mod hostile;
 mod retry;
+#[cfg(feature = "tls")]
 mod tls;
 
-use std::sync::{Mutex, MutexGuard};
+use std::io::Write;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// One agent per process: the tests take turns.
 fn agent_turn() -> MutexGuard<'static, ()> {
     static AGENT: Mutex<()> = Mutex::new(());
     AGENT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A sink the test reads back.
+#[derive(Clone, Default)]
+pub(crate) struct Text(pub(crate) Arc<Mutex<Vec<u8>>>);
+
+impl Write for Text {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Text {
+    pub(crate) fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
 }

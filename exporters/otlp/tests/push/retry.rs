@@ -3,8 +3,8 @@
 //! forever fails the push within its deadline, and the failure is counted and shows
 //! in the agent's JSON report.
 
+use super::Text;
 use super::collector::{self, Answer};
-use super::tls::Text;
 use latte::{Format, Id};
 use latte_otlp::Otlp;
 use std::sync::Arc;

@@ -3,36 +3,17 @@
 //! exponential histograms whose counts add up. Without the CA the push fails, counted
 //! and shown in the agent's report, and nothing panics.
 
+use super::Text;
 use super::collector::{self, Answer, Pki, latency};
 use latte::Id;
 use latte_otlp::{Compression, Otlp};
 use opentelemetry_proto::tonic::metrics::v1::metric::Data as MetricData;
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 static TLS_A: Id = Id::new("otlp_tls_a");
 static TLS_B: Id = Id::new("otlp_tls_b");
-
-/// A sink the test reads back.
-#[derive(Clone, Default)]
-pub(super) struct Text(pub(super) Arc<Mutex<Vec<u8>>>);
-
-impl Write for Text {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Text {
-    pub(super) fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
+static TLS_FAILED: Id = Id::new("otlp_tls_failed");
 
 #[test]
 fn https_through_the_configured_ca_carries_the_header_and_gzip() {
@@ -105,7 +86,7 @@ fn https_without_the_ca_fails_the_push_counted_and_shown_in_the_report() {
         .sink(text.clone())
         .start()
         .unwrap();
-    latte::record(&TLS_A, 1_000);
+    latte::record(&TLS_FAILED, 1_000);
     collector::wait_until("a failed push", || pushes.failed() >= 1);
     guard.report().unwrap();
     guard.stop().unwrap();
