@@ -67,7 +67,6 @@ pub use live::{Live, LiveFrames, LiveNode, LiveRow, LiveThread};
 pub use metrics::{Anomaly, Buckets, InvalidBuckets, MetricSet, QUANTILES, Series, Thread};
 
 use crate::report::Report;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -174,17 +173,19 @@ pub struct Handle {
 /// One exporter's failures, as its [`Handle`]s tell them: shared with the agent,
 /// which puts them in its reports.
 #[derive(Debug, Default)]
-pub(crate) struct FailureLog {
-    count: AtomicU64,
-    last: Mutex<String>,
-}
+pub(crate) struct FailureLog(Mutex<(u64, String)>);
 
 impl FailureLog {
+    /// The count and the last error, locked: held only to copy or set them, so a
+    /// poisoned lock (which cannot happen there) still holds a valid value.
+    fn lock(&self) -> std::sync::MutexGuard<'_, (u64, String)> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The failures so far with the last one's error, if there were any.
     pub(crate) fn read(&self) -> Option<(u64, String)> {
-        let count = self.count.load(Ordering::Acquire);
-        let last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-        (count > 0).then(|| (count, last.clone()))
+        let log = self.lock();
+        (log.0 > 0).then(|| log.clone())
     }
 }
 
@@ -250,8 +251,9 @@ impl Handle {
     /// ```
     pub fn failed(&self, error: impl std::fmt::Display) {
         let text = error.to_string();
-        *self.failures.last.lock().unwrap_or_else(|e| e.into_inner()) = text;
-        self.failures.count.fetch_add(1, Ordering::Release);
+        let mut log = self.failures.lock();
+        log.0 += 1;
+        log.1 = text;
     }
 
     /// The failures told so far through this handle or its clones.
@@ -262,7 +264,7 @@ impl Handle {
     /// assert_eq!(handle.failures(), 1);
     /// ```
     pub fn failures(&self) -> u64 {
-        self.failures.count.load(Ordering::Acquire)
+        self.failures.lock().0
     }
 }
 

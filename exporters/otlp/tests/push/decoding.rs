@@ -303,12 +303,7 @@ fn a_slow_collector_still_gets_the_final_state() {
     let (url, received) = collector(Duration::from_millis(600));
     let otlp = Otlp::new(url, Duration::from_millis(100));
     let pushes = otlp.pushes();
-    let guard = latte::builder()
-        .exporter(otlp)
-        .final_report(false)
-        .sink(std::io::sink())
-        .start()
-        .unwrap();
+    let guard = super::quiet(otlp);
     latte::record(&STEADY, 5);
     // Wait until the collector is slow enough to matter: a push arrived, and a push
     // that fell due was dropped because a report still waited.

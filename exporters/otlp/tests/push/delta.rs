@@ -55,12 +55,7 @@ fn delta_pushes_add_up_to_the_run_and_a_failed_push_loses_nothing() {
     let (url, received) = collector::start(None, script);
     let otlp = Otlp::new(&url, Duration::from_millis(100)).temporality(Temporality::Delta);
     let pushes = otlp.pushes();
-    let guard = latte::builder()
-        .exporter(otlp)
-        .final_report(false)
-        .sink(std::io::sink())
-        .start()
-        .unwrap();
+    let guard = super::quiet(otlp);
     let mut all = Vec::new();
     let count = |r: &Received| latency(&r.request, DELTA.name()).map_or(0, |p| p.0);
     // 100 samples, until an accepted push has them.

@@ -45,3 +45,9 @@ impl Text {
         String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
     }
 }
+
+/// A quiet agent (no final report, output discarded) exporting to `otlp`.
+fn quiet(otlp: latte_otlp::Otlp) -> latte::Guard {
+    let quiet = latte::builder().final_report(false).sink(std::io::sink());
+    quiet.exporter(otlp).start().unwrap()
+}

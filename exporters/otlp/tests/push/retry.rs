@@ -20,12 +20,7 @@ fn busy_then_ok(first: fn() -> Answer) -> (Vec<collector::Received>, (u64, u64, 
     let (url, received) = collector::start(None, script);
     let otlp = Otlp::new(&url, Duration::from_secs(3_600)).timeout(Duration::from_secs(5));
     let pushes = otlp.pushes();
-    let guard = latte::builder()
-        .exporter(otlp)
-        .final_report(false)
-        .sink(std::io::sink())
-        .start()
-        .unwrap();
+    let guard = super::quiet(otlp);
     (1..=100).for_each(|v| latte::record(&RETRIED, v * 1_000));
     guard.stop().unwrap();
     let got = vec![collector::next(&received), collector::next(&received)];

@@ -29,12 +29,7 @@ fn https_through_the_configured_ca_carries_the_header_and_gzip() {
         .header("Authorization", "Bearer t0ken")
         .compression(Compression::Gzip);
     let pushes = otlp.pushes();
-    let guard = latte::builder()
-        .exporter(otlp)
-        .final_report(false)
-        .sink(std::io::sink())
-        .start()
-        .unwrap();
+    let guard = super::quiet(otlp);
     (0..1_000u64).for_each(|i| latte::record(&TLS_A, 1_000 + i * 37));
     (0..250u64).for_each(|i| latte::record(&TLS_B, 50_000 + i * 911));
     guard.stop().unwrap();
