@@ -123,6 +123,7 @@ fn calibration() -> Calibration {
         resolution: 1,
         scope: [[18, 22, 30], [24, 32, 40], [36, 44, 52]],
         pulse: 20,
+        inside: [[0.0; 3]; 3],
         took: Duration::from_millis(50),
     }
 }

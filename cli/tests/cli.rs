@@ -666,11 +666,12 @@ fn tree_report(path: &Path, shape: &[Shape], slower: &[(usize, f64)], seed: u64)
             latte::report::TreeNode {
                 parent,
                 depth,
-                self_time: latte::report::SelfTime {
+                self_time: Some(latte::report::SelfTime {
                     calls: row.stats.seen,
                     total: row.stats.total,
                     mean: row.stats.avg,
-                },
+                }),
+                account: None,
                 row,
                 of_parent: None,
                 of_root: 1.0,

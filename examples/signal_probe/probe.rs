@@ -298,6 +298,8 @@ fn account(iterations: u64) {
         for s in &c.samples {
             let kind = match s.kind() {
                 SampleKind::Scope { start, stop } => format!("{start:?}_{stop:?}"),
+                SampleKind::Timer { start, stop } => format!("timer_{start:?}_{stop:?}"),
+                SampleKind::Busy { start, stop } => format!("busy_{start:?}_{stop:?}"),
                 SampleKind::Pulse => "Pulse".to_owned(),
                 SampleKind::Recorded => format!("value{}", s.ticks()),
             };

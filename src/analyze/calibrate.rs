@@ -15,6 +15,14 @@
 //! smallest of the 7 batch medians discards a batch that was preempted throughout, and
 //! the rounds spread a slow spell of the machine over every pair. Total time is
 //! dominated by the frequency window: about 50 ms, once per process.
+//!
+//! **Inside a parent.** What a scope costs the scope around it is more than the window
+//! it records: its Start's work before the counter read and its Stop's work after it
+//! land in the parent's time. In the same rounds, per pair, a batch of 1,000 empty
+//! scopes each holding [`NESTED`] empty scopes of that pair: the smallest batch median,
+//! less an empty scope's window, divided by [`NESTED`], is what one scope of the pair
+//! costs its parent ([`Calibration::inside`]). The call tree's `LATTE INSIDE` is made
+//! of it.
 
 use super::stats::quantile;
 use crate::clock::{self, Mode};
@@ -37,6 +45,10 @@ pub struct Calibration {
     pub scope: [[u64; 3]; 3],
     /// Ticks a pulse records when nothing happens between two pulses.
     pub pulse: u64,
+    /// `inside[start][stop]`: ticks a scope of that pair adds to the scope around it
+    /// when it holds nothing (its window and the work of its Start and Stop outside
+    /// the window), by `Mode as usize`; at least `scope[start][stop]`.
+    pub inside: [[f64; 3]; 3],
     /// Wall time calibration took.
     pub took: Duration,
 }
@@ -45,6 +57,22 @@ impl Calibration {
     /// The overhead of a Start in `start` mode closed by a Stop in `stop` mode.
     pub fn scope_overhead(&self, start: Mode, stop: Mode) -> u64 {
         self.scope[start as usize][stop as usize]
+    }
+
+    /// What a scope of `start` and `stop` modes adds to the scope around it beyond the
+    /// window it records itself (the work of its Start before its read and of its
+    /// Stop after it), in ticks; never below 0.
+    ///
+    /// ```
+    /// use latte::Mode::Fast;
+    /// let cal = latte::analyze::calibration();
+    /// let outside = cal.outside_window(Fast, Fast);
+    /// assert!(outside >= 0.0);
+    /// assert_eq!(cal.inside[0][0], cal.scope_overhead(Fast, Fast) as f64 + outside);
+    /// ```
+    pub fn outside_window(&self, start: Mode, stop: Mode) -> f64 {
+        let (s, t) = (start as usize, stop as usize);
+        (self.inside[s][t] - self.scope[s][t] as f64).max(0.0)
     }
 }
 
@@ -74,18 +102,23 @@ fn calibrate() -> Calibration {
     let began = Instant::now();
     let (ticks_per_ns, accuracy) = frequency(Duration::from_millis(50));
     let resolution = resolution();
-    let (scope, pulse) = std::thread::Builder::new()
+    let Overheads {
+        scope,
+        pulse,
+        inside,
+    } = std::thread::Builder::new()
         .name("latte-calibrate".into())
         .spawn(overheads)
         .ok()
         .and_then(|h| h.join().ok())
-        .unwrap_or(([[0; 3]; 3], 0));
+        .unwrap_or_default();
     Calibration {
         ticks_per_ns,
         accuracy,
         resolution,
         scope,
         pulse,
+        inside,
         took: began.elapsed(),
     }
 }
@@ -226,46 +259,84 @@ fn fractional_step(deltas: &[u64]) -> Option<f64> {
 
 const BATCHES: usize = 7;
 const PER_BATCH: usize = 1_000;
+/// Empty scopes inside each parent of the inside-a-parent batches.
+const NESTED: usize = 8;
+
+/// What the calibration thread measures, in ticks.
+#[derive(Default)]
+struct Overheads {
+    scope: [[u64; 3]; 3],
+    pulse: u64,
+    inside: [[f64; 3]; 3],
+}
+
+/// One id per (start mode, stop mode) pair, named `latte/cal <what> <S><T>`.
+macro_rules! per_pair {
+    ($what:literal) => {
+        [
+            [
+                Id::new(concat!("latte/cal ", $what, "FF")),
+                Id::new(concat!("latte/cal ", $what, "FM")),
+                Id::new(concat!("latte/cal ", $what, "FH")),
+            ],
+            [
+                Id::new(concat!("latte/cal ", $what, "MF")),
+                Id::new(concat!("latte/cal ", $what, "MM")),
+                Id::new(concat!("latte/cal ", $what, "MH")),
+            ],
+            [
+                Id::new(concat!("latte/cal ", $what, "HF")),
+                Id::new(concat!("latte/cal ", $what, "HM")),
+                Id::new(concat!("latte/cal ", $what, "HH")),
+            ],
+        ]
+    };
+}
+
+/// Empty scopes of each pair, then empty scopes holding [`NESTED`] of them.
+static PAIRS: [[Id; 3]; 3] = per_pair!("");
+static PARENTS: [[Id; 3]; 3] = per_pair!("parent ");
+static KIDS: [[Id; 3]; 3] = per_pair!("kid ");
+static PULSE: Id = Id::new("latte/cal pulse");
+
+/// A batch of [`PER_BATCH`] empty scopes of a pair.
+fn scope_batch(start: Mode, stop: Mode) {
+    let id = &PAIRS[start as usize][stop as usize];
+    for _ in 0..PER_BATCH {
+        record::start(id, start);
+        record::stop(id, stop);
+    }
+}
+
+/// A batch of [`PER_BATCH`] empty scopes of a pair, each holding [`NESTED`] empty
+/// scopes of the same pair.
+fn nested_batch(start: Mode, stop: Mode) {
+    let (s, t) = (start as usize, stop as usize);
+    let (parent, kid) = (&PARENTS[s][t], &KIDS[s][t]);
+    for _ in 0..PER_BATCH {
+        record::start(parent, start);
+        for _ in 0..NESTED {
+            record::start(kid, start);
+            record::stop(kid, stop);
+        }
+        record::stop(parent, stop);
+    }
+}
+
+fn pulse_batch() {
+    for _ in 0..=PER_BATCH {
+        record::pulse(&PULSE);
+    }
+}
 
 /// Runs on latte's internal calibration thread.
-fn overheads() -> ([[u64; 3]; 3], u64) {
+fn overheads() -> Overheads {
     block_signals();
     mark_internal_thread();
-    static PAIRS: [[Id; 3]; 3] = [
-        [
-            Id::new("latte/cal FF"),
-            Id::new("latte/cal FM"),
-            Id::new("latte/cal FH"),
-        ],
-        [
-            Id::new("latte/cal MF"),
-            Id::new("latte/cal MM"),
-            Id::new("latte/cal MH"),
-        ],
-        [
-            Id::new("latte/cal HF"),
-            Id::new("latte/cal HM"),
-            Id::new("latte/cal HH"),
-        ],
-    ];
-    static PULSE: Id = Id::new("latte/cal pulse");
-    let scope_batch = |start: Mode, stop: Mode| {
-        let id = &PAIRS[start as usize][stop as usize];
-        move || {
-            for _ in 0..PER_BATCH {
-                record::start(id, start);
-                record::stop(id, stop);
-            }
-        }
-    };
-    let pulse_batch = || {
-        for _ in 0..=PER_BATCH {
-            record::pulse(&PULSE);
-        }
-    };
     // Warm-up: first-use paths, caches, predictors.
     for (start, stop) in pairs() {
-        scope_batch(start, stop)();
+        scope_batch(start, stop);
+        nested_batch(start, stop);
     }
     pulse_batch();
     // Round by round, every pair in each: a slow spell of the machine (a preemption,
@@ -273,17 +344,30 @@ fn overheads() -> ([[u64; 3]; 3], u64) {
     // rounds' medians outvote it, where batches taken pair by pair would give one pair
     // all its batches inside the spell.
     let mut scope = [[u64::MAX; 3]; 3];
+    let mut nested = [[u64::MAX; 3]; 3];
     let mut pulse = u64::MAX;
     for _ in 0..BATCHES {
         for (start, stop) in pairs() {
-            scope_batch(start, stop)();
-            let low = &mut scope[start as usize][stop as usize];
-            *low = (*low).min(recent_median(&PAIRS[start as usize][stop as usize]));
+            let (s, t) = (start as usize, stop as usize);
+            scope_batch(start, stop);
+            scope[s][t] = scope[s][t].min(recent_median(&PAIRS[s][t]));
+            nested_batch(start, stop);
+            nested[s][t] = nested[s][t].min(recent_median(&PARENTS[s][t]));
         }
         pulse_batch();
         pulse = pulse.min(recent_median(&PULSE));
     }
-    (scope, pulse)
+    let inside = std::array::from_fn(|s| {
+        std::array::from_fn(|t| {
+            let added = nested[s][t].saturating_sub(scope[s][t]) as f64 / NESTED as f64;
+            added.max(scope[s][t] as f64)
+        })
+    });
+    Overheads {
+        scope,
+        pulse,
+        inside,
+    }
 }
 
 /// Every (start mode, stop mode) pair.

@@ -3,7 +3,7 @@
 
 use super::Calibration;
 use crate::clock::Mode;
-use crate::collect::{SampleKind, Totals};
+use crate::collect::Totals;
 use crate::report::Environment;
 use std::collections::HashMap;
 
@@ -36,7 +36,7 @@ fn pooled_fast_mode(totals: &Totals) -> Option<String> {
     for t in totals.threads.values() {
         for c in t.flat().iter() {
             let fast = c.kinds.iter().any(|(kind, _)| {
-                matches!(kind, SampleKind::Scope { start, stop } if *start == Mode::Fast || *stop == Mode::Fast)
+                matches!(kind.modes(), Some((start, stop)) if start == Mode::Fast || stop == Mode::Fast)
             });
             if fast {
                 *fast_threads.entry(c.name).or_default() += 1;

@@ -189,6 +189,7 @@ pub(crate) fn assemble(
     let overhead = (options.data == Data::Calibrated).then(|| Overhead {
         scope: calibration.scope.map(|row| row.map(|t| t as f64 * scale)),
         pulse: calibration.pulse as f64 * scale,
+        inside: calibration.inside.map(|row| row.map(|t| t * scale)),
     });
     Report {
         format_version: Report::FORMAT_VERSION,
@@ -320,12 +321,19 @@ fn ended_frames(frames: &[(&'static str, FrameCounts)]) -> Vec<EndedFrames> {
 /// Ticks to take off each value of `kind`: its calibrated overhead, or 0 for raw
 /// data and user-recorded values.
 pub(crate) fn overhead(kind: SampleKind, calibration: &Calibration, data: Data) -> u64 {
-    match (data, kind) {
-        (Data::Raw, _) | (_, SampleKind::Recorded) => 0,
-        (Data::Calibrated, SampleKind::Scope { start, stop }) => {
-            calibration.scope_overhead(start, stop)
-        }
-        (Data::Calibrated, SampleKind::Pulse) => calibration.pulse,
+    match (data, kind, kind.modes()) {
+        (Data::Raw, _, _) | (_, SampleKind::Recorded, _) => 0,
+        (Data::Calibrated, _, Some((start, stop))) => calibration.scope_overhead(start, stop),
+        (Data::Calibrated, _, None) => calibration.pulse,
+    }
+}
+
+/// Ticks a sample of `kind` in a scope's tree node costs its parent beyond the window
+/// the sample itself records (calibrated data; 0 for raw data, pulses and values).
+pub(crate) fn outside_window(kind: SampleKind, calibration: &Calibration, data: Data) -> f64 {
+    match (data, kind.modes()) {
+        (Data::Calibrated, Some((start, stop))) => calibration.outside_window(start, stop),
+        _ => 0.0,
     }
 }
 

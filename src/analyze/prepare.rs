@@ -184,11 +184,6 @@ impl Prepared {
         }
     }
 
-    /// The sum of every value, in ticks of the report's data: the row's `TOTAL`.
-    pub(super) fn total_ticks(&self) -> u128 {
-        self.exact.sum
-    }
-
     /// Adds another thread's prepared values of the same id.
     pub(super) fn add(&mut self, other: &Prepared) {
         self.all = dist::merge(&self.all, &other.all);
@@ -213,7 +208,8 @@ impl Prepared {
     }
 }
 
-/// What recorded a component: pulses or values when every sample is one, else scopes.
+/// What recorded a component: pulses, values, timers or busy times when every sample
+/// is one, else scopes.
 fn row_kind(c: &ComponentTotals) -> RowKind {
     let all = |f: fn(&SampleKind) -> bool| c.kinds.iter().all(|(k, _)| f(k));
     if c.kinds.is_empty() {
@@ -222,6 +218,10 @@ fn row_kind(c: &ComponentTotals) -> RowKind {
         RowKind::Pulse
     } else if all(|k| matches!(k, SampleKind::Recorded)) {
         RowKind::Value
+    } else if all(|k| matches!(k, SampleKind::Timer { .. })) {
+        RowKind::Timer
+    } else if all(|k| matches!(k, SampleKind::Busy { .. })) {
+        RowKind::Busy
     } else {
         RowKind::Scope
     }

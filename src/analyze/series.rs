@@ -87,6 +87,7 @@ mod tests {
             resolution: 1,
             scope,
             pulse: 20,
+            inside: [[0.0; 3]; 3],
             took: Duration::ZERO,
         }
     }

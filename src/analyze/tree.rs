@@ -2,9 +2,9 @@
 //! times, and the all-threads tree, nodes merged by path.
 
 use super::prepare::{Prepared, RowOutput};
-use super::{Calibration, overhead};
+use super::{Calibration, dist, outside_window, overhead};
 use crate::collect::{ComponentTotals, SampleKind, ThreadTotals};
-use crate::report::{ReportOptions, Row, RowKind, SelfTime, TreeNode};
+use crate::report::{Account, ReportOptions, Row, SelfTime, TreeNode};
 use std::collections::HashMap;
 
 /// Nodes a report's call tree keeps at most, each thread's and the all-threads one:
@@ -13,14 +13,37 @@ use std::collections::HashMap;
 pub(crate) const TREE_NODES: usize = 256;
 
 /// One node before its row is made: its id, its parent (an index in the same list),
-/// its prepared values, and its self time in ticks of the report's data.
+/// its prepared values, and how its time divides.
 pub(super) struct Node {
     name: &'static str,
     parent: Option<usize>,
     prepared: Prepared,
-    /// Self time of every call, in ticks of the report's data.
-    own: f64,
+    parts: Parts,
     calls: u64,
+}
+
+/// How a node's time divides, in ticks of the report's data, before the tree is cut
+/// to the nodes it keeps: what a node's account needs besides its children's totals.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Parts {
+    /// Its `TOTAL`.
+    total: u128,
+    /// Its self time: `Some` for a node of scopes on the stack only.
+    own: Option<u128>,
+    /// latte's own work inside it (`LATTE INSIDE`).
+    inside: u128,
+    /// The samples its `TOTAL` covers.
+    samples: u64,
+}
+
+impl Parts {
+    /// Adds the same path's parts of another thread.
+    fn add(&mut self, other: &Parts) {
+        self.total += other.total;
+        self.own = self.own.zip(other.own).map(|(a, b)| a + b);
+        self.inside += other.inside;
+        self.samples += other.samples;
+    }
 }
 
 /// What choosing the nodes to keep needs, cheap to have for every node: its id, its
@@ -57,19 +80,19 @@ fn keep(shapes: &[Shape]) -> Vec<bool> {
 /// index of a kept node), and how many nodes with calls were left out.
 fn kept_nodes(
     shapes: &[Shape],
-    mut make: impl FnMut(usize) -> (Prepared, f64),
+    mut make: impl FnMut(usize) -> (Prepared, Parts),
 ) -> (Vec<Node>, u64) {
     let kept = keep(shapes);
     let mut at: Vec<Option<usize>> = vec![None; shapes.len()];
     let mut nodes = Vec::new();
     for (k, shape) in shapes.iter().enumerate().filter(|(k, _)| kept[*k]) {
-        let (prepared, own) = make(k);
+        let (prepared, parts) = make(k);
         at[k] = Some(nodes.len());
         nodes.push(Node {
             name: shape.name,
             parent: shape.parent.and_then(|p| at.get(p).copied().flatten()),
             prepared,
-            own,
+            parts,
             calls: shape.calls,
         });
     }
@@ -87,11 +110,9 @@ pub(super) struct Inputs<'a> {
 }
 
 impl Inputs<'_> {
-    /// A component's prepared values and self time.
-    fn node(&self, c: &ComponentTotals, thread: &str) -> (Prepared, f64) {
-        let prepared = Prepared::new(c, thread, self.calibration, self.options, self.periods);
-        let own = own_ticks(c, &prepared, self.calibration, self.options);
-        (prepared, own)
+    /// A component's prepared values.
+    fn prepared(&self, c: &ComponentTotals, thread: &str) -> Prepared {
+        Prepared::new(c, thread, self.calibration, self.options, self.periods)
     }
 }
 
@@ -111,7 +132,10 @@ pub(super) fn thread_tree(
             calls: c.seen,
         })
         .collect();
-    let (nodes, left_out) = kept_nodes(&shapes, |k| inputs.node(&t.components[k], &t.name));
+    let parts = thread_parts(t, inputs);
+    let (nodes, left_out) = kept_nodes(&shapes, |k| {
+        (inputs.prepared(&t.components[k], &t.name), parts[k])
+    });
     (build(&nodes, out), left_out)
 }
 
@@ -126,7 +150,11 @@ pub(super) fn all_threads_tree<'a>(
     let mut paths: HashMap<(Option<usize>, &'static str), usize> = HashMap::new();
     let mut shapes: Vec<Shape> = Vec::new();
     let mut sources: Vec<Vec<(&ThreadTotals, usize)>> = Vec::new();
+    let mut parts: Vec<Vec<Parts>> = Vec::new();
+    // Per path, where its parts are: (thread's number in `parts`, node).
+    let mut parts_at: Vec<Vec<(usize, usize)>> = Vec::new();
     for t in threads {
+        parts.push(thread_parts(t, inputs));
         let mut mine: Vec<usize> = Vec::with_capacity(t.components.len());
         for (k, c) in t.components.iter().enumerate() {
             let parent = c.parent.and_then(|p| mine.get(p as usize).copied());
@@ -138,24 +166,29 @@ pub(super) fn all_threads_tree<'a>(
                     calls: 0,
                 });
                 sources.push(Vec::new());
+                parts_at.push(Vec::new());
                 shapes.len() - 1
             });
             shapes[at].total += raw_total(c);
             shapes[at].calls += c.seen;
             sources[at].push((t, k));
+            parts_at[at].push((parts.len() - 1, k));
             mine.push(at);
         }
     }
     let (nodes, left_out) = kept_nodes(&shapes, |k| {
-        let mut made: Option<(Prepared, f64)> = None;
-        for &(t, c) in &sources[k] {
-            let (p, own) = inputs.node(&t.components[c], &t.name);
+        let mut made: Option<(Prepared, Parts)> = None;
+        for (&(t, c), &(thread, node)) in sources[k].iter().zip(&parts_at[k]) {
+            let (p, mine) = (
+                inputs.prepared(&t.components[c], &t.name),
+                parts[thread][node],
+            );
             match made.as_mut() {
                 Some((all, sum)) => {
                     all.add(&p);
-                    *sum += own;
+                    sum.add(&mine);
                 }
-                None => made = Some((p, own)),
+                None => made = Some((p, mine)),
             }
         }
         made.unwrap_or_default()
@@ -168,45 +201,65 @@ pub(super) fn nested(t: &ThreadTotals) -> bool {
     t.components.iter().any(|c| c.parent.is_some())
 }
 
-/// A node's self time over every call, in ticks of the report's data.
+/// Every node's parts on a thread (kept or not: a child left out of the tree still
+/// had latte's work inside its parent).
 ///
-/// With nothing lost, its `TOTAL` less the ticks of the scopes closed inside it
-/// (its scopes' ticks less their self-time sum): exact, the same overhead taken off
-/// as for `TOTAL` (so a node with nothing inside has its `TOTAL` as its self time).
-/// With samples lost, the self-time sum over every call, recorded or lost, less each
-/// call's own overhead (the mean of the folded ones'), never below 0.
-fn own_ticks(
-    c: &ComponentTotals,
-    prepared: &Prepared,
-    calibration: &Calibration,
-    options: &ReportOptions,
-) -> f64 {
-    let off = |kind| overhead(kind, calibration, options.data) as f64;
-    let is_scope = |kind: &SampleKind| matches!(kind, SampleKind::Scope { .. });
-    let (mut scopes, mut raw, mut overheads, mut others) = (0u64, 0u128, 0.0, 0.0);
-    for (kind, tally) in &c.kinds {
-        let n = tally.exact.count;
-        if is_scope(kind) {
-            scopes += n;
-            raw += tally.exact.sum;
-            overheads += n as f64 * off(*kind);
-        } else {
-            others += (tally.exact.sum as f64 - n as f64 * off(*kind)).max(0.0);
+/// A node's self time is its `TOTAL` less the raw ticks of the scopes closed inside
+/// it (the hot path's self-time sum says how many) and less the work of their Starts
+/// and Stops outside their own windows. Its `LATTE INSIDE` is, per child sample, what
+/// calibration took off the child plus that outside work: so `TOTAL` = self + the
+/// children's `TOTAL` + `LATTE INSIDE` whenever every child's sample is in a child
+/// node. The outside work, an estimate, is at most what the node's time leaves.
+fn thread_parts(t: &ThreadTotals, inputs: &Inputs<'_>) -> Vec<Parts> {
+    let (calibration, data) = (inputs.calibration, inputs.options.data);
+    // Per node: raw ticks, TOTAL, and its Starts' and Stops' work outside its windows.
+    let sums: Vec<(u128, u128, f64)> = t
+        .components
+        .iter()
+        .map(|c| {
+            let (_, exact) = dist::kinds_together(&c.kinds, |k| overhead(k, calibration, data));
+            let outside = c
+                .kinds
+                .iter()
+                .map(|(k, tally)| tally.exact.count as f64 * outside_window(*k, calibration, data))
+                .sum();
+            (raw_total(c), exact.sum, outside)
+        })
+        .collect();
+    // Per node: its children's overheads taken off, and their work outside them.
+    let mut taken = vec![0u128; sums.len()];
+    let mut outside = vec![0f64; sums.len()];
+    for (c, &(raw, total, out)) in t.components.iter().zip(&sums) {
+        if let Some(p) = c.parent.map(|p| p as usize).filter(|&p| p < sums.len()) {
+            taken[p] += raw.saturating_sub(total);
+            outside[p] += out;
         }
     }
-    if c.lost == 0 {
-        let inside = raw.saturating_sub(u128::from(c.self_ticks));
-        return prepared.total_ticks().saturating_sub(inside) as f64;
-    }
-    // The self-time sum covers every scope recorded, lost ones too: their overheads
-    // are taken as the mean of the folded ones'.
-    let folded: u64 = c.kinds.iter().map(|(_, t)| t.exact.count).sum();
-    let recorded = c.seen.saturating_sub(folded - scopes);
-    let overhead = match scopes {
-        0 => 0.0,
-        n => overheads / n as f64 * recorded as f64,
-    };
-    (c.self_ticks as f64 - overhead).max(0.0) + others
+    t.components
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            let (raw, total, _) = sums[k];
+            let samples: u64 = c.kinds.iter().map(|(_, t)| t.exact.count).sum();
+            let stack = !c.kinds.is_empty()
+                && c.kinds
+                    .iter()
+                    .all(|(k, _)| matches!(k, SampleKind::Scope { .. }));
+            // The hot path's self-time sum covers every call; TOTAL the folded ones.
+            let self_raw = match c.lost {
+                0 => u128::from(c.self_ticks),
+                _ => u128::from(c.self_ticks) * u128::from(samples) / u128::from(c.seen.max(1)),
+            };
+            let left = total.saturating_sub(raw.saturating_sub(self_raw));
+            let work = (outside[k].round() as u128).min(left);
+            Parts {
+                total,
+                own: stack.then_some(left - work),
+                inside: taken[k] + work,
+                samples,
+            }
+        })
+        .collect()
 }
 
 /// The tree of `nodes`, depth first, children by their total, largest first (scopes
@@ -214,8 +267,11 @@ fn own_ticks(
 /// with no call in their whole subtree are left out.
 fn build(nodes: &[Node], out: RowOutput) -> Vec<TreeNode> {
     let rows: Vec<Row> = nodes.iter().map(|n| n.prepared.row(n.name, out)).collect();
-    let (roots, children) = order(nodes, &rows);
+    let (roots, below) = order(nodes, &rows);
     let mut tree: Vec<TreeNode> = Vec::new();
+    // Per node of `tree`: its parts, and its children's totals.
+    let mut kept: Vec<Parts> = Vec::new();
+    let mut children: Vec<u128> = Vec::new();
     // (node, parent in `tree`, depth, root's total), the next to visit last.
     let mut todo: Vec<(usize, Option<usize>, u32, f64)> = Vec::new();
     todo.extend(
@@ -232,28 +288,56 @@ fn build(nodes: &[Node], out: RowOutput) -> Vec<TreeNode> {
             .map(|p| tree[p].row.stats.total)
             .filter(|&t| t > 0.0)
             .map(share);
-        let (own, calls) = (nodes[k].own * out.scale, nodes[k].calls);
+        let parts = nodes[k].parts;
+        let self_time = parts.own.map(|own| {
+            let (total, calls) = (own as f64 * out.scale, parts.samples);
+            SelfTime {
+                calls,
+                total,
+                mean: if calls > 0 { total / calls as f64 } else { 0.0 },
+            }
+        });
         let at = tree.len();
+        kept.push(parts);
+        if let Some(p) = parent {
+            children[p] += parts.total;
+        }
         tree.push(TreeNode {
             parent,
             depth,
             row,
-            self_time: SelfTime {
-                calls,
-                total: own,
-                mean: if calls > 0 { own / calls as f64 } else { 0.0 },
-            },
+            self_time,
+            account: None,
             of_parent,
             of_root: share(root_total),
         });
+        children.push(0);
         todo.extend(
-            children[k]
+            below[k]
                 .iter()
                 .rev()
                 .map(|&c| (c, Some(at), depth + 1, root_total)),
         );
     }
+    for ((node, parts), children) in tree.iter_mut().zip(&kept).zip(&children) {
+        node.account = account(parts, *children);
+    }
     tree
+}
+
+/// A node's account from its parts and its children's totals in the tree: what the
+/// other parts leave is not attributed. `None` for a node with no self time.
+fn account(parts: &Parts, children: u128) -> Option<Account> {
+    let own = parts.own?;
+    let rest = parts.total as i128 - (own + children + parts.inside) as i128;
+    let ticks = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
+    Some(Account {
+        total: ticks(parts.total),
+        own: ticks(own),
+        children: ticks(children),
+        inside: ticks(parts.inside),
+        not_attributed: i64::try_from(rest).unwrap_or(if rest < 0 { i64::MIN } else { i64::MAX }),
+    })
 }
 
 /// The roots and each node's children, largest total first, without the nodes that
@@ -277,7 +361,7 @@ fn order(nodes: &[Node], rows: &[Row]) -> (Vec<usize>, Vec<Vec<usize>>) {
     // Scopes by TOTAL, largest first, then pulses and values, as flat rows come.
     let by_total = |list: &mut Vec<usize>| {
         list.retain(|&k| calls[k] > 0);
-        let scope = |k: usize| rows[k].kind == RowKind::Scope;
+        let scope = |k: usize| rows[k].kind.is_time_in();
         list.sort_by(|&a, &b| {
             (scope(b), rows[b].stats.total)
                 .partial_cmp(&(scope(a), rows[a].stats.total))

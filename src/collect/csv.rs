@@ -20,6 +20,16 @@ const HEADER: [&str; 9] = [
 
 /// Scope kinds by `[start][stop]` (`Mode as usize`): start letter, then stop letter.
 const SCOPE_KINDS: [[&str; 3]; 3] = [["FF", "FM", "FH"], ["MF", "MM", "MH"], ["HF", "HM", "HH"]];
+const TIMER_KINDS: [[&str; 3]; 3] = [
+    ["timer FF", "timer FM", "timer FH"],
+    ["timer MF", "timer MM", "timer MH"],
+    ["timer HF", "timer HM", "timer HH"],
+];
+const BUSY_KINDS: [[&str; 3]; 3] = [
+    ["busy FF", "busy FM", "busy FH"],
+    ["busy MF", "busy MM", "busy MH"],
+    ["busy HF", "busy HM", "busy HH"],
+];
 
 #[derive(Serialize)]
 struct CsvRow<'a> {
@@ -45,8 +55,10 @@ impl Capture {
     ///   `ns = ticks / ticks_per_ns` (use the calibrated frequency,
     ///   `latte::analyze::calibration().ticks_per_ns`);
     /// * `kind` is the scope's timer modes, start letter then stop letter (`FF`, `FM`, ...,
-    ///   `HH`; see [`Mode::letter`](crate::Mode::letter)), or `pulse`, or `recorded` for a
-    ///   value given to [`record`](fn@crate::record);
+    ///   `HH`; see [`Mode::letter`](crate::Mode::letter)) of a scope on the stack, the
+    ///   same after `timer ` for a scope measured off the stack (a
+    ///   [`Timer`](crate::Timer)) and after `busy ` for a `tracing` span's busy time,
+    ///   or `pulse`, or `recorded` for a value given to [`record`](fn@crate::record);
     /// * `migrated` (`true`/`false`) says whether the scope started and stopped on different
     ///   CPUs (known in Mid and Hard modes only);
     /// * `index` is the sample's place in its (thread, component)'s recording sequence
@@ -107,6 +119,12 @@ impl Capture {
                         kind: match sample.kind() {
                             SampleKind::Scope { start, stop } => {
                                 SCOPE_KINDS[start as usize][stop as usize]
+                            }
+                            SampleKind::Timer { start, stop } => {
+                                TIMER_KINDS[start as usize][stop as usize]
+                            }
+                            SampleKind::Busy { start, stop } => {
+                                BUSY_KINDS[start as usize][stop as usize]
                             }
                             SampleKind::Pulse => "pulse",
                             SampleKind::Recorded => "recorded",

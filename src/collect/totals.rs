@@ -151,7 +151,7 @@ impl ComponentTotals {
         let mut scopes = self
             .kinds
             .iter()
-            .filter(|(k, _)| matches!(k, SampleKind::Scope { .. }))
+            .filter(|(k, _)| k.modes().is_some())
             .map(|(_, t)| t.histogram());
         let mut all = scopes.next()?.into_owned();
         for h in scopes {

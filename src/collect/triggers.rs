@@ -246,7 +246,7 @@ impl Triggers {
         kind: SampleKind,
         ticks: &[u64],
     ) {
-        if !matches!(kind, SampleKind::Scope { .. }) || !self.armed() {
+        if kind.modes().is_none() || !self.armed() {
             return;
         }
         let Some(&max) = ticks.iter().max() else {

@@ -7,7 +7,7 @@
 //! (bucket by bucket, at the histogram's 3 significant digits), so the live view needs
 //! no cut of its own in the agent and any number of viewers share it.
 
-use crate::report::{RecordingOff, Report, Row, RowKind, TreeNode, Unit};
+use crate::report::{Account, RecordingOff, Report, Row, RowKind, TreeNode, Unit};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -123,15 +123,24 @@ pub struct LiveNode {
     pub calls: u64,
     /// Their time added up, the scopes inside them included.
     pub total: f64,
-    /// Their self time: not in the scopes inside them.
-    pub self_total: f64,
+    /// Their self time: not in the scopes inside them nor in latte's work there;
+    /// `None` for a node that is not a scope on the stack (a pulse, a value, a
+    /// [`Timer`](crate::Timer), a span's busy time).
+    pub self_total: Option<f64>,
+    /// latte's own work inside them (`LATTE INSIDE`, see
+    /// [`Account`](crate::report::Account)).
+    #[serde(default)]
+    pub inside: f64,
+    /// Time inside them the tree cannot place (`NOT ATTRIBUTED`).
+    #[serde(default)]
+    pub not_attributed: f64,
     /// The 99th percentile of the interval's calls.
     pub p99: f64,
 }
 
 impl Live {
     /// The layout's version, in [`Live::version`].
-    pub const VERSION: u32 = 1;
+    pub const VERSION: u32 = 2;
 
     /// What `later` adds over `earlier`, two whole-run reports of the same run made
     /// `seconds` apart (`earlier` `None`: everything in `later`, the first interval).
@@ -291,9 +300,19 @@ fn diff_tree(
             kept.push(None);
             continue;
         };
-        let self_before = was
-            .filter(|w| w.row.stats.seen <= node.row.stats.seen)
-            .map_or(0.0, |w| w.self_time.total);
+        // The interval's parts: the later account less the earlier (the whole of the
+        // later one after a reset).
+        let was = was.filter(|w| w.row.stats.seen <= node.row.stats.seen);
+        let scale = |ticks: f64| ticks * later.per_tick();
+        let part = |f: fn(&Account) -> f64| {
+            let now = node.account.as_ref().map_or(0.0, f);
+            let before = was.and_then(|w| w.account.as_ref()).map_or(0.0, f);
+            scale(now - before)
+        };
+        let self_total = node.self_time.map(|own| {
+            let before = was.and_then(|w| w.self_time).map_or(0.0, |s| s.total);
+            (own.total - before).max(0.0)
+        });
         kept.push(Some(nodes.len()));
         nodes.push(LiveNode {
             parent,
@@ -301,7 +320,9 @@ fn diff_tree(
             component: row.component,
             calls: row.calls,
             total: row.total,
-            self_total: (node.self_time.total - self_before).max(0.0),
+            self_total,
+            inside: part(|a| a.inside as f64).max(0.0),
+            not_attributed: part(|a| a.not_attributed as f64),
             p99: row.p99,
         });
     }

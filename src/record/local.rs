@@ -376,15 +376,23 @@ impl Local {
         self.store(idx, ticks, RECORD);
     }
 
-    /// Builds the sample for a scope closed off the stack (a [`Timer`](crate::Timer))
-    /// and stores it at the id's root node; it had no scope inside it.
+    /// Builds the sample for a scope closed off the stack (a [`Timer`](crate::Timer),
+    /// or a span's poll) and stores it at the id's root node, marked `how` (the sample
+    /// bits `sample::TIMER` or `sample::BUSY`): no scope of the call tree ran inside it.
     #[inline(always)]
-    pub(crate) fn finish(&self, idx: u32, tag: u64, start_ticks: u64, mode: Mode, now: Stamp) {
+    pub(crate) fn finish(
+        &self,
+        idx: u32,
+        (tag, start_ticks): (u64, u64),
+        how: u64,
+        mode: Mode,
+        now: Stamp,
+    ) {
         if tag & OFF != 0 {
             return;
         }
         let delta = now.ticks.wrapping_sub(start_ticks);
-        self.store_scope(idx, delta, delta, scope_meta(tag, mode, now));
+        self.store_scope(idx, delta, delta, scope_meta(tag, mode, now) | how);
     }
 
     /// Stores a scope's sample `delta | meta` with its self time `own` at the id's

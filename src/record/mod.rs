@@ -204,7 +204,9 @@ pub(crate) fn stop_unordered(
 pub(crate) fn record_span(idx: u32, busy: Exit, start: Mode, stop: Mode) {
     #[cfg(feature = "record")]
     {
-        let meta = (start as u64) << sample::START_SHIFT | (stop as u64) << sample::STOP_SHIFT;
+        let meta = (start as u64) << sample::START_SHIFT
+            | (stop as u64) << sample::STOP_SHIFT
+            | sample::BUSY;
         if switch::paused() {
             return;
         }

@@ -2,10 +2,11 @@
 //! [`Sample`] through its accessors, and build one (in tests, say) with [`Sample::new`].
 //!
 //! ```text
-//! sample:  63      57 56  55 54 53 52 51                                  0
-//!          [ zero  ] [M] [stop] [start] [ delta ticks (52 bits)           ]
-//!                     |    start = 3: not a scope (stop = 0 pulse, 1 record)
-//!                     migrated: Start and Stop read different CPU ids
+//! sample:  63   59 58 57 56  55 54 53 52 51                                  0
+//!          [zero] [off] [M] [stop] [start] [ delta ticks (52 bits)           ]
+//!                   |    |    start = 3: not a scope (stop = 0 pulse, 1 record)
+//!                   |    migrated: Start and Stop read different CPU ids
+//!                   off the stack: 0 a stack scope, 1 a Timer, 2 a span's busy time
 //!
 //! stack tag: [O] [ 0 ] [start mode at 52..54] [cpu id, 20 bits, 32..52] [id, 32 bits]
 //!             O (bit 63): opened while recording was off (`switch.rs`)
@@ -29,6 +30,14 @@ pub(crate) const CPU_SHIFT: u32 = 32;
 pub(crate) const CPU_MASK: u64 = (1 << 20) - 1;
 /// In a stack tag: the scope was opened while recording was off, and records nothing.
 pub(crate) const OFF: u64 = 1 << 63;
+const HOW_SHIFT: u32 = 57;
+const HOW_MASK: u64 = 3 << HOW_SHIFT;
+/// In a scope sample: measured off the stack, by a [`Timer`](crate::Timer) (wall time,
+/// nothing known of what ran inside it).
+pub(crate) const TIMER: u64 = 1 << HOW_SHIFT;
+/// In a scope sample: a `tracing` span's busy time (the sum of its enter/exit pairs,
+/// or one of them), not one Start/Stop pair's wall time.
+pub(crate) const BUSY: u64 = 2 << HOW_SHIFT;
 
 /// The meta bits of a scope sample whose Start wrote `tag` and whose Stop read `now`
 /// in `mode`.
@@ -71,19 +80,63 @@ pub(crate) fn tag(idx: u32, mode: Mode, now: Stamp) -> u64 {
 pub struct Sample(u64);
 
 /// How a [`Sample`] was taken; calibration subtracts the overhead of its kind.
+///
+/// Only a [`Scope`](SampleKind::Scope) ran on the thread's stack, so only its node of
+/// the call tree knows what ran inside it and has a self time; a
+/// [`Timer`](SampleKind::Timer) and a span's [`Busy`](SampleKind::Busy) time are
+/// scopes measured another way, corrected by the same overhead cell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SampleKind {
-    /// A Start/Stop pair with these timer modes.
+    /// A Start/Stop pair on the thread's stack with these timer modes (the macros, a
+    /// scope guard, a sync `#[timed]` function).
     Scope {
         /// Mode of the Start read.
         start: Mode,
         /// Mode of the Stop read.
         stop: Mode,
     },
+    /// A scope measured off the stack: a [`Timer`](crate::Timer), an `async`
+    /// `#[timed]` function, a `tracing` span's lifetime. Wall time from its start to
+    /// its stop.
+    Timer {
+        /// Mode of the start read.
+        start: Mode,
+        /// Mode of the stop read.
+        stop: Mode,
+    },
+    /// A `tracing` span's busy time: the sum of its enter/exit pairs (or one pair, a
+    /// poll, under `"<name> (poll)"`), not the wall time from its first enter to its
+    /// last exit.
+    Busy {
+        /// Mode of each enter read.
+        start: Mode,
+        /// Mode of each exit read.
+        stop: Mode,
+    },
     /// The delta between two pulses of the same id on the same thread.
     Pulse,
     /// A value handed to [`record`](crate::record) by the user.
     Recorded,
+}
+
+impl SampleKind {
+    /// The timer modes of a scope of any kind (stack, timer, busy); `None` for a
+    /// pulse or a recorded value.
+    ///
+    /// ```
+    /// use latte::collect::SampleKind;
+    /// use latte::Mode::{Fast, Hard};
+    /// assert_eq!(SampleKind::Timer { start: Fast, stop: Hard }.modes(), Some((Fast, Hard)));
+    /// assert_eq!(SampleKind::Pulse.modes(), None);
+    /// ```
+    pub const fn modes(self) -> Option<(Mode, Mode)> {
+        match self {
+            SampleKind::Scope { start, stop }
+            | SampleKind::Timer { start, stop }
+            | SampleKind::Busy { start, stop } => Some((start, stop)),
+            SampleKind::Pulse | SampleKind::Recorded => None,
+        }
+    }
 }
 
 impl Sample {
@@ -98,11 +151,18 @@ impl Sample {
             return None;
         }
         let meta = match kind {
-            SampleKind::Scope { start, stop } => {
-                (start as u64) << START_SHIFT | (stop as u64) << STOP_SHIFT
-            }
             SampleKind::Pulse => PULSE,
             SampleKind::Recorded => RECORD,
+            SampleKind::Scope { start, stop }
+            | SampleKind::Timer { start, stop }
+            | SampleKind::Busy { start, stop } => {
+                let how = match kind {
+                    SampleKind::Timer { .. } => TIMER,
+                    SampleKind::Busy { .. } => BUSY,
+                    _ => 0,
+                };
+                (start as u64) << START_SHIFT | (stop as u64) << STOP_SHIFT | how
+            }
         };
         Some(Sample(ticks | meta | if migrated { MIGRATED } else { 0 }))
     }
@@ -116,7 +176,7 @@ impl Sample {
     /// for a reader that groups samples by kind without decoding each one.
     #[inline]
     pub(crate) const fn kind_bits(self) -> u64 {
-        self.0 & (START_MASK | 3 << STOP_SHIFT)
+        self.0 & (START_MASK | 3 << STOP_SHIFT | HOW_MASK)
     }
 
     /// The word stored in the ring (for tests that fold words by hand).
@@ -139,12 +199,21 @@ impl Sample {
     pub const fn kind(self) -> SampleKind {
         let start = (self.0 >> START_SHIFT) & 3;
         let stop = (self.0 >> STOP_SHIFT) & 3;
-        match (start, stop) {
-            (3, 0) => SampleKind::Pulse,
-            (3, _) => SampleKind::Recorded,
+        let (start_mode, stop_mode) = (Mode::from_bits(start), Mode::from_bits(stop));
+        match (start, stop, self.0 & HOW_MASK) {
+            (3, 0, _) => SampleKind::Pulse,
+            (3, _, _) => SampleKind::Recorded,
+            (_, _, TIMER) => SampleKind::Timer {
+                start: start_mode,
+                stop: stop_mode,
+            },
+            (_, _, BUSY) => SampleKind::Busy {
+                start: start_mode,
+                stop: stop_mode,
+            },
             _ => SampleKind::Scope {
-                start: Mode::from_bits(start),
-                stop: Mode::from_bits(stop),
+                start: start_mode,
+                stop: stop_mode,
             },
         }
     }
@@ -197,5 +266,23 @@ mod tests {
             scope
         );
         assert_eq!(Sample::new(Sample::MAX_TICKS + 1, scope, true), None);
+        // Timers and busy times keep their modes and are told apart from stack scopes,
+        // in the kind and in the bits a reader groups samples by.
+        for kind in [
+            SampleKind::Timer {
+                start: Mode::Mid,
+                stop: Mode::Fast,
+            },
+            SampleKind::Busy {
+                start: Mode::Fast,
+                stop: Mode::Hard,
+            },
+        ] {
+            let s = Sample::new(9, kind, false).unwrap();
+            assert_eq!((s.kind(), s.ticks()), (kind, 9));
+            assert_eq!(s.kind().modes(), kind.modes());
+            let stacked = Sample::new(9, scope, false).unwrap();
+            assert_ne!(s.kind_bits(), stacked.kind_bits());
+        }
     }
 }

@@ -217,7 +217,7 @@ impl<'a> Timer<'a> {
                     if delta > Sample::MAX_TICKS && thread != thread_mark() {
                         return l.implausible(true);
                     }
-                    l.finish(idx, tag, start, mode, now);
+                    l.finish(idx, (tag, start), sample::TIMER, mode, now);
                 },
             );
             (delta <= Sample::MAX_TICKS).then_some(delta)

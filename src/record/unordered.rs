@@ -7,7 +7,7 @@
 //! hot Stop (`Local::stop`) is untouched.
 
 use super::local::Local;
-use super::sample::{CPU_MASK, CPU_SHIFT, DELTA_MASK, START_MASK, START_SHIFT};
+use super::sample::{BUSY, CPU_MASK, CPU_SHIFT, DELTA_MASK, START_MASK, START_SHIFT};
 use super::stack::Frame;
 use super::word::{Word, signal_fence};
 use crate::clock::{Mode, Stamp};
@@ -49,7 +49,7 @@ impl Local {
             // Recorded as the span's own scope: into its node, as a Stop.
             Some(id) if id == idx => self.close(idx, frame, up, mode, now),
             Some(id) => {
-                self.finish(id, frame.tag, frame.ticks, mode, now);
+                self.finish(id, (frame.tag, frame.ticks), BUSY, mode, now);
                 if ticks <= DELTA_MASK {
                     up.set(up.get().wrapping_add(ticks));
                 }

@@ -34,7 +34,7 @@ pub use histogram::{Bucket, Distribution, rank};
 pub use notices::{Captures, ExporterFailures, PeriodicFailures, RecordingOff};
 pub use series::{Series, SeriesComponent};
 pub use table::{Column, SEED_WIDTH, TableOptions};
-pub use tree::{SelfTime, TreeNode};
+pub use tree::{Account, SelfTime, TreeNode};
 
 use crate::error::Error;
 pub use options::{Bypass, Cleaning, Data, Fences, Figures, ReportOptions, Unit};
@@ -175,6 +175,16 @@ pub struct Overhead {
     pub scope: [[f64; 3]; 3],
     /// What a pulse records when nothing happens between two pulses.
     pub pulse: f64,
+    /// `inside[start][stop]`: what an empty scope costs the scope around it (its
+    /// window and its Start's and Stop's work outside it). Format 5 on; 0 when read
+    /// from an older report (and then left out of its JSON).
+    #[serde(default, skip_serializing_if = "unknown_inside")]
+    pub inside: [[f64; 3]; 3],
+}
+
+/// Whether an overhead's `inside` matrix is unknown (all 0: an older report's).
+fn unknown_inside(inside: &[[f64; 3]; 3]) -> bool {
+    inside.iter().flatten().all(|&v| v == 0.0)
 }
 
 /// One thread's section of a report.
@@ -279,7 +289,19 @@ impl Report {
     /// The JSON format a report made by this latte follows (see
     /// [`format_version`](Report::format_version)); `CHANGELOG.md` says what each
     /// version changed.
-    pub const FORMAT_VERSION: u32 = 4;
+    pub const FORMAT_VERSION: u32 = 5;
+
+    /// The factor from counter ticks to the report's unit (1 for cycles): what turns
+    /// an [`Account`]'s ticks into the figures beside it.
+    ///
+    /// ```
+    /// use latte::{Report, ReportOptions, Unit};
+    /// let options = ReportOptions { unit: Unit::Cycles, ..Default::default() };
+    /// assert_eq!(Report::collect(&options).per_tick(), 1.0);
+    /// ```
+    pub fn per_tick(&self) -> f64 {
+        histogram::per_tick(self.unit, self.ticks_per_ns)
+    }
 
     /// Writes the report to `out` as a table laid out by its [`TableOptions`] or as one
     /// line of JSON. A writer that fails is [`Error::Sink`], with the writer's error as
@@ -322,7 +344,7 @@ impl Report {
     /// use latte::report::JsonStyle;
     /// # let report = latte::Report::collect(&latte::ReportOptions::default());
     /// let json = report.to_json(JsonStyle::Pretty);
-    /// assert!(json.contains("\"unit\": \"Time\"") && json.contains("\"format_version\": 4"));
+    /// assert!(json.contains("\"unit\": \"Time\"") && json.contains("\"format_version\": 5"));
     /// let back: latte::Report = serde_json::from_str(&json).unwrap();
     /// assert_eq!(back.to_json(JsonStyle::Compact), report.to_json(JsonStyle::Compact));
     /// ```

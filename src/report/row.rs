@@ -32,16 +32,37 @@ pub struct Row {
     pub histogram: Option<String>,
 }
 
-/// What recorded a component's samples.
+/// What recorded a component's samples: which time its figures are.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum RowKind {
-    /// Scopes (Start/Stop, guards, `#[timed]`, timers, spans), or a mix of kinds.
+    /// Scopes on the thread's stack (Start/Stop, guards, sync `#[timed]`), or a mix of
+    /// kinds: wall time from Start to Stop. Reports of format 4 and older say `Scope`
+    /// for timers and spans too.
     #[default]
     Scope,
+    /// Scopes measured off the stack ([`Timer`](crate::Timer), `async` `#[timed]`, a
+    /// span's lifetime): wall time from start to stop, with no self time.
+    Timer,
+    /// A `tracing` span's busy time: the sum of its enter/exit pairs (its polls), not
+    /// its wall time; or one poll (`"<name> (poll)"`).
+    Busy,
     /// Pulses: the time between successive pulses of the id on a thread.
     Pulse,
     /// Values given to [`record`](crate::record).
     Value,
+}
+
+impl RowKind {
+    /// Whether its figures are time spent in it (scopes, timers, busy time), not time
+    /// between pulses or a value.
+    ///
+    /// ```
+    /// use latte::report::RowKind;
+    /// assert!(RowKind::Busy.is_time_in() && !RowKind::Pulse.is_time_in());
+    /// ```
+    pub fn is_time_in(self) -> bool {
+        matches!(self, RowKind::Scope | RowKind::Timer | RowKind::Busy)
+    }
 }
 
 /// One of a component's slowest samples: its value, its thread, and when it was

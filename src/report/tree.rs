@@ -28,10 +28,16 @@ use serde::{Deserialize, Serialize};
 /// assert_eq!((physics.parent, physics.depth), (Some(frame), 1));
 /// // The frame's own time leaves out the physics scope inside it.
 /// let frame = &tree[frame];
-/// assert!(frame.self_time.total < frame.row.stats.total);
-/// assert_eq!(physics.self_time.total, physics.row.stats.total);
+/// let (frame_self, physics_self) = (frame.self_time.unwrap(), physics.self_time.unwrap());
+/// assert!(frame_self.total < frame.row.stats.total);
+/// assert_eq!(physics_self.total, physics.row.stats.total);
+/// // Its TOTAL divides into its self time, the scopes inside it, latte's own work
+/// // inside it and what the tree cannot place: exactly, in ticks.
+/// let a = frame.account.unwrap();
+/// assert_eq!(a.total as i128, (a.own + a.children + a.inside) as i128 + a.not_attributed as i128);
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(from = "TreeNodeWire")]
 pub struct TreeNode {
     /// The index of the node it ran under, in the same list; `None` at the root.
     pub parent: Option<usize>,
@@ -40,8 +46,16 @@ pub struct TreeNode {
     /// Its inclusive statistics, as a flat row has them, histogram included (a reader
     /// compares nodes as it compares rows).
     pub row: Row,
-    /// Its self time: the time not spent in the scopes inside it.
-    pub self_time: SelfTime,
+    /// Its self time: the time not spent in the scopes inside it nor in latte's own
+    /// work there. `None` for a node that is not a scope on the thread's stack
+    /// (pulses, recorded values, [`Timer`](crate::Timer)s, a span's busy time, or a
+    /// mix): nothing is known of what ran inside those.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_time: Option<SelfTime>,
+    /// How its `TOTAL` divides, exactly, in ticks: `None` where `self_time` is.
+    /// Format 5 on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<Account>,
     /// Its `TOTAL` as a share of its parent's (0 to 1; `None` at the root or under
     /// a parent of no time).
     pub of_parent: Option<f64>,
@@ -49,17 +63,104 @@ pub struct TreeNode {
     pub of_root: f64,
 }
 
+/// A tree node as JSON holds it, in any format that has a tree (3 on).
+#[derive(Deserialize)]
+struct TreeNodeWire {
+    parent: Option<usize>,
+    depth: u32,
+    row: Row,
+    #[serde(default)]
+    self_time: Option<SelfTime>,
+    #[serde(default)]
+    account: Option<Account>,
+    of_parent: Option<f64>,
+    of_root: f64,
+}
+
+impl From<TreeNodeWire> for TreeNode {
+    /// Formats 3 and 4 gave pulses and values a self time too: a pulse's is the time
+    /// between pulses, a value's a sum of values, neither time spent in the node, so
+    /// it is dropped.
+    fn from(w: TreeNodeWire) -> TreeNode {
+        let timed = w.row.kind.is_time_in();
+        TreeNode {
+            parent: w.parent,
+            depth: w.depth,
+            self_time: w.self_time.filter(|_| timed),
+            account: w.account.filter(|_| timed),
+            row: w.row,
+            of_parent: w.of_parent,
+            of_root: w.of_root,
+        }
+    }
+}
+
 /// A node's self time, in the report's unit and data: each call's time minus that of
-/// the scopes closed inside it on its thread, counted when the call closes. Exact
-/// over every call, those whose samples were lost included (see
-/// `docs/report-format.md`); quantiles are not kept (a call with no scope inside is
-/// its own self time, so a leaf's are its row's).
+/// the scopes closed inside it on its thread and (calibrated data) minus latte's own
+/// work inside it ([`Account::inside`]), counted when the call closes; over the calls
+/// the row's `TOTAL` covers (see `docs/report-format.md`). Quantiles are not kept (a
+/// call with no scope inside is its own self time, so a leaf's are its row's).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SelfTime {
-    /// Calls it covers: every one recorded (the row's `seen`).
+    /// Calls it covers: the row's samples.
     pub calls: u64,
     /// Summed over the calls (calibrated data: each call's own overhead taken off).
     pub total: f64,
     /// Per call.
     pub mean: f64,
+}
+
+/// How a node's `TOTAL` divides, in counter ticks of the report's data (raw, or
+/// calibrated), exactly:
+/// `total = own + children + inside + not_attributed`.
+///
+/// Each part's share of the node is `part / total`; with the children's
+/// [`of_parent`](TreeNode::of_parent) they add to 1. See `docs/report-format.md`, "The
+/// call tree adds up".
+///
+/// ```
+/// use latte::report::Account;
+/// let a = Account { total: 1_000, own: 700, children: 200, inside: 90, not_attributed: 10 };
+/// let parts = a.share(a.own) + a.share(a.children) + a.share(a.inside);
+/// assert!((parts + a.share_of_not_attributed() - 1.0).abs() < 1e-12);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Account {
+    /// The node's `TOTAL`.
+    pub total: u64,
+    /// Its self time (`SELF`): its own code.
+    pub own: u64,
+    /// The `TOTAL`s of the children the tree shows under it.
+    pub children: u64,
+    /// `LATTE INSIDE`: latte's own work inside it, the Starts and Stops of its
+    /// children as it saw them: per child sample, the overhead calibration takes off
+    /// the child, plus the work of the child's Start and Stop outside the child's own
+    /// window ([`Calibration::inside`](crate::analyze::Calibration::inside)). 0 in raw
+    /// data, where nothing is taken off.
+    pub inside: u64,
+    /// `NOT ATTRIBUTED`: time inside it that the tree cannot place: children past the
+    /// node limit or left out of the report's tree, samples of children that were
+    /// lost, scopes paused by the recording switch, a span's busy time recorded
+    /// elsewhere. Negative only when the node itself lost samples its children kept.
+    pub not_attributed: i64,
+}
+
+impl Account {
+    /// `part` (in ticks) as a share of the node's total (0 for a node of no time).
+    pub fn share(&self, part: u64) -> f64 {
+        if self.total == 0 {
+            0.0
+        } else {
+            part as f64 / self.total as f64
+        }
+    }
+
+    /// `not_attributed` as a share of the node's total (negative when it is).
+    pub fn share_of_not_attributed(&self) -> f64 {
+        if self.total == 0 {
+            0.0
+        } else {
+            self.not_attributed as f64 / self.total as f64
+        }
+    }
 }

@@ -1,5 +1,8 @@
-//! Reading a report's JSON: the current format (4), the formats before it, and format
+//! Reading a report's JSON: the current format (5), the formats before it, and format
 //! 1, whose main figures were computed after cleaning.
+//!
+//! Format 4 reads as it is: its tree nodes have no account (`None`), and a node's
+//! `kind` says `Scope` for timers and spans too (format 5 tells them apart).
 //!
 //! Formats 2 and 3 read as they are, with what they did not have empty: format 3 has
 //! no `series` (the run's time structure, [`Report::series`]: `None`), format 2 no
@@ -160,13 +163,13 @@ mod tests {
 
     #[test]
     fn every_format_up_to_this_one_reads_and_a_newer_one_is_refused() {
-        for v in 1..=4 {
+        for v in 1..=5 {
             assert_eq!(version(v).unwrap(), v as u32);
         }
-        assert_eq!(Report::FORMAT_VERSION, 4);
-        let newer = version(5).unwrap_err().to_string();
+        assert_eq!(Report::FORMAT_VERSION, 5);
+        let newer = version(6).unwrap_err().to_string();
         assert!(
-            newer.contains("report format version 5: this latte reads versions 1 to 4"),
+            newer.contains("report format version 6: this latte reads versions 1 to 5"),
             "{newer}"
         );
         assert!(version(0).is_err());

@@ -38,6 +38,11 @@ fn scope(start: Mode, stop: Mode) -> SampleKind {
     SampleKind::Scope { start, stop }
 }
 
+/// An `async` function's kind: a Timer, measured off the stack (wall time).
+fn timer(start: Mode, stop: Mode) -> SampleKind {
+    SampleKind::Timer { start, stop }
+}
+
 fn assert_no_anomalies(thread: &ThreadCapture) {
     assert_eq!(
         thread.anomalies.total(),
@@ -403,7 +408,7 @@ fn async_fn_is_timed_across_awaits_on_a_multi_thread_runtime() {
             assert!(
                 c.samples
                     .iter()
-                    .all(|s| s.kind() == scope(Mode::Fast, Mode::Fast))
+                    .all(|s| s.kind() == timer(Mode::Fast, Mode::Fast))
             );
             on_workers += c.samples.len();
         }
@@ -411,7 +416,7 @@ fn async_fn_is_timed_across_awaits_on_a_multi_thread_runtime() {
             assert!(
                 c.samples
                     .iter()
-                    .all(|s| s.kind() == scope(Mode::Mid, Mode::Mid))
+                    .all(|s| s.kind() == timer(Mode::Mid, Mode::Mid))
             );
         }
     }
@@ -491,7 +496,7 @@ fn async_timer_starts_at_first_poll_and_records_when_dropped_unfinished() {
     drop(future);
     assert_eq!(
         my_kinds("timed_async_pending"),
-        [scope(Mode::Fast, Mode::Fast)]
+        [timer(Mode::Fast, Mode::Fast)]
     );
     assert_no_anomalies(&mine());
 }

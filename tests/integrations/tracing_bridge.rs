@@ -52,12 +52,53 @@ fn modes_are_configurable() {
     let c = my_component("bridge_modes").unwrap();
     assert_eq!(
         c.samples[0].kind(),
-        SampleKind::Scope {
+        SampleKind::Busy {
             start: Mode::Mid,
             stop: Mode::Hard
         }
     );
     assert!(my_component("bridge_modes (lifetime)").is_none());
+}
+
+#[test]
+fn busy_time_and_lifetimes_are_told_apart_from_stack_scopes() {
+    use latte::report::RowKind;
+    with_layer(LatteLayer::new().per_poll(true), || {
+        let _e = tracing::info_span!("bridge_kinds").entered();
+        latte::latte_start!("bridge_kinds_inner");
+        latte::latte_stop!("bridge_kinds_inner");
+    });
+    let fast = (Mode::Fast, Mode::Fast);
+    let kind = |id: &str| my_component(id).unwrap().samples[0].kind();
+    assert!(matches!(kind("bridge_kinds"), SampleKind::Busy { .. }));
+    assert!(matches!(
+        kind("bridge_kinds (poll)"),
+        SampleKind::Busy { .. }
+    ));
+    assert!(matches!(
+        kind("bridge_kinds (lifetime)"),
+        SampleKind::Timer { .. }
+    ));
+    assert_eq!(kind("bridge_kinds").modes(), Some(fast));
+    // A report says which time each row is, and only the stack scope has a self time.
+    let report = latte::Report::collect(&latte::ReportOptions::default());
+    let me = std::thread::current().name().unwrap().to_owned();
+    let t = report.threads.iter().find(|t| t.name == me).unwrap();
+    let row = |id: &str| t.rows.iter().find(|r| r.component == id).unwrap().kind;
+    assert_eq!(row("bridge_kinds"), RowKind::Busy);
+    assert_eq!(row("bridge_kinds (poll)"), RowKind::Busy);
+    assert_eq!(row("bridge_kinds (lifetime)"), RowKind::Timer);
+    assert_eq!(row("bridge_kinds_inner"), RowKind::Scope);
+    let node = |id: &str| t.tree.iter().find(|n| n.row.component == id).unwrap();
+    let span = node("bridge_kinds");
+    assert_eq!((span.self_time, span.account), (None, None));
+    assert!(node("bridge_kinds (lifetime)").self_time.is_none());
+    let inner = node("bridge_kinds_inner");
+    assert_eq!(
+        inner.parent.map(|p| t.tree[p].row.component.as_str()),
+        Some("bridge_kinds")
+    );
+    assert!(inner.self_time.is_some() && inner.account.is_some());
 }
 
 #[test]

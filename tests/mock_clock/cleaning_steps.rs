@@ -73,6 +73,7 @@ fn calibration(resolution: u64) -> Calibration {
         resolution,
         scope: [[0; 3]; 3],
         pulse: 0,
+        inside: [[0.0; 3]; 3],
         took: Duration::ZERO,
     }
 }

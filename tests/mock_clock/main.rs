@@ -1,11 +1,12 @@
 //! Own binary: the mock counter replaces the process's clock for good, so every test
 //! here runs on it, one at a time (`mock`): exact deltas, wraps, backwards steps and
 //! jumps, cores whose counters disagree, cleaning on a counter that moves in steps,
-//! the call tree and frames.
+//! the call tree, its accounts and frames.
 
 #[path = "../common/mod.rs"]
 mod common;
 
+mod account;
 mod cleaning_steps;
 mod cross_core;
 mod deltas;

@@ -72,7 +72,9 @@ fn a_scope_records_iff_recording_was_on_at_its_start() {
         .iter()
         .find(|n| n.row.component == "switch_outer")
         .unwrap();
-    assert_eq!(outer.self_time.total, 700.0);
+    assert_eq!(outer.self_time.unwrap().total, 700.0);
+    // ... and those are time the tree cannot place.
+    assert_eq!(outer.account.unwrap().not_attributed, 300);
 }
 
 #[test]

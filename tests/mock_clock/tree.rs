@@ -9,10 +9,10 @@ use latte::{Id, Mode, Report};
 
 /// Applies recorder settings (they stay after the agent stops, for threads and rings
 /// made later) and puts the defaults back when dropped.
-struct Settings;
+pub(crate) struct Settings;
 
 impl Settings {
-    fn apply(settings: impl FnOnce(latte::Builder) -> latte::Builder) -> Settings {
+    pub(crate) fn apply(settings: impl FnOnce(latte::Builder) -> latte::Builder) -> Settings {
         let builder = settings(latte::builder().final_report(false));
         builder.start().and_then(|g| g.stop()).unwrap();
         Settings
@@ -54,9 +54,9 @@ fn shape(tree: &[TreeNode]) -> Vec<Shape<'_>> {
                 n.row.component.as_str(),
                 n.parent.map(|p| tree[p].row.component.as_str()),
                 n.depth,
-                n.self_time.calls,
+                n.self_time.map_or(0, |s| s.calls),
                 n.row.stats.total,
-                n.self_time.total,
+                n.self_time.map_or(f64::NAN, |s| s.total),
                 n.of_parent,
                 n.of_root,
             )
@@ -126,7 +126,7 @@ fn a_known_tree_gives_exact_calls_times_self_times_and_shares() {
             ),
         ]
     );
-    let mean = |i: usize| t.tree[i].self_time.mean;
+    let mean = |i: usize| t.tree[i].self_time.unwrap().mean;
     assert_eq!(
         (mean(0), mean(1), mean(2), mean(3)),
         (30.0, 25.0, 25.0, 20.0)
@@ -224,7 +224,7 @@ fn a_stop_out_of_lifo_order_records_as_before_and_the_tree_stays_whole() {
 }
 
 #[test]
-fn lost_samples_leave_the_self_time_of_every_call_exact() {
+fn lost_samples_leave_the_self_time_of_every_call_exact_and_are_not_attributed() {
     let _clock = mock();
     static PARENT: Id = Id::new("lost_parent");
     static CHILD: Id = Id::new("lost_child");
@@ -243,12 +243,19 @@ fn lost_samples_leave_the_self_time_of_every_call_exact() {
     let parent = &t.tree[0];
     assert_eq!(parent.row.component, "lost_parent");
     assert_eq!((parent.row.stats.samples, parent.row.stats.lost), (4, 6));
-    // Every call's self time: 10 x 100 minus the child's 0 + 1 + ... + 9.
-    assert_eq!(
-        (parent.self_time.calls, parent.self_time.total),
-        (10, 1_000.0 - 45.0)
-    );
-    assert_eq!(parent.self_time.mean, 95.5);
+    // Every call's self time, 10 x 100 minus the child's 0 + 1 + ... + 9, is known
+    // exactly; the self time covers the 4 calls TOTAL covers, at that mean.
+    let own = parent.self_time.unwrap();
+    assert_eq!((own.calls, own.mean), (4, 95.5));
+    assert_eq!(own.total, 4.0 * 95.5);
+    // The child kept its last 4 samples (6 + 7 + 8 + 9 ticks), the parent its last 4
+    // calls (400 ticks): the 12 ticks of child time beyond the parent's kept calls'
+    // share (18) are not attributed, negative, and the account still adds up.
+    let child = &t.tree[1];
+    assert_eq!(child.row.stats.total, 30.0);
+    let a = parent.account.unwrap();
+    assert_eq!((a.total, a.own, a.children, a.inside), (400, 382, 30, 0));
+    assert_eq!(a.not_attributed, -12);
 }
 
 #[test]
@@ -286,9 +293,12 @@ fn recursion_a_thousand_deep_stays_within_the_node_limit() {
     let t = thread(&report, "tree-dive");
     assert_eq!(t.tree.len(), 101);
     let deepest = &t.tree[100];
-    assert_eq!((deepest.depth, deepest.self_time.calls), (100, 900));
+    assert_eq!(
+        (deepest.depth, deepest.self_time.unwrap().calls),
+        (100, 900)
+    );
     // Self times add up to the outermost call: every tick is somebody's own.
-    let own: f64 = t.tree.iter().map(|n| n.self_time.total).sum();
+    let own: f64 = t.tree.iter().map(|n| n.self_time.unwrap().total).sum();
     assert_eq!(own, t.tree[0].row.stats.total);
     assert_eq!(own, 10_000.0);
 }

@@ -66,6 +66,8 @@ enum Expected {
     Scope(Mode, Mode),
     Pulse,
     Recorded(u64),
+    /// A kind the model never makes (a timer, a span's busy time): never expected.
+    Other(SampleKind),
 }
 
 /// The reference model of one thread's recorder.
@@ -272,6 +274,7 @@ fn check(capture: &Capture, name: &str, model: &Model) -> Result<(), TestCaseErr
                 SampleKind::Scope { start, stop } => Expected::Scope(start, stop),
                 SampleKind::Pulse => Expected::Pulse,
                 SampleKind::Recorded => Expected::Recorded(s.ticks()),
+                other => Expected::Other(other),
             })
             .collect();
         let mut want = expected.clone();

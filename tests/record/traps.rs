@@ -84,7 +84,7 @@ fn a_timer_in_a_message_stops_in_place_and_the_message_is_used_after() {
     let recorded: Vec<u64> = queued.samples.iter().map(|s| s.ticks()).collect();
     assert_eq!(recorded, returned);
     assert!(queued.samples.iter().all(|s| s.kind()
-        == latte::collect::SampleKind::Scope {
+        == latte::collect::SampleKind::Timer {
             start: Mode::Fast,
             stop: Mode::Mid
         }));

@@ -42,6 +42,7 @@ fn report(anomalies: Anomalies) -> Report {
         resolution: 1,
         scope: [[0; 3]; 3],
         pulse: 0,
+        inside: [[0.0; 3]; 3],
         took: Duration::ZERO,
     };
     Report::from_capture(&capture, &calibration, &ReportOptions::default())

@@ -126,8 +126,13 @@ fn tables(report: &str) -> Vec<Table> {
             // The id, then SAMPLES right-aligned up to its header's end: the id is what
             // comes before the last space in front of the count.
             let first: String = chars[..headers[1].1].iter().collect();
-            let (id, samples) = first.trim_end().rsplit_once(' ').unwrap();
-            let mut cells = vec![id.trim().to_owned(), samples.to_owned()];
+            // A line that divides a node's time has no SAMPLES.
+            let (id, samples) = match first.trim() {
+                part if PARTS.contains(&part) => (first.trim_end(), ""),
+                _ => first.trim_end().rsplit_once(' ').unwrap(),
+            };
+            // The id keeps its indentation: a tree's depth.
+            let mut cells = vec![id.trim_end().to_owned(), samples.to_owned()];
             let mut start = headers[1].1;
             for (_, end) in &headers[2..] {
                 cells.push(
@@ -186,6 +191,76 @@ fn is_count(cell: &str) -> bool {
         && !(groups.len() > 1 && groups[0].starts_with('0'))
 }
 
+/// The lines under a tree node that divide its time.
+const PARTS: [&str; 3] = ["(self)", "(latte inside)", "(not attributed)"];
+
+/// A time cell in nanoseconds (`< 1 step` and `-` are not numbers).
+fn ns(cell: &str) -> Option<f64> {
+    let (number, unit) = cell.rsplit_once(' ')?;
+    let scale = match unit {
+        "ps" => 1e-3,
+        "ns" => 1.0,
+        "us" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => return None,
+    };
+    Some(number.parse::<f64>().ok()? * scale)
+}
+
+/// A share cell in percent (`<0.1%` as 0.05, `-` as none).
+fn percent(cell: &str) -> Option<f64> {
+    match cell {
+        "<0.1%" => Some(0.05),
+        _ => cell.strip_suffix('%')?.parse().ok(),
+    }
+}
+
+/// In a call tree's table, every node that divides its time: its children's and its
+/// parts' `TOTAL` add up to its own, and their `% PARENT` to 100%, to the printed
+/// rounding (4 significant figures a time, one decimal a share).
+fn tree_adds_up(table: &Table) {
+    let col = |name: &str| table.headers.iter().position(|h| h == name);
+    let (Some(total), Some(of_parent)) = (col("TOTAL"), col("% PARENT")) else {
+        return;
+    };
+    let depth = |row: &Vec<String>| row[0].len() - row[0].trim_start().len();
+    let rows = &table.rows;
+    let mut checked = 0;
+    for (i, parent) in rows.iter().enumerate() {
+        // Its children and parts: the rows one level deeper, until one as shallow.
+        let below: Vec<&Vec<String>> = rows[i + 1..]
+            .iter()
+            .take_while(|r| depth(r) > depth(parent))
+            .filter(|r| depth(r) == depth(parent) + 2)
+            .collect();
+        if !below.iter().any(|r| PARTS.contains(&r[0].trim())) {
+            continue;
+        }
+        let whole = ns(&parent[total]).unwrap();
+        let sum: f64 = below.iter().map(|r| ns(&r[total]).unwrap_or(0.0)).sum();
+        let rounding: f64 = below
+            .iter()
+            .map(|r| ns(&r[total]).unwrap_or(0.0).abs() * 5e-4)
+            .sum();
+        assert!(
+            (sum - whole).abs() <= rounding + whole * 5e-4 + 0.01,
+            "{}: TOTAL {whole} ns, its children and parts {sum} ns",
+            parent[0]
+        );
+        let shares: f64 = below.iter().filter_map(|r| percent(&r[of_parent])).sum();
+        assert!(
+            (shares - 100.0).abs() <= 0.05 * below.len() as f64 + 0.05,
+            "{}: shares add to {shares}%",
+            parent[0]
+        );
+        checked += 1;
+    }
+    // Every node that divides its time was checked.
+    let parents = rows.iter().filter(|r| r[0].trim() == "(self)").count();
+    assert_eq!(checked, parents);
+}
+
 /// What every report of the demo must show, whatever the width.
 fn check(report: &str, json: &serde_json::Value, width: usize) {
     for line in report.lines() {
@@ -194,9 +269,14 @@ fn check(report: &str, json: &serde_json::Value, width: usize) {
     let tables = tables(report);
     assert!(!tables.is_empty(), "no table in:\n{report}");
     for table in &tables {
+        tree_adds_up(table);
         for row in &table.rows {
             for (header, cell) in table.headers.iter().zip(row).skip(1) {
+                let part = PARTS.contains(&row[0].trim());
                 let ok = match header.as_str() {
+                    "TOTAL" if part => is_time(cell),
+                    "% PARENT" if part => is_share(cell.trim_start_matches('-')),
+                    _ if part => cell.is_empty(),
                     "SAMPLES" | "BYPASS" | "OUTLIERS" | "SEEN" | "LOST" | "MIGR" => is_count(cell),
                     "% PARENT" => is_share(cell),
                     "SKEW" => {
@@ -215,7 +295,11 @@ fn check(report: &str, json: &serde_json::Value, width: usize) {
             }
         }
     }
-    // Warnings, lost samples and anomalies: printed exactly when the data has them.
+    notices_as_the_data_says(report, json);
+}
+
+/// Warnings, lost samples and anomalies: printed exactly when the data has them.
+fn notices_as_the_data_says(report: &str, json: &serde_json::Value) {
     let warnings = json["environment"]["warnings"].as_array().unwrap();
     let rows = json["all_threads"].as_array().unwrap();
     let lost: u64 = rows

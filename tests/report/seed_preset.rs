@@ -19,6 +19,7 @@ fn calibration() -> Calibration {
         resolution: 26,
         scope: [[26, 52, 52], [26, 52, 52], [26, 52, 78]],
         pulse: 26,
+        inside: [[0.0; 3]; 3],
         took: Duration::from_millis(50),
     }
 }

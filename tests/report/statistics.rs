@@ -417,6 +417,7 @@ fn calibration(resolution: u64) -> Calibration {
         resolution,
         scope: [[20, 24, 31], [26, 33, 39], [41, 47, 58]],
         pulse: 18,
+        inside: [[0.0; 3]; 3],
         took: Duration::from_millis(50),
     }
 }
@@ -426,7 +427,8 @@ fn overhead(s: Sample, cal: &Calibration, data: Data) -> u64 {
     match (data, s.kind()) {
         (Data::Raw, _) | (_, SampleKind::Recorded) => 0,
         (Data::Calibrated, SampleKind::Pulse) => cal.pulse,
-        (Data::Calibrated, SampleKind::Scope { start, stop }) => {
+        (Data::Calibrated, kind) => {
+            let (start, stop) = kind.modes().expect("a scope of some kind");
             cal.scope[start as usize][stop as usize]
         }
     }
@@ -1787,6 +1789,7 @@ fn acceptance_calibration(ticks_per_ns: f64, resolution: u64) -> Calibration {
         resolution,
         scope: [[37, 40, 45], [41, 44, 48], [50, 55, 60]],
         pulse: 30,
+        inside: [[0.0; 3]; 3],
         took: Duration::ZERO,
     }
 }

@@ -201,6 +201,7 @@ fn calibrated_time() -> Report {
                 [0.21, 10.02, 10.02],
             ],
             pulse: 10.02,
+            inside: [[0.0; 3]; 3],
         }),
         threads: two_threads(&rows),
         all_threads: vec![
@@ -480,6 +481,7 @@ fn extreme() -> Report {
         overhead: Some(Overhead {
             scope: [[f64::MAX, f64::NAN, 1e300]; 3],
             pulse: -1e300,
+            inside: [[0.0; 3]; 3],
         }),
         threads: vec![ThreadReport {
             name: "t".repeat(500),

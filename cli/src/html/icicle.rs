@@ -10,10 +10,15 @@
 //! Only scopes are drawn: a pulse's `TOTAL` is the time between pulses and a value's
 //! is a sum of values, neither is time spent inside the node above them, so a pulse or
 //! a value (and anything under it) has no rectangle.
+//!
+//! Under a node whose account says so, at the right end of its span, a grey striped
+//! rectangle holds latte's own work inside it (`LATTE INSIDE`) and a plain grey one the
+//! time the tree cannot place (`NOT ATTRIBUTED`): what is left between the children
+//! and those is the node's self time.
 
 use crate::diff::render::value;
 use html_escape::encode_safe as safe;
-use latte::report::{RowKind, TreeNode};
+use latte::report::TreeNode;
 use std::fmt::Write;
 
 /// Width of the chart's coordinate system, in pixels (the page scales it to fit).
@@ -41,9 +46,9 @@ pub struct Cell {
     pub depth: u32,
 }
 
-/// Whether a node has a rectangle: a scope with time.
+/// Whether a node has a rectangle: a scope (or timer, or span) with time.
 fn drawn(node: &TreeNode) -> bool {
-    node.row.kind == RowKind::Scope && node.row.stats.total > 0.0
+    node.row.kind.is_time_in() && node.row.stats.total > 0.0
 }
 
 /// The rectangles of `tree` (depth first, as a report lists it) on a chart `width`
@@ -119,7 +124,10 @@ pub fn svg(tree: &[TreeNode], unit: &str) -> Option<String> {
     let height = f64::from(rows) * ROW;
     let mut svg = format!(
         "<svg class=\"icicle\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {WIDTH} {height}\" \
-         width=\"{WIDTH}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"{FONT}\">"
+         width=\"{WIDTH}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"{FONT}\">\
+         <defs><pattern id=\"latte-inside\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" \
+         patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#ddd\"/>\
+         <rect width=\"3\" height=\"6\" fill=\"#aaa\"/></pattern></defs>"
     );
     for cell in &cells {
         let node = &tree[cell.node];
@@ -145,9 +153,49 @@ pub fn svg(tree: &[TreeNode], unit: &str) -> Option<String> {
             );
         }
         svg.push_str("</g>");
+        parts(&mut svg, node, cell);
     }
     svg.push_str("</svg>");
     Some(svg)
+}
+
+/// The rectangles of latte's work inside a node and of the time not attributed in
+/// it, one row below the node, at the right end of its span.
+fn parts(svg: &mut String, node: &TreeNode, cell: &Cell) {
+    let Some(a) = node.account.filter(|a| a.total > 0) else {
+        return;
+    };
+    let y = f64::from(cell.depth + 1) * ROW;
+    let mut right = cell.x + cell.width;
+    let parts = [
+        (
+            "latte",
+            a.share(a.inside),
+            "url(#latte-inside)",
+            "latte inside",
+        ),
+        (
+            "unplaced",
+            a.share_of_not_attributed().max(0.0),
+            "#bbb",
+            "not attributed",
+        ),
+    ];
+    for (class, share, fill, what) in parts {
+        let w = share * cell.width;
+        if w <= 0.0 {
+            continue;
+        }
+        right -= w;
+        let _ = write!(
+            svg,
+            "<rect class=\"{class}\" x=\"{right:.3}\" y=\"{y}\" width=\"{w:.3}\" height=\"{h}\" \
+             fill=\"{fill}\" stroke=\"#fff\" stroke-width=\"1\"><title>{what}: {:.1}% of {}</title></rect>",
+            share * 100.0,
+            safe(&node.row.component),
+            h = ROW - 1.0,
+        );
+    }
 }
 
 /// What the browser shows on hover: the full path, total, self time, calls, and the
@@ -163,12 +211,30 @@ pub fn title(tree: &[TreeNode], i: usize, unit: &str) -> String {
             share(Some(node.of_root))
         ),
     };
+    let own = match node.self_time {
+        Some(own) => {
+            let mut text = format!("self {}", value(own.total, unit));
+            if let Some(a) = node.account {
+                // The account is in ticks: the row's TOTAL says what a tick is worth.
+                let per_tick = node.row.stats.total / (a.total.max(1) as f64);
+                if a.inside > 0 {
+                    let inside = value(a.inside as f64 * per_tick, unit);
+                    text.push_str(&format!(", latte inside {inside}"));
+                }
+                if a.not_attributed != 0 {
+                    let na = value(a.not_attributed as f64 * per_tick, unit);
+                    text.push_str(&format!(", not attributed {na}"));
+                }
+            }
+            text
+        }
+        None => "no self time (not a scope on the thread's stack)".to_owned(),
+    };
     format!(
-        "{}\ntotal {}, self {}, {} calls\n{shares}",
+        "{}\ntotal {}, {own}, {} calls\n{shares}",
         path(tree, i).join(" > "),
         value(node.row.stats.total, unit),
-        value(node.self_time.total, unit),
-        node.self_time.calls,
+        node.row.stats.samples,
     )
 }
 

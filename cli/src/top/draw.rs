@@ -219,27 +219,44 @@ fn tree(frame: &mut Frame, area: Rect, app: &App) {
             None => "  ",
         };
         let indent = "  ".repeat(line.depth as usize);
+        // A node that is not a scope on the stack has no self time and no account.
+        let (own, inside, not_attributed) = match node.self_total {
+            Some(own) => (
+                value(live, own),
+                value(live, node.inside),
+                value(live, node.not_attributed),
+            ),
+            None => ("-".into(), "-".into(), "-".into()),
+        };
         Row::new([
             Cell::from(format!("{indent}{mark}{}", node.component)),
             Cell::from(rate(live, node.calls)),
             Cell::from(value(live, node.total)),
-            Cell::from(value(live, node.self_total)),
+            Cell::from(own),
+            Cell::from(inside),
+            Cell::from(not_attributed),
             Cell::from(value(live, node.p99)),
         ])
     });
+    // TOTAL = SELF + the children's TOTAL + LATTE IN (latte inside: its work there) +
+    // NOT ATTR (not attributed: children of calls still open, lost, or beyond the tree).
     let names = [
         ("CALL TREE", None),
         ("CALLS/S", None),
         ("TOTAL", None),
         ("SELF", None),
+        ("LATTE IN", None),
+        ("NOT ATTR", None),
         ("P99", None),
     ];
     let widths = [
-        Constraint::Min(24),
-        Constraint::Length(10),
-        Constraint::Length(10),
-        Constraint::Length(10),
-        Constraint::Length(10),
+        Constraint::Min(22),
+        Constraint::Length(9),
+        Constraint::Length(9),
+        Constraint::Length(9),
+        Constraint::Length(9),
+        Constraint::Length(9),
+        Constraint::Length(9),
     ];
     let table = Table::new(body, widths)
         .header(heading(&names, app.sort))

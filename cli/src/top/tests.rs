@@ -28,7 +28,9 @@ fn node(parent: Option<usize>, depth: u32, component: &str) -> LiveNode {
         component: component.into(),
         calls: 10,
         total: 1_000.0,
-        self_total: 500.0,
+        self_total: Some(450.0),
+        inside: 50.0,
+        not_attributed: 0.0,
         p99: 150.0,
     }
 }

@@ -247,17 +247,38 @@ pub(super) fn overhead(report: &Report, overhead: &Overhead) -> Vec<String> {
         .map(|(letter, row)| (format!(" {letter}"), row.iter().map(|&v| cell(v)).collect()))
         .chain([(" PULSE".to_owned(), vec![cell(overhead.pulse)])])
         .collect();
+    // What an empty scope costs the scope around it: unknown (0) in older reports.
+    let inside: Option<Vec<Vec<String>>> =
+        overhead.inside.iter().flatten().any(|&v| v > 0.0).then(|| {
+            let row = |r: &[f64; 3]| r.iter().map(|&v| value(report, v)).collect();
+            overhead.inside.iter().map(row).collect()
+        });
     let width = rows
         .iter()
-        .flat_map(|(_, cells)| cells.iter().map(String::len))
+        .flat_map(|(_, cells)| cells.iter())
+        .chain(inside.iter().flatten().flatten())
+        .map(String::len)
         .max()
         .unwrap_or(1);
-    let mut lines = vec!["OVERHEAD H[Start] x W[Stop]".to_owned()];
     let head: String = LETTERS.iter().map(|l| format!(" {l:>width$}")).collect();
-    lines.push(format!("{:6}{head}", ""));
-    for (label, cells) in rows {
-        let cells: String = cells.iter().map(|c| format!(" {c:>width$}")).collect();
-        lines.push(format!("{label:6}{cells}"));
+    let mut lines = match inside {
+        Some(_) => vec![
+            "OVERHEAD H[Start] x W[Stop]: an empty scope records | costs the scope around it"
+                .to_owned(),
+            format!("{:6}{head} |{head}", ""),
+        ],
+        None => vec![
+            "OVERHEAD H[Start] x W[Stop]".to_owned(),
+            format!("{:6}{head}", ""),
+        ],
+    };
+    for (k, (label, cells)) in rows.into_iter().enumerate() {
+        let mut line: String = cells.iter().map(|c| format!(" {c:>width$}")).collect();
+        if let Some(around) = inside.as_ref().and_then(|m| m.get(k)) {
+            let around: String = around.iter().map(|c| format!(" {c:>width$}")).collect();
+            line = format!("{line} |{around}");
+        }
+        lines.push(format!("{label:6}{line}"));
     }
     lines
 }

@@ -1,5 +1,5 @@
 use super::*;
-use latte::report::{Row, SelfTime, Summary};
+use latte::report::{Row, RowKind, SelfTime, Summary};
 
 /// A node of `id` under `parent` with `total` ns, `self_total` of it its own.
 fn node(id: &str, parent: Option<usize>, depth: u32, total: f64, self_total: f64) -> TreeNode {
@@ -16,11 +16,12 @@ fn node(id: &str, parent: Option<usize>, depth: u32, total: f64, self_total: f64
             },
             ..Row::default()
         },
-        self_time: SelfTime {
+        self_time: Some(SelfTime {
             calls: 10,
             total: self_total,
             mean: self_total / 10.0,
-        },
+        }),
+        account: None,
         of_parent: None,
         of_root: 1.0,
     }
@@ -99,9 +100,29 @@ fn pulses_values_and_empty_nodes_are_not_drawn() {
 fn titles_give_the_full_path_and_the_figures() {
     let tree = known();
     let svg = svg(&tree, "ns").unwrap();
-    assert_eq!(svg.matches("<rect").count(), 5);
+    // One rectangle per node (beside the two of the striped pattern's definition).
+    assert_eq!(svg.matches("<g><rect").count(), 5);
     assert_eq!(svg.matches("<title>").count(), 5);
     assert!(svg.contains("<title>frame &gt; a &gt; b\ntotal 450.0 ns, self 450.0 ns, 10 calls"));
+    // A node with an account names latte's work inside it and what is not attributed.
+    let mut tree = tree;
+    tree[0].account = Some(latte::report::Account {
+        total: 1_000,
+        own: 80,
+        children: 900,
+        inside: 15,
+        not_attributed: 5,
+    });
+    let svg = super::svg(&tree, "ns").unwrap();
+    assert!(
+        svg.contains(
+            "total 1.000 us, self 100.0 ns, latte inside 15.00 ns, not attributed 5.000 ns"
+        ),
+        "{svg}"
+    );
+    // ... and draws both, below the node at the right end of its span.
+    assert_eq!(svg.matches("class=\"latte\"").count(), 1);
+    assert_eq!(svg.matches("class=\"unplaced\"").count(), 1);
     assert_eq!(path(&tree, 2), ["frame", "a", "b"]);
     // Rows by depth.
     assert!(svg.contains(&format!("y=\"{}\"", 2.0 * ROW)));
