@@ -1,12 +1,19 @@
 //! Reading report files: one JSON report, or the agent's stream of one report per
 //! line; for `html`, also the flight recorder's captures. Every error names the file
 //! and what is wrong with it.
+//!
+//! A report is refused, whatever the subcommand, when it holds what no latte writes
+//! ([`written`]): a histogram that does not decode, a call-tree node whose `parent` or
+//! `depth` does not fit the list, or the fields of format 2 on without the
+//! `format_version` every such latte writes. A report of an older latte (format 1, or
+//! one without histograms) still reads.
 
 use crate::outcome::Failure;
 use latte::Report;
 use latte::Unit;
 use latte::report::trace::Trace;
-use latte::report::{Distribution, Row};
+use latte::report::{Distribution, Row, TreeNode};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// A report read from a file.
@@ -94,6 +101,7 @@ pub fn input(path: &Path) -> Result<Input, Failure> {
             report.ticks_per_ns
         )));
     }
+    written(document, &report).map_err(fail)?;
     Ok(Input::Report(Box::new(Loaded {
         path: path.to_path_buf(),
         report,
@@ -267,4 +275,130 @@ pub fn blocks(loaded: &Loaded, component: &str) -> Result<Vec<Distribution>, Str
     };
     mine.distributions(report)
         .map_err(|e| format!("{name}: its blocks of time cannot be read: {e}"))
+}
+
+/// Top-level fields a latte report has had since format 2, newest first, each with the
+/// format that brought it; a report without `format_version` is format 1 and has none
+/// of them.
+const SINCE_FORMAT_2: [(&str, u32); 7] = [
+    ("series", 4),
+    ("captures", 4),
+    ("recording_off", 4),
+    ("exporter_failures", 4),
+    ("tree", 3),
+    ("tree_left_out", 3),
+    ("figures", 2),
+];
+
+/// Fails, naming the field, unless `report` (read from `document`) holds only what a
+/// latte writes: its histograms decode, its call trees' links fit their lists, and a
+/// document without `format_version` is format 1 (see [`unversioned`]).
+pub fn written(document: &Value, report: &latte::Report) -> Result<(), String> {
+    unversioned(document)?;
+    links("tree", &report.tree)?;
+    for (t, thread) in report.threads.iter().enumerate() {
+        links(&format!("threads[{t}].tree"), &thread.tree)?;
+    }
+    histograms(report)
+}
+
+/// Fails when `document` has no `format_version` but a field format 1 did not have:
+/// every latte that writes those writes `format_version` too, so a reader would take
+/// the document for format 1 and misread its figures.
+fn unversioned(document: &Value) -> Result<(), String> {
+    if document.get("format_version").is_some() {
+        return Ok(());
+    }
+    let top = SINCE_FORMAT_2
+        .into_iter()
+        .find(|(field, _)| document.get(field).is_some())
+        .map(|(field, since)| (field.to_owned(), since));
+    let in_row = || {
+        let rows = document.get("all_threads")?.as_array()?;
+        rows.iter().enumerate().find_map(|(i, row)| {
+            let stats = row.get("stats");
+            if row.get("kind").is_some() {
+                Some((format!("all_threads[{i}].kind"), 2))
+            } else if stats.and_then(|s| s.get("cleaned")).is_some() {
+                Some((format!("all_threads[{i}].stats.cleaned"), 2))
+            } else {
+                None
+            }
+        })
+    };
+    match top.or_else(in_row) {
+        None => Ok(()),
+        Some((field, since)) => Err(format!(
+            "`format_version` is missing, yet it has `{field}` (format {since} on): every latte \
+             that writes `{field}` writes `format_version` too, and a report without it is \
+             format 1, which has no `{field}`"
+        )),
+    }
+}
+
+/// Fails unless every node of `tree` (the list at `field`) links as latte writes a
+/// tree, depth first: a root at depth 0, any other node under a node before it, one
+/// level deeper.
+fn links(field: &str, tree: &[TreeNode]) -> Result<(), String> {
+    for (i, node) in tree.iter().enumerate() {
+        match node.parent {
+            None if node.depth != 0 => {
+                return Err(format!(
+                    "`{field}[{i}].depth` is {}, but the node has no parent (a root is at depth 0)",
+                    node.depth
+                ));
+            }
+            None => {}
+            Some(p) if p >= i => {
+                return Err(format!(
+                    "`{field}[{i}].parent` is {p}: a node's parent is a node before it in the \
+                     list (depth first), and this is node {i} of {}",
+                    tree.len()
+                ));
+            }
+            Some(p) if node.depth != tree[p].depth + 1 => {
+                return Err(format!(
+                    "`{field}[{i}].depth` is {}, but its parent (node {p}) is at depth {}",
+                    node.depth, tree[p].depth
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Fails when a histogram the report carries does not decode: a flat row's, a tree
+/// node's, or a block of time's. A row without one (a report of an older latte) is
+/// left to the subcommands that need it ([`require_histograms`]).
+fn histograms(report: &latte::Report) -> Result<(), String> {
+    let mut rows = named("all_threads", &report.all_threads);
+    rows.extend(nodes("tree", &report.tree));
+    for (t, thread) in report.threads.iter().enumerate() {
+        rows.extend(named(&format!("threads[{t}].rows"), &thread.rows));
+        rows.extend(nodes(&format!("threads[{t}].tree"), &thread.tree));
+    }
+    for (field, row) in rows.into_iter().filter(|(_, r)| r.histogram.is_some()) {
+        row.distribution(report)
+            .map_err(|e| format!("`{field}.histogram`: {e}"))?;
+    }
+    let components = report.series.iter().flat_map(|s| s.components.iter());
+    for (i, component) in components.enumerate() {
+        component
+            .distributions(report)
+            .map_err(|e| format!("`series.components[{i}].blocks`: {e}"))?;
+    }
+    Ok(())
+}
+
+/// The rows of the list at `field`, each with its place (`all_threads[2]`).
+fn named<'a>(field: &str, rows: &'a [Row]) -> Vec<(String, &'a Row)> {
+    let at = |(i, row)| (format!("{field}[{i}]"), row);
+    rows.iter().enumerate().map(at).collect()
+}
+
+/// The rows of the tree at `field`, each with its place (`tree[2].row`).
+fn nodes<'a>(field: &str, tree: &'a [TreeNode]) -> Vec<(String, &'a Row)> {
+    let at = |(i, node): (usize, &'a TreeNode)| (format!("{field}[{i}].row"), &node.row);
+    tree.iter().enumerate().map(at).collect()
 }

@@ -1,10 +1,16 @@
 //! The `latte-telemetry` command-line tool, run as a process on synthetic reports:
 //! exit codes, `--json` output, and errors that name the file and the problem;
-//! `diff --markdown` and inconclusive intervals in `cli/diff_markdown.rs`.
+//! `diff --markdown` and inconclusive intervals in `cli/diff_markdown.rs`; reports no
+//! latte writes, refused, in `cli/refused.rs`; `html` of a component below one counter
+//! step in `cli/substep.rs`.
 
 mod cli_support;
 #[path = "cli/diff_markdown.rs"]
 mod diff_markdown;
+#[path = "cli/refused.rs"]
+mod refused;
+#[path = "cli/substep.rs"]
+mod substep;
 
 use assert_cmd::Command;
 use cli_support::{COMPONENTS, dir, write, write_report};

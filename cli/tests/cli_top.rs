@@ -1,9 +1,10 @@
 //! `latte-telemetry top` as a person uses it, in a real terminal (tmux): the live
 //! service example runs, `top` watches it, and the test reads the screen
 //! (`capture-pane`) and types (`send-keys`): the example's components with numbers,
-//! a sort, a filter, the call tree folded, the recording switch (the program's next
-//! report says the pause), the program killed under the view (the message) and
-//! started again (the reconnect), and `q` (a clean exit).
+//! the recording state and every key at 80 columns, a sort, a filter, the call tree
+//! folded, the recording switch (the program's next report says the pause), the
+//! program killed under the view (its whole sentence at 140 columns) and started again
+//! (the reconnect), and `q` (a clean exit).
 //!
 //! Not part of `cargo test --workspace` (`test = false`): `.ci/run` runs it in a stage
 //! of its own (`cargo test --workspace --all-features --test cli_top`), after building
@@ -144,6 +145,24 @@ impl Tmux {
         }
     }
 
+    /// Makes the window `columns` wide (32 rows high).
+    fn resize(&self, columns: u16) {
+        let status = self
+            .command()
+            .args([
+                "resize-window",
+                "-t",
+                "top",
+                "-x",
+                &columns.to_string(),
+                "-y",
+                "32",
+            ])
+            .status()
+            .expect("run tmux resize-window");
+        assert!(status.success(), "tmux resize-window failed");
+    }
+
     fn alive(&self) -> bool {
         self.command()
             .args(["has-session", "-t", "top"])
@@ -182,6 +201,21 @@ fn rate(cell: &str) -> f64 {
         None => cell.parse().unwrap(),
     }
 }
+
+/// The screen's words, one space between them: a sentence wrapped over lines reads as
+/// one.
+fn words(screen: &str) -> String {
+    screen.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whether no line of `screen` is wider than `columns`: the pane is that wide.
+fn within(screen: &str, columns: usize) -> bool {
+    screen.lines().all(|l| l.chars().count() <= columns)
+}
+
+/// The key line, over all threads, sorted by TOTAL.
+const KEYS: &str = "q quit s sort (TOTAL) / filter p pause view r recording on/off \
+                    t per thread Tab tree up/down select";
 
 /// Waits until `path` holds `text`.
 fn file_shows(path: &Path, text: &str) {
@@ -251,6 +285,19 @@ fn top_shows_sorts_filters_switches_and_survives_its_program() {
         eprintln!("captured {}", dir.join("top.ansi").display());
     }
 
+    // At 80 columns: the recording state and every key still show; back to 132.
+    tmux.resize(80);
+    tmux.until("the state and every key at 80 columns", |s| {
+        let on = s
+            .lines()
+            .any(|l| l.trim_end().ends_with(" RECORDING") || l.contains(" RECORDING "));
+        within(s, 80) && on && !s.contains("RECORDING OFF") && words(s).contains(KEYS)
+    });
+    tmux.resize(132);
+    tmux.until("the screen at 132 columns", |s| {
+        s.lines().any(|l| l.chars().count() > 100) && rows(s).len() >= 5
+    });
+
     // `s`: sorted by calls per second, largest first.
     tmux.keys(&["s"]);
     let screen = tmux.until("the calls/s sort", |s| {
@@ -306,13 +353,20 @@ fn top_shows_sorts_filters_switches_and_survives_its_program() {
     // An interval cut after recording came back has figures again.
     tmux.until("figures again", |s| rows(s).len() >= 5);
 
-    // The program killed under the view: said, the last figures kept; started again on
-    // the same address: the view goes on with the new process.
+    // The program killed under the view, at 140 columns: said in a whole sentence, the
+    // last figures kept; started again on the same address: the view goes on with the
+    // new process.
+    tmux.resize(140);
     service.kill();
-    let screen = tmux.until("the program gone", |s| {
-        s.contains(&format!("no answer from 127.0.0.1:{port}"))
+    let screen = tmux.until("the program gone, in a whole sentence", |s| {
+        let said = words(s);
+        within(s, 140)
+            && said.contains(&format!("no answer from 127.0.0.1:{port} for "))
+            && said.contains(
+                "(connection refused): the program is gone or not serving; retrying every \
+                 second, the figures are its last",
+            )
     });
-    assert!(screen.contains("the program is gone"), "{screen}");
     assert!(
         !rows(&screen).is_empty(),
         "the last figures stay on screen:\n{screen}"

@@ -63,6 +63,9 @@ pub enum Link {
     Up,
     /// Requests fail since `since`: the program is gone (or not serving).
     Gone { since: Instant, error: String },
+    /// The last answer was refused: not a live view this `top` reads (another
+    /// version, a broken tree).
+    Refused { error: String },
 }
 
 /// A key `top` acts on, apart from the terminal library's events.
@@ -147,7 +150,7 @@ impl App {
     /// A new answer of the endpoint.
     pub fn received(&mut self, live: Live) {
         let key = (live.pid, live.sequence);
-        if matches!(self.link, Link::Gone { .. }) {
+        if matches!(self.link, Link::Gone { .. } | Link::Refused { .. }) {
             let again = if self.view.is_some() {
                 "reconnected"
             } else {
@@ -188,6 +191,11 @@ impl App {
             Link::Gone { error: e, .. } => *e = error,
             _ => self.link = Link::Gone { since: now, error },
         }
+    }
+
+    /// An answer refused: the view keeps the last figures it read.
+    pub fn refused(&mut self, error: String) {
+        self.link = Link::Refused { error };
     }
 
     pub fn say(&mut self, message: String) {

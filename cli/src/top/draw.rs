@@ -17,21 +17,64 @@ use std::time::Instant;
 /// Cells of a row's sparkline, each a slice of [`HISTORY_SECONDS`].
 const SPARK_CELLS: usize = 20;
 
+/// The screen: the header and the keys wrapped to its width (nothing cut), the table
+/// and the sparkline in the rest.
 pub fn draw(frame: &mut Frame, app: &App) {
+    let width = usize::from(frame.area().width);
+    let head = wrap(header_lines(app), width);
+    let keys = wrap(vec![footer_line(app)], width);
+    let rows = |lines: &[Line<'_>]| u16::try_from(lines.len()).unwrap_or(u16::MAX);
     let [header, table, detail, footer] = Layout::vertical([
-        Constraint::Length(3),
+        Constraint::Length(rows(&head)),
         Constraint::Min(4),
         Constraint::Length(4),
-        Constraint::Length(1),
+        Constraint::Length(rows(&keys)),
     ])
     .areas(frame.area());
-    frame.render_widget(Paragraph::new(header_lines(app)), header);
+    frame.render_widget(Paragraph::new(head), header);
     match app.pane {
         Pane::Components => components(frame, table, app),
         Pane::Tree => tree(frame, table, app),
     }
-    frame.render_widget(Paragraph::new(footer_line(app)), footer);
+    frame.render_widget(Paragraph::new(keys), footer);
     sparkline(frame, detail, app);
+}
+
+/// `lines` laid out `width` columns wide: a span that does not fit where its line has
+/// got to goes on the next line, split at its spaces when it is wider than a line, so
+/// nothing is cut (but a word wider than the screen).
+fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>> {
+    let width = width.max(1);
+    let mut out = Vec::new();
+    for line in lines {
+        let mut now: Vec<Span<'static>> = Vec::new();
+        let mut used = 0;
+        for span in line.spans {
+            let pieces: Vec<String> = if span.width() <= width {
+                vec![span.content.to_string()]
+            } else {
+                span.content
+                    .split_inclusive(' ')
+                    .map(str::to_owned)
+                    .collect()
+            };
+            for piece in pieces {
+                let core = Span::raw(piece.trim_end()).width();
+                let piece = if used > 0 && used + core > width {
+                    out.push(Line::from(std::mem::take(&mut now)));
+                    used = 0;
+                    piece.trim_start().to_owned()
+                } else {
+                    piece
+                };
+                let piece = Span::styled(piece, span.style);
+                used += piece.width();
+                now.push(piece);
+            }
+        }
+        out.push(Line::from(now));
+    }
+    out
 }
 
 fn value(live: &Live, v: f64) -> String {
@@ -54,10 +97,6 @@ fn header_lines(app: &App) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     match &app.view {
         Some(live) => {
-            first.push(Span::raw(format!(
-                "  {} (pid {}) at {}  interval #{} of {:.2} s",
-                live.program, live.pid, app.addr, live.sequence, live.seconds
-            )));
             first.push(Span::raw("  "));
             first.push(if live.recording {
                 Span::styled(" RECORDING ", Style::new().black().on_green())
@@ -77,6 +116,10 @@ fn header_lines(app: &App) -> Vec<Line<'static>> {
                     Style::new().black().on_yellow(),
                 ));
             }
+            first.push(Span::raw(format!(
+                "  {} (pid {}) at {}  interval #{} of {:.2} s",
+                live.program, live.pid, app.addr, live.sequence, live.seconds
+            )));
             lines.push(Line::from(first));
             lines.push(frames_line(live));
         }
@@ -85,18 +128,39 @@ fn header_lines(app: &App) -> Vec<Line<'static>> {
             lines.push(Line::from(first));
         }
     }
-    if let Link::Gone { since, error } = &app.link {
-        let secs = Instant::now().saturating_duration_since(*since).as_secs();
+    if let Some(text) = trouble(app) {
         lines.push(Line::from(Span::styled(
-            format!(
-                "no answer from {} for {secs} s ({error}): the program is gone or not serving; retrying every second{}",
-                app.addr,
-                if app.view.is_some() { ", the figures are its last" } else { "" }
-            ),
+            text,
             Style::new().white().on_red(),
         )));
     }
     lines
+}
+
+/// What is wrong with the link to the endpoint, as a sentence: no answer, or an
+/// answer refused; `None` while it answers.
+fn trouble(app: &App) -> Option<String> {
+    let last = if app.view.is_some() {
+        ", the figures are its last"
+    } else {
+        ""
+    };
+    match &app.link {
+        Link::Gone { since, error } => {
+            let secs = Instant::now().saturating_duration_since(*since).as_secs();
+            Some(format!(
+                "no answer from {} for {secs} s ({error}): the program is gone or not \
+                 serving; retrying every second{last}",
+                app.addr
+            ))
+        }
+        Link::Refused { error } => Some(format!(
+            "{} answers with what this top does not read ({error}); retrying every \
+             second{last}",
+            app.addr
+        )),
+        Link::Connecting | Link::Up => None,
+    }
 }
 
 /// Frames of the threads that mark them: how many, and how many over the budget.

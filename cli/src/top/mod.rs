@@ -40,6 +40,8 @@ pub struct TopArgs {
 enum News {
     Live(Box<Live>),
     Failed(String),
+    /// An answer this `top` does not read.
+    Refused(String),
     Recording(Result<bool, String>),
 }
 
@@ -87,10 +89,7 @@ fn fetch_loop(url: &str, news: &Sender<News>) {
     let agent = agent();
     loop {
         let started = Instant::now();
-        let answer = match fetch(&agent, url) {
-            Ok(live) => News::Live(Box::new(live)),
-            Err(e) => News::Failed(e),
-        };
+        let answer = fetch(&agent, url);
         if news.send(answer).is_err() {
             return;
         }
@@ -98,17 +97,61 @@ fn fetch_loop(url: &str, news: &Sender<News>) {
     }
 }
 
-fn fetch(agent: &ureq::Agent, url: &str) -> Result<Live, String> {
-    let mut response = agent.get(url).call().map_err(short_error)?;
-    let status = response.status();
-    let body = response
-        .body_mut()
-        .read_to_string()
-        .map_err(|e| e.to_string())?;
-    if !status.is_success() {
-        return Err(format!("{status}: {}", body.trim()));
+/// One request of `url`: the live view, a failure, or an answer refused.
+fn fetch(agent: &ureq::Agent, url: &str) -> News {
+    let answer = (|| {
+        let mut response = agent.get(url).call().map_err(short_error)?;
+        let status = response.status();
+        let body = response
+            .body_mut()
+            .read_to_string()
+            .map_err(|e| e.to_string())?;
+        if !status.is_success() {
+            return Err(format!("{status}: {}", body.trim()));
+        }
+        Ok(body)
+    })();
+    match answer.map(|body| live_view(&body)) {
+        Ok(Ok(live)) => News::Live(Box::new(live)),
+        Ok(Err(e)) => News::Refused(e),
+        Err(e) => News::Failed(e),
     }
-    serde_json::from_str(&body).map_err(|e| format!("not a latte live view: {e}"))
+}
+
+/// The live view in `body`, refused, with what is wrong, unless it is one this `top`
+/// reads: of [`Live::VERSION`], its tree's links fitting the list (depth first: a root
+/// at depth 0, any other node under a node before it, one level deeper).
+fn live_view(body: &str) -> Result<Live, String> {
+    let value: serde_json::Value =
+        serde_json::from_str(body).map_err(|e| format!("not a latte live view: {e}"))?;
+    match value.get("version").map(serde_json::Value::as_u64) {
+        Some(Some(v)) if v == u64::from(Live::VERSION) => {}
+        Some(Some(v)) => {
+            return Err(format!(
+                "a live view of version {v}; this top reads version {}",
+                Live::VERSION
+            ));
+        }
+        _ => return Err("not a latte live view: no `version`".into()),
+    }
+    let live: Live =
+        serde_json::from_value(value).map_err(|e| format!("not a latte live view: {e}"))?;
+    for (i, node) in live.tree.iter().enumerate() {
+        let fits = match node.parent {
+            None => node.depth == 0,
+            Some(p) => p < i && node.depth == live.tree[p].depth + 1,
+        };
+        if !fits {
+            return Err(format!(
+                "`tree[{i}]` (parent {:?}, depth {}) does not fit a tree of {} nodes listed \
+                 depth first",
+                node.parent,
+                node.depth,
+                live.tree.len()
+            ));
+        }
+    }
+    Ok(live)
 }
 
 /// A transport error as a few words (`connection refused`).
@@ -170,6 +213,7 @@ fn event_loop(
             match news {
                 News::Live(live) => app.received(*live),
                 News::Failed(e) => app.failed(e, Instant::now()),
+                News::Refused(e) => app.refused(e),
                 News::Recording(Ok(on)) => app.recording_now(on),
                 News::Recording(Err(e)) => app.say(format!("the switch failed: {e}")),
             }

@@ -85,7 +85,12 @@ fn names(app: &App) -> Vec<String> {
 }
 
 fn screen(app: &App) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(130, 20)).unwrap();
+    screen_at(app, 130, 20)
+}
+
+/// The screen drawn `width` columns wide and `height` high.
+fn screen_at(app: &App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal.draw(|f| draw::draw(f, app)).unwrap();
     let buffer = terminal.backend().buffer();
     let width = buffer.area.width as usize;
@@ -280,4 +285,96 @@ fn the_screen_shows_figures_in_the_views_unit_and_frames_over_budget() {
     ] {
         assert!(text.contains(expected), "{expected:?} not in\n{text}");
     }
+}
+
+/// The screen's words, one space between them: a sentence wrapped over lines reads
+/// as one.
+fn words(screen: &str) -> String {
+    screen.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The key line as `top` says it, over all threads, sorted by TOTAL.
+const KEYS: &str = "q quit s sort (TOTAL) / filter p pause view r recording on/off \
+                    t per thread Tab tree up/down select";
+
+#[test]
+fn at_80_and_140_columns_the_state_every_key_and_whole_sentences_show() {
+    let mut app = App::new("127.0.0.1:9465".into());
+    app.received(live(7, 150_000.0));
+    app.key(Key::Char('p'));
+    for width in [80, 140] {
+        let text = screen_at(&app, width, 24);
+        for expected in [" RECORDING ", " VIEW PAUSED "] {
+            assert!(text.contains(expected), "{width}: {expected:?} in\n{text}");
+        }
+        let said = words(&text);
+        assert!(said.contains(KEYS), "{width}: the keys in\n{text}");
+        assert!(
+            said.contains("live_service (pid 42) at 127.0.0.1:9465 interval #7 of 1.00 s"),
+            "{width}:\n{text}"
+        );
+    }
+    app.failed("connection refused".into(), Instant::now());
+    for width in [80, 140] {
+        let text = screen_at(&app, width, 24);
+        let said = words(&text);
+        for part in [
+            "no answer from 127.0.0.1:9465 for ",
+            " s (connection refused): the program is gone or not serving; retrying every \
+             second, the figures are its last",
+            KEYS,
+        ] {
+            assert!(said.contains(part), "{width}: {part:?} in\n{text}");
+        }
+        assert!(text.contains(" RECORDING "), "{width}:\n{text}");
+    }
+}
+
+#[test]
+fn an_answer_of_another_version_or_with_a_broken_tree_is_refused() {
+    let good = live(1, 1.0);
+    let read = |live: &serde_json::Value| super::live_view(&live.to_string());
+    let json = serde_json::to_value(&good).unwrap();
+    assert_eq!(read(&json).unwrap(), good);
+    let mut newer = json.clone();
+    newer["version"] = (Live::VERSION + 1).into();
+    let e = read(&newer).unwrap_err();
+    assert!(
+        e.contains(&format!(
+            "a live view of version {}; this top reads version {}",
+            Live::VERSION + 1,
+            Live::VERSION
+        )),
+        "{e}"
+    );
+    // A parent past the list, a node its own parent, a level skipped, a root below 0.
+    for (i, parent, depth) in [
+        (1, Some(999), 1),
+        (1, Some(1), 1),
+        (2, Some(0), 2),
+        (3, None, 1),
+    ] {
+        let mut broken = good.clone();
+        (broken.tree[i].parent, broken.tree[i].depth) = (parent, depth);
+        let e = read(&serde_json::to_value(&broken).unwrap()).unwrap_err();
+        assert!(
+            e.starts_with(&format!("`tree[{i}]` (parent {parent:?}, depth {depth})")),
+            "{e}"
+        );
+    }
+    // On screen: said, the last figures kept; a readable answer brings the view back.
+    let mut app = App::new("127.0.0.1:9465".into());
+    app.received(good.clone());
+    app.refused(read(&newer).unwrap_err());
+    let text = screen_at(&app, 100, 24);
+    assert!(
+        words(&text).contains(
+            "127.0.0.1:9465 answers with what this top does not read (a live view of version"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("on_order"), "the last figures stay: {text}");
+    app.received(live(2, 1.0));
+    assert_eq!(app.link, Link::Up);
+    assert!(!screen_at(&app, 100, 24).contains("does not read"));
 }

@@ -1,6 +1,6 @@
 //! The upper panel: the share of each report's samples per log-spaced bin, its marked
 //! quantiles as dashed lines labelled above the plot in rows that never overlap, and a
-//! triangle at an end of the axis for samples beyond it.
+//! triangle at an end of the axis for samples beyond it (drawn in the bin at that end).
 
 use super::axis::{self, LogScale};
 use super::svg::{Anchor, Svg, n, width};
@@ -49,7 +49,9 @@ pub fn draw(svg: &mut Svg, series: &[Series<'_>], range: (f64, f64), unit: &str,
     }
     let mut title = String::from("share of samples per log-spaced bin");
     if any_beyond {
-        title.push_str(" (\u{25c0} \u{25b6}: samples beyond the axis, counted in the table)");
+        title.push_str(
+            " (\u{25c0} \u{25b6}: beyond the axis: in the end bins, counted in the table)",
+        );
     }
     svg.text_with("title", (LEFT, top + 16.0), Anchor::Start, TITLE, &title);
     let xs: Vec<_> = ticks
@@ -167,13 +169,20 @@ fn steps(share: &[f64], x: &LogScale, y: impl Fn(f64) -> f64) -> String {
 }
 
 /// The share of `dist`'s samples in each of [`BINS`] log-spaced bins over `range`,
-/// by the value each bucket stands for; values beyond the range are left out (and
-/// marked by [`edge_marks`]).
+/// by the value each bucket stands for. Values beyond the range (0 and the values
+/// below one counter step among them: a log axis has no 0) go to the bin at that end,
+/// where their triangle ([`edge_marks`]) points, so the bins hold every sample: the
+/// tallest bar of a component mostly below the axis is as tall as the table's count
+/// of those samples says.
 fn bin_shares(dist: &latte::report::Distribution, (lo, hi): (f64, f64)) -> Vec<f64> {
     let mut shares = vec![0.0; BINS];
     let n = dist.len().max(1) as f64;
-    for b in dist.buckets().filter(|b| lo <= b.value && b.value <= hi) {
-        let at = ((b.value / lo).ln() / (hi / lo).ln() * BINS as f64) as usize;
+    for b in dist.buckets() {
+        let at = if b.value > lo {
+            ((b.value / lo).ln() / (hi / lo).ln() * BINS as f64) as usize
+        } else {
+            0
+        };
         shares[at.min(BINS - 1)] += b.count as f64 / n;
     }
     shares
@@ -182,6 +191,51 @@ fn bin_shares(dist: &latte::report::Distribution, (lo, hi): (f64, f64)) -> Vec<f
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bins_hold_every_sample_those_beyond_the_axis_in_its_end_bins() {
+        let mut hist = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+        for (value, count) in [(0, 700), (1, 150), (2, 100), (50, 50)] {
+            hist.record_n(value, count).unwrap();
+        }
+        let mut bytes = Vec::new();
+        hdrhistogram::serialization::Serializer::serialize(
+            &mut hdrhistogram::serialization::V2DeflateSerializer::new(),
+            &hist,
+            &mut bytes,
+        )
+        .unwrap();
+        let text = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, bytes);
+        let row = latte::report::Row {
+            component: "c".into(),
+            histogram: Some(text),
+            stats: latte::report::Summary {
+                samples: 1_000,
+                min: 0.0,
+                max: 50.0,
+                ..latte::report::Summary::default()
+            },
+            ..latte::report::Row::default()
+        };
+        let report: latte::Report = serde_json::from_value(serde_json::json!({
+            "format_version": 4, "label": null, "unit": "Cycles", "data": "Raw",
+            "clock": "TSC", "ticks_per_ns": 1.0, "frequency_accuracy": 0.0, "resolution": 1.0,
+            "cleaning": latte::Cleaning::default(), "overhead": null, "threads": [],
+            "all_threads": [], "teardown_drops": 0, "footprint": null, "environment": null
+        }))
+        .unwrap();
+        let dist = row.distribution(&report).unwrap();
+        // 0 below the axis, 50 above it: in the first and the last bin.
+        let shares = bin_shares(&dist, (0.5, 10.0));
+        assert!((shares.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        assert!((shares[0] - 0.7).abs() < 1e-12, "{}", shares[0]);
+        assert!(
+            (shares[BINS - 1] - 0.05).abs() < 1e-12,
+            "{}",
+            shares[BINS - 1]
+        );
+        assert_eq!(beyond(&dist, (0.5, 10.0)), (700, 50));
+    }
 
     #[test]
     fn close_labels_go_to_rows_and_never_overlap() {

@@ -2,8 +2,9 @@
 //! per log-spaced bin, each report's p50, p99 and p99.9 marked and labelled in rows
 //! that never overlap) above HdrHistogram's percentile spectrum (latency against
 //! `1/(1-q)`, both axes log). Both latency axes run over [`x_range`]: from the lowest
-//! p0.1 to the highest p99.99 of the reports drawn; samples beyond are marked at the
-//! axis's ends and counted ([`beyond`]).
+//! p0.1 to the highest p99.99 of the reports drawn; samples beyond (0, for one, which a
+//! log axis cannot place) are drawn in the histogram's end bins, marked at the axis's
+//! ends and counted ([`beyond`]).
 
 pub mod axis;
 mod histogram;

@@ -1,4 +1,5 @@
-// An id known only at run time: a parameter, a `String`, a `let` binding.
+// An id known only at run time: a parameter, a `String`, a `let` binding; and one
+// given by reference (`&name`), whose error names `Id::intern`.
 use latte::latte_pulse;
 
 fn tick(component: &str, owned: String) {
@@ -6,6 +7,7 @@ fn tick(component: &str, owned: String) {
     latte_pulse!(owned.as_str());
     let local = "poll";
     latte_pulse!(local);
+    latte_pulse!(&component);
 }
 
 fn main() {

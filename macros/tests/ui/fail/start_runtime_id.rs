@@ -1,4 +1,5 @@
-// An id known only at run time: a parameter, a `String`, a `let` binding.
+// An id known only at run time: a parameter, a `String`, a `let` binding; and one
+// given by reference (`&name`), whose error names `Id::intern`.
 use latte::latte_start;
 
 fn open(component: &str, owned: String) {
@@ -6,6 +7,7 @@ fn open(component: &str, owned: String) {
     latte_start!(owned.as_str(), Mid);
     let local = "parse";
     latte_start!(local);
+    latte_start!(&owned);
 }
 
 fn main() {

@@ -1,4 +1,5 @@
-// An id known only at run time: a parameter, a `String`, a `let` binding.
+// An id known only at run time: a parameter, a `String`, a `let` binding; and one
+// given by reference (`&name`), whose error names `Id::intern`.
 use latte::latte_stop;
 
 fn close(component: &str, owned: String) {
@@ -6,6 +7,7 @@ fn close(component: &str, owned: String) {
     latte_stop!(owned.as_str(), Mid);
     let local = "parse";
     latte_stop!(local);
+    latte_stop!(&owned, Mid);
 }
 
 fn main() {

@@ -1,0 +1,162 @@
+//! Readers refuse what no latte writes: `show`, `html` and `diff` alike, with one
+//! line naming the file and the field, exit status 2, never a panic.
+
+use crate::cli_support::{self, COMPONENTS, dir, write, write_report};
+use crate::tool;
+use std::path::{Path, PathBuf};
+
+/// A tree node over the row `row`.
+fn node(parent: Option<usize>, depth: u32, row: latte::report::Row) -> latte::report::TreeNode {
+    latte::report::TreeNode {
+        parent,
+        depth,
+        self_time: latte::report::SelfTime {
+            calls: row.stats.seen,
+            total: row.stats.total,
+            mean: row.stats.avg,
+        },
+        row,
+        of_parent: None,
+        of_root: 1.0,
+    }
+}
+
+/// A report as latte writes it: two components, one under the other in the tree.
+fn sound() -> latte::Report {
+    let rows: Vec<latte::report::Row> = COMPONENTS[..2]
+        .iter()
+        .enumerate()
+        .map(|(i, c)| cli_support::row(c.name, &cli_support::histogram(c, 7 + i as u64)))
+        .collect();
+    let mut report = cli_support::report(rows.clone());
+    report.tree = vec![
+        node(None, 0, rows[0].clone()),
+        node(Some(0), 1, rows[1].clone()),
+    ];
+    report
+}
+
+/// Writes `report` as JSON after `edit` changed the JSON.
+fn edited(path: &Path, report: &latte::Report, edit: impl Fn(&mut serde_json::Value)) -> PathBuf {
+    let mut json: serde_json::Value =
+        serde_json::from_str(&report.to_json(latte::report::JsonStyle::Compact)).unwrap();
+    edit(&mut json);
+    std::fs::write(path, json.to_string()).unwrap();
+    path.to_path_buf()
+}
+
+/// Each broken report, with the field its error names.
+fn broken(d: &Path) -> Vec<(PathBuf, &'static str)> {
+    let garbage = "HISTFAAAgarbage";
+    let mut flat = sound();
+    flat.all_threads[1].histogram = Some(garbage.into());
+    let mut node_histogram = sound();
+    node_histogram.tree[1].row.histogram = Some(garbage.into());
+    let mut block = sound();
+    let series = block.series.as_mut().unwrap();
+    series.components[0].blocks[0] = Some(garbage.into());
+    let mut far_parent = sound();
+    far_parent.tree[1].parent = Some(999);
+    let mut depth = sound();
+    depth.tree[1].depth = 3;
+    vec![
+        (
+            write_report(&d.join("flat.json"), &flat),
+            "`all_threads[1].histogram`",
+        ),
+        (
+            write_report(&d.join("node.json"), &node_histogram),
+            "`tree[1].row.histogram`",
+        ),
+        (
+            write_report(&d.join("block.json"), &block),
+            "`series.components[0].blocks`",
+        ),
+        (
+            write_report(&d.join("parent.json"), &far_parent),
+            "`tree[1].parent` is 999",
+        ),
+        (
+            write_report(&d.join("depth.json"), &depth),
+            "`tree[1].depth` is 3",
+        ),
+        (
+            edited(&d.join("unversioned.json"), &sound(), |j| {
+                j.as_object_mut().unwrap().remove("format_version");
+            }),
+            "`format_version` is missing, yet it has `series`",
+        ),
+        (
+            edited(&d.join("nameless.json"), &sound(), |j| {
+                j["all_threads"][0]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("component");
+            }),
+            "missing field `component`",
+        ),
+    ]
+}
+
+/// `subcommand` on `file` (for `diff`, after a sound report; for `html`, to a page in
+/// `d`): exit status 2, one line naming the file and `field`, no panic.
+fn refused(d: &Path, subcommand: &str, file: &Path, field: &str) {
+    let mut cmd = tool();
+    cmd.arg(subcommand);
+    match subcommand {
+        "diff" => cmd.arg(write(&d.join("good.json"), &COMPONENTS[..2], 1.0, 1)),
+        "html" => cmd.arg("-o").arg(d.join("page.html")),
+        _ => &mut cmd,
+    };
+    let out = cmd.arg(file).assert().code(2).get_output().clone();
+    let text = String::from_utf8(out.stderr).unwrap();
+    let name = file.file_name().unwrap().to_str().unwrap();
+    assert!(
+        text.contains(&format!("{name}: ")) && text.contains(field),
+        "{subcommand} {name}: {text}"
+    );
+    assert_eq!(text.lines().count(), 1, "{subcommand} {name}: {text}");
+    assert!(!text.contains("panicked"), "{subcommand} {name}: {text}");
+}
+
+#[test]
+fn show_html_and_diff_refuse_what_no_latte_writes() {
+    let d = dir("refused");
+    // The sound report reads: what is refused below is each edit's doing.
+    let sound = write_report(&d.join("sound.json"), &sound());
+    tool().arg("show").arg(&sound).assert().code(0);
+    let page = d.join("sound.html");
+    tool()
+        .arg("html")
+        .arg("-o")
+        .arg(&page)
+        .arg(&sound)
+        .assert()
+        .code(0);
+    for (file, field) in broken(&d) {
+        for subcommand in ["show", "html", "diff"] {
+            refused(&d, subcommand, &file, field);
+        }
+    }
+}
+
+/// A report of format 1 has no `format_version` by right, and reads.
+#[test]
+fn a_report_of_format_1_reads_without_format_version() {
+    let old = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/data/report-format-1.json"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(old).unwrap()).unwrap();
+    assert!(json.get("format_version").is_none());
+    tool().args(["show", old]).assert().code(0);
+    let page = dir("format_1").join("page.html");
+    tool()
+        .arg("html")
+        .arg("-o")
+        .arg(&page)
+        .arg(old)
+        .assert()
+        .code(0);
+}
