@@ -10,11 +10,12 @@ fn node(parent: Option<usize>, depth: u32, row: latte::report::Row) -> latte::re
     latte::report::TreeNode {
         parent,
         depth,
-        self_time: latte::report::SelfTime {
+        self_time: Some(latte::report::SelfTime {
             calls: row.stats.seen,
             total: row.stats.total,
             mean: row.stats.avg,
-        },
+        }),
+        account: None,
         row,
         of_parent: None,
         of_root: 1.0,
