@@ -261,6 +261,40 @@ fn tree_adds_up(table: &Table) {
     assert_eq!(checked, parents);
 }
 
+/// In the demo's JSON, every node of every tree (each thread's and ALL THREADS) that
+/// has an account: `total = own + children + inside + not_attributed` in ticks, its
+/// `children` the sum of its children's, its `total` its row's `TOTAL`; nothing is
+/// left unattributed when the run lost no sample; pulses have no self time. Returns
+/// how many accounts it checked.
+fn json_adds_up(json: &serde_json::Value, lost: bool) -> usize {
+    let report: latte::Report = serde_json::from_value(json.clone()).unwrap();
+    let per_tick = report.per_tick();
+    let trees = report.threads.iter().map(|t| &t.tree).chain([&report.tree]);
+    let mut checked = 0;
+    for tree in trees {
+        for (i, node) in tree.iter().enumerate() {
+            let timed = node.row.kind.is_time_in();
+            assert!(timed || node.self_time.is_none(), "{}", node.row.component);
+            let Some(a) = node.account else { continue };
+            let sum = i128::from(a.own) + i128::from(a.children) + i128::from(a.inside);
+            assert_eq!(i128::from(a.total), sum + i128::from(a.not_attributed));
+            let kids: u64 = tree
+                .iter()
+                .filter(|k| k.parent == Some(i))
+                .map(|k| k.account.map_or(0, |k| k.total))
+                .sum();
+            assert_eq!(a.children, kids, "{}", node.row.component);
+            let total = a.total as f64 * per_tick;
+            assert!((total - node.row.stats.total).abs() <= 1e-9 * total.max(1.0));
+            if !lost {
+                assert_eq!(a.not_attributed, 0, "{}: {a:?}", node.row.component);
+            }
+            checked += 1;
+        }
+    }
+    checked
+}
+
 /// What every report of the demo must show, whatever the width.
 fn check(report: &str, json: &serde_json::Value, width: usize) {
     for line in report.lines() {
@@ -427,6 +461,8 @@ fn the_demo_report_at_80_100_and_140_columns() {
             _ => what_fits_and_what_is_left_out(&report, headers, &narrow),
         }
         pulses_come_last(&json);
+        // Its two parents and their children, on the main thread and in ALL THREADS.
+        assert!(json_adds_up(&json, false) >= 2 * 7, "{json}");
         if width == 100 {
             let lines = report.lines().count();
             assert!(lines <= 60, "{lines} lines at 100 columns:\n{report}");
@@ -439,6 +475,7 @@ fn lost_samples_and_anomalies_are_printed() {
     let (report, json) = demo(100, true);
     println!("{report}");
     check(&report, &json, 100);
+    json_adds_up(&json, true);
     assert!(report.contains("lost (overwritten"), "{report}");
     assert!(report.contains("empty stop"), "{report}");
 }
