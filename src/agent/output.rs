@@ -29,7 +29,8 @@ impl Builder {
         self
     }
 
-    /// The rule that flags samples as preemption (BYPASS) or outliers; flagged samples
+    /// The rule that flags samples far above the median (BYPASS) or outside the IQR
+    /// fences; flagged samples
     /// stay in every figure, and the cleaned figures leave them out. A number that is NaN,
     /// infinite or negative makes [`start`](Builder::start) return
     /// [`Error::Cleaning`](crate::Error::Cleaning) (see [`Cleaning`]).

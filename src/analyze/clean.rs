@@ -3,8 +3,8 @@
 //! their share of the time, keeps them in every headline figure, and computes the C++
 //! original's cleaned statistics without them (`Summary::cleaned`).
 //!
-//! **BYPASS** (OS preemption, interrupts, page faults taken inside a scope): a value is
-//! flagged when it exceeds both `factor x median` and `median + floor_ns` of the
+//! **BYPASS** (far above the median: what an OS preemption, an interrupt or a page
+//! fault taken inside a scope looks like, and slow work too): a value is flagged when it exceeds both `factor x median` and `median + floor_ns` of the
 //! component's values. The factor keeps components with a naturally wide distribution
 //! intact; the floor means only delays of the size of an interrupt or a context switch
 //! (microseconds) can be classified as the OS's doing. A value rule cannot tell a

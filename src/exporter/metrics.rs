@@ -174,7 +174,8 @@ pub struct Series {
     pub seen: u64,
     /// Samples overwritten before latte read them: only grows.
     pub lost: u64,
-    /// Values the cleaning rule flags as preemption (BYPASS): may go down again.
+    /// Values the cleaning rule flags as far above the median (BYPASS): may go down
+    /// again.
     pub bypass: u64,
     /// Values the cleaning rule flags as outliers: may go down again.
     pub outliers: u64,

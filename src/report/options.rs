@@ -59,8 +59,8 @@ pub struct ReportOptions {
     pub unit: Unit,
     /// Raw or overhead-corrected samples.
     pub data: Data,
-    /// The rule that flags samples as OS preemption (BYPASS) or outliers
-    /// ([`Cleaning::OFF`] flags nothing).
+    /// The rule that flags samples far above the median (BYPASS) or outside the IQR
+    /// fences     /// ([`Cleaning::OFF`] flags nothing).
     pub cleaning: Cleaning,
     /// Which figures the table's main columns show.
     pub figures: Figures,
@@ -91,8 +91,9 @@ impl ReportOptions {
     }
 }
 
-/// The rule that flags samples as OS preemption (BYPASS) or as outliers. Flagged
-/// samples are counted, with their share of the component's time, and stay in every
+/// The rule that flags samples far above the median (BYPASS) or outside the IQR
+/// fences (outliers), by their values alone: it cannot tell an OS preemption from slow
+/// work, and the report names the rule, not a cause. Flagged samples are counted, with their share of the component's time, and stay in every
 /// headline figure; the cleaned figures (`report::Summary::cleaned`,
 /// and the main columns under [`Figures::Cleaned`]) leave them out. `Default` is both
 /// steps on with the documented constants; [`Cleaning::OFF`] flags nothing. The rules
@@ -115,7 +116,7 @@ impl ReportOptions {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Cleaning {
-    /// The OS-preemption rule, or `None` to keep such samples.
+    /// The far-above-the-median rule (BYPASS), or `None` to keep such samples.
     pub bypass: Option<Bypass>,
     /// The IQR outlier rule, or `None` to keep outliers.
     pub fences: Option<Fences>,

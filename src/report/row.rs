@@ -131,7 +131,7 @@ pub struct Corrected {
 /// let report = Report::collect(&options);
 /// let s = report.all_threads.iter().find(|r| r.component == "doc_summary_wait").unwrap().stats;
 /// assert_eq!((s.samples, s.avg, s.max), (10_000, 2_090.0, 20_000.0)); // every sample
-/// assert_eq!(s.bypass, 1_000); // flagged as OS preemption, still in every figure
+/// assert_eq!(s.bypass, 1_000); // flagged as far above the median, still in every figure
 /// assert_eq!(s.cleaned.avg, 100.0); // the C++ original's figure
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -171,7 +171,9 @@ pub struct Summary {
     /// Sum of the values (exact): the time spent in the component. Nested scopes'
     /// totals overlap; a pulse's total is about the time its loop ran.
     pub total: f64,
-    /// Samples the BYPASS rule flags as OS preemption or interrupts (in every figure).
+    /// Samples the BYPASS rule flags as far above the median (`> max(factor x median,
+    /// median + floor)`: a preemption, an interrupt or slow work alike; in every
+    /// figure).
     pub bypass: u64,
     /// The sum of those samples: their share of `total`.
     pub bypass_total: f64,

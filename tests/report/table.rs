@@ -919,8 +919,8 @@ fn sections_and_rows() {
     assert!(text.contains("\nOVERHEAD H[Start] x W[Stop]\n"));
     assert!(text.contains("clock TSC @ 2.595 GHz (±1.2 ppm), resolution 10.01 ns"));
     assert!(text.contains(
-        "flagged, and kept in every figure: bypass > max(10x median, median + 2000 ns), \
-         outliers outside Q1/Q3 ± 1.5 IQR"
+        "flagged, and kept in every figure: far (BYPASS) > max(10x median, median + 2000 ns), \
+         outside the IQR fences Q1/Q3 ± 1.5 IQR"
     ));
     assert!(!text.contains("teardown"));
 

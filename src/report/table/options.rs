@@ -43,7 +43,7 @@ pub enum Column {
     Max,
     /// `MAX - MIN`.
     Range,
-    /// Samples flagged as OS preemption (in every figure).
+    /// Samples flagged as far above the median (BYPASS; in every figure).
     Bypass,
     /// Samples flagged by the IQR fences (in every figure).
     Outliers,

@@ -218,13 +218,13 @@ fn cleaning(cleaning: &Cleaning, figures: Figures) -> String {
     let mut steps = Vec::new();
     if let Some(b) = cleaning.bypass {
         steps.push(format!(
-            "bypass > max({}x median, median + {} ns)",
+            "far (BYPASS) > max({}x median, median + {} ns)",
             plain(b.factor),
             plain(b.floor_ns)
         ));
     }
     if let Some(f) = cleaning.fences {
-        steps.push(format!("outliers outside Q1/Q3 ± {} IQR", plain(f.k)));
+        steps.push(format!("outside the IQR fences Q1/Q3 ± {} IQR", plain(f.k)));
     }
     match (steps.is_empty(), figures) {
         (true, _) => "cleaning: off (nothing flagged)".to_owned(),
