@@ -199,16 +199,18 @@ fn heading(names: &[(&'static str, Option<Sort>)], sort: Sort) -> Row<'static> {
     .style(Style::new().bold().reversed())
 }
 
-/// A row's component; a pulse's TOTAL is the time between pulses, not work: said
-/// beside its name.
+/// A row's component; a pulse's TOTAL is the time between pulses, not work, and a
+/// span's busy time is its polls added up, not its wall time: said beside its name.
 fn name_cell(row: &LiveRow) -> Cell<'static> {
-    match row.kind {
-        RowKind::Pulse => Cell::from(Line::from(vec![
-            Span::raw(row.component.clone()),
-            Span::styled(" (pulse)", Style::new().dim()),
-        ])),
-        _ => Cell::from(row.component.clone()),
-    }
+    let mark = match row.kind {
+        RowKind::Pulse => " (pulse)",
+        RowKind::Busy => " (busy)",
+        _ => return Cell::from(row.component.clone()),
+    };
+    Cell::from(Line::from(vec![
+        Span::raw(row.component.clone()),
+        Span::styled(mark, Style::new().dim()),
+    ]))
 }
 
 fn components(frame: &mut Frame, area: Rect, app: &App) {

@@ -269,6 +269,7 @@ fn the_screen_shows_figures_in_the_views_unit_and_frames_over_budget() {
     let mut app = App::new("127.0.0.1:9465".into());
     let mut seven = live(7, 150_000.0);
     seven.rows[3].kind = latte::report::RowKind::Pulse;
+    seven.rows[2].kind = latte::report::RowKind::Busy;
     app.received(seven);
     let text = screen(&app);
     for expected in [
@@ -282,6 +283,7 @@ fn the_screen_shows_figures_in_the_views_unit_and_frames_over_budget() {
         "1.000 k",
         "p99 of on_order, last 1 intervals",
         "render (pulse)",
+        "risk_check (busy)",
     ] {
         assert!(text.contains(expected), "{expected:?} not in\n{text}");
     }

@@ -210,6 +210,7 @@ fn all_threads(report: &Report, options: &TableOptions) -> Section {
         fill_tree(&mut section, report, &report.tree, options);
         left_out(&mut section, report.tree_left_out);
     }
+    section.notes.extend(kinds(&report.all_threads));
     if options.compact && !options.per_thread {
         for t in &report.threads {
             let name = format!("{} (#{})", t.name, t.serial);
@@ -236,6 +237,7 @@ fn thread(report: &Report, t: &ThreadReport, options: &TableOptions) -> Section 
         fill_tree(&mut section, report, &t.tree, options);
         left_out(&mut section, t.tree_left_out);
     }
+    section.notes.extend(kinds(&t.rows));
     if t.rows.is_empty() {
         section.notes.insert(0, "no samples recorded".to_owned());
     }
@@ -346,6 +348,33 @@ fn signed_share(part: f64, whole: f64) -> String {
     } else {
         share(part, whole)
     }
+}
+
+/// Notes naming the rows whose figures are not a stack scope's wall time: a span's
+/// busy time (its polls summed), and scopes timed off the stack (wall time, no SELF).
+fn kinds(rows: &[Row]) -> Vec<String> {
+    let named = |kind: RowKind| -> Vec<&str> {
+        rows.iter()
+            .filter(|r| r.kind == kind)
+            .map(|r| r.component.as_str())
+            .collect()
+    };
+    let mut notes = Vec::new();
+    let busy = named(RowKind::Busy);
+    if !busy.is_empty() {
+        notes.push(format!(
+            "busy time (a span's polls added up, not its wall time): {}",
+            busy.join(", ")
+        ));
+    }
+    let timers = named(RowKind::Timer);
+    if !timers.is_empty() {
+        notes.push(format!(
+            "wall time off the stack (a Timer, an async fn, a span's lifetime; no SELF): {}",
+            timers.join(", ")
+        ));
+    }
+    notes
 }
 
 /// The note under a tree that left nodes out.
