@@ -64,7 +64,14 @@ pub const DEFAULT_SLOWEST: usize = 10;
 /// Largest accepted number of slowest samples kept per (thread, id).
 pub const MAX_SLOWEST: usize = 1_000;
 
+/// The longest frames each thread keeps whole unless configured: the JSON lists the
+/// frames over budget among them.
+pub const DEFAULT_FRAMES_LISTED: usize = 1_000;
+/// Largest accepted number of frames kept whole per thread.
+pub const MAX_FRAMES_LISTED: usize = 100_000;
+
 static SLOWEST: AtomicUsize = AtomicUsize::new(DEFAULT_SLOWEST);
+static FRAMES_LISTED: AtomicUsize = AtomicUsize::new(DEFAULT_FRAMES_LISTED);
 static RING_CAPACITY: AtomicUsize = AtomicUsize::new(DEFAULT_RING_CAPACITY);
 static STACK_DEPTH: AtomicUsize = AtomicUsize::new(DEFAULT_STACK_DEPTH);
 static MAX_EXITED_THREADS: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_EXITED_THREADS);
@@ -140,6 +147,17 @@ pub(crate) fn max_exited_threads() -> usize {
 /// How many of the slowest samples of each (thread, id) the whole run keeps.
 pub(crate) fn slowest() -> usize {
     SLOWEST.load(Relaxed)
+}
+
+/// How many of the longest frames each thread keeps whole.
+pub(crate) fn frames_listed() -> usize {
+    FRAMES_LISTED.load(Relaxed)
+}
+
+/// Sets [`frames_listed`] (validated by the caller: at most [`MAX_FRAMES_LISTED`]).
+pub(crate) fn set_frames_listed(n: usize) {
+    debug_assert!(n <= MAX_FRAMES_LISTED);
+    FRAMES_LISTED.store(n, Relaxed);
 }
 
 /// Sets [`slowest`] (validated by the caller: at most [`MAX_SLOWEST`]).

@@ -43,6 +43,7 @@ pub struct Builder {
     pub(super) periodic: Option<Duration>,
     pub(super) drain_pace: (Duration, Duration),
     pub(super) slowest: usize,
+    pub(super) frames_listed: usize,
     pub(super) hlog: Option<std::path::PathBuf>,
     pub(super) placement: placement::Placement,
     pub(super) max_exited_threads: usize,
@@ -73,6 +74,7 @@ impl Default for Builder {
             periodic: None,
             drain_pace: Builder::DEFAULT_DRAIN_PACE,
             slowest: Builder::DEFAULT_SLOWEST,
+            frames_listed: Builder::DEFAULT_FRAMES_LISTED,
             hlog: None,
             placement: placement::Placement::default(),
             max_exited_threads: Builder::DEFAULT_MAX_EXITED_THREADS,
@@ -104,6 +106,7 @@ impl core::fmt::Debug for Builder {
             .field("periodic", &self.periodic)
             .field("drain_pace", &self.drain_pace)
             .field("slowest", &self.slowest)
+            .field("frames_listed", &self.frames_listed)
             .field("hlog", &self.hlog)
             .field("placement", &self.placement)
             .field("max_exited_threads", &self.max_exited_threads)
@@ -142,6 +145,10 @@ impl Builder {
     pub const DEFAULT_SLOWEST: usize = config::DEFAULT_SLOWEST;
     /// Largest accepted number of slowest samples per (thread, id).
     pub const MAX_SLOWEST: usize = config::MAX_SLOWEST;
+    /// The longest frames each thread keeps whole unless configured (1,000).
+    pub const DEFAULT_FRAMES_LISTED: usize = config::DEFAULT_FRAMES_LISTED;
+    /// Largest accepted number of frames kept whole per thread (100,000).
+    pub const MAX_FRAMES_LISTED: usize = config::MAX_FRAMES_LISTED;
     /// The drain thread's shortest and longest wait between folds unless configured:
     /// 1 ms and 10 ms. The longest wait is what rings get after a long quiet spell
     /// (about 17 s): a default ring (2^16 samples) then laps only if a thread starts
@@ -305,6 +312,11 @@ impl Builder {
                 requested: self.slowest,
             });
         }
+        if self.frames_listed > config::MAX_FRAMES_LISTED {
+            return Err(Error::FramesListed {
+                requested: self.frames_listed,
+            });
+        }
         if self.hlog.is_some() && self.periodic.is_none() {
             return Err(Error::Hlog(Arc::new(std::io::Error::other(
                 "an interval log needs periodic reports: set Builder::periodic",
@@ -346,6 +358,7 @@ impl Builder {
             flight_window: self.flight.map_or(Duration::ZERO, |f| f.window),
         });
         config::set_slowest(self.slowest);
+        config::set_frames_listed(self.frames_listed);
         crate::record::flight::ORIGIN.store(clock::ticks(), std::sync::atomic::Ordering::Relaxed);
         // An earlier agent's triggers end with it. The absolute thresholds follow once
         // the drain has the calibrated frequency.

@@ -4,12 +4,10 @@
 
 use super::Calibration;
 use super::dist::{self, Runs};
-use crate::collect::frames::{FrameTotals, KeptFrame, WORST_FRAMES};
+use crate::collect::frames::{FrameTotals, KeptFrame};
 use crate::collect::{ComponentTotals, Tally, ThreadTotals};
 use crate::report::{Culprit, FrameComponent, PerFrame, ReportOptions, Spread, Unit, WorstFrame};
 use std::collections::HashSet;
-
-const _: () = assert!(PerFrame::WORST == WORST_FRAMES);
 
 /// Components named per worst frame.
 const CULPRITS: usize = 3;
@@ -58,19 +56,29 @@ pub(super) fn per_frame(
         return None;
     }
     let length = runs(&t.length, 0);
+    let kept = t.longest_first();
+    // With every frame kept whole, the count over budget is exact; else the lengths'
+    // histogram says it, within a bucket.
     let over_budget = budget.map(|b| {
-        length
-            .iter()
-            .filter(|(v, _)| *v > b)
-            .map(|(_, k)| k)
-            .sum::<u64>()
+        if kept.len() as u64 == frames {
+            kept.iter().filter(|f| f.length > b).count() as u64
+        } else {
+            length
+                .iter()
+                .filter(|(v, _)| *v > b)
+                .map(|(_, k)| k)
+                .sum::<u64>()
+        }
     });
+    let listed: Vec<&KeptFrame> = match budget {
+        Some(b) => kept.into_iter().filter(|f| f.length > b).collect(),
+        None => kept.into_iter().take(PerFrame::WORST).collect(),
+    };
+    let unlisted = over_budget.map_or(0, |n| n.saturating_sub(listed.len() as u64));
     let (components, medians) = components(t, frames, scale);
     let inside = nesting(&thread.components);
-    let worst = t
-        .worst
-        .iter()
-        .filter(|f| budget.is_none_or(|b| f.length > b))
+    let worst = listed
+        .into_iter()
         .map(|f| WorstFrame {
             number: f.number,
             length: f.length as f64 * scale,
@@ -85,6 +93,7 @@ pub(super) fn per_frame(
         over_budget,
         components,
         worst,
+        unlisted,
     })
 }
 
@@ -281,5 +290,44 @@ mod tests {
         assert_eq!(f.worst[0].culprits[0].excess, 200.0);
         // No frames: no figures.
         assert_eq!(per_frame(&thread(), 1.0, budget(1, 1.0)), None);
+    }
+
+    #[test]
+    fn every_frame_over_budget_is_listed_up_to_the_kept_ones_and_the_rest_counted() {
+        // 40 frames, the even ones over a budget of 1,000 ticks (1,001 + k).
+        let fill = |limit: usize| {
+            let mut t = thread();
+            for k in 1..=40u64 {
+                let length = if k % 2 == 0 { 1_001 + k } else { 900 };
+                let f = frame(k, length, 0);
+                t.per_frame.add_frame_within(&f, &t.components, limit);
+            }
+            let budget = Some(Budget {
+                ticks: 1_000,
+                shown: 1_000.0,
+            });
+            per_frame(&t, 1.0, budget).unwrap()
+        };
+        // Every frame kept: all 20 over budget listed, longest first, none beyond.
+        let f = fill(1_000);
+        assert_eq!(
+            (f.over_budget, f.worst.len(), f.unlisted),
+            (Some(20), 20, 0)
+        );
+        let numbers: Vec<u64> = f.worst.iter().map(|w| w.number).collect();
+        assert_eq!(numbers, (1..=20).rev().map(|k| 2 * k).collect::<Vec<u64>>());
+        // 12 kept whole: the 12 longest listed, the other 8 counted.
+        let f = fill(12);
+        assert_eq!(
+            (f.over_budget, f.worst.len(), f.unlisted),
+            (Some(20), 12, 8)
+        );
+        assert_eq!((f.worst[0].number, f.worst[11].number), (40, 18));
+        // None kept: counted only.
+        let f = fill(0);
+        assert_eq!(
+            (f.over_budget, f.worst.len(), f.unlisted),
+            (Some(20), 0, 20)
+        );
     }
 }

@@ -10,11 +10,10 @@
 use super::tally::Tally;
 use super::totals::{ComponentTotals, Totals};
 use super::triggers::Triggers;
+use crate::config;
 use crate::record::marks::FrameRecord;
-use std::collections::{BTreeMap, HashMap};
-
-/// Frames kept whole (the longest), for the budget's "what ate it".
-pub(crate) const WORST_FRAMES: usize = 8;
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 /// One id's share of one frame: its time (ticks) and calls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +35,27 @@ pub(crate) struct KeptFrame {
     pub(crate) ids: Vec<IdInFrame>,
 }
 
+/// A kept frame, ordered so that a max-heap of them has the shortest on top (among
+/// equally long ones, the latest): the one the next longer frame replaces.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ByLength(pub(crate) KeptFrame);
+
+impl Ord for ByLength {
+    fn cmp(&self, other: &ByLength) -> Ordering {
+        other
+            .0
+            .length
+            .cmp(&self.0.length)
+            .then(self.0.number.cmp(&other.0.number))
+    }
+}
+
+impl PartialOrd for ByLength {
+    fn partial_cmp(&self, other: &ByLength) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 /// One id's per-frame distributions over the frames in which it had a call.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct IdFrames {
@@ -51,8 +71,9 @@ pub(crate) struct FrameTotals {
     pub(crate) length: Tally,
     /// Per id, in order of first appearance.
     pub(crate) ids: Vec<IdFrames>,
-    /// The [`WORST_FRAMES`] longest frames, longest first.
-    pub(crate) worst: Vec<KeptFrame>,
+    /// The longest frames (`config::frames_listed` of them at most), the shortest of
+    /// them on top: a frame shorter than all costs one compare.
+    pub(crate) worst: BinaryHeap<ByLength>,
 }
 
 impl FrameTotals {
@@ -63,6 +84,16 @@ impl FrameTotals {
 
     /// Adds one frame of the thread whose nodes are `components`.
     pub(crate) fn add_frame(&mut self, frame: &FrameRecord, components: &[ComponentTotals]) {
+        self.add_frame_within(frame, components, config::frames_listed());
+    }
+
+    /// [`add_frame`](Self::add_frame), keeping at most `limit` frames whole.
+    pub(crate) fn add_frame_within(
+        &mut self,
+        frame: &FrameRecord,
+        components: &[ComponentTotals],
+        limit: usize,
+    ) {
         let (ids, timed) = per_id(frame, components);
         self.length.record(frame.length);
         for id in &ids {
@@ -70,12 +101,13 @@ impl FrameTotals {
             self.ids[at].ticks.record(id.ticks);
             self.ids[at].calls.record(id.calls);
         }
-        self.keep(KeptFrame {
+        let kept = KeptFrame {
             number: frame.number,
             length: frame.length,
             timed,
             ids,
-        });
+        };
+        self.keep(kept, limit);
     }
 
     /// Adds another window's frames of the same thread (recorded after these).
@@ -86,7 +118,19 @@ impl FrameTotals {
             self.ids[at].ticks.add(&id.ticks);
             self.ids[at].calls.add(&id.calls);
         }
-        other.worst.iter().for_each(|f| self.keep(f.clone()));
+        let limit = config::frames_listed();
+        other
+            .worst
+            .iter()
+            .for_each(|f| self.keep(f.0.clone(), limit));
+    }
+
+    /// The frames kept whole, longest first (the earlier of two as long first).
+    pub(crate) fn longest_first(&self) -> Vec<&KeptFrame> {
+        // In `ByLength`'s order the longest comes first.
+        let mut frames: Vec<&ByLength> = self.worst.iter().collect();
+        frames.sort_unstable();
+        frames.into_iter().map(|f| &f.0).collect()
     }
 
     /// Empties the frames, keeping the memory.
@@ -113,19 +157,17 @@ impl FrameTotals {
         }
     }
 
-    /// Keeps `frame` if it is among the longest.
-    fn keep(&mut self, frame: KeptFrame) {
-        let shorter = |w: &KeptFrame| w.length < frame.length;
-        if self.worst.len() >= WORST_FRAMES && !self.worst.iter().any(shorter) {
-            return;
+    /// Keeps `frame` if it is among the `limit` longest.
+    fn keep(&mut self, frame: KeptFrame, limit: usize) {
+        if self.worst.len() < limit {
+            self.worst.push(ByLength(frame));
+        } else if self.worst.peek().is_some_and(|k| k.0.length < frame.length) {
+            self.worst.pop();
+            self.worst.push(ByLength(frame));
         }
-        let at = self
-            .worst
-            .iter()
-            .position(shorter)
-            .unwrap_or(self.worst.len());
-        self.worst.insert(at, frame);
-        self.worst.truncate(WORST_FRAMES);
+        while self.worst.len() > limit {
+            self.worst.pop();
+        }
     }
 }
 

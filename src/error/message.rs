@@ -55,6 +55,11 @@ impl Error {
                 "{requested} slowest samples per thread and id is invalid: at most {} are kept",
                 crate::config::MAX_SLOWEST
             ),
+            Error::FramesListed { requested } => write!(
+                f,
+                "{requested} frames listed per thread is invalid: at most {} are kept",
+                crate::config::MAX_FRAMES_LISTED
+            ),
             Error::DrainPace { min, max } => write!(
                 f,
                 "drain pace {min:?}..={max:?} is invalid: the bounds must be above zero, \

@@ -77,6 +77,12 @@ pub enum Error {
         /// The value that was asked for.
         requested: usize,
     },
+    /// A number of frames to list above
+    /// [`MAX_FRAMES_LISTED`](crate::Builder::MAX_FRAMES_LISTED).
+    FramesListed {
+        /// The value that was asked for.
+        requested: usize,
+    },
     /// Drain pacing bounds ([`Builder::drain_pace`](crate::Builder::drain_pace))
     /// that are zero, reversed or longer than a minute.
     DrainPace {
@@ -188,6 +194,9 @@ impl PartialEq for Error {
             }
             Interval { requested: a } => matches!(other, Interval { requested: b } if a == b),
             Slowest { requested: a } => matches!(other, Slowest { requested: b } if a == b),
+            FramesListed { requested: a } => {
+                matches!(other, FramesListed { requested: b } if a == b)
+            }
             InternLimit { limit: a } => matches!(other, InternLimit { limit: b } if a == b),
             DrainPace { min, max } => {
                 matches!(other, DrainPace { min: c, max: d } if (min, max) == (c, d))
@@ -272,6 +281,7 @@ impl Error {
             | Error::Pattern { .. }
             | Error::Interval { .. }
             | Error::Slowest { .. }
+            | Error::FramesListed { .. }
             | Error::DrainPace { .. }
             | Error::Cleaning { .. }
             | Error::AlreadyRunning

@@ -65,6 +65,7 @@ fn every_case() -> Vec<Error> {
         Error::Capture {
             reason: "the flight recorder is off".into(),
         },
+        Error::FramesListed { requested: 1 << 20 },
     ]
 }
 
@@ -94,13 +95,14 @@ fn case(error: &Error) -> usize {
         Error::NodeLimit { .. } => 21,
         Error::FlightRecorder { .. } => 22,
         Error::Capture { .. } => 23,
+        Error::FramesListed { .. } => 24,
     }
 }
 
 #[test]
 fn every_case_is_listed_once() {
     let cases: Vec<usize> = every_case().iter().map(case).collect();
-    assert_eq!(cases, (0..=23).collect::<Vec<_>>());
+    assert_eq!(cases, (0..=24).collect::<Vec<_>>());
 }
 
 #[test]

@@ -46,13 +46,18 @@ pub struct PerFrame {
     /// Each component with a call in some frame, the largest median time per frame
     /// first.
     pub components: Vec<FrameComponent>,
-    /// The longest frames over budget (at most [`PerFrame::WORST`]), longest first;
-    /// without a budget, the longest frames.
+    /// With a budget, every frame over it among the longest frames the thread keeps
+    /// whole ([`Builder::frames_listed`](crate::Builder::frames_listed), 1,000 by
+    /// default), longest first; without one, the [`PerFrame::WORST`] longest frames.
     pub worst: Vec<WorstFrame>,
+    /// Frames over budget beyond `worst` (the thread kept fewer whole): counted, not
+    /// listed. Format 5 on.
+    #[serde(default)]
+    pub unlisted: u64,
 }
 
 impl PerFrame {
-    /// The longest frames a thread keeps whole.
+    /// The longest frames the table names (the JSON lists every frame over budget).
     pub const WORST: usize = 8;
 }
 
@@ -91,8 +96,8 @@ pub struct WorstFrame {
     pub number: u64,
     /// Its length, mark to mark.
     pub length: f64,
-    /// The part of its length outside the thread's outermost scopes (the loop's own
-    /// code, a wait for the next frame).
+    /// The part of its length in no scope of the thread: a sleep or a wait for the
+    /// next frame, uninstrumented code, the loop's own.
     #[serde(default)]
     pub outside_scopes: f64,
     /// At most 3: the components whose time in this frame exceeded their median time

@@ -580,6 +580,7 @@ fn framed() -> Report {
                 culprit("Physics", 131.2, 20.72),
             ],
         }],
+        unlisted: 0,
     });
     report
 }
@@ -616,6 +617,33 @@ fn the_frames_block_at_80_and_100_columns() {
         .find(|l| l.starts_with("Frame_Delta"))
         .unwrap();
     assert!(delta.contains(" - "), "{delta}");
+}
+
+#[test]
+fn the_table_names_the_worst_few_frames_and_counts_the_rest() {
+    let mut report = framed();
+    let f = report.threads[0].per_frame.as_mut().unwrap();
+    let first = f.worst[0].clone();
+    // 11 frames over budget listed in the JSON, 5 more counted only.
+    f.worst = (0..11u64)
+        .map(|k| latte::report::WorstFrame {
+            number: 150 + k,
+            length: first.length - k as f64 * 1e3,
+            ..first.clone()
+        })
+        .collect();
+    f.unlisted = 5;
+    let block = frames_block(&at(&report, 100));
+    let named = block.lines().filter(|l| l.starts_with('#')).count();
+    assert_eq!(named, latte::report::PerFrame::WORST, "{block}");
+    assert!(
+        block.contains("#150 11.52 ms (1.942 ms in no scope: sleep, waits, uninstrumented code)"),
+        "{block}"
+    );
+    assert!(
+        block.contains("and 8 more over budget: 3 in the JSON, 5 not kept whole"),
+        "{block}"
+    );
 }
 
 const WIDTHS: [usize; 3] = [80, 100, 160];

@@ -12,7 +12,8 @@
 //! AI_Replan       0 ns  54.34 us  171.2 us  9.518 ms          0    1    1         19
 //!
 //! longest frames over budget, and what took more than its median:
-//! #150 11.52 ms (1.942 ms outside any scope): AI_Replan +9.518 ms (9.518 ms, median 0 ns)
+//! #150 11.52 ms (1.942 ms in no scope: sleep, waits, uninstrumented code): AI_Replan
+//!   +9.518 ms (9.518 ms, median 0 ns)
 //! ```
 
 use super::ids::{self, Names};
@@ -188,7 +189,7 @@ fn worst(report: &Report, f: &PerFrame) -> Vec<String> {
         None => "longest frames, and what took more than its median:",
     };
     let mut lines = vec![title.to_owned()];
-    for w in &f.worst {
+    for w in f.worst.iter().take(PerFrame::WORST) {
         let culprits: Vec<String> = w
             .culprits
             .iter()
@@ -208,11 +209,28 @@ fn worst(report: &Report, f: &PerFrame) -> Vec<String> {
             culprits.join(", ")
         };
         lines.push(format!(
-            "#{} {} ({} outside any scope): {named}",
+            "#{} {} ({} in no scope: sleep, waits, uninstrumented code): {named}",
             w.number,
             v(w.length),
             v(w.outside_scopes)
         ));
+    }
+    let more = f.worst.len().saturating_sub(PerFrame::WORST) as u64 + f.unlisted;
+    if more > 0 {
+        let listed = f.worst.len().saturating_sub(PerFrame::WORST);
+        lines.push(match (listed, f.unlisted) {
+            (0, _) => format!(
+                "and {} more over budget, not kept whole",
+                numbers::count(more)
+            ),
+            (_, 0) => format!("and {} more over budget, in the JSON", numbers::count(more)),
+            (l, u) => format!(
+                "and {} more over budget: {} in the JSON, {} not kept whole",
+                numbers::count(more),
+                numbers::count(l as u64),
+                numbers::count(u)
+            ),
+        });
     }
     lines
 }
