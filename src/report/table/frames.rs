@@ -11,9 +11,9 @@
 //! Physics     20.72 us  32.80 us  281.7 us  411.8 us          1    1    1        599
 //! AI_Replan       0 ns  54.34 us  171.2 us  9.518 ms          0    1    1         19
 //!
-//! longest frames over budget, and what took more than its median:
-//! #150 11.52 ms (1.942 ms in no scope: sleep, waits, uninstrumented code): AI_Replan
-//!   +9.518 ms (9.518 ms, median 0 ns)
+//! longest frames over budget, their time in no scope (sleep, waits, uninstrumented
+//!   code), and what took more than its median:
+//! #150 11.52 ms (1.942 ms in no scope): AI_Replan +9.518 ms (9.518 ms, median 0 ns)
 //! ```
 
 use super::ids::{self, Names};
@@ -185,8 +185,14 @@ fn worst(report: &Report, f: &PerFrame) -> Vec<String> {
     let v = |x: f64| text::value(report, x);
     let title = match f.budget {
         Some(_) if f.worst.is_empty() => return Vec::new(),
-        Some(_) => "longest frames over budget, and what took more than its median:",
-        None => "longest frames, and what took more than its median:",
+        Some(_) => {
+            "longest frames over budget, their time in no scope (sleep, waits, \
+             uninstrumented code), and what took more than its median:"
+        }
+        None => {
+            "longest frames, their time in no scope (sleep, waits, uninstrumented code), \
+             and what took more than its median:"
+        }
     };
     let mut lines = vec![title.to_owned()];
     for w in f.worst.iter().take(PerFrame::WORST) {
@@ -209,7 +215,7 @@ fn worst(report: &Report, f: &PerFrame) -> Vec<String> {
             culprits.join(", ")
         };
         lines.push(format!(
-            "#{} {} ({} in no scope: sleep, waits, uninstrumented code): {named}",
+            "#{} {} ({} in no scope): {named}",
             w.number,
             v(w.length),
             v(w.outside_scopes)
