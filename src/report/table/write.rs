@@ -230,9 +230,9 @@ fn footer(layout: &Layout, any_rows: bool, tree: bool) -> Vec<String> {
     let mut lines = Vec::new();
     if tree {
         lines.push(
-            "call tree: each scope under the one it ran in; SELF is its TOTAL less the \
-             scopes inside it, % PARENT its share of the TOTAL above it (flat shows one row \
-             per id)"
+            "call tree: each scope under the one it ran in; its children, (self), (latte \
+             inside) and (not attributed) add up to its TOTAL, their % PARENT to 100% (flat: \
+             one row per id)"
                 .to_owned(),
         );
     }
