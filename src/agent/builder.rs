@@ -280,15 +280,7 @@ impl Builder {
 
     /// Every setting's error, before anything changes.
     pub(super) fn validate(&self) -> Result<(), Error> {
-        if let Some(n) = self.ring_capacity.filter(|&n| !config::ring_capacity_ok(n)) {
-            return Err(Error::RingCapacity { requested: n });
-        }
-        if let Some(n) = self.stack_depth.filter(|&n| !config::stack_depth_ok(n)) {
-            return Err(Error::StackDepth { requested: n });
-        }
-        if let Some(n) = self.node_limit.filter(|&n| !config::node_limit_ok(n)) {
-            return Err(Error::NodeLimit { requested: n });
-        }
+        self.validate_limits()?;
         if let Some(flight) = &self.flight {
             flight.validate()?;
         }
@@ -307,16 +299,6 @@ impl Builder {
             });
         }
         self.exporters.validate()?;
-        if self.slowest > config::MAX_SLOWEST {
-            return Err(Error::Slowest {
-                requested: self.slowest,
-            });
-        }
-        if self.frames_listed > config::MAX_FRAMES_LISTED {
-            return Err(Error::FramesListed {
-                requested: self.frames_listed,
-            });
-        }
         if self.hlog.is_some() && self.periodic.is_none() {
             return Err(Error::Hlog(Arc::new(std::io::Error::other(
                 "an interval log needs periodic reports: set Builder::periodic",

@@ -1,7 +1,9 @@
 //! The [`Builder`] settings that bound what the recorder holds: ring capacity, stack
-//! depth, the memory cap, the slowest samples, exited threads.
+//! depth, the memory cap, the slowest samples, the frames kept whole, exited threads.
 
 use super::builder::Builder;
+use crate::config;
+use crate::error::Error;
 
 impl Builder {
     /// Samples kept per (thread, id), overwrite-oldest: a power of two within
@@ -126,5 +128,47 @@ impl Builder {
     pub fn max_exited_threads(mut self, threads: usize) -> Builder {
         self.max_exited_threads = threads;
         self
+    }
+
+    /// How many of the longest frames each thread keeps whole (default
+    /// [`DEFAULT_FRAMES_LISTED`](Builder::DEFAULT_FRAMES_LISTED), at most
+    /// [`MAX_FRAMES_LISTED`](Builder::MAX_FRAMES_LISTED)): a report lists every frame
+    /// over budget among them, with what ate it
+    /// ([`PerFrame::worst`](crate::report::PerFrame::worst)), and counts those beyond
+    /// ([`PerFrame::unlisted`](crate::report::PerFrame::unlisted)); the table names the
+    /// worst few. Applies from [`start`](Builder::start) on, and stays after the agent
+    /// stops.
+    ///
+    /// ```
+    /// let err = latte::builder().frames_listed(1 << 30).start().unwrap_err();
+    /// assert!(err.to_string().contains("frames listed"));
+    /// ```
+    pub fn frames_listed(mut self, frames: usize) -> Builder {
+        self.frames_listed = frames;
+        self
+    }
+
+    /// The recorder's limits, each within its bounds, or the error naming it.
+    pub(super) fn validate_limits(&self) -> Result<(), Error> {
+        if let Some(n) = self.ring_capacity.filter(|&n| !config::ring_capacity_ok(n)) {
+            return Err(Error::RingCapacity { requested: n });
+        }
+        if let Some(n) = self.stack_depth.filter(|&n| !config::stack_depth_ok(n)) {
+            return Err(Error::StackDepth { requested: n });
+        }
+        if let Some(n) = self.node_limit.filter(|&n| !config::node_limit_ok(n)) {
+            return Err(Error::NodeLimit { requested: n });
+        }
+        if self.slowest > config::MAX_SLOWEST {
+            return Err(Error::Slowest {
+                requested: self.slowest,
+            });
+        }
+        if self.frames_listed > config::MAX_FRAMES_LISTED {
+            return Err(Error::FramesListed {
+                requested: self.frames_listed,
+            });
+        }
+        Ok(())
     }
 }

@@ -69,24 +69,6 @@ impl Builder {
         self
     }
 
-    /// How many of the longest frames each thread keeps whole (default
-    /// [`DEFAULT_FRAMES_LISTED`](Builder::DEFAULT_FRAMES_LISTED), at most
-    /// [`MAX_FRAMES_LISTED`](Builder::MAX_FRAMES_LISTED)): a report lists every frame
-    /// over budget among them, with what ate it
-    /// ([`PerFrame::worst`](crate::report::PerFrame::worst)), and counts those beyond
-    /// ([`PerFrame::unlisted`](crate::report::PerFrame::unlisted)); the table names the
-    /// worst few. Applies from [`start`](Builder::start) on, and stays after the agent
-    /// stops.
-    ///
-    /// ```
-    /// let err = latte::builder().frames_listed(1 << 30).start().unwrap_err();
-    /// assert!(err.to_string().contains("frames listed"));
-    /// ```
-    pub fn frames_listed(mut self, frames: usize) -> Builder {
-        self.frames_listed = frames;
-        self
-    }
-
     /// Every report option at once: unit, data, cleaning rule and which figures the
     /// table's main columns show (default [`ReportOptions::default`]: time, calibrated,
     /// every sample). [`ReportOptions::seed`] is the C++ original's view: counter

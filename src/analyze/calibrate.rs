@@ -19,16 +19,14 @@
 //! **Inside a parent.** What a scope costs the scope around it is more than the window
 //! it records: its Start's work before the counter read and its Stop's work after it
 //! land in the parent's time. In the same rounds, per pair, a batch of 1,000 empty
-//! scopes each holding [`NESTED`] empty scopes of that pair: the smallest batch median,
-//! less an empty scope's window, divided by [`NESTED`], is what one scope of the pair
+//! scopes each holding 8 empty scopes of that pair: the smallest batch median,
+//! less an empty scope's window, divided by 8, is what one scope of the pair
 //! costs its parent ([`Calibration::inside`]). The call tree's `LATTE INSIDE` is made
 //! of it.
 
-use super::stats::quantile;
 use crate::clock::{self, Mode};
-use crate::collect::{mark_internal_thread, own_samples};
 use crate::record::fork::PerProcess;
-use crate::record::{self, Id};
+use overheads::Overheads;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -108,7 +106,7 @@ fn calibrate() -> Calibration {
         inside,
     } = std::thread::Builder::new()
         .name("latte-calibrate".into())
-        .spawn(overheads)
+        .spawn(overheads::measure)
         .ok()
         .and_then(|h| h.join().ok())
         .unwrap_or_default();
@@ -257,135 +255,6 @@ fn fractional_step(deltas: &[u64]) -> Option<f64> {
         .find(|&q| (4.0..=1024.0).contains(&q) && steps_by(deltas, q))
 }
 
-const BATCHES: usize = 7;
-const PER_BATCH: usize = 1_000;
-/// Empty scopes inside each parent of the inside-a-parent batches.
-const NESTED: usize = 8;
-
-/// What the calibration thread measures, in ticks.
-#[derive(Default)]
-struct Overheads {
-    scope: [[u64; 3]; 3],
-    pulse: u64,
-    inside: [[f64; 3]; 3],
-}
-
-/// One id per (start mode, stop mode) pair, named `latte/cal <what> <S><T>`.
-macro_rules! per_pair {
-    ($what:literal) => {
-        [
-            [
-                Id::new(concat!("latte/cal ", $what, "FF")),
-                Id::new(concat!("latte/cal ", $what, "FM")),
-                Id::new(concat!("latte/cal ", $what, "FH")),
-            ],
-            [
-                Id::new(concat!("latte/cal ", $what, "MF")),
-                Id::new(concat!("latte/cal ", $what, "MM")),
-                Id::new(concat!("latte/cal ", $what, "MH")),
-            ],
-            [
-                Id::new(concat!("latte/cal ", $what, "HF")),
-                Id::new(concat!("latte/cal ", $what, "HM")),
-                Id::new(concat!("latte/cal ", $what, "HH")),
-            ],
-        ]
-    };
-}
-
-/// Empty scopes of each pair, then empty scopes holding [`NESTED`] of them.
-static PAIRS: [[Id; 3]; 3] = per_pair!("");
-static PARENTS: [[Id; 3]; 3] = per_pair!("parent ");
-static KIDS: [[Id; 3]; 3] = per_pair!("kid ");
-static PULSE: Id = Id::new("latte/cal pulse");
-
-/// A batch of [`PER_BATCH`] empty scopes of a pair.
-fn scope_batch(start: Mode, stop: Mode) {
-    let id = &PAIRS[start as usize][stop as usize];
-    for _ in 0..PER_BATCH {
-        record::start(id, start);
-        record::stop(id, stop);
-    }
-}
-
-/// A batch of [`PER_BATCH`] empty scopes of a pair, each holding [`NESTED`] empty
-/// scopes of the same pair.
-fn nested_batch(start: Mode, stop: Mode) {
-    let (s, t) = (start as usize, stop as usize);
-    let (parent, kid) = (&PARENTS[s][t], &KIDS[s][t]);
-    for _ in 0..PER_BATCH {
-        record::start(parent, start);
-        for _ in 0..NESTED {
-            record::start(kid, start);
-            record::stop(kid, stop);
-        }
-        record::stop(parent, stop);
-    }
-}
-
-fn pulse_batch() {
-    for _ in 0..=PER_BATCH {
-        record::pulse(&PULSE);
-    }
-}
-
-/// Runs on latte's internal calibration thread.
-fn overheads() -> Overheads {
-    block_signals();
-    mark_internal_thread();
-    // Warm-up: first-use paths, caches, predictors.
-    for (start, stop) in pairs() {
-        scope_batch(start, stop);
-        nested_batch(start, stop);
-    }
-    pulse_batch();
-    // Round by round, every pair in each: a slow spell of the machine (a preemption,
-    // a busy neighbour on the host) lands in one round of every pair, and the other
-    // rounds' medians outvote it, where batches taken pair by pair would give one pair
-    // all its batches inside the spell.
-    let mut scope = [[u64::MAX; 3]; 3];
-    let mut nested = [[u64::MAX; 3]; 3];
-    let mut pulse = u64::MAX;
-    for _ in 0..BATCHES {
-        for (start, stop) in pairs() {
-            let (s, t) = (start as usize, stop as usize);
-            scope_batch(start, stop);
-            scope[s][t] = scope[s][t].min(recent_median(&PAIRS[s][t]));
-            nested_batch(start, stop);
-            nested[s][t] = nested[s][t].min(recent_median(&PARENTS[s][t]));
-        }
-        pulse_batch();
-        pulse = pulse.min(recent_median(&PULSE));
-    }
-    let inside = std::array::from_fn(|s| {
-        std::array::from_fn(|t| {
-            let added = nested[s][t].saturating_sub(scope[s][t]) as f64 / NESTED as f64;
-            added.max(scope[s][t] as f64)
-        })
-    });
-    Overheads {
-        scope,
-        pulse,
-        inside,
-    }
-}
-
-/// Every (start mode, stop mode) pair.
-fn pairs() -> impl Iterator<Item = (Mode, Mode)> {
-    Mode::ALL
-        .into_iter()
-        .flat_map(|start| Mode::ALL.into_iter().map(move |stop| (start, stop)))
-}
-
-/// The median of the last `PER_BATCH` samples recorded under `id` on this thread.
-fn recent_median(id: &Id) -> u64 {
-    let samples = own_samples(id);
-    let recent = samples.len().saturating_sub(PER_BATCH);
-    let mut ticks: Vec<u64> = samples[recent..].iter().map(|s| s.ticks()).collect();
-    ticks.sort_unstable();
-    quantile(&ticks, 0.5)
-}
-
 /// Blocks every signal on the calling thread (one of latte's own): a process-directed
 /// signal is then delivered to one of the program's threads, never to a calibration
 /// thread, whose records would be hidden with it. Calibration at the lowest priority
@@ -406,55 +275,6 @@ pub(crate) fn block_signals() {
 #[cfg(not(unix))]
 pub(crate) fn block_signals() {}
 
+mod overheads;
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Readings `start + k * step` at pseudo-random `k` steps apart, rounded down.
-    fn readings(step: f64, start: f64) -> Vec<u64> {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut at = start;
-        (0..2_000)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                at += step * (2 + state % 6) as f64;
-                at as u64
-            })
-            .collect()
-    }
-
-    #[test]
-    fn a_counter_on_a_grid_of_26_ticks() {
-        let r = readings(26.0, 14.0);
-        assert_eq!(grid_step(&r), 26);
-        assert_eq!(delta_step(&r), 26);
-    }
-
-    #[test]
-    fn a_clock_scaled_from_a_coarse_counter_is_on_no_grid_but_steps_by_10() {
-        // The OS clock on the reference guest: 26 TSC ticks at 2.596 GHz.
-        let r = readings(26.0 / 2.596, 0.3);
-        assert_eq!(grid_step(&r), 1, "its readings take every remainder");
-        assert_eq!(delta_step(&r), 10);
-    }
-
-    #[test]
-    fn a_step_a_fraction_of_a_tick_off_a_whole_number_is_found() {
-        // qemu-user's emulated counter: 62.5 MHz ticks on a 1 us host clock, with the
-        // reads up to 7 steps apart (a debug build's spacing).
-        let r = readings(62.5, 3.0);
-        assert_eq!(grid_step(&r), 1);
-        assert_eq!(delta_step(&r), 63);
-        // Whole-number steps are still found as before.
-        assert_eq!(delta_step(&readings(26.0, 14.0)), 26);
-    }
-
-    #[test]
-    fn a_counter_that_moves_every_tick_has_no_step() {
-        let r = readings(1.37, 0.0);
-        assert_eq!(grid_step(&r), 1);
-        assert_eq!(delta_step(&r), 1);
-    }
-}
+mod tests;

@@ -135,7 +135,7 @@ pub struct Account {
     /// `LATTE INSIDE`: latte's own work inside it, the Starts and Stops of its
     /// children as it saw them: per child sample, the overhead calibration takes off
     /// the child, plus the work of the child's Start and Stop outside the child's own
-    /// window ([`Calibration::inside`](crate::analyze::Calibration::inside)). 0 in raw
+    /// window (`latte::analyze::Calibration::inside`). 0 in raw
     /// data, where nothing is taken off.
     pub inside: u64,
     /// `NOT ATTRIBUTED`: time inside it that the tree cannot place: children past the

@@ -636,8 +636,14 @@ fn the_table_names_the_worst_few_frames_and_counts_the_rest() {
     let block = frames_block(&at(&report, 160));
     let named = block.lines().filter(|l| l.starts_with('#')).count();
     assert_eq!(named, latte::report::PerFrame::WORST, "{block}");
-    assert!(block.contains("#150 11.52 ms (1.942 ms in no scope)"), "{block}");
-    assert!(block.contains("in no scope (sleep, waits, uninstrumented code)"), "{block}");
+    assert!(
+        block.contains("#150 11.52 ms (1.942 ms in no scope)"),
+        "{block}"
+    );
+    assert!(
+        block.contains("in no scope (sleep, waits, uninstrumented code)"),
+        "{block}"
+    );
     assert!(
         block.contains("and 8 more over budget: 3 in the JSON, 5 not kept whole"),
         "{block}"

@@ -24,6 +24,7 @@
 //! | `mod.rs` | `write`: the three steps |
 //! | `options.rs` | [`TableOptions`], [`Column`], which columns at which width |
 //! | `model.rs` | the report as title, head lines and blocks of text and cells |
+//! | `tree.rs` | a call tree's rows, and the lines under a parent that divide its time |
 //! | `text.rs` | the words: header lines, ENVIRONMENT, overhead, notes |
 //! | `layout.rs` | the columns that fit, their widths, the ids' texts |
 //! | `ids.rs` | ids escaped onto one line and shortened, always distinct |
@@ -36,6 +37,7 @@ mod model;
 mod notes;
 mod options;
 mod text;
+mod tree;
 mod write;
 
 pub use options::{Column, SEED_WIDTH, TableOptions};
