@@ -106,7 +106,7 @@ pub fn run(args: &DiffArgs) -> Result<Outcome, Failure> {
     } else if args.markdown {
         markdown::markdown(&comparison, args.all, &mut out)
     } else {
-        render::table(&comparison, &mut out)
+        render::table(&comparison, render::width(), &mut out)
     };
     outcome::to_stdout(written)?;
     let inconclusive = render::inconclusive(&comparison, args.strict);
@@ -184,12 +184,12 @@ pub fn compare(
         Method::Runs
     };
     let kept = |key: &[String]| key.last().is_some_and(|id| keep(id));
-    let rows = matched(base, new, By::Id, step, &kept, &mut rng)?;
+    let rows = matched(base, new, By::Id, step, &kept, None, &mut rng)?;
     let (tree, tree_note) = match tree_runs(base, new, options.flat) {
-        Ok(()) => (
-            Some(matched(base, new, By::Path, step, &kept, &mut rng)?),
-            None,
-        ),
+        Ok(()) => {
+            let tree = matched(base, new, By::Path, step, &kept, Some(&rows), &mut rng)?;
+            (Some(tree), None)
+        }
         Err(note) => (None, note),
     };
     let comparisons = intervals(&rows, tree.as_ref());
@@ -204,6 +204,7 @@ pub fn compare(
             Some(rate) => 1.0 - rate / comparisons.max(1) as f64,
             None => stats::RUNS_CONFIDENCE,
         },
+        shift: calibration_shift(base.iter().chain(new)),
     };
     let mut comparison = Comparison {
         base: base.iter().map(Loaded::name).collect(),
@@ -227,20 +228,53 @@ pub fn compare(
         paths_only_in_new: Vec::new(),
         paths_not_in_every_run: Vec::new(),
         regressed: false,
+        verdicts: comparison::Counts::default(),
     };
     comparison.fill(rows, tree, &settings);
     Ok(comparison)
 }
 
-/// How many intervals the comparison gives (the estimates that have one): Bonferroni
-/// divides the family-wise rate among them.
+/// How many intervals the comparison gives (the estimates that have one that can
+/// decide, a node that repeats its id's row not again): Bonferroni divides the
+/// family-wise rate among them.
 fn intervals(rows: &matched::Matched, tree: Option<&matched::Matched>) -> usize {
+    let nodes = tree.iter().flat_map(|t| {
+        t.compared
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !t.repeats.contains(i))
+            .map(|(_, c)| c)
+    });
     rows.compared
         .iter()
-        .chain(tree.iter().flat_map(|t| &t.compared))
+        .chain(nodes)
         .flat_map(|(_, estimates)| estimates)
         .filter(|e| e.has_interval())
         .count()
+}
+
+/// How far the runs' calibrated overheads are apart, in the reports' unit: the widest
+/// spread over the overhead's cells (an empty scope's record per mode pair, and a
+/// pulse's). Calibration subtracts the overhead from every value, so runs calibrated
+/// apart are shifted against each other by up to this; 0 when any report is raw.
+fn calibration_shift<'a>(runs: impl Iterator<Item = &'a Loaded> + Clone) -> f64 {
+    let cells = |l: &Loaded| -> Option<Vec<f64>> {
+        let o = l.report.overhead.as_ref()?;
+        let mut cells: Vec<f64> = o.scope.iter().flatten().copied().collect();
+        cells.push(o.pulse);
+        Some(cells)
+    };
+    let Some(all) = runs.map(cells).collect::<Option<Vec<_>>>() else {
+        return 0.0;
+    };
+    let spread = |i: usize| {
+        let values = all.iter().map(|c| c[i]);
+        values.clone().fold(f64::NEG_INFINITY, f64::max) - values.fold(f64::INFINITY, f64::min)
+    };
+    (0..all.first().map_or(0, Vec::len))
+        .map(spread)
+        .filter(|s| s.is_finite())
+        .fold(0.0, f64::max)
 }
 
 /// Whether the call trees are compared: `Err` with the reason to print when they

@@ -24,11 +24,15 @@
 //! freedom of three to five runs at Bonferroni's levels gives intervals of hundreds of
 //! percent, so the family-wise rate is not held there.
 //!
-//! Either way the interval is widened by one clock step relative to the base value:
-//! values closer than the clock's step cannot be told apart. For the same reason a
-//! value below one step (calibrated data can be 0: all of it the instrumentation's
-//! own cost) is taken as one step, so a component that went from below the clock's
-//! resolution to 70 ns still shows as a change.
+//! Either way the interval is widened in value space: the new value's interval,
+//! `base x exp(log interval)`, is widened by one clock step and by the difference of
+//! the two sides' calibrated overheads (a whole-run shift latte knows of), clamped at
+//! 0, and divided by the base again, so a relative interval never passes -100%. A
+//! base below one step is taken as one step, so a component that went from below the
+//! clock's resolution to 70 ns still shows as a change. A quantile below one step on
+//! both sides is [`Verdict::BelowResolution`]: no interval, counted apart. An interval
+//! whose degrees of freedom are below [`MIN_DF`] is open (the data cannot bound it),
+//! with the run length that would bound it; neither counts in the Bonferroni family.
 
 use latte::report::Distribution as Dist;
 use rand::Rng;
@@ -45,6 +49,13 @@ pub const FAMILY_WISE: f64 = 0.01;
 pub const RUNS_CONFIDENCE: f64 = 0.95;
 /// Resamples of the one-run interval.
 pub const RESAMPLES: usize = 1_000;
+/// Fewest degrees of freedom of the one-run interval: with fewer, Student's t at the
+/// comparison's confidence is more than about twice the normal quantile (at 27
+/// intervals, 99.96%: t is 7.1 at 6 degrees, 3.6 for the normal), and the interval
+/// is open.
+pub const MIN_DF: f64 = 6.0;
+/// The relative change above which an end of an interval is printed as `> +500%`.
+pub const SHOWN_UP_TO: f64 = 5.0;
 /// Values a run needs on each side of a quantile for the quantile to be estimated:
 /// fewer, and the verdict is `inconclusive`.
 pub const MIN_BEYOND: f64 = 10.0;
@@ -62,6 +73,8 @@ pub enum Verdict {
     /// The data cannot tell: too few values, or an interval wider than the threshold
     /// on both sides.
     Inconclusive,
+    /// Below one clock step on both sides: the clock cannot tell the values apart.
+    BelowResolution,
 }
 
 impl Verdict {
@@ -72,6 +85,7 @@ impl Verdict {
             Verdict::Regressed => "regressed",
             Verdict::NoChange => "no change",
             Verdict::Inconclusive => "inconclusive",
+            Verdict::BelowResolution => "below resolution",
         }
     }
 }
@@ -97,10 +111,13 @@ pub struct Change {
     pub new: f64,
     /// `new / base - 1` (`0.05`: 5% slower).
     pub change: f64,
-    /// Lower end of the 95% interval of `change`.
+    /// Lower end of the interval of `change`, at least -1 (-100%).
     pub low: f64,
-    /// Upper end of the 95% interval of `change`.
+    /// Upper end of the interval of `change`; infinite (`null` in JSON) when `open`.
     pub high: f64,
+    /// Whether the data cannot bound the interval (too few blocks of time for the
+    /// confidence asked): `low` is then -1 and `high` infinite.
+    pub open: bool,
     /// The verdict against the threshold.
     pub verdict: Verdict,
     /// Why the verdict is inconclusive, or other caveats.
@@ -116,6 +133,9 @@ pub struct Settings {
     /// Confidence of each interval: `1 - FAMILY_WISE / m` over the `m` intervals of
     /// the comparison (Bonferroni).
     pub confidence: f64,
+    /// A shift of every value of a run that latte knows of, in the report's unit: the
+    /// spread of the runs' calibrated overheads (0 for raw data).
+    pub shift: f64,
 }
 
 /// What one side of a comparison holds for one component or node.
@@ -148,12 +168,29 @@ pub struct Estimate {
     df: Option<f64>,
     /// Why no interval can be given: the verdict is `inconclusive`.
     pub note: Option<String>,
+    /// Both values are below one clock step.
+    below_resolution: bool,
+    /// With one run per side and fewer than [`MIN_DF`] degrees of freedom: the blocks
+    /// the shorter side has and needs, and its block length in ms.
+    short: Option<Short>,
+}
+
+/// Too few blocks of time for a bounded interval.
+#[derive(Clone, Copy, Debug)]
+struct Short {
+    /// Blocks with values in the run with fewer degrees of freedom.
+    has: usize,
+    /// Blocks that would give [`MIN_DF`] at its mean block length.
+    needs: usize,
+    /// Its blocks' length in ms.
+    block_ms: f64,
 }
 
 impl Estimate {
-    /// Whether an interval is given (a verdict other than a reasoned `inconclusive`).
+    /// Whether the estimate takes part in the error control: it has a bounded interval
+    /// that can decide (not too few values or blocks, not below resolution).
     pub fn has_interval(&self) -> bool {
-        self.note.is_none()
+        self.note.is_none() && !self.below_resolution && self.short.is_none()
     }
 }
 
@@ -176,15 +213,31 @@ pub fn estimate(
         ))),
         (true, Err(why), _) | (true, _, Err(why)) => Err(why.clone()),
     };
+    let short = match (one_each, &base.blocks, &new.blocks) {
+        (true, Ok(b), Ok(n)) => short(if b.df() <= n.df() { b } else { n }),
+        _ => None,
+    };
     qs.iter()
         .enumerate()
         .map(|(i, &q)| {
             let errors = errors
                 .as_ref()
                 .map(|e| e.as_ref().map(|(se, df)| (se[i], *df)));
-            one_estimate(base, new, q, step, errors)
+            let mut estimate = one_estimate(base, new, q, step, errors);
+            estimate.short = short.filter(|_| estimate.note.is_none());
+            estimate
         })
         .collect()
+}
+
+/// How many blocks a run's interval needs, when it has too few for [`MIN_DF`]
+/// degrees of freedom.
+fn short(blocks: &Blocks) -> Option<Short> {
+    (blocks.df() < MIN_DF).then(|| Short {
+        has: blocks.len(),
+        needs: (2.0 * blocks.length() * (MIN_DF + 1.0)).ceil() as usize,
+        block_ms: blocks.block_ms(),
+    })
 }
 
 /// One quantile's estimate; `errors` is the block bootstrap's standard error and its
@@ -208,6 +261,9 @@ fn one_estimate(
         se: f64::NAN,
         df: None,
         note: None,
+        // Half a step: a value of one step reads one step, one below it 0.
+        below_resolution: b.iter().chain(&n).all(|&v| v < step / 2.0),
+        short: None,
     };
     if let Some(why) = too_few(base.runs.iter().chain(&new.runs), q) {
         estimate.note = Some(why);
@@ -230,8 +286,9 @@ fn one_estimate(
     estimate
 }
 
-/// The change with its interval at `settings.confidence`, widened by one clock step,
-/// and its verdict.
+/// The change with its interval at `settings.confidence`, widened in value space by
+/// one clock step and the runs' calibration shift, and its verdict; below resolution
+/// on both sides, or open when the blocks are too few.
 pub fn change(estimate: &Estimate, settings: &Settings) -> Change {
     let mut change = Change {
         quantile: estimate.quantile,
@@ -240,13 +297,25 @@ pub fn change(estimate: &Estimate, settings: &Settings) -> Change {
         change: f64::NAN,
         low: f64::NAN,
         high: f64::NAN,
+        open: false,
         verdict: Verdict::Inconclusive,
         note: estimate.note.clone(),
     };
+    if estimate.log_change.is_finite() {
+        change.change = estimate.log_change.exp() - 1.0;
+    }
+    if estimate.below_resolution {
+        change.change = f64::NAN;
+        change.verdict = Verdict::BelowResolution;
+        change.note = Some("both below one clock step".into());
+        return change;
+    }
     if estimate.note.is_some() {
-        if estimate.log_change.is_finite() {
-            change.change = estimate.log_change.exp() - 1.0;
-        }
+        return change;
+    }
+    if let Some(short) = estimate.short {
+        (change.low, change.high, change.open) = (-1.0, f64::INFINITY, true);
+        change.note = Some(open_note(short));
         return change;
     }
     let (low, high) = interval(
@@ -255,22 +324,25 @@ pub fn change(estimate: &Estimate, settings: &Settings) -> Change {
         estimate.df,
         settings.confidence,
     );
-    let widen = settings.step / estimate.base_at;
-    change.change = estimate.log_change.exp() - 1.0;
-    (change.low, change.high) = (low.exp() - 1.0 - widen, high.exp() - 1.0 + widen);
+    let widen = settings.step + settings.shift;
+    // In value space: the new value's interval for this base, widened, at least 0.
+    let at = |log: f64, by: f64| (estimate.base_at * log.exp() + by).max(0.0) / estimate.base_at;
+    (change.low, change.high) = (at(low, -widen) - 1.0, at(high, widen) - 1.0);
     change.verdict = verdict(change.change, change.low, change.high, settings.threshold);
     if change.verdict == Verdict::Inconclusive {
-        // What the interval does that no verdict allows.
-        change.note = Some(if change.change.abs() > settings.threshold {
-            "the interval holds 0".into()
-        } else {
-            format!(
-                "the interval reaches past ±{}%",
-                super::render::percent(settings.threshold)
-            )
-        });
+        change.note = Some(super::render::reason(&change, settings.threshold));
     }
     change
+}
+
+/// Why an interval is open: the blocks a bound needs, and about how long a run that
+/// gives them is.
+fn open_note(short: Short) -> String {
+    let seconds = short.needs as f64 * short.block_ms / 1000.0;
+    format!(
+        "open: a bound needs {} blocks of time (a run of about {seconds:.1} s), the run has {}",
+        short.needs, short.has
+    )
 }
 
 /// The two-sided interval `d ± t se` at `confidence` on the log scale: Student's t

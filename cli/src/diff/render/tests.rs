@@ -10,6 +10,7 @@ fn change(change: f64, low: f64, high: f64, note: Option<&str>) -> Change {
         change,
         low,
         high,
+        open: false,
         verdict: Verdict::Inconclusive,
         note: note.map(str::to_string),
     }
