@@ -865,32 +865,48 @@ fn diff_lines_fit_the_width() {
     }
 }
 
-/// A run with too few blocks of time for its degrees of freedom: the interval is
+/// A run whose blocks drift from its first to its last (each block's median 4% above
+/// the one before) holds too few independent stretches for a bound: the interval is
 /// open, printed as `[-100%, open]` with the run length a bound needs, and the JSON
 /// says open (`"open": true`, `"high": null`), never a huge number.
 #[test]
 fn diff_prints_an_interval_the_data_cannot_bound_as_open() {
     let d = dir("open");
-    let write_short = |name: &str, shift: f64, seed: u64| -> PathBuf {
-        let path = write(&d.join(name), &COMPONENTS, shift, seed);
+    let write_drifting = |name: &str, seed: u64| -> PathBuf {
+        let path = write(&d.join(name), &COMPONENTS, 1.0, seed);
         let mut json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        // 22 of the 40 blocks: the rest of the values are left out of the series.
-        json["series"]["blocks"] = 22.into();
-        for c in json["series"]["components"].as_array_mut().unwrap() {
-            c["blocks"].as_array_mut().unwrap().truncate(22);
+        json["series"]["blocks"] = 24.into();
+        for (i, c) in json["series"]["components"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .enumerate()
+        {
+            let blocks: Vec<serde_json::Value> = (0..24)
+                .map(|b| {
+                    let drifted = cli_support::Component {
+                        median: COMPONENTS[i].median * 1.04f64.powi(b),
+                        samples: 2_000,
+                        ..COMPONENTS[i]
+                    };
+                    let hist = cli_support::histogram(&drifted, seed * 100 + b as u64);
+                    cli_support::encode(&hist).into()
+                })
+                .collect();
+            c["blocks"] = blocks.into();
         }
         std::fs::write(&path, json.to_string()).unwrap();
         path
     };
     let (base, new) = (
-        write_short("base.json", 1.0, 1),
-        write_short("new.json", 1.0, 2),
+        write_drifting("base.json", 1),
+        write_drifting("new.json", 2),
     );
     let text = stdout(tool().arg("diff").arg(&base).arg(&new), 0);
     assert!(text.contains("[-100%, open]"), "{text}");
     assert!(
-        text.contains("open: a bound needs") && text.contains("the run has 22"),
+        text.contains("open: a bound needs") && text.contains("the run has 24"),
         "{text}"
     );
     let json = stdout(tool().args(["diff", "--json"]).arg(&base).arg(&new), 0);

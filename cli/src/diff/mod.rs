@@ -178,7 +178,8 @@ pub fn compare(
         .map(|l| l.report.resolution)
         .fold(0.0, f64::max);
     let mut rng = StdRng::seed_from_u64(options.seed);
-    let method = if base.len() == 1 && new.len() == 1 {
+    let one_each = base.len() == 1 && new.len() == 1;
+    let method = if one_each {
         Method::Blocks
     } else {
         Method::Runs
@@ -192,18 +193,12 @@ pub fn compare(
         }
         Err(note) => (None, note),
     };
-    let comparisons = intervals(&rows, tree.as_ref());
-    // One run per side: Bonferroni over every interval. Several: 95% each, as the
-    // t quantile of a few runs' degrees of freedom at Bonferroni's levels leaves
-    // intervals too wide to tell anything (3 runs per side: +-1,000%).
     let family_wise = (method == Method::Blocks).then_some(stats::FAMILY_WISE);
+    let (comparisons, confidence) = family(&rows, tree.as_ref(), family_wise);
     let settings = Settings {
         threshold: options.threshold,
         step,
-        confidence: match family_wise {
-            Some(rate) => 1.0 - rate / comparisons.max(1) as f64,
-            None => stats::RUNS_CONFIDENCE,
-        },
+        confidence,
         shift: calibration_shift(base.iter().chain(new)),
     };
     let mut comparison = Comparison {
@@ -234,10 +229,28 @@ pub fn compare(
     Ok(comparison)
 }
 
-/// How many intervals the comparison gives (the estimates that have one that can
-/// decide, a node that repeats its id's row not again): Bonferroni divides the
-/// family-wise rate among them.
-fn intervals(rows: &matched::Matched, tree: Option<&matched::Matched>) -> usize {
+/// The intervals that share the family-wise rate, and the confidence of each. One
+/// run per side: Bonferroni over the intervals bounded at the level over all of them
+/// (fewer share the rate, and at their higher level none of them opens). Several:
+/// 95% each, as the t quantile of a few runs' degrees of freedom at Bonferroni's
+/// levels leaves intervals too wide to tell anything (3 runs per side: +-1,000%).
+fn family(
+    rows: &matched::Matched,
+    tree: Option<&matched::Matched>,
+    family_wise: Option<f64>,
+) -> (usize, f64) {
+    let at = |m: usize| match family_wise {
+        Some(rate) => 1.0 - rate / m.max(1) as f64,
+        None => stats::RUNS_CONFIDENCE,
+    };
+    let comparisons = intervals(rows, tree, at(intervals(rows, tree, 0.0)));
+    (comparisons, at(comparisons))
+}
+
+/// How many intervals the comparison gives that are bounded at `confidence` (all
+/// that have one at 0), a node that repeats its id's row not again: Bonferroni
+/// divides the family-wise rate among them.
+fn intervals(rows: &matched::Matched, tree: Option<&matched::Matched>, confidence: f64) -> usize {
     let nodes = tree.iter().flat_map(|t| {
         t.compared
             .iter()
@@ -249,7 +262,7 @@ fn intervals(rows: &matched::Matched, tree: Option<&matched::Matched>) -> usize 
         .iter()
         .chain(nodes)
         .flat_map(|(_, estimates)| estimates)
-        .filter(|e| e.has_interval())
+        .filter(|e| e.has_interval() && (confidence == 0.0 || e.bounded(confidence)))
         .count()
 }
 

@@ -31,8 +31,9 @@
 //! base below one step is taken as one step, so a component that went from below the
 //! clock's resolution to 70 ns still shows as a change. A quantile below one step on
 //! both sides is [`Verdict::BelowResolution`]: no interval, counted apart. An interval
-//! whose degrees of freedom are below [`MIN_DF`] is open (the data cannot bound it),
-//! with the run length that would bound it; neither counts in the Bonferroni family.
+//! the data cannot bound is open: fewer than 1 degree of freedom, or an upper end
+//! (before widening) past +[`SHOWN_UP_TO`] at the confidence asked, with the run
+//! length that would bound it. Neither counts in the Bonferroni family.
 
 use latte::report::Distribution as Dist;
 use rand::Rng;
@@ -49,13 +50,11 @@ pub const FAMILY_WISE: f64 = 0.01;
 pub const RUNS_CONFIDENCE: f64 = 0.95;
 /// Resamples of the one-run interval.
 pub const RESAMPLES: usize = 1_000;
-/// Fewest degrees of freedom of the one-run interval: with fewer, Student's t at the
-/// comparison's confidence is more than about twice the normal quantile (at 27
-/// intervals, 99.96%: t is 7.1 at 6 degrees, 3.6 for the normal), and the interval
-/// is open.
-pub const MIN_DF: f64 = 6.0;
-/// The relative change above which an end of an interval is printed as `> +500%`.
+/// The relative change above which an end of an interval is printed as `> +500%`,
+/// and past which the data are taken not to bound it (the interval is open).
 pub const SHOWN_UP_TO: f64 = 5.0;
+/// Fewest degrees of freedom of an interval: with fewer, it is open.
+pub const MIN_DF: f64 = 1.0;
 /// Values a run needs on each side of a quantile for the quantile to be estimated:
 /// fewer, and the verdict is `inconclusive`.
 pub const MIN_BEYOND: f64 = 10.0;
@@ -170,27 +169,36 @@ pub struct Estimate {
     pub note: Option<String>,
     /// Both values are below one clock step.
     below_resolution: bool,
-    /// With one run per side and fewer than [`MIN_DF`] degrees of freedom: the blocks
-    /// the shorter side has and needs, and its block length in ms.
-    short: Option<Short>,
+    /// With one run per side: the run with fewer degrees of freedom, what a bound
+    /// that is open needs.
+    stretch: Option<Stretch>,
 }
 
-/// Too few blocks of time for a bounded interval.
+/// One run's blocks of time, as far as an open interval's note needs them.
 #[derive(Clone, Copy, Debug)]
-struct Short {
-    /// Blocks with values in the run with fewer degrees of freedom.
+struct Stretch {
+    /// Blocks with values.
     has: usize,
-    /// Blocks that would give [`MIN_DF`] at its mean block length.
-    needs: usize,
-    /// Its blocks' length in ms.
+    /// The stationary bootstrap's mean block length, in blocks.
+    length: f64,
+    /// A block's length in ms.
     block_ms: f64,
 }
 
 impl Estimate {
-    /// Whether the estimate takes part in the error control: it has a bounded interval
-    /// that can decide (not too few values or blocks, not below resolution).
+    /// Whether the estimate has an interval (not too few values or blocks, not below
+    /// resolution); it may still be open.
     pub fn has_interval(&self) -> bool {
-        self.note.is_none() && !self.below_resolution && self.short.is_none()
+        self.note.is_none() && !self.below_resolution
+    }
+
+    /// Whether its interval at `confidence` is bounded: at least [`MIN_DF`] degrees of
+    /// freedom, and an upper end (before widening) within +[`SHOWN_UP_TO`]. Only
+    /// bounded intervals take part in the error control.
+    pub fn bounded(&self, confidence: f64) -> bool {
+        self.has_interval()
+            && self.df.is_none_or(|df| df >= MIN_DF)
+            && t(self.df, confidence) * self.se <= (1.0 + SHOWN_UP_TO).ln()
     }
 }
 
@@ -213,8 +221,15 @@ pub fn estimate(
         ))),
         (true, Err(why), _) | (true, _, Err(why)) => Err(why.clone()),
     };
-    let short = match (one_each, &base.blocks, &new.blocks) {
-        (true, Ok(b), Ok(n)) => short(if b.df() <= n.df() { b } else { n }),
+    let stretch = match (one_each, &base.blocks, &new.blocks) {
+        (true, Ok(b), Ok(n)) => {
+            let fewer = if b.df() <= n.df() { b } else { n };
+            Some(Stretch {
+                has: fewer.len(),
+                length: fewer.length(),
+                block_ms: fewer.block_ms(),
+            })
+        }
         _ => None,
     };
     qs.iter()
@@ -224,20 +239,10 @@ pub fn estimate(
                 .as_ref()
                 .map(|e| e.as_ref().map(|(se, df)| (se[i], *df)));
             let mut estimate = one_estimate(base, new, q, step, errors);
-            estimate.short = short.filter(|_| estimate.note.is_none());
+            estimate.stretch = stretch;
             estimate
         })
         .collect()
-}
-
-/// How many blocks a run's interval needs, when it has too few for [`MIN_DF`]
-/// degrees of freedom.
-fn short(blocks: &Blocks) -> Option<Short> {
-    (blocks.df() < MIN_DF).then(|| Short {
-        has: blocks.len(),
-        needs: (2.0 * blocks.length() * (MIN_DF + 1.0)).ceil() as usize,
-        block_ms: blocks.block_ms(),
-    })
 }
 
 /// One quantile's estimate; `errors` is the block bootstrap's standard error and its
@@ -263,7 +268,7 @@ fn one_estimate(
         note: None,
         // Half a step: a value of one step reads one step, one below it 0.
         below_resolution: b.iter().chain(&n).all(|&v| v < step / 2.0),
-        short: None,
+        stretch: None,
     };
     if let Some(why) = too_few(base.runs.iter().chain(&new.runs), q) {
         estimate.note = Some(why);
@@ -313,9 +318,9 @@ pub fn change(estimate: &Estimate, settings: &Settings) -> Change {
     if estimate.note.is_some() {
         return change;
     }
-    if let Some(short) = estimate.short {
+    if !estimate.bounded(settings.confidence) {
         (change.low, change.high, change.open) = (-1.0, f64::INFINITY, true);
-        change.note = Some(open_note(short));
+        change.note = Some(open_note(estimate, settings.confidence));
         return change;
     }
     let (low, high) = interval(
@@ -335,24 +340,51 @@ pub fn change(estimate: &Estimate, settings: &Settings) -> Change {
     change
 }
 
-/// Why an interval is open: the blocks a bound needs, and about how long a run that
-/// gives them is.
-fn open_note(short: Short) -> String {
-    let seconds = short.needs as f64 * short.block_ms / 1000.0;
+/// Why an interval is open: the blocks of time a bound at `confidence` needs (the
+/// degrees of freedom that bring its upper end within +[`SHOWN_UP_TO`] at the run's
+/// mean block length), and about how long a run that gives them is.
+fn open_note(estimate: &Estimate, confidence: f64) -> String {
+    let limit = (1.0 + SHOWN_UP_TO).ln();
+    let Some(stretch) = estimate.stretch else {
+        return "open: the runs differ too much for a bound at this confidence".into();
+    };
+    if t(None, confidence) * estimate.se > limit {
+        return "open: the blocks vary too much for a bound at this confidence".into();
+    }
+    // The fewest degrees of freedom that bound it: t falls as they grow.
+    let (mut low, mut high) = (MIN_DF, 1e6);
+    while high - low > 0.5 {
+        let mid = (low + high) / 2.0;
+        if t(Some(mid), confidence) * estimate.se <= limit {
+            high = mid;
+        } else {
+            low = mid;
+        }
+    }
+    // `Blocks::df`: blocks / (2 L) - 1.
+    let needs = (2.0 * stretch.length * (high + 1.0)).ceil() as usize;
+    let seconds = needs as f64 * stretch.block_ms / 1000.0;
     format!(
-        "open: a bound needs {} blocks of time (a run of about {seconds:.1} s), the run has {}",
-        short.needs, short.has
+        "open: a bound needs {needs} blocks of time (a run of about {seconds:.1} s), the run has {}",
+        stretch.has
     )
+}
+
+/// Student's t quantile for a two-sided interval at `confidence` with `df` degrees of
+/// freedom (the normal's without; infinite below [`MIN_DF`]).
+fn t(df: Option<f64>, confidence: f64) -> f64 {
+    let p = 1.0 - (1.0 - confidence) / 2.0;
+    match df {
+        Some(df) if df < MIN_DF => f64::INFINITY,
+        Some(df) => StudentsT::new(0.0, 1.0, df).map_or(f64::INFINITY, |t| t.inverse_cdf(p)),
+        None => Normal::standard().inverse_cdf(p),
+    }
 }
 
 /// The two-sided interval `d ± t se` at `confidence` on the log scale: Student's t
 /// with `df` degrees of freedom, the normal without.
 pub fn interval(d: f64, se: f64, df: Option<f64>, confidence: f64) -> (f64, f64) {
-    let p = 1.0 - (1.0 - confidence) / 2.0;
-    let t = match df {
-        Some(df) => StudentsT::new(0.0, 1.0, df).map_or(f64::INFINITY, |t| t.inverse_cdf(p)),
-        None => Normal::standard().inverse_cdf(p),
-    };
+    let t = t(df, confidence);
     (d - t * se, d + t * se)
 }
 

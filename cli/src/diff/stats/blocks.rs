@@ -126,9 +126,10 @@ impl Blocks {
 
     /// Degrees of freedom of the standard error the resamples give: the run holds
     /// about `blocks / L` independent stretches, and the stretches' random lengths
-    /// halve what that many would give.
+    /// halve what that many would give. Below 1 (fewer than 4 stretches), no
+    /// interval is bounded.
     pub fn df(&self) -> f64 {
-        (self.len as f64 / self.length / 2.0 - 1.0).max(1.0)
+        self.len as f64 / self.length / 2.0 - 1.0
     }
 
     /// How many blocks with values the run has.
