@@ -146,7 +146,7 @@ pub fn interval(c: &Change) -> String {
 /// [`SHOWN_UP_TO`](super::stats::SHOWN_UP_TO).
 fn end(v: f64) -> String {
     if v > super::stats::SHOWN_UP_TO {
-        format!("> {}", signed(super::stats::SHOWN_UP_TO))
+        format!("> +{:.0}%", super::stats::SHOWN_UP_TO * 100.0)
     } else {
         signed(v)
     }
@@ -311,7 +311,10 @@ pub fn short_path(path: &[String], max: usize) -> String {
     out
 }
 
-/// The table of compared rows (components or paths) under a `first` column, if any.
+/// The table of compared rows (components or paths) under a `first` column, if any,
+/// laid out to `width`: the figures keep their width and the name and the verdict's
+/// reason wrap; when that leaves the verdict fewer than [`VERDICT_ROOM`] columns, the
+/// BASE and NEW columns are left out (with a line that says so).
 fn section(
     out: &mut impl Write,
     first: &str,
@@ -322,14 +325,35 @@ fn section(
     if items.is_empty() {
         return Ok(());
     }
-    let mut table = rows(first, items, c);
+    let figures = |table: &Table| -> usize {
+        let widths = table.column_max_content_widths();
+        let n = widths.len().saturating_sub(1);
+        widths[..n].iter().map(|w| usize::from(*w) + 2).sum()
+    };
+    let values = figures(&rows(first, items, c, true)) + VERDICT_ROOM <= width;
+    let mut table = rows(first, items, c, values);
     table.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
     table.set_width(u16::try_from(width).unwrap_or(u16::MAX));
+    let last = table.column_count() - 2;
+    for column in 1..=last {
+        if let Some(c) = table.column_mut(column) {
+            c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+        }
+    }
     for line in table.lines() {
         writeln!(out, "{}", line.trim_end())?;
     }
+    if !values {
+        let note = format!(
+            "BASE and NEW left out to fit {width} columns (COLUMNS): --json has every figure"
+        );
+        writeln!(out, "{}", textwrap::fill(&note, width))?;
+    }
     Ok(())
 }
+
+/// The fewest columns the verdict is given before BASE and NEW are left out.
+pub const VERDICT_ROOM: usize = 28;
 
 /// The lines listing what was only on one side, or not in every run.
 fn missing(
@@ -352,23 +376,38 @@ fn missing(
     Ok(())
 }
 
-fn rows(first: &str, items: &[(String, &[Change])], c: &Comparison) -> Table {
+/// The table's rows: name, quantile, base and new (with `values`), change, interval,
+/// verdict.
+fn rows(first: &str, items: &[(String, &[Change])], c: &Comparison, values: bool) -> Table {
     let mut table = Table::new();
     table.load_style(presets::NOTHING);
     let interval = format!("{}% INTERVAL", confidence(c.confidence));
-    table.set_header([
+    let keep = |i: usize| values || !(2..=3).contains(&i);
+    let header = [
         first, "QUANTILE", "BASE", "NEW", "CHANGE", &interval, "VERDICT",
-    ]);
+    ];
+    table.set_header(
+        header
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| keep(*i))
+            .map(|(_, h)| *h),
+    );
     for (label, changes) in items {
         for (i, change) in changes.iter().enumerate() {
             let name = if i == 0 { label.as_str() } else { "" };
             let mut row = vec![name.to_string()];
             row.extend(cells(change, c.unit));
             row.push(verdict(change, c.threshold));
-            table.add_row(row);
+            table.add_row(
+                row.into_iter()
+                    .enumerate()
+                    .filter(|(i, _)| keep(*i))
+                    .map(|(_, r)| r),
+            );
         }
     }
-    for column in 2..=5 {
+    for column in 2..table.column_count() - 1 {
         if let Some(c) = table.column_mut(column) {
             c.set_cell_alignment(CellAlignment::Right);
         }
