@@ -194,12 +194,13 @@ pub fn compare(
         Err(note) => (None, note),
     };
     let family_wise = (method == Method::Blocks).then_some(stats::FAMILY_WISE);
-    let (comparisons, confidence) = family(&rows, tree.as_ref(), family_wise);
+    let (comparisons, confidence, open_at) = family(&rows, tree.as_ref(), family_wise);
     let settings = Settings {
         threshold: options.threshold,
         step,
         confidence,
         shift: calibration_shift(base.iter().chain(new)),
+        open_at,
     };
     let mut comparison = Comparison {
         base: base.iter().map(Loaded::name).collect(),
@@ -229,22 +230,25 @@ pub fn compare(
     Ok(comparison)
 }
 
-/// The intervals that share the family-wise rate, and the confidence of each. One
-/// run per side: Bonferroni over the intervals bounded at the level over all of them
-/// (fewer share the rate, and at their higher level none of them opens). Several:
+/// The intervals that share the family-wise rate, the confidence of each, and the
+/// confidence at which an interval is judged open. One run per side: Bonferroni over
+/// the intervals bounded at the level over all that have one (the open level); an
+/// interval open there stays open, so the family holds every interval that decides.
+/// Several:
 /// 95% each, as the t quantile of a few runs' degrees of freedom at Bonferroni's
 /// levels leaves intervals too wide to tell anything (3 runs per side: +-1,000%).
 fn family(
     rows: &matched::Matched,
     tree: Option<&matched::Matched>,
     family_wise: Option<f64>,
-) -> (usize, f64) {
+) -> (usize, f64, f64) {
     let at = |m: usize| match family_wise {
         Some(rate) => 1.0 - rate / m.max(1) as f64,
         None => stats::RUNS_CONFIDENCE,
     };
-    let comparisons = intervals(rows, tree, at(intervals(rows, tree, 0.0)));
-    (comparisons, at(comparisons))
+    let open_at = at(intervals(rows, tree, 0.0));
+    let comparisons = intervals(rows, tree, open_at);
+    (comparisons, at(comparisons), open_at)
 }
 
 /// How many intervals the comparison gives that are bounded at `confidence` (all

@@ -135,6 +135,10 @@ pub struct Settings {
     /// A shift of every value of a run that latte knows of, in the report's unit: the
     /// spread of the runs' calibrated overheads (0 for raw data).
     pub shift: f64,
+    /// The confidence at which an interval is judged open (at or above `confidence`):
+    /// the level over every interval that has one, at which the family was counted,
+    /// so that an interval left out of the family as open stays open.
+    pub open_at: f64,
 }
 
 /// What one side of a comparison holds for one component or node.
@@ -318,9 +322,9 @@ pub fn change(estimate: &Estimate, settings: &Settings) -> Change {
     if estimate.note.is_some() {
         return change;
     }
-    if !estimate.bounded(settings.confidence) {
+    if !estimate.bounded(settings.open_at) {
         (change.low, change.high, change.open) = (-1.0, f64::INFINITY, true);
-        change.note = Some(open_note(estimate, settings.confidence));
+        change.note = Some(open_note(estimate, settings.open_at));
         return change;
     }
     let (low, high) = interval(

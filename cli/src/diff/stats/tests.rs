@@ -79,6 +79,7 @@ fn settings(threshold: f64) -> Settings {
         step: 1.0,
         confidence: 0.95,
         shift: 0.0,
+        open_at: 0.95,
     }
 }
 
@@ -305,6 +306,7 @@ fn the_interval_is_at_least_one_step_wide() {
         step: 26.0,
         confidence: 0.95,
         shift: 0.0,
+        open_at: 0.95,
     };
     let mut rng = StdRng::seed_from_u64(6);
     let blocks = || Blocks::new((0..30).map(|_| [(100.0, 1_000)]));
@@ -356,6 +358,7 @@ fn step_settings(step: f64, shift: f64) -> Settings {
         step,
         confidence: 1.0 - 0.01 / 30.0,
         shift,
+        open_at: 1.0 - 0.01 / 30.0,
     }
 }
 
