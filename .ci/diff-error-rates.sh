@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # How often `latte-telemetry diff` cries wolf, and how often it finds a real slowdown,
-# on the trading demo (examples/trading_loop.rs), one run per side.
+# on the trading demo (examples/trading_loop.rs) run as the README runs it (2.5 M
+# ticks, the default threshold, no --filter), one run per side and three.
 #
 # - Wolf: RUNS runs of one build, and `diff` on each of their RUNS*(RUNS-1)/2 unordered
 #   pairs (the earlier run as base). Every pair compares a build with itself, so each
 #   exit status 1 (something regressed) is a false alarm.
-# - Slowdown: RUNS more runs with `--slower SLOWER`, which makes Sim_Tick_Gap's median
-#   about SLOWER percent slower by more work between ticks and leaves the other
+# - Slowdown: RUNS more runs with `--slower SLOWER` (20), which makes Sim_Tick_Gap's
+#   median about SLOWER percent slower by more work between ticks and leaves the other
 #   components as they are (see the example's docs), and `diff` on every (base, slowed)
-#   pair: how many find Sim_Tick_Gap's p50 `regressed`.
+#   pair: how many find Sim_Tick_Gap's p50 `regressed`, and what the p50 said where
+#   it did not (open, the interval holds 0, ...).
+# - Three runs per side, from the same runs: the 10 splits of the base runs into two
+#   sets of three (same build: each exit 1 a false alarm), and 20 comparisons of three
+#   base runs with three slowed runs.
 #
 # The base runs are `--slower 0`: they run the same calibration before the agent starts
 # and add nothing, so that the two sides differ in the extra work alone (what runs
@@ -17,12 +22,13 @@
 #
 # It prints the counts, the run length and its own wall time, and does not gate on the
 # counts: it ends successfully whatever they are. It fails when a build or run fails,
-# or when `diff` exits with anything but 0 or 1 (2 is bad input). Needs jq.
+# or when `diff` exits with anything but 0 or 1 (2 is bad input). Needs jq. TICKS and
+# SLOWER may be set in the environment (to measure other run lengths).
 #
 # It builds the demo with every feature, as the examples stage of .ci/run does, so
-# that it reuses that build. Stage time with the builds done, on a 2 vCPU Intel Xeon
-# KVM guest (2026-11-27): 72 s, of which 12 demo runs of 2.2-3.3 s (their market loops
-# 1.8-2.7 s, 36-54 blocks of 50 ms) and 87 diffs; 117 s with other work on the machine.
+# that it reuses that build. Stage time with the builds done, on a 2 vCPU AMD EPYC KVM
+# guest shared with other work (2026-11-28): 22-32 s, of which 12 demo runs of 1.3-1.8
+# s and 117 diffs; 47-70 s while other builds ran (docs/cli.md has the counts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
