@@ -58,8 +58,8 @@ pub struct DiffArgs {
     /// regressed, improved or inconclusive at some quantile (every row with --all).
     #[arg(long, conflicts_with = "json")]
     pub markdown: bool,
-    /// With --markdown, show the rows with no change at any quantile too. The table
-    /// and JSON always show every row.
+    /// With --markdown, show the rows with no change (or below resolution) at every
+    /// quantile too. The table and JSON always show every row.
     #[arg(long)]
     pub all: bool,
     /// Fail (exit status 1) when any interval is inconclusive, not only when something
