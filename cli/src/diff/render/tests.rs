@@ -88,7 +88,7 @@ fn an_interval_prints_in_a_fixed_width() {
     };
     assert_eq!(interval(&open), "[-100%, open]");
     assert_eq!(interval(&change(f64::NAN, f64::NAN, f64::NAN, None)), "-");
-    assert_eq!(signed(62_671.4935), "+6.3e6%");
+    assert_eq!(signed(62_671.493_5), "+6.3e6%");
     assert_eq!(signed(27.74), "+2774%");
     assert!(signed(2.6e288).len() <= 10, "{}", signed(2.6e288));
 }
