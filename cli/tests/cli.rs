@@ -923,3 +923,38 @@ fn diff_prints_an_interval_the_data_cannot_bound_as_open() {
         }
     }
 }
+
+/// Runs calibrated apart (their overhead matrices 40 cycles apart) are shifted against
+/// each other by up to that: the interval widens by 40 cycles at each end, in value
+/// space, on top of the clock's step.
+#[test]
+fn diff_widens_by_the_runs_calibration_spread() {
+    let d = dir("calibration");
+    let with_overhead = |name: &str, seed: u64, cycles: f64| -> PathBuf {
+        let path = write(&d.join(name), &COMPONENTS, 1.0, seed);
+        let mut json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let scope = [[cycles; 3]; 3];
+        json["overhead"] = serde_json::json!({ "scope": scope, "pulse": cycles });
+        std::fs::write(&path, json.to_string()).unwrap();
+        path
+    };
+    let fast_p50 = |base: &Path, new: &Path| -> (f64, f64, f64) {
+        let text = stdout(tool().args(["diff", "--json"]).arg(base).arg(new), 0);
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let change = &json["components"][0]["changes"][0];
+        assert_eq!(json["components"][0]["component"], "fast");
+        let f = |k: &str| change[k].as_f64().unwrap();
+        (f("base"), f("low"), f("high"))
+    };
+    let base = with_overhead("base.json", 1, 20.0);
+    let same = with_overhead("same.json", 2, 20.0);
+    let apart = with_overhead("apart.json", 2, 60.0);
+    let (value, low, high) = fast_p50(&base, &same);
+    let (_, low_apart, high_apart) = fast_p50(&base, &apart);
+    assert!(
+        ((low - low_apart) * value - 40.0).abs() < 1e-6
+            && ((high_apart - high) * value - 40.0).abs() < 1e-6,
+        "[{low}, {high}] against [{low_apart}, {high_apart}] at {value} cycles"
+    );
+}
