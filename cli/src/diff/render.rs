@@ -353,7 +353,7 @@ fn section(
 }
 
 /// The fewest columns the verdict is given before BASE and NEW are left out.
-pub const VERDICT_ROOM: usize = 28;
+pub const VERDICT_ROOM: usize = 24;
 
 /// The lines listing what was only on one side, or not in every run.
 fn missing(
