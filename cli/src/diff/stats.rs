@@ -10,13 +10,14 @@
 //!   of format 4) are resampled by a stationary bootstrap with an automatic block
 //!   length ([`blocks`]), so values that are alike because they ran at about the same
 //!   time widen the interval as they should. The standard deviation of the log ratio
-//!   over the resamples is its standard error, with Student's t on `blocks / L - 1`
-//!   degrees of freedom (the run holds about `blocks / L` independent stretches). A run with fewer than
+//!   over the resamples is its standard error, with Student's t on
+//!   `blocks / (2 L) - 1` degrees of freedom ([`Blocks::df`]). A run with fewer than
 //!   [`MIN_BLOCKS`](blocks::MIN_BLOCKS) blocks, or a report without blocks (format 3 or
 //!   older), gives `inconclusive` with the reason.
 //!
-//! **Error control**, one run per side: a comparison holds `m` intervals (components
-//! and call-tree nodes times quantiles). Each is at confidence `1 - 1%/m`
+//! **Error control**, one run per side: a comparison holds `m` intervals that can
+//! decide (components and call-tree nodes times quantiles, less those below
+//! resolution, open, or repeating their id's row). Each is at confidence `1 - 1%/m`
 //! (Bonferroni), so the chance that any of them misses its true change is at most 1%,
 //! whatever the dependence between them; a false alarm (`regressed` or `improved` with
 //! no real change) needs a miss, and a change beyond the threshold besides. With
@@ -32,8 +33,9 @@
 //! clock's resolution to 70 ns still shows as a change. A quantile below one step on
 //! both sides is [`Verdict::BelowResolution`]: no interval, counted apart. An interval
 //! the data cannot bound is open: fewer than 1 degree of freedom, or an upper end
-//! (before widening) past +[`SHOWN_UP_TO`] at the confidence asked, with the run
-//! length that would bound it. Neither counts in the Bonferroni family.
+//! (before widening) past +[`SHOWN_UP_TO`] at the level the family is counted at
+//! ([`Settings::open_at`]), with the run length that would bound it. Neither counts in
+//! the Bonferroni family.
 
 use latte::report::Distribution as Dist;
 use rand::Rng;
