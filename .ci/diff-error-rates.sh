@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # How often `latte-telemetry diff` cries wolf, and how often it finds a real slowdown,
-# on the trading demo (examples/trading_loop.rs), one run per side.
+# on the trading demo (examples/trading_loop.rs) run as the README runs it (2.5 M
+# ticks, the default threshold, no --filter), one run per side and three.
 #
 # - Wolf: RUNS runs of one build, and `diff` on each of their RUNS*(RUNS-1)/2 unordered
 #   pairs (the earlier run as base). Every pair compares a build with itself, so each
 #   exit status 1 (something regressed) is a false alarm.
-# - Slowdown: RUNS more runs with `--slower SLOWER`, which makes Sim_Tick_Gap's median
-#   about SLOWER percent slower by more work between ticks and leaves the other
+# - Slowdown: RUNS more runs with `--slower SLOWER` (20), which makes Sim_Tick_Gap's
+#   median about SLOWER percent slower by more work between ticks and leaves the other
 #   components as they are (see the example's docs), and `diff` on every (base, slowed)
-#   pair: how many find Sim_Tick_Gap's p50 `regressed`.
+#   pair: how many find Sim_Tick_Gap's p50 `regressed`, and what the p50 said where
+#   it did not (open, the interval holds 0, ...).
+# - Three runs per side, from the same runs: the 10 splits of the base runs into two
+#   sets of three (same build: each exit 1 a false alarm), and 20 comparisons of three
+#   base runs with three slowed runs.
 #
 # The base runs are `--slower 0`: they run the same calibration before the agent starts
 # and add nothing, so that the two sides differ in the extra work alone (what runs
@@ -17,18 +22,19 @@
 #
 # It prints the counts, the run length and its own wall time, and does not gate on the
 # counts: it ends successfully whatever they are. It fails when a build or run fails,
-# or when `diff` exits with anything but 0 or 1 (2 is bad input). Needs jq.
+# or when `diff` exits with anything but 0 or 1 (2 is bad input). Needs jq. TICKS and
+# SLOWER may be set in the environment (to measure other run lengths).
 #
 # It builds the demo with every feature, as the examples stage of .ci/run does, so
-# that it reuses that build. Stage time with the builds done, on a 2 vCPU Intel Xeon
-# KVM guest (2026-11-27): 72 s, of which 12 demo runs of 2.2-3.3 s (their market loops
-# 1.8-2.7 s, 36-54 blocks of 50 ms) and 87 diffs; 117 s with other work on the machine.
+# that it reuses that build. Stage time with the builds done, on a 2 vCPU AMD EPYC KVM
+# guest shared with other work (2026-11-28): 22-32 s, of which 12 demo runs of 1.3-1.8
+# s and 117 diffs; 47-70 s while other builds ran (docs/cli.md has the counts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-RUNS=6          # runs per side
-TICKS=2500000   # market ticks per run: a run of about 2.5-3.5 s (see the end of the output)
-SLOWER=10       # percent
+RUNS=6                    # runs per side
+TICKS=${TICKS:-2500000}   # market ticks per run (the README's); see the end of the output
+SLOWER=${SLOWER:-20}      # percent
 COMPONENT=Sim_Tick_Gap
 
 began=$SECONDS
@@ -79,15 +85,16 @@ figures() {
     for name in "$@"; do figure "$dir/$name.json" "$statistic"; done | paste -sd' '
 }
 
-# diff_pair BASE NEW [OPTIONS...]: `diff --json` into $dir/diff/BASE-NEW.json, its
-# exit status in `status`, its warning (inconclusive verdicts) in $dir/diff/BASE-NEW.err;
-# any status but 0 and 1 fails the stage.
+# diff_pair BASE NEW [OPTIONS...]: `diff --json` into $dir/diff/BASE-NEW$suffix.json,
+# its exit status in `status`, its warning (inconclusive verdicts) in
+# $dir/diff/BASE-NEW$suffix.err; any status but 0 and 1 fails the stage.
+suffix=
 diff_pair() {
     local base=$1 new=$2
     shift 2
     status=0
     "$tool" diff --json "$@" "$dir/$base.json" "$dir/$new.json" \
-        > "$dir/diff/$base-$new.json" 2> "$dir/diff/$base-$new.err" || status=$?
+        > "$dir/diff/$base-$new$suffix.json" 2> "$dir/diff/$base-$new$suffix.err" || status=$?
     if ((status > 1)); then
         echo "diff-error-rates: \`diff $base.json $new.json\` exited $status (bad input)" >&2
         exit 1
@@ -137,12 +144,18 @@ for i in $(seq "$RUNS"); do
             found=$((found + 1))
         fi
         # The component alone (--filter): 3 intervals share the 1% instead of 30.
-        diff_pair "base$i" "slow$j" --filter "$COMPONENT"
-        if [ "$(p50_verdict "$dir/diff/base$i-slow$j.json")" = regressed ]; then
+        suffix=-alone diff_pair "base$i" "slow$j" --filter "$COMPONENT"
+        if [ "$(p50_verdict "$dir/diff/base$i-slow$j-alone.json")" = regressed ]; then
             alone=$((alone + 1))
         fi
     done
 done
+# What the one-run p50 said where it did not find the slowdown.
+echo "$COMPONENT p50 verdicts, slowed pairs (one run per side), by kind:"
+jq -r --arg c "$COMPONENT" '.components[] | select(.component == $c) | .changes[]
+        | select(.quantile == 0.5)
+        | if .open then "open" else .verdict + (if .note then ": " + (.note | sub("[0-9.]+"; "N"; "g")) else "" end) end' \
+    "$dir"/diff/base*-slow?.json | sort | uniq -c | sed 's/^/  /'
 slow_runs=($(for j in $(seq "$RUNS"); do echo "slow$j"; done))
 rounds=$(for name in "${slow_runs[@]}"; do
     grep -o 'so [0-9]* rounds' "$dir/$name.err" | cut -d' ' -f2
@@ -151,6 +164,58 @@ echo "rounds of checksum per slowed run (calibrated): $(paste -sd' ' <<<"$rounds
 echo "$COMPONENT median per slowed run (ns): $(figures median "${slow_runs[@]}")"
 echo "slowed by $SLOWER%, $pairs pairs: $COMPONENT p50 regressed in $found; diff exit 1 in $exit1"
 echo "slowed by $SLOWER%, $pairs pairs, diff --filter $COMPONENT: its p50 regressed in $alone"
+
+step "three runs per side (--base A1 A2 A3 --new B1 B2 B3)"
+# Every split of the 6 base runs into two sets of 3 (10 splits, base1 always in the
+# first): same build, so each exit status 1 is a false alarm. Then each set of 3
+# base runs against the slowed set of the same indices, and against the other (20).
+splits=()
+for a in 2 3 4 5 6; do
+    for b in $(seq $((a + 1)) 6); do
+        first="1 $a $b"
+        second=$(for k in 1 2 3 4 5 6; do
+            case " $first " in *" $k "*) ;; *) printf '%s ' "$k" ;; esac
+        done)
+        splits+=("$first|$second")
+    done
+done
+names() { local prefix=$1 k; shift; for k in "$@"; do printf '%s ' "$dir/$prefix$k.json"; done; }
+# diff_runs NAME BASE_PREFIX "BASE_IDS" NEW_PREFIX "NEW_IDS": `diff --json --base ...
+# --new ...` into $dir/diff/NAME.json, its exit status in `status`.
+diff_runs() {
+    local name=$1
+    status=0
+    # shellcheck disable=SC2046,SC2086
+    "$tool" diff --json --base $(names "$2" $3) --new $(names "$4" $5) \
+        > "$dir/diff/$name.json" 2> "$dir/diff/$name.err" || status=$?
+    if ((status > 1)); then
+        echo "diff-error-rates: three-run \`diff\` $name exited $status (bad input)" >&2
+        exit 1
+    fi
+}
+pairs=0 exit1=0
+for split in "${splits[@]}"; do
+    pairs=$((pairs + 1))
+    diff_runs "same3-$pairs" base "${split%|*}" base "${split#*|}"
+    if ((status == 1)); then exit1=$((exit1 + 1)); fi
+done
+echo "same build, $pairs splits into 3 + 3 runs: diff exit 1 in $exit1"
+pairs=0 found=0 exit1=0
+for split in "${splits[@]}"; do
+    for side in "${split%|*}" "${split#*|}"; do
+        for slowed in "${split%|*}" "${split#*|}"; do
+            pairs=$((pairs + 1))
+            diff_runs "slow3-$pairs" base "$side" slow "$slowed"
+            if ((status == 1)); then exit1=$((exit1 + 1)); fi
+            if [ "$(p50_verdict "$dir/diff/slow3-$pairs.json")" = regressed ]; then
+                found=$((found + 1))
+            fi
+        done
+    done
+    ((pairs >= 20)) && break
+done
+echo "slowed by $SLOWER%, $pairs comparisons of 3 base runs with 3 slowed runs:" \
+    "$COMPONENT p50 regressed in $found; diff exit 1 in $exit1"
 
 step "done"
 # min, median and max of a list of numbers, one a line.

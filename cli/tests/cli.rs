@@ -16,8 +16,13 @@ use assert_cmd::Command;
 use cli_support::{COMPONENTS, dir, write, write_report};
 use std::path::{Path, PathBuf};
 
+/// The tool, its tables laid out 200 columns wide unless a test says otherwise (so
+/// that a test reads whole verdicts; `diff_lines_fit_the_width` checks narrower
+/// widths).
 fn tool() -> Command {
-    Command::cargo_bin("latte-telemetry").unwrap()
+    let mut cmd = Command::cargo_bin("latte-telemetry").unwrap();
+    cmd.env("COLUMNS", "200");
+    cmd
 }
 
 fn stdout(cmd: &mut Command, code: i32) -> String {
@@ -603,6 +608,7 @@ fn show_diff_and_html_give_the_reports_own_quantiles() {
 
     let text = stdout(
         tool()
+            .env_remove("COLUMNS")
             .args(["show", "--wide", "--columns", "median,p90,p99,p99.9"])
             .arg(&file),
         0,
@@ -830,5 +836,132 @@ fn diff_of_reports_without_a_tree_is_flat() {
     assert!(
         text.contains("note: call tree not compared: no tree in") && !text.contains("CALL TREE"),
         "{text}"
+    );
+}
+
+/// `diff`'s table fits the width the report tables use (`COLUMNS` here): long paths
+/// and reasons wrap, no line passes it. Wider, the same table has longer lines.
+#[test]
+fn diff_lines_fit_the_width() {
+    let d = dir("width");
+    let base = tree_report(&d.join("base.json"), &TREE, &[], 1);
+    let mut shape = TREE;
+    shape[5].0 = "New";
+    let new = tree_report(&d.join("new.json"), &shape, &[(2, 1.3)], 2);
+    let (same_a, same_b) = (
+        write(&d.join("a.json"), &COMPONENTS, 1.0, 3),
+        write(&d.join("b.json"), &COMPONENTS, 1.0, 4),
+    );
+    let longest = |columns: &str, a: &Path, b: &Path, code: i32| {
+        let text = stdout(
+            tool().env("COLUMNS", columns).arg("diff").arg(a).arg(b),
+            code,
+        );
+        let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+        (widest, text)
+    };
+    for (a, b, code) in [(&base, &new, 1), (&same_a, &same_b, 0)] {
+        let (widest, text) = longest("80", a, b, code);
+        assert!(widest <= 80, "a line of {widest} columns:\n{text}");
+        assert!(text.contains("REGRESSED") == (code == 1), "{text}");
+        let (widest, text) = longest("200", a, b, code);
+        assert!(
+            widest > 100,
+            "at 200 columns the table spreads out:\n{text}"
+        );
+    }
+}
+
+/// A run whose blocks drift from its first to its last (each block's median 4% above
+/// the one before) holds too few independent stretches for a bound: the interval is
+/// open, printed as `[-100%, open]` with the run length a bound needs, and the JSON
+/// says open (`"open": true`, `"high": null`), never a huge number.
+#[test]
+fn diff_prints_an_interval_the_data_cannot_bound_as_open() {
+    let d = dir("open");
+    let write_drifting = |name: &str, seed: u64| -> PathBuf {
+        let path = write(&d.join(name), &COMPONENTS, 1.0, seed);
+        let mut json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        json["series"]["blocks"] = 24.into();
+        for (i, c) in json["series"]["components"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .enumerate()
+        {
+            let blocks: Vec<serde_json::Value> = (0..24)
+                .map(|b| {
+                    let drifted = cli_support::Component {
+                        median: COMPONENTS[i].median * 1.04f64.powi(b),
+                        samples: 2_000,
+                        ..COMPONENTS[i]
+                    };
+                    let hist = cli_support::histogram(&drifted, seed * 100 + b as u64);
+                    cli_support::encode(&hist).into()
+                })
+                .collect();
+            c["blocks"] = blocks.into();
+        }
+        std::fs::write(&path, json.to_string()).unwrap();
+        path
+    };
+    let (base, new) = (
+        write_drifting("base.json", 1),
+        write_drifting("new.json", 2),
+    );
+    let text = stdout(tool().arg("diff").arg(&base).arg(&new), 0);
+    assert!(text.contains("[-100%, open]"), "{text}");
+    assert!(
+        text.contains("open: a bound needs") && text.contains("the run has 24"),
+        "{text}"
+    );
+    let json = stdout(tool().args(["diff", "--json"]).arg(&base).arg(&new), 0);
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        json["comparisons"], 0,
+        "open intervals are not in the family"
+    );
+    for component in json["components"].as_array().unwrap() {
+        for change in component["changes"].as_array().unwrap() {
+            assert_eq!(change["open"], true, "{change}");
+            assert_eq!(change["high"], serde_json::Value::Null, "{change}");
+            assert_eq!(change["low"], -1.0, "{change}");
+        }
+    }
+}
+
+/// Runs calibrated apart (their overhead matrices 40 cycles apart) are shifted against
+/// each other by up to that: the interval widens by 40 cycles at each end, in value
+/// space, on top of the clock's step.
+#[test]
+fn diff_widens_by_the_runs_calibration_spread() {
+    let d = dir("calibration");
+    let with_overhead = |name: &str, seed: u64, cycles: f64| -> PathBuf {
+        let path = write(&d.join(name), &COMPONENTS, 1.0, seed);
+        let mut json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let scope = [[cycles; 3]; 3];
+        json["overhead"] = serde_json::json!({ "scope": scope, "pulse": cycles });
+        std::fs::write(&path, json.to_string()).unwrap();
+        path
+    };
+    let fast_p50 = |base: &Path, new: &Path| -> (f64, f64, f64) {
+        let text = stdout(tool().args(["diff", "--json"]).arg(base).arg(new), 0);
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let change = &json["components"][0]["changes"][0];
+        assert_eq!(json["components"][0]["component"], "fast");
+        let f = |k: &str| change[k].as_f64().unwrap();
+        (f("base"), f("low"), f("high"))
+    };
+    let base = with_overhead("base.json", 1, 20.0);
+    let same = with_overhead("same.json", 2, 20.0);
+    let apart = with_overhead("apart.json", 2, 60.0);
+    let (value, low, high) = fast_p50(&base, &same);
+    let (_, low_apart, high_apart) = fast_p50(&base, &apart);
+    assert!(
+        ((low - low_apart) * value - 40.0).abs() < 1e-6
+            && ((high_apart - high) * value - 40.0).abs() < 1e-6,
+        "[{low}, {high}] against [{low_apart}, {high_apart}] at {value} cycles"
     );
 }

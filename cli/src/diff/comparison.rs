@@ -73,6 +73,40 @@ pub struct Comparison {
     pub paths_not_in_every_run: Vec<Vec<String>>,
     /// Whether anything (a component or a node) regressed beyond the threshold.
     pub regressed: bool,
+    /// How many verdicts of each kind, components and nodes together.
+    pub verdicts: Counts,
+}
+
+/// How many verdicts of each kind a comparison gave.
+#[derive(Debug, Default, Serialize)]
+pub struct Counts {
+    /// `regressed`.
+    pub regressed: usize,
+    /// `improved`.
+    pub improved: usize,
+    /// `no change`.
+    pub no_change: usize,
+    /// `inconclusive`.
+    pub inconclusive: usize,
+    /// `below resolution`: below one clock step on both sides, no verdict.
+    pub below_resolution: usize,
+}
+
+impl Counts {
+    /// The counts of `changes`' verdicts.
+    pub fn of<'a>(changes: impl Iterator<Item = &'a Change>) -> Counts {
+        let mut counts = Counts::default();
+        for change in changes {
+            *match change.verdict {
+                stats::Verdict::Regressed => &mut counts.regressed,
+                stats::Verdict::Improved => &mut counts.improved,
+                stats::Verdict::NoChange => &mut counts.no_change,
+                stats::Verdict::Inconclusive => &mut counts.inconclusive,
+                stats::Verdict::BelowResolution => &mut counts.below_resolution,
+            } += 1;
+        }
+        counts
+    }
 }
 
 impl Comparison {
@@ -126,10 +160,8 @@ impl Comparison {
         ] {
             paths.retain(|p| own(p));
         }
-        let regressed = self
-            .changes()
-            .any(|c| c.verdict == stats::Verdict::Regressed);
-        self.regressed = regressed;
+        self.verdicts = Counts::of(self.changes());
+        self.regressed = self.verdicts.regressed > 0;
     }
 
     /// Every change compared: the components' quantiles, then the nodes'.

@@ -26,7 +26,12 @@ pub fn markdown(c: &Comparison, all: bool, out: &mut impl Write) -> io::Result<(
     if let Some(note) = &c.note {
         writeln!(out, "> note: {}\n", escape(note))?;
     }
-    let shown = |changes: &[Change]| all || row_verdict(changes) != Verdict::NoChange;
+    let shown = |changes: &[Change]| {
+        all || !matches!(
+            row_verdict(changes),
+            Verdict::NoChange | Verdict::BelowResolution
+        )
+    };
     let components: Vec<(String, &[Change])> = c
         .components
         .iter()
@@ -55,12 +60,18 @@ pub fn markdown(c: &Comparison, all: bool, out: &mut impl Write) -> io::Result<(
 }
 
 /// The row's verdict over its quantiles: `regressed` if any quantile regressed, else
-/// `improved` if any improved, else `inconclusive` if any is, else `no change`.
+/// `improved` if any improved, else `inconclusive` if any is, else `below resolution`
+/// if every quantile is, else `no change`.
 pub fn row_verdict(changes: &[Change]) -> Verdict {
+    let below = |c: &Change| c.verdict == Verdict::BelowResolution;
     [Verdict::Regressed, Verdict::Improved, Verdict::Inconclusive]
         .into_iter()
         .find(|v| changes.iter().any(|c| c.verdict == *v))
-        .unwrap_or(Verdict::NoChange)
+        .unwrap_or(if changes.iter().all(below) {
+            Verdict::BelowResolution
+        } else {
+            Verdict::NoChange
+        })
 }
 
 /// The first line: the rows' verdicts counted, a row under its [`row_verdict`].
@@ -104,7 +115,11 @@ fn headline(c: &Comparison) -> String {
     } else if inconclusive > 0 {
         format!("**no regression** beyond ±{t}%, but {inconclusive} {of} inconclusive")
     } else {
-        format!("**no change** beyond ±{t}% in {} {noun}", rows.len())
+        let below = match count(Verdict::BelowResolution) {
+            0 => String::new(),
+            n => format!(" ({n} of them below resolution: below one clock step)"),
+        };
+        format!("**no change** beyond ±{t}% in {} {noun}{below}", rows.len())
     }
 }
 
@@ -209,7 +224,8 @@ fn footnotes(c: &Comparison, [components, nodes]: [usize; 2]) -> Vec<String> {
     if !left_out.is_empty() {
         let one = components + nodes == 1;
         lines.push(format!(
-            "{} with no change at any quantile {} left out; `--all` shows {}.",
+            "{} with no change (or below resolution) at every quantile {} left out; `--all` \
+             shows {}.",
             left_out.join(" and "),
             if one { "is" } else { "are" },
             if one { "it" } else { "them" }

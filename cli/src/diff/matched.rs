@@ -36,6 +36,24 @@ pub struct Matched {
     pub only_in_new: Vec<Vec<String>>,
     /// Keys missing from some run of a side they appear on.
     pub not_in_every_run: Vec<Vec<String>>,
+    /// Indices into `compared` of the nodes that hold every value of their id in every
+    /// run: their estimates are their id's flat row's, the same intervals, so they do
+    /// not count again in the error control.
+    pub repeats: Vec<usize>,
+}
+
+/// Whether the node under `key` holds every value of its id in every run (its
+/// row's samples and histogram are its id's flat row's).
+fn repeats_its_row(runs: &[Loaded], rows: &[Keyed<'_>], key: &[String]) -> bool {
+    let id = key.last().map_or("", String::as_str);
+    runs.iter().zip(rows).all(|(run, keyed)| {
+        let flat = run.report.all_threads.iter().find(|r| r.component == id);
+        let node = find(keyed, key);
+        matches!((flat, node), (Some(f), Some(n))
+            if f.stats.samples == n.stats.samples
+                && f.histogram.is_some()
+                && f.histogram == n.histogram)
+    })
 }
 
 /// A run's rows by key.
@@ -68,6 +86,21 @@ fn keyed(run: &Loaded, by: By) -> Keyed<'_> {
     }
 }
 
+/// The estimates of the flat row of `key`'s own id, when `repeats` says the node
+/// holds every value of that id.
+fn by_row<'a>(
+    flat: Option<&'a Matched>,
+    key: &[String],
+    repeats: impl FnOnce() -> bool,
+) -> Option<&'a Vec<Estimate>> {
+    let id = key.last()?;
+    let (_, estimates) = flat?
+        .compared
+        .iter()
+        .find(|(k, _)| k.len() == 1 && k[0] == *id)?;
+    repeats().then_some(estimates)
+}
+
 /// The row of `run` under `key`.
 fn find<'a>(run: &Keyed<'a>, key: &[String]) -> Option<&'a Row> {
     run.iter().find(|(k, _)| k == key).map(|r| r.1)
@@ -92,18 +125,24 @@ fn run_blocks(run: &Loaded, key: &[String], row: &Row, by: By) -> Result<Blocks,
             .iter()
             .map(|d| d.buckets().map(|b| (b.value, b.count))),
     )
+    .map(|b| match &run.report.series {
+        Some(series) => b.with_block_ms(series.block_ms as f64),
+        None => b,
+    })
     .map_err(|why| format!("{}: {why}", run.name()))
 }
 
 /// Matches the rows of the runs by `by` whose key passes `keep` and estimates the
 /// change of those in every run of both sides: median, p99 and p99.9, floored at the
-/// clock's `step`.
+/// clock's `step`. A node that holds every value of its id takes the estimates of its
+/// id's row in `flat` (the flat rows' match), and is listed in `repeats`.
 pub fn matched(
     base: &[Loaded],
     new: &[Loaded],
     by: By,
     step: f64,
     keep: &dyn Fn(&[String]) -> bool,
+    flat: Option<&Matched>,
     rng: &mut impl Rng,
 ) -> Result<Matched, Failure> {
     let (base_rows, new_rows): (Vec<Keyed<'_>>, Vec<Keyed<'_>>) = (
@@ -121,6 +160,16 @@ pub fn matched(
     let mut out = Matched::default();
     for key in keys.into_iter().filter(|k| keep(k)) {
         match (in_all(&base_rows, key), in_all(&new_rows, key)) {
+            (true, true)
+                if by_row(flat, key, || {
+                    repeats_its_row(base, &base_rows, key) && repeats_its_row(new, &new_rows, key)
+                })
+                .is_some() =>
+            {
+                let estimates = by_row(flat, key, || true).expect("checked").clone();
+                out.repeats.push(out.compared.len());
+                out.compared.push((key.clone(), estimates));
+            }
             (true, true) => {
                 let side = |runs: &[Loaded], rows: &[Keyed<'_>]| -> Result<Side, Failure> {
                     let found: Vec<(&Loaded, &Row)> = runs

@@ -58,8 +58,8 @@ pub struct DiffArgs {
     /// regressed, improved or inconclusive at some quantile (every row with --all).
     #[arg(long, conflicts_with = "json")]
     pub markdown: bool,
-    /// With --markdown, show the rows with no change at any quantile too. The table
-    /// and JSON always show every row.
+    /// With --markdown, show the rows with no change (or below resolution) at every
+    /// quantile too. The table and JSON always show every row.
     #[arg(long)]
     pub all: bool,
     /// Fail (exit status 1) when any interval is inconclusive, not only when something
@@ -106,7 +106,7 @@ pub fn run(args: &DiffArgs) -> Result<Outcome, Failure> {
     } else if args.markdown {
         markdown::markdown(&comparison, args.all, &mut out)
     } else {
-        render::table(&comparison, &mut out)
+        render::table(&comparison, render::width(), &mut out)
     };
     outcome::to_stdout(written)?;
     let inconclusive = render::inconclusive(&comparison, args.strict);
@@ -178,32 +178,29 @@ pub fn compare(
         .map(|l| l.report.resolution)
         .fold(0.0, f64::max);
     let mut rng = StdRng::seed_from_u64(options.seed);
-    let method = if base.len() == 1 && new.len() == 1 {
+    let one_each = base.len() == 1 && new.len() == 1;
+    let method = if one_each {
         Method::Blocks
     } else {
         Method::Runs
     };
     let kept = |key: &[String]| key.last().is_some_and(|id| keep(id));
-    let rows = matched(base, new, By::Id, step, &kept, &mut rng)?;
+    let rows = matched(base, new, By::Id, step, &kept, None, &mut rng)?;
     let (tree, tree_note) = match tree_runs(base, new, options.flat) {
-        Ok(()) => (
-            Some(matched(base, new, By::Path, step, &kept, &mut rng)?),
-            None,
-        ),
+        Ok(()) => {
+            let tree = matched(base, new, By::Path, step, &kept, Some(&rows), &mut rng)?;
+            (Some(tree), None)
+        }
         Err(note) => (None, note),
     };
-    let comparisons = intervals(&rows, tree.as_ref());
-    // One run per side: Bonferroni over every interval. Several: 95% each, as the
-    // t quantile of a few runs' degrees of freedom at Bonferroni's levels leaves
-    // intervals too wide to tell anything (3 runs per side: +-1,000%).
     let family_wise = (method == Method::Blocks).then_some(stats::FAMILY_WISE);
+    let (comparisons, confidence, open_at) = family(&rows, tree.as_ref(), family_wise);
     let settings = Settings {
         threshold: options.threshold,
         step,
-        confidence: match family_wise {
-            Some(rate) => 1.0 - rate / comparisons.max(1) as f64,
-            None => stats::RUNS_CONFIDENCE,
-        },
+        confidence,
+        shift: calibration_shift(base.iter().chain(new)),
+        open_at,
     };
     let mut comparison = Comparison {
         base: base.iter().map(Loaded::name).collect(),
@@ -227,20 +224,74 @@ pub fn compare(
         paths_only_in_new: Vec::new(),
         paths_not_in_every_run: Vec::new(),
         regressed: false,
+        verdicts: comparison::Counts::default(),
     };
     comparison.fill(rows, tree, &settings);
     Ok(comparison)
 }
 
-/// How many intervals the comparison gives (the estimates that have one): Bonferroni
+/// The intervals that share the family-wise rate, the confidence of each, and the
+/// confidence at which an interval is judged open. One run per side: Bonferroni over
+/// the intervals bounded at the level over all that have one (the open level); an
+/// interval open there stays open, so the family holds every interval that decides.
+/// Several:
+/// 95% each, as the t quantile of a few runs' degrees of freedom at Bonferroni's
+/// levels leaves intervals too wide to tell anything (3 runs per side: +-1,000%).
+fn family(
+    rows: &matched::Matched,
+    tree: Option<&matched::Matched>,
+    family_wise: Option<f64>,
+) -> (usize, f64, f64) {
+    let at = |m: usize| match family_wise {
+        Some(rate) => 1.0 - rate / m.max(1) as f64,
+        None => stats::RUNS_CONFIDENCE,
+    };
+    let open_at = at(intervals(rows, tree, 0.0));
+    let comparisons = intervals(rows, tree, open_at);
+    (comparisons, at(comparisons), open_at)
+}
+
+/// How many intervals the comparison gives that are bounded at `confidence` (all
+/// that have one at 0), a node that repeats its id's row not again: Bonferroni
 /// divides the family-wise rate among them.
-fn intervals(rows: &matched::Matched, tree: Option<&matched::Matched>) -> usize {
+fn intervals(rows: &matched::Matched, tree: Option<&matched::Matched>, confidence: f64) -> usize {
+    let nodes = tree.iter().flat_map(|t| {
+        t.compared
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !t.repeats.contains(i))
+            .map(|(_, c)| c)
+    });
     rows.compared
         .iter()
-        .chain(tree.iter().flat_map(|t| &t.compared))
+        .chain(nodes)
         .flat_map(|(_, estimates)| estimates)
-        .filter(|e| e.has_interval())
+        .filter(|e| e.has_interval() && (confidence == 0.0 || e.bounded(confidence)))
         .count()
+}
+
+/// How far the runs' calibrated overheads are apart, in the reports' unit: the widest
+/// spread over the overhead's cells (an empty scope's record per mode pair, and a
+/// pulse's). Calibration subtracts the overhead from every value, so runs calibrated
+/// apart are shifted against each other by up to this; 0 when any report is raw.
+fn calibration_shift<'a>(runs: impl Iterator<Item = &'a Loaded> + Clone) -> f64 {
+    let cells = |l: &Loaded| -> Option<Vec<f64>> {
+        let o = l.report.overhead.as_ref()?;
+        let mut cells: Vec<f64> = o.scope.iter().flatten().copied().collect();
+        cells.push(o.pulse);
+        Some(cells)
+    };
+    let Some(all) = runs.map(cells).collect::<Option<Vec<_>>>() else {
+        return 0.0;
+    };
+    let spread = |i: usize| {
+        let values = all.iter().map(|c| c[i]);
+        values.clone().fold(f64::NEG_INFINITY, f64::max) - values.fold(f64::INFINITY, f64::min)
+    };
+    (0..all.first().map_or(0, Vec::len))
+        .map(spread)
+        .filter(|s| s.is_finite())
+        .fold(0.0, f64::max)
 }
 
 /// Whether the call trees are compared: `Err` with the reason to print when they

@@ -126,12 +126,30 @@ pub fn cells(c: &Change, unit: &str) -> [String; 5] {
         value(c.base, unit),
         value(c.new, unit),
         signed(c.change),
-        if c.low.is_finite() {
-            format!("[{}, {}]", signed(c.low), signed(c.high))
-        } else {
-            "-".into()
-        },
+        interval(c),
     ]
+}
+
+/// A change's interval in a fixed width: `[-3.1%, +8.2%]`, an end beyond +500% as
+/// `> +500%`, an interval the data cannot bound as `[-100%, open]`, none as `-`.
+pub fn interval(c: &Change) -> String {
+    if c.open {
+        "[-100%, open]".into()
+    } else if c.low.is_finite() && c.high.is_finite() {
+        format!("[{}, {}]", end(c.low), end(c.high))
+    } else {
+        "-".into()
+    }
+}
+
+/// An end of an interval: a signed percentage, or `> +500%` beyond
+/// [`SHOWN_UP_TO`](super::stats::SHOWN_UP_TO).
+fn end(v: f64) -> String {
+    if v > super::stats::SHOWN_UP_TO {
+        format!("> +{:.0}%", super::stats::SHOWN_UP_TO * 100.0)
+    } else {
+        signed(v)
+    }
 }
 
 /// The warning (or, with `strict`, the failure) when some intervals are inconclusive:
@@ -174,12 +192,16 @@ pub fn inconclusive(c: &Comparison, strict: bool) -> Option<String> {
     })
 }
 
-/// A relative change as a signed percentage (`+20.1%`).
+/// A relative change as a signed percentage (`+20.1%`); from +1,000% on without
+/// decimals and from +100,000% as a power of ten (`+2.6e5%`), so that it never runs
+/// long.
 pub fn signed(v: f64) -> String {
     match v * 100.0 {
         p if !p.is_finite() => "-".into(),
         p if p.abs() < 0.05 => "0.0%".into(),
-        p => format!("{p:+.1}%"),
+        p if p.abs() < 1_000.0 => format!("{p:+.1}%"),
+        p if p.abs() < 100_000.0 => format!("{p:+.0}%"),
+        p => format!("{}{:.1e}%", if p < 0.0 { "-" } else { "+" }, p.abs()),
     }
 }
 
@@ -193,40 +215,49 @@ pub fn method_words(method: Method) -> &'static str {
 
 /// The lines above the table: the runs, the threshold, the intervals, the error
 /// control and the method's caveat.
-fn header(c: &Comparison, out: &mut impl Write) -> io::Result<()> {
-    writeln!(
-        out,
+fn header(c: &Comparison, width: usize, out: &mut impl Write) -> io::Result<()> {
+    let first = format!(
         "latte-telemetry diff: {} base run(s) -> {} new run(s), threshold ±{}%, {}% intervals ({})",
         c.base.len(),
         c.new.len(),
         percent(c.threshold),
         confidence(c.confidence),
         method_words(c.method)
-    )?;
-    writeln!(out, "error control: {}", c.error_control)?;
+    );
+    writeln!(out, "{}", textwrap::fill(&first, width))?;
+    let control = format!("error control: {}", c.error_control);
+    writeln!(out, "{}", textwrap::fill(&control, width))?;
     if let Some(note) = &c.note {
-        writeln!(out, "{}", textwrap::fill(&format!("note: {note}"), 100))?;
+        writeln!(out, "{}", textwrap::fill(&format!("note: {note}"), width))?;
     }
     writeln!(out)
 }
 
-/// The table `diff` prints: every row, whatever its verdicts.
-pub fn table(c: &Comparison, out: &mut impl Write) -> io::Result<()> {
-    header(c, out)?;
+/// The width the table is laid out to: the report tables' (`COLUMNS`, else the
+/// terminal's, else 100).
+pub fn width() -> usize {
+    latte::report::TableOptions::default().resolved_width()
+}
+
+/// The table `diff` prints: every row, whatever its verdicts, its lines at most
+/// `width` columns (the verdict's reason wraps).
+pub fn table(c: &Comparison, width: usize, out: &mut impl Write) -> io::Result<()> {
+    header(c, width, out)?;
     let components: Vec<(String, &[Change])> = c
         .components
         .iter()
         .map(|comp| (comp.component.clone(), comp.changes.as_slice()))
         .collect();
     let names = |names: &[String]| names.to_vec();
-    section(out, "COMPONENT", &components, c)?;
+    section(out, "COMPONENT", &components, c, width)?;
     missing(
         out,
         [&c.only_in_base, &c.only_in_new, &c.not_in_every_run].map(|n| names(n)),
         ", ",
+        width,
     )?;
     if let Some(note) = &c.tree_note {
-        writeln!(out, "{}", textwrap::fill(&format!("note: {note}"), 100))?;
+        writeln!(out, "{}", textwrap::fill(&format!("note: {note}"), width))?;
     }
     if c.tree_compared {
         writeln!(out, "\nCALL TREE (by path; nodes with a parent)")?;
@@ -238,7 +269,7 @@ pub fn table(c: &Comparison, out: &mut impl Write) -> io::Result<()> {
         if nodes.is_empty() {
             writeln!(out, "no path with a parent is in every run of both sides")?;
         }
-        section(out, "PATH", &nodes, c)?;
+        section(out, "PATH", &nodes, c, width)?;
         let paths = |paths: &[Vec<String>]| paths.iter().map(|p| p.join(" > ")).collect();
         missing(
             out,
@@ -249,9 +280,10 @@ pub fn table(c: &Comparison, out: &mut impl Write) -> io::Result<()> {
             ]
             .map(|p| paths(p)),
             "; ",
+            width,
         )?;
     }
-    writeln!(out, "{}", summary(c))
+    writeln!(out, "{}", textwrap::fill(&summary(c), width))
 }
 
 /// The longest path shown in the table, in characters.
@@ -279,24 +311,57 @@ pub fn short_path(path: &[String], max: usize) -> String {
     out
 }
 
-/// The table of compared rows (components or paths) under a `first` column, if any.
+/// The table of compared rows (components or paths) under a `first` column, if any,
+/// laid out to `width`: the figures keep their width and the name and the verdict's
+/// reason wrap; when that leaves the verdict fewer than [`VERDICT_ROOM`] columns, the
+/// BASE and NEW columns are left out (with a line that says so).
 fn section(
     out: &mut impl Write,
     first: &str,
     items: &[(String, &[Change])],
     c: &Comparison,
+    width: usize,
 ) -> io::Result<()> {
     if items.is_empty() {
         return Ok(());
     }
-    for line in rows(first, items, c).lines() {
+    let figures = |table: &Table| -> usize {
+        let widths = table.column_max_content_widths();
+        let n = widths.len().saturating_sub(1);
+        widths[..n].iter().map(|w| usize::from(*w) + 2).sum()
+    };
+    let values = figures(&rows(first, items, c, true)) + VERDICT_ROOM <= width;
+    let mut table = rows(first, items, c, values);
+    table.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+    table.set_width(u16::try_from(width).unwrap_or(u16::MAX));
+    let last = table.column_count() - 2;
+    for column in 1..=last {
+        if let Some(c) = table.column_mut(column) {
+            c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+        }
+    }
+    for line in table.lines() {
         writeln!(out, "{}", line.trim_end())?;
+    }
+    if !values {
+        let note = format!(
+            "BASE and NEW left out to fit {width} columns (COLUMNS): --json has every figure"
+        );
+        writeln!(out, "{}", textwrap::fill(&note, width))?;
     }
     Ok(())
 }
 
+/// The fewest columns the verdict is given before BASE and NEW are left out.
+pub const VERDICT_ROOM: usize = 24;
+
 /// The lines listing what was only on one side, or not in every run.
-fn missing(out: &mut impl Write, lists: [Vec<String>; 3], separator: &str) -> io::Result<()> {
+fn missing(
+    out: &mut impl Write,
+    lists: [Vec<String>; 3],
+    separator: &str,
+    width: usize,
+) -> io::Result<()> {
     let labels = [
         "only in base",
         "only in new",
@@ -304,30 +369,45 @@ fn missing(out: &mut impl Write, lists: [Vec<String>; 3], separator: &str) -> io
     ];
     for (label, names) in labels.into_iter().zip(lists) {
         if !names.is_empty() {
-            writeln!(out, "{label}: {}", names.join(separator))?;
+            let line = format!("{label}: {}", names.join(separator));
+            writeln!(out, "{}", textwrap::fill(&line, width))?;
         }
     }
     Ok(())
 }
 
-fn rows(first: &str, items: &[(String, &[Change])], c: &Comparison) -> Table {
+/// The table's rows: name, quantile, base and new (with `values`), change, interval,
+/// verdict.
+fn rows(first: &str, items: &[(String, &[Change])], c: &Comparison, values: bool) -> Table {
     let mut table = Table::new();
     table.load_style(presets::NOTHING);
-    table.set_content_arrangement(comfy_table::ContentArrangement::Disabled);
     let interval = format!("{}% INTERVAL", confidence(c.confidence));
-    table.set_header([
+    let keep = |i: usize| values || !(2..=3).contains(&i);
+    let header = [
         first, "QUANTILE", "BASE", "NEW", "CHANGE", &interval, "VERDICT",
-    ]);
+    ];
+    table.set_header(
+        header
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| keep(*i))
+            .map(|(_, h)| *h),
+    );
     for (label, changes) in items {
         for (i, change) in changes.iter().enumerate() {
             let name = if i == 0 { label.as_str() } else { "" };
             let mut row = vec![name.to_string()];
             row.extend(cells(change, c.unit));
             row.push(verdict(change, c.threshold));
-            table.add_row(row);
+            table.add_row(
+                row.into_iter()
+                    .enumerate()
+                    .filter(|(i, _)| keep(*i))
+                    .map(|(_, r)| r),
+            );
         }
     }
-    for column in 2..=5 {
+    for column in 2..table.column_count() - 1 {
         if let Some(c) = table.column_mut(column) {
             c.set_cell_alignment(CellAlignment::Right);
         }
@@ -356,11 +436,18 @@ fn summary(c: &Comparison) -> String {
             (!qs.is_empty()).then(|| format!("{name} ({})", qs.join(", ")))
         })
         .collect();
+    let below = match c.verdicts.below_resolution {
+        0 => String::new(),
+        n => format!(
+            "\n{n} below resolution: below one clock step on both sides, neither no change nor \
+             compared"
+        ),
+    };
     if regressed.is_empty() {
-        format!("no regression beyond ±{}%", percent(c.threshold))
+        format!("no regression beyond ±{}%{below}", percent(c.threshold))
     } else {
         format!(
-            "REGRESSED beyond ±{}%: {}",
+            "REGRESSED beyond ±{}%: {}{below}",
             percent(c.threshold),
             regressed.join("; ")
         )

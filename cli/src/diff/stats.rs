@@ -10,13 +10,14 @@
 //!   of format 4) are resampled by a stationary bootstrap with an automatic block
 //!   length ([`blocks`]), so values that are alike because they ran at about the same
 //!   time widen the interval as they should. The standard deviation of the log ratio
-//!   over the resamples is its standard error, with Student's t on `blocks / L - 1`
-//!   degrees of freedom (the run holds about `blocks / L` independent stretches). A run with fewer than
+//!   over the resamples is its standard error, with Student's t on
+//!   `blocks / (2 L) - 1` degrees of freedom ([`Blocks::df`]). A run with fewer than
 //!   [`MIN_BLOCKS`](blocks::MIN_BLOCKS) blocks, or a report without blocks (format 3 or
 //!   older), gives `inconclusive` with the reason.
 //!
-//! **Error control**, one run per side: a comparison holds `m` intervals (components
-//! and call-tree nodes times quantiles). Each is at confidence `1 - 1%/m`
+//! **Error control**, one run per side: a comparison holds `m` intervals that can
+//! decide (components and call-tree nodes times quantiles, less those below
+//! resolution, open, or repeating their id's row). Each is at confidence `1 - 1%/m`
 //! (Bonferroni), so the chance that any of them misses its true change is at most 1%,
 //! whatever the dependence between them; a false alarm (`regressed` or `improved` with
 //! no real change) needs a miss, and a change beyond the threshold besides. With
@@ -24,11 +25,17 @@
 //! freedom of three to five runs at Bonferroni's levels gives intervals of hundreds of
 //! percent, so the family-wise rate is not held there.
 //!
-//! Either way the interval is widened by one clock step relative to the base value:
-//! values closer than the clock's step cannot be told apart. For the same reason a
-//! value below one step (calibrated data can be 0: all of it the instrumentation's
-//! own cost) is taken as one step, so a component that went from below the clock's
-//! resolution to 70 ns still shows as a change.
+//! Either way the interval is widened in value space: the new value's interval,
+//! `base x exp(log interval)`, is widened by one clock step and by the difference of
+//! the two sides' calibrated overheads (a whole-run shift latte knows of), clamped at
+//! 0, and divided by the base again, so a relative interval never passes -100%. A
+//! base below one step is taken as one step, so a component that went from below the
+//! clock's resolution to 70 ns still shows as a change. A quantile below one step on
+//! both sides is [`Verdict::BelowResolution`]: no interval, counted apart. An interval
+//! the data cannot bound is open: fewer than 1 degree of freedom, or an upper end
+//! (before widening) past +[`SHOWN_UP_TO`] at the level the family is counted at
+//! ([`Settings::open_at`]), with the run length that would bound it. Neither counts in
+//! the Bonferroni family.
 
 use latte::report::Distribution as Dist;
 use rand::Rng;
@@ -45,6 +52,11 @@ pub const FAMILY_WISE: f64 = 0.01;
 pub const RUNS_CONFIDENCE: f64 = 0.95;
 /// Resamples of the one-run interval.
 pub const RESAMPLES: usize = 1_000;
+/// The relative change above which an end of an interval is printed as `> +500%`,
+/// and past which the data are taken not to bound it (the interval is open).
+pub const SHOWN_UP_TO: f64 = 5.0;
+/// Fewest degrees of freedom of an interval: with fewer, it is open.
+pub const MIN_DF: f64 = 1.0;
 /// Values a run needs on each side of a quantile for the quantile to be estimated:
 /// fewer, and the verdict is `inconclusive`.
 pub const MIN_BEYOND: f64 = 10.0;
@@ -62,6 +74,8 @@ pub enum Verdict {
     /// The data cannot tell: too few values, or an interval wider than the threshold
     /// on both sides.
     Inconclusive,
+    /// Below one clock step on both sides: the clock cannot tell the values apart.
+    BelowResolution,
 }
 
 impl Verdict {
@@ -72,6 +86,7 @@ impl Verdict {
             Verdict::Regressed => "regressed",
             Verdict::NoChange => "no change",
             Verdict::Inconclusive => "inconclusive",
+            Verdict::BelowResolution => "below resolution",
         }
     }
 }
@@ -97,10 +112,13 @@ pub struct Change {
     pub new: f64,
     /// `new / base - 1` (`0.05`: 5% slower).
     pub change: f64,
-    /// Lower end of the 95% interval of `change`.
+    /// Lower end of the interval of `change`, at least -1 (-100%).
     pub low: f64,
-    /// Upper end of the 95% interval of `change`.
+    /// Upper end of the interval of `change`; infinite (`null` in JSON) when `open`.
     pub high: f64,
+    /// Whether the data cannot bound the interval (too few blocks of time for the
+    /// confidence asked): `low` is then -1 and `high` infinite.
+    pub open: bool,
     /// The verdict against the threshold.
     pub verdict: Verdict,
     /// Why the verdict is inconclusive, or other caveats.
@@ -116,6 +134,13 @@ pub struct Settings {
     /// Confidence of each interval: `1 - FAMILY_WISE / m` over the `m` intervals of
     /// the comparison (Bonferroni).
     pub confidence: f64,
+    /// A shift of every value of a run that latte knows of, in the report's unit: the
+    /// spread of the runs' calibrated overheads (0 for raw data).
+    pub shift: f64,
+    /// The confidence at which an interval is judged open (at or above `confidence`):
+    /// the level over every interval that has one, at which the family was counted,
+    /// so that an interval left out of the family as open stays open.
+    pub open_at: f64,
 }
 
 /// What one side of a comparison holds for one component or node.
@@ -148,12 +173,38 @@ pub struct Estimate {
     df: Option<f64>,
     /// Why no interval can be given: the verdict is `inconclusive`.
     pub note: Option<String>,
+    /// Both values are below one clock step.
+    below_resolution: bool,
+    /// With one run per side: the run with fewer degrees of freedom, what a bound
+    /// that is open needs.
+    stretch: Option<Stretch>,
+}
+
+/// One run's blocks of time, as far as an open interval's note needs them.
+#[derive(Clone, Copy, Debug)]
+struct Stretch {
+    /// Blocks with values.
+    has: usize,
+    /// The stationary bootstrap's mean block length, in blocks.
+    length: f64,
+    /// A block's length in ms.
+    block_ms: f64,
 }
 
 impl Estimate {
-    /// Whether an interval is given (a verdict other than a reasoned `inconclusive`).
+    /// Whether the estimate has an interval (not too few values or blocks, not below
+    /// resolution); it may still be open.
     pub fn has_interval(&self) -> bool {
-        self.note.is_none()
+        self.note.is_none() && !self.below_resolution
+    }
+
+    /// Whether its interval at `confidence` is bounded: at least [`MIN_DF`] degrees of
+    /// freedom, and an upper end (before widening) within +[`SHOWN_UP_TO`]. Only
+    /// bounded intervals take part in the error control.
+    pub fn bounded(&self, confidence: f64) -> bool {
+        self.has_interval()
+            && self.df.is_none_or(|df| df >= MIN_DF)
+            && t(self.df, confidence) * self.se <= (1.0 + SHOWN_UP_TO).ln()
     }
 }
 
@@ -176,13 +227,26 @@ pub fn estimate(
         ))),
         (true, Err(why), _) | (true, _, Err(why)) => Err(why.clone()),
     };
+    let stretch = match (one_each, &base.blocks, &new.blocks) {
+        (true, Ok(b), Ok(n)) => {
+            let fewer = if b.df() <= n.df() { b } else { n };
+            Some(Stretch {
+                has: fewer.len(),
+                length: fewer.length(),
+                block_ms: fewer.block_ms(),
+            })
+        }
+        _ => None,
+    };
     qs.iter()
         .enumerate()
         .map(|(i, &q)| {
             let errors = errors
                 .as_ref()
                 .map(|e| e.as_ref().map(|(se, df)| (se[i], *df)));
-            one_estimate(base, new, q, step, errors)
+            let mut estimate = one_estimate(base, new, q, step, errors);
+            estimate.stretch = stretch;
+            estimate
         })
         .collect()
 }
@@ -208,6 +272,9 @@ fn one_estimate(
         se: f64::NAN,
         df: None,
         note: None,
+        // Half a step: a value of one step reads one step, one below it 0.
+        below_resolution: b.iter().chain(&n).all(|&v| v < step / 2.0),
+        stretch: None,
     };
     if let Some(why) = too_few(base.runs.iter().chain(&new.runs), q) {
         estimate.note = Some(why);
@@ -230,8 +297,9 @@ fn one_estimate(
     estimate
 }
 
-/// The change with its interval at `settings.confidence`, widened by one clock step,
-/// and its verdict.
+/// The change with its interval at `settings.confidence`, widened in value space by
+/// one clock step and the runs' calibration shift, and its verdict; below resolution
+/// on both sides, or open when the blocks are too few.
 pub fn change(estimate: &Estimate, settings: &Settings) -> Change {
     let mut change = Change {
         quantile: estimate.quantile,
@@ -240,13 +308,25 @@ pub fn change(estimate: &Estimate, settings: &Settings) -> Change {
         change: f64::NAN,
         low: f64::NAN,
         high: f64::NAN,
+        open: false,
         verdict: Verdict::Inconclusive,
         note: estimate.note.clone(),
     };
+    if estimate.log_change.is_finite() {
+        change.change = estimate.log_change.exp() - 1.0;
+    }
+    if estimate.below_resolution {
+        change.change = f64::NAN;
+        change.verdict = Verdict::BelowResolution;
+        change.note = Some("both below one clock step".into());
+        return change;
+    }
     if estimate.note.is_some() {
-        if estimate.log_change.is_finite() {
-            change.change = estimate.log_change.exp() - 1.0;
-        }
+        return change;
+    }
+    if !estimate.bounded(settings.open_at) {
+        (change.low, change.high, change.open) = (-1.0, f64::INFINITY, true);
+        change.note = Some(open_note(estimate, settings.open_at));
         return change;
     }
     let (low, high) = interval(
@@ -255,32 +335,62 @@ pub fn change(estimate: &Estimate, settings: &Settings) -> Change {
         estimate.df,
         settings.confidence,
     );
-    let widen = settings.step / estimate.base_at;
-    change.change = estimate.log_change.exp() - 1.0;
-    (change.low, change.high) = (low.exp() - 1.0 - widen, high.exp() - 1.0 + widen);
+    let widen = settings.step + settings.shift;
+    // In value space: the new value's interval for this base, widened, at least 0.
+    let at = |log: f64, by: f64| (estimate.base_at * log.exp() + by).max(0.0) / estimate.base_at;
+    (change.low, change.high) = (at(low, -widen) - 1.0, at(high, widen) - 1.0);
     change.verdict = verdict(change.change, change.low, change.high, settings.threshold);
     if change.verdict == Verdict::Inconclusive {
-        // What the interval does that no verdict allows.
-        change.note = Some(if change.change.abs() > settings.threshold {
-            "the interval holds 0".into()
-        } else {
-            format!(
-                "the interval reaches past ±{}%",
-                super::render::percent(settings.threshold)
-            )
-        });
+        change.note = Some(super::render::reason(&change, settings.threshold));
     }
     change
+}
+
+/// Why an interval is open: the blocks of time a bound at `confidence` needs (the
+/// degrees of freedom that bring its upper end within +[`SHOWN_UP_TO`] at the run's
+/// mean block length), and about how long a run that gives them is.
+fn open_note(estimate: &Estimate, confidence: f64) -> String {
+    let limit = (1.0 + SHOWN_UP_TO).ln();
+    let Some(stretch) = estimate.stretch else {
+        return "open: the runs differ too much for a bound at this confidence".into();
+    };
+    if t(None, confidence) * estimate.se > limit {
+        return "open: the blocks vary too much for a bound at this confidence".into();
+    }
+    // The fewest degrees of freedom that bound it: t falls as they grow.
+    let (mut low, mut high) = (MIN_DF, 1e6);
+    while high - low > 0.5 {
+        let mid = (low + high) / 2.0;
+        if t(Some(mid), confidence) * estimate.se <= limit {
+            high = mid;
+        } else {
+            low = mid;
+        }
+    }
+    // `Blocks::df`: blocks / (2 L) - 1.
+    let needs = (2.0 * stretch.length * (high + 1.0)).ceil() as usize;
+    let seconds = needs as f64 * stretch.block_ms / 1000.0;
+    format!(
+        "open: a bound needs {needs} blocks of time (a run of about {seconds:.1} s), the run has {}",
+        stretch.has
+    )
+}
+
+/// Student's t quantile for a two-sided interval at `confidence` with `df` degrees of
+/// freedom (the normal's without; infinite below [`MIN_DF`]).
+fn t(df: Option<f64>, confidence: f64) -> f64 {
+    let p = 1.0 - (1.0 - confidence) / 2.0;
+    match df {
+        Some(df) if df < MIN_DF => f64::INFINITY,
+        Some(df) => StudentsT::new(0.0, 1.0, df).map_or(f64::INFINITY, |t| t.inverse_cdf(p)),
+        None => Normal::standard().inverse_cdf(p),
+    }
 }
 
 /// The two-sided interval `d ± t se` at `confidence` on the log scale: Student's t
 /// with `df` degrees of freedom, the normal without.
 pub fn interval(d: f64, se: f64, df: Option<f64>, confidence: f64) -> (f64, f64) {
-    let p = 1.0 - (1.0 - confidence) / 2.0;
-    let t = match df {
-        Some(df) => StudentsT::new(0.0, 1.0, df).map_or(f64::INFINITY, |t| t.inverse_cdf(p)),
-        None => Normal::standard().inverse_cdf(p),
-    };
+    let t = t(df, confidence);
     (d - t * se, d + t * se)
 }
 

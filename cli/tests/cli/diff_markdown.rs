@@ -114,7 +114,8 @@ fn markdown_leaves_out_unchanged_rows_unless_all() {
         assert!(!text.contains("steady"), "{text}");
         assert!(
             text.contains(
-                "- 1 component with no change at any quantile is left out; `--all` shows it."
+                "- 1 component with no change (or below resolution) at every quantile is left \
+                 out; `--all` shows it."
             ),
             "{text}"
         );

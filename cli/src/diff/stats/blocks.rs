@@ -57,6 +57,8 @@ pub struct Blocks {
     len: usize,
     /// The stationary bootstrap's mean block length, in blocks.
     length: f64,
+    /// How long a block is, in ms.
+    block_ms: f64,
 }
 
 /// Scratch space for [`Blocks::resample`].
@@ -109,6 +111,7 @@ impl Blocks {
             cumulative,
             len: raw.len(),
             length: 1.0,
+            block_ms: latte::report::Series::BLOCK_MS as f64,
         };
         let mut median = [0.0];
         let medians: Vec<f64> = (0..this.len)
@@ -123,9 +126,34 @@ impl Blocks {
 
     /// Degrees of freedom of the standard error the resamples give: the run holds
     /// about `blocks / L` independent stretches, and the stretches' random lengths
-    /// halve what that many would give.
+    /// halve what that many would give. Below 1 (fewer than 4 stretches), no
+    /// interval is bounded.
     pub fn df(&self) -> f64 {
-        (self.len as f64 / self.length / 2.0 - 1.0).max(1.0)
+        self.len as f64 / self.length / 2.0 - 1.0
+    }
+
+    /// How many blocks with values the run has.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The stationary bootstrap's mean block length, in blocks.
+    pub fn length(&self) -> f64 {
+        self.length
+    }
+
+    /// How long a block is, in ms ([`Series::BLOCK_MS`](latte::report::Series::BLOCK_MS)
+    /// unless [`with_block_ms`](Self::with_block_ms) says otherwise).
+    pub fn block_ms(&self) -> f64 {
+        self.block_ms
+    }
+
+    /// The same blocks, each `ms` long (a long run's blocks are merged).
+    pub fn with_block_ms(self, ms: f64) -> Blocks {
+        Blocks {
+            block_ms: ms,
+            ..self
+        }
     }
 
     /// The `qs`-quantiles (ascending) of every value of the run.

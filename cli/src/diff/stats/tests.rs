@@ -78,6 +78,8 @@ fn settings(threshold: f64) -> Settings {
         threshold,
         step: 1.0,
         confidence: 0.95,
+        shift: 0.0,
+        open_at: 0.95,
     }
 }
 
@@ -249,10 +251,10 @@ fn too_few_blocks_are_inconclusive_with_the_reason() {
     };
     let change = &verdicts(&enough, &none, 0.05, &mut rng)[0];
     assert_eq!(change.note.as_deref(), Some("old.json: no blocks"));
-    // 20 blocks of 3 values: an interval far wider than ±5%.
+    // 40 blocks of 3 values: an interval far wider than ±5%.
     let (a, b) = (
-        blocked_run(20, 3, 1.0, &mut rng),
-        blocked_run(20, 3, 1.0, &mut rng),
+        blocked_run(40, 3, 1.0, &mut rng),
+        blocked_run(40, 3, 1.0, &mut rng),
     );
     let change = &verdicts(&a, &b, 0.05, &mut rng)[0];
     assert_eq!(change.verdict, Verdict::Inconclusive, "{change:?}");
@@ -303,6 +305,8 @@ fn the_interval_is_at_least_one_step_wide() {
         threshold: 0.05,
         step: 26.0,
         confidence: 0.95,
+        shift: 0.0,
+        open_at: 0.95,
     };
     let mut rng = StdRng::seed_from_u64(6);
     let blocks = || Blocks::new((0..30).map(|_| [(100.0, 1_000)]));
@@ -328,3 +332,147 @@ fn the_interval_is_at_least_one_step_wide() {
 }
 
 mod coverage;
+
+/// One run per side of `values[i]`-valued blocks: block `i` holds 1,000 values, a
+/// tenth of them at `values[i] + tail`.
+fn steady_side(values: &[f64], tail: f64) -> Side {
+    let blocks: Vec<Vec<(f64, u64)>> = values
+        .iter()
+        .map(|&v| vec![(v, 900), (v + tail, 100)])
+        .collect();
+    let mut hist = empty();
+    for block in &blocks {
+        for &(v, k) in block {
+            hist.record_n(v as u64, k).unwrap();
+        }
+    }
+    Side {
+        runs: vec![decoded(&hist)],
+        blocks: Blocks::new(blocks),
+    }
+}
+
+fn step_settings(step: f64, shift: f64) -> Settings {
+    Settings {
+        threshold: 0.05,
+        step,
+        confidence: 1.0 - 0.01 / 30.0,
+        shift,
+        open_at: 1.0 - 0.01 / 30.0,
+    }
+}
+
+/// A base of one clock step: the widening is in value space, so the interval's low
+/// end is -100% (the new value 0), not -200% as a step added to the relative change
+/// gave.
+#[test]
+fn a_base_of_one_step_never_passes_minus_100_percent() {
+    let mut rng = StdRng::seed_from_u64(7);
+    // Blocks at one step or just above, independently.
+    let mut levels = || -> Vec<f64> {
+        (0..40)
+            .map(|_| 26.0 + rng.random_range(0..2) as f64)
+            .collect()
+    };
+    let (base, new) = (steady_side(&levels(), 26.0), steady_side(&levels(), 26.0));
+    for e in estimate(&base, &new, &[0.5], 26.0, &mut rng) {
+        let change = change(&e, &step_settings(26.0, 0.0));
+        assert!(!change.open, "{change:?}");
+        assert!(change.low >= -1.0, "{change:?}");
+        assert!(
+            change.low < -0.5,
+            "one step of 26 ticks is -100%: {change:?}"
+        );
+        assert!(change.high.is_finite() && change.high >= 1.0, "{change:?}");
+        assert_eq!(change.verdict, Verdict::Inconclusive, "{change:?}");
+    }
+}
+
+/// A run whose blocks drift over its whole length leaves few independent stretches
+/// (fewer than 1 degree of freedom, where the old floor at 1 gave +1e288): the
+/// interval is open (no upper bound, `null` in JSON), says how many blocks a bound
+/// needs, and does not take part in the error control.
+#[test]
+fn too_few_degrees_of_freedom_give_an_open_interval() {
+    let mut rng = StdRng::seed_from_u64(8);
+    let drift: Vec<f64> = (0..24).map(|i| 1_000.0 + 40.0 * i as f64).collect();
+    let (base, new) = (steady_side(&drift, 500.0), steady_side(&drift, 500.0));
+    let blocks = base.blocks.as_ref().unwrap();
+    assert!(blocks.df() < MIN_DF, "df {}", blocks.df());
+    let estimates = estimate(&base, &new, &[0.5], 26.0, &mut rng);
+    assert!(!estimates[0].bounded(0.95));
+    let change = change(&estimates[0], &step_settings(26.0, 0.0));
+    assert!(change.open && change.low == -1.0 && change.high.is_infinite());
+    assert_eq!(change.verdict, Verdict::Inconclusive);
+    let note = change.note.clone().unwrap();
+    let needs: usize = note
+        .strip_prefix("open: a bound needs ")
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{note}"));
+    assert!(needs > 24 && note.ends_with("the run has 24"), "{note}");
+    let json = serde_json::to_value(&change).unwrap();
+    assert_eq!(json["high"], serde_json::Value::Null);
+    assert_eq!(json["open"], serde_json::Value::Bool(true));
+}
+
+/// The same drift over 200 blocks is bounded: the interval closes as the run grows.
+#[test]
+fn enough_blocks_close_the_interval() {
+    let mut rng = StdRng::seed_from_u64(9);
+    let mut levels = || -> Vec<f64> {
+        (0..200)
+            .map(|_| 1_000.0 + 40.0 * rng.random_range(0..7) as f64)
+            .collect()
+    };
+    let (base, new) = (steady_side(&levels(), 500.0), steady_side(&levels(), 500.0));
+    let estimates = estimate(&base, &new, &[0.5], 26.0, &mut rng);
+    assert!(estimates[0].bounded(1.0 - 0.01 / 30.0));
+    let change = change(&estimates[0], &step_settings(26.0, 0.0));
+    assert!(!change.open && change.high.is_finite(), "{change:?}");
+}
+
+/// Values below one clock step on both sides get no interval and a verdict of their
+/// own, and do not count in the error control; one side above a step is compared.
+#[test]
+fn quantiles_below_one_step_on_both_sides_are_below_resolution() {
+    let mut rng = StdRng::seed_from_u64(10);
+    let zeros = vec![0.0; 30];
+    let (base, new) = (steady_side(&zeros, 0.0), steady_side(&zeros, 0.0));
+    let e = &estimate(&base, &new, &[0.5], 26.0, &mut rng)[0];
+    assert!(!e.has_interval());
+    let below = change(e, &step_settings(26.0, 0.0));
+    assert_eq!(below.verdict, Verdict::BelowResolution, "{below:?}");
+    assert_eq!(below.verdict.word(), "below resolution");
+    let slower = steady_side(&[260.0; 30], 0.0);
+    let e = &estimate(&base, &slower, &[0.5], 26.0, &mut rng)[0];
+    assert!(e.has_interval());
+    assert_eq!(
+        change(e, &step_settings(26.0, 0.0)).verdict,
+        Verdict::Regressed
+    );
+}
+
+/// A whole-run shift latte knows of (the runs' calibrated overheads apart) widens
+/// the interval by that much, in value space.
+#[test]
+fn the_calibration_shift_widens_the_interval() {
+    let mut rng = StdRng::seed_from_u64(11);
+    let mut levels = || -> Vec<f64> {
+        (0..40)
+            .map(|_| 1_000.0 + 10.0 * rng.random_range(0..2) as f64)
+            .collect()
+    };
+    let (base, new) = (steady_side(&levels(), 0.0), steady_side(&levels(), 0.0));
+    let e = &estimate(&base, &new, &[0.5], 1.0, &mut rng)[0];
+    let (plain, shifted) = (
+        change(e, &step_settings(1.0, 0.0)),
+        change(e, &step_settings(1.0, 100.0)),
+    );
+    let base_value = plain.base.max(1.0);
+    assert!(
+        ((plain.low - shifted.low) * base_value - 100.0).abs() < 1e-6
+            && ((shifted.high - plain.high) * base_value - 100.0).abs() < 1e-6,
+        "{plain:?} {shifted:?}"
+    );
+}

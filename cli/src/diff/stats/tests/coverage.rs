@@ -58,7 +58,7 @@ fn intervals(
 ) -> Vec<(f64, f64, f64)> {
     let (b, n) = (base.pooled(qs), new.pooled(qs));
     let se = block_errors(base, new, qs, 0.0, TEST_RESAMPLES, rng);
-    let df = base.df().min(new.df());
+    let df = base.df().min(new.df()).max(1.0);
     (0..qs.len())
         .map(|i| {
             let d = (n[i] / b[i]).ln();
