@@ -287,7 +287,13 @@ fn tree(frame: &mut Frame, area: Rect, app: &App) {
         let indent = "  ".repeat(line.depth as usize);
         // A node that is not a scope on the stack has no self time and no account.
         // Nothing of latte's or unplaced (a leaf, mostly): left blank, not `0 ns`.
-        let part = |v: f64| if v == 0.0 { String::new() } else { value(live, v) };
+        let part = |v: f64| {
+            if v == 0.0 {
+                String::new()
+            } else {
+                value(live, v)
+            }
+        };
         let (own, inside, not_attributed) = match node.self_total {
             Some(own) => (
                 value(live, own),
