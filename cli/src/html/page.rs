@@ -198,9 +198,11 @@ fn trees(reports: &[Loaded], unit: &str) -> String {
         "<section class=\"tree\"><h2>Call tree</h2><p>One chart per report with a tree, all \
          threads merged by path. Each row is one depth; a rectangle's width is its share of the \
          top row's time (the label's percentage, below the top row), the scopes it called lie \
-         under it, left to right, and the empty part under it is its self time. Hover over a \
-         rectangle for its path, total, self time, calls and shares. Pulses and values are \
-         not drawn.</p>{charts}</section>"
+         under it, left to right; at the right end under it, striped, latte's own Starts and \
+         Stops of those scopes (latte inside), and plain grey what the tree cannot place (not \
+         attributed); the empty part between is its self time. Hover over a rectangle for its \
+         path, total, self time, latte inside, calls and shares. Pulses and values are not \
+         drawn.</p>{charts}</section>"
     )
 }
 
