@@ -674,20 +674,7 @@ fn tree_report(path: &Path, shape: &[Shape], slower: &[(usize, f64)], seed: u64)
         .map(|(i, &(name, parent, depth))| {
             let factor = slower.iter().find(|s| s.0 == i).map_or(1.0, |s| s.1);
             let hist = cli_support::histogram(&component(name, i, factor), seed * 100 + i as u64);
-            let row = cli_support::row(name, &hist);
-            latte::report::TreeNode {
-                parent,
-                depth,
-                self_time: Some(latte::report::SelfTime {
-                    calls: row.stats.seen,
-                    total: row.stats.total,
-                    mean: row.stats.avg,
-                }),
-                account: None,
-                row,
-                of_parent: None,
-                of_root: 1.0,
-            }
+            tree_node(parent, depth, cli_support::row(name, &hist))
         })
         .collect();
     write_report(path, &report)
@@ -964,4 +951,26 @@ fn diff_widens_by_the_runs_calibration_spread() {
             && ((high_apart - high) * value - 40.0).abs() < 1e-6,
         "[{low}, {high}] against [{low_apart}, {high_apart}] at {value} cycles"
     );
+}
+
+/// A call-tree node over `row`, `depth` deep under `parent`: its self time its row's
+/// (a node with nothing inside), no account (as a format-4 report has none).
+fn tree_node(
+    parent: Option<usize>,
+    depth: u32,
+    row: latte::report::Row,
+) -> latte::report::TreeNode {
+    latte::report::TreeNode {
+        parent,
+        depth,
+        self_time: Some(latte::report::SelfTime {
+            calls: row.stats.seen,
+            total: row.stats.total,
+            mean: row.stats.avg,
+        }),
+        account: None,
+        row,
+        of_parent: None,
+        of_root: 1.0,
+    }
 }

@@ -5,23 +5,6 @@ use crate::cli_support::{self, COMPONENTS, dir, write, write_report};
 use crate::tool;
 use std::path::{Path, PathBuf};
 
-/// A tree node over the row `row`.
-fn node(parent: Option<usize>, depth: u32, row: latte::report::Row) -> latte::report::TreeNode {
-    latte::report::TreeNode {
-        parent,
-        depth,
-        self_time: Some(latte::report::SelfTime {
-            calls: row.stats.seen,
-            total: row.stats.total,
-            mean: row.stats.avg,
-        }),
-        account: None,
-        row,
-        of_parent: None,
-        of_root: 1.0,
-    }
-}
-
 /// A report as latte writes it: two components, one under the other in the tree.
 fn sound() -> latte::Report {
     let rows: Vec<latte::report::Row> = COMPONENTS[..2]
@@ -31,8 +14,8 @@ fn sound() -> latte::Report {
         .collect();
     let mut report = cli_support::report(rows.clone());
     report.tree = vec![
-        node(None, 0, rows[0].clone()),
-        node(Some(0), 1, rows[1].clone()),
+        crate::tree_node(None, 0, rows[0].clone()),
+        crate::tree_node(Some(0), 1, rows[1].clone()),
     ];
     report
 }
