@@ -1,6 +1,7 @@
 //! The seed's "Latency Report", reproduced: cycles per operation of the raw timer
 //! reads, latte's Start+Stop in each mode, pulse and `Instant::now`, plus Fast
-//! Start+Stop with 1, 64 and 1,000 ids live on the thread, and 8 Fast scopes nested.
+//! Start+Stop with 1, 64 and 1,000 ids live on the thread (and rotating over 1,000), and 8
+//! Fast scopes nested.
 //!
 //! Each record path is also compared with its *limit model* (module [`model`]): the
 //! least code that does the same job, written by hand here. A model's reads are the bare
@@ -218,6 +219,53 @@ mod model {
                 let meta =
                     tag & START_MASK | R::MODE << STOP_SHIFT | if migrated { MIGRATED } else { 0 };
                 store(now.wrapping_sub(frame.ticks.get()) | meta);
+            }
+        });
+    }
+
+    /// Rings of the rotating-ids model: one per id, each with its own head, of the
+    /// length latte's ring of an id reaches in the bench (a hundred samples a trial).
+    pub struct Rings {
+        rings: Vec<(AtomicU64, Box<[AtomicU64]>)>,
+    }
+
+    /// Slots of one of [`Rings`]' rings.
+    const ROTATING_SLOTS: usize = 1 << 14;
+
+    impl Rings {
+        /// `n` rings, every page written.
+        pub fn new(n: usize) -> Rings {
+            Rings {
+                rings: (0..n)
+                    .map(|_| {
+                        let slots = (0..ROTATING_SLOTS).map(|_| AtomicU64::new(0)).collect();
+                        (AtomicU64::new(0), slots)
+                    })
+                    .collect(),
+            }
+        }
+    }
+
+    /// [`stop`], storing into ring `i` of `rings`: the model of a Stop whose id has a
+    /// ring of its own.
+    #[inline(always)]
+    pub fn stop_into<R: Read>(rings: &Rings, i: usize) {
+        let (now, cpu) = R::read();
+        FRAMES.with(|f| {
+            let top = f.depth.get().wrapping_sub(1);
+            if let Some(frame) = f.frames.get(top) {
+                f.depth.set(top);
+                let tag = frame.tag.get();
+                let migrated = R::CPU
+                    && tag & START_MASK != 0
+                    && (tag >> CPU_SHIFT) & CPU_MASK != u64::from(cpu) & CPU_MASK;
+                let meta =
+                    tag & START_MASK | R::MODE << STOP_SHIFT | if migrated { MIGRATED } else { 0 };
+                let (head, slots) = &rings.rings[i];
+                let h = head.load(Relaxed);
+                slots[h as usize & (ROTATING_SLOTS - 1)]
+                    .store(now.wrapping_sub(frame.ticks.get()) | meta, Relaxed);
+                head.store(h.wrapping_add(1), Relaxed);
             }
         });
     }
@@ -641,15 +689,35 @@ fn ids() -> Vec<Row> {
             latte::stop(&STATIC_ID, Mode::Fast);
         }
     }));
-    let ids = live_ids(1000);
-    rows.push(row("Ids", "Fast S+S, cycling 1,000 ids", move || {
-        for i in 0..CALLS as usize {
-            let id = ids[i % 1000];
-            latte::start(id, Mode::Fast);
-            latte::stop(id, Mode::Fast);
-        }
-    }));
+    rows.extend(rotating());
     rows
+}
+
+/// Ids live on the thread in the rotating case.
+const ROTATING: usize = 1000;
+
+/// A Start+Stop whose id rotates over 1,000 live ids (each call a different id, so each
+/// touches its id's entry and ring cold), beside the model of the same: 1,000 rings
+/// indexed by a rotating counter.
+fn rotating() -> Vec<Row> {
+    let ids = live_ids(ROTATING);
+    let rings = model::Rings::new(ROTATING);
+    vec![
+        row("Ids", "Fast S+S, rotating 1,000 ids", move || {
+            for i in 0..CALLS as usize {
+                let id = ids[i % ROTATING];
+                latte::start(id, Mode::Fast);
+                latte::stop(id, Mode::Fast);
+            }
+        }),
+        row("Model", "model Fast S+S, rotating 1,000", move || {
+            for i in 0..CALLS as usize {
+                let i = i % ROTATING;
+                model::start::<model::Fast>(i as u32);
+                model::stop_into::<model::Fast>(&rings, i);
+            }
+        }),
+    ]
 }
 
 /// The table: every row's statistics over the trials, and its median in RDTSCs.
@@ -742,9 +810,15 @@ fn targets(median: &dyn Fn(&str) -> f64) {
             "model Fast Start+Stop, 8 nested",
             "Fast 8 nested Start+Stop / model",
         ),
+        (
+            "Fast S+S, rotating 1,000 ids",
+            "model Fast S+S, rotating 1,000",
+            "Fast S+S rotating 1,000 ids / model",
+        ),
     ] {
         target(label, median(latte_row) / median(model_row), 1.05);
     }
+    front_end_targets(median, &target);
     switch_targets(median, &target);
     target(
         "Fast S+S 1,000 ids / 1 id",
@@ -758,6 +832,22 @@ fn targets(median: &dyn Fn(&str) -> f64) {
         layer_cost / median("Fast Start+Stop"),
         1.3,
     );
+}
+
+/// The scope guard and the attribute cost what the pair of macros they stand for costs.
+fn front_end_targets(median: &dyn Fn(&str) -> f64, target: &dyn Fn(&str, f64, f64)) {
+    for (row, label) in [
+        (
+            "latte_scope! fn call",
+            "latte_scope! call / Fast Start+Stop",
+        ),
+        (
+            "#[latte::timed] fn call",
+            "#[latte::timed] call / Fast Start+Stop",
+        ),
+    ] {
+        target(label, median(row) / median("Fast Start+Stop"), 1.02);
+    }
 }
 
 /// Off, the hot path does no more than on (5% for the noise between two rows).
@@ -817,10 +907,6 @@ fn infos(median: &dyn Fn(&str) -> f64) {
     println!(
         "info   #[latte::timed] call / latte_scope! call       {:>6.3}",
         median("#[latte::timed] fn call") / median("latte_scope! fn call")
-    );
-    println!(
-        "info   #[latte::timed] call / Fast S+S                {:>6.3}",
-        median("#[latte::timed] fn call") / median("Fast Start+Stop")
     );
     println!(
         "info   span enter+exit via LatteLayer / Fast S+S      {:>6.3}",
