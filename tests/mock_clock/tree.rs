@@ -349,3 +349,94 @@ fn a_hundred_thousand_paths_stay_within_the_node_limit_and_a_memory_bound() {
     let reserved = RESERVED.load(Relaxed);
     assert!(reserved <= bound, "{reserved} B reserved, bound {bound} B");
 }
+
+/// Three rounds of paths new on every level (see the test below).
+fn record_lazy_paths() {
+    static ROOT: Id = Id::new("lazy_root");
+    static MID: Id = Id::new("lazy_mid");
+    static LEAF: Id = Id::new("lazy_leaf");
+    static PARENTS: [Id; 3] = [Id::new("lazy_p1"), Id::new("lazy_p2"), Id::new("lazy_p3")];
+    static LOST: Id = Id::new("lazy_lost");
+    let mid = |from: u64, to: u64, inside: &dyn Fn()| {
+        at(from);
+        latte::start(&MID, Mode::Mid);
+        inside();
+        at(to);
+        latte::stop(&MID, Mode::Mid);
+    };
+    for k in 0..3u64 {
+        let base = 1_000 * k;
+        scope(&ROOT, base, base + 500, || {
+            mid(base + 10, base + 60, &|| {
+                scope(&LEAF, base + 20, base + 30, || {});
+            });
+            for (i, parent) in (0..).zip(&PARENTS) {
+                let from = base + 100 + 100 * i;
+                scope(parent, from, from + 50, || {
+                    scope(&LEAF, from + 10, from + 10 + i + 1, || {});
+                });
+            }
+            // A scope whose Stop never comes, closed as an orphan by its parent's.
+            let from = base + 400;
+            at(from);
+            latte::start(&PARENTS[0], Mode::Fast);
+            at(from + 5);
+            latte::start(&LOST, Mode::Fast);
+            at(from + 20);
+            latte::stop(&PARENTS[0], Mode::Fast);
+        });
+    }
+}
+
+/// A Fast Start whose id's memo does not know its path leaves the node to its Stop,
+/// or to the first cold path that reads the stack (see `record/node.rs`). Paths new
+/// on every level, a Mid scope under a Fast parent still unresolved, an id under three
+/// parents in turn (one more than the memo's two ways), a missed Stop and a Stop out
+/// of LIFO order: every sample lands on the node its path names, as if each Start had
+/// found it.
+#[test]
+fn nodes_left_to_the_stop_land_on_the_nodes_their_paths_name() {
+    let _clock = mock();
+    on_named_thread("tree-lazy", record_lazy_paths);
+    let report = raw_report();
+    let t = thread(&report, "tree-lazy");
+    assert_eq!(t.anomalies.orphaned_frames, 3);
+    let paths: Vec<(&str, Option<&str>, u64, f64)> = t
+        .tree
+        .iter()
+        .map(|n| {
+            (
+                n.row.component.as_str(),
+                n.parent.map(|p| t.tree[p].row.component.as_str()),
+                n.row.stats.samples,
+                n.row.stats.total,
+            )
+        })
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            // Children by TOTAL, largest first.
+            ("lazy_root", None, 3, 1_500.0),
+            // p1: 3 x 50 with its leaf of 1, and 3 x 20 closing the orphan.
+            ("lazy_p1", Some("lazy_root"), 6, 210.0),
+            ("lazy_leaf", Some("lazy_p1"), 3, 3.0),
+            ("lazy_mid", Some("lazy_root"), 3, 150.0),
+            ("lazy_leaf", Some("lazy_mid"), 3, 30.0),
+            ("lazy_p2", Some("lazy_root"), 3, 150.0),
+            ("lazy_leaf", Some("lazy_p2"), 3, 6.0),
+            ("lazy_p3", Some("lazy_root"), 3, 150.0),
+            ("lazy_leaf", Some("lazy_p3"), 3, 9.0),
+        ]
+    );
+    // Every account adds up, so every child is under the parent that held it.
+    for node in &t.tree {
+        let a = node.account.expect("a stack scope's node has an account");
+        assert_eq!(
+            a.total as i64,
+            (a.own + a.children + a.inside) as i64 + a.not_attributed,
+            "{}",
+            node.row.component
+        );
+    }
+}
