@@ -212,28 +212,35 @@ impl Local {
         {
             // The parent's node is in `nodes[d]` (the root's at 0), see `Stack`.
             let parent = stack.nodes[d].get();
-            let node = if mode == Mode::Fast {
+            if mode == Mode::Fast {
                 // No branch on the id's entry: the counter read waits for every branch
                 // before it to resolve, and a branch on a line fetched from beyond L1
                 // (an id not used for a while) makes it wait for that line. A miss
                 // leaves the node to the scope's Stop (see `node.rs`).
-                node::memo_or_miss(entry, parent)
-            } else {
-                // A serialising read waits for the loads anyway; a predicted branch
-                // spares it the select's latency.
-                match node::memo(entry, parent) {
-                    Some(node) => node,
-                    None => return self.start_slow(idx, mode),
-                }
-            };
-            // Depth first: a signal handler that runs before the frame is written
-            // opens its scopes above this one, never in its slot.
-            self.depth.set(d as u32 + 1);
-            signal_fence();
-            stack.nodes[d + 1].set(node);
-            stack.kids[d + 1].set(0);
-            push_frame(stack, d, idx, mode);
-            return;
+                let node = node::memo_or_miss(entry, parent);
+                // Depth first: a signal handler that runs before the frame is written
+                // opens its scopes above this one, never in its slot.
+                self.depth.set(d as u32 + 1);
+                signal_fence();
+                stack.nodes[d + 1].set(node);
+                stack.kids[d + 1].set(0);
+                push_frame(stack, d, idx, mode);
+                return;
+            }
+            // A serialising read waits for every instruction before it, but not the
+            // ones after it: the lookup goes after the read, in its shadow.
+            let paused = switch::paused_bit();
+            let now = clock::read(mode);
+            let node = node::memo(entry, parent);
+            if node != node::MISS {
+                self.depth.set(d as u32 + 1);
+                signal_fence();
+                stack.nodes[d + 1].set(node);
+                stack.kids[d + 1].set(0);
+                stack.tags[d].set(tag(idx, mode, now) | paused);
+                stack.ticks[d].set(now.ticks);
+                return;
+            }
         }
         self.start_slow(idx, mode);
     }
@@ -298,7 +305,7 @@ impl Local {
         // memo (or by `node_of`): a ring of this thread's list, which `self` keeps
         // alive; the reference does not outlive `&self`.
         let Some(ring) = (unsafe { node::ring_at(frame.node) }) else {
-            return self.close_unresolved(idx, frame, delta | meta, now.ticks);
+            return self.close_unresolved(idx, frame.node, frame.kids, delta | meta, now.ticks);
         };
         ring.add_own(delta.saturating_sub(frame.kids));
         self.push_into(ring, delta | meta);

@@ -43,7 +43,6 @@ use super::local::Local;
 use super::registry::ThreadShared;
 use super::ring::Ring;
 use super::sample::DELTA_MASK;
-use super::stack::Frame;
 use super::table::{Entry, Memo, NEVER};
 use crate::config;
 use crate::diagnostics::bump;
@@ -79,17 +78,14 @@ pub(super) fn word_of(ring: &Arc<Ring>) -> u64 {
 pub(super) const MISS: u64 = 2;
 
 /// The node of a scope of the id whose table entry is `entry`, opened under the node
-/// `parent`, if the entry's memo knows it.
+/// `parent`, as either way of the entry's memo knows it, or [`MISS`]: selected
+/// without a branch, so that both ways run the same instructions.
 #[inline(always)]
-pub(super) fn memo(entry: &Entry, parent: u64) -> Option<u64> {
+pub(super) fn memo(entry: &Entry, parent: u64) -> u64 {
+    use std::hint::select_unpredictable as select;
     let [first, second] = &entry.memo;
-    if first.parent.get() == parent {
-        return Some(first.node.get());
-    }
-    if second.parent.get() == parent {
-        return Some(second.node.get());
-    }
-    None
+    let second = select(second.parent.get() == parent, second.node.get(), MISS);
+    select(first.parent.get() == parent, first.node.get(), second)
 }
 
 /// The memo's first way without a branch: its node if its parent is `parent`, else
@@ -282,26 +278,29 @@ impl Local {
         (parent != MISS && second.parent.get() == parent).then(|| second.node.get())
     }
 
-    /// Stores a closed scope's sample `value` (ticks and meta) when its frame named no
-    /// ring: its node not found yet ([`MISS`]: found now, then stored as `close`
-    /// stores), or refused.
+    /// Stores a closed scope's sample `value` (ticks and meta; it ended at `end`, and
+    /// scopes inside it took `kids` ticks) when its frame named no ring: its `node`
+    /// not found yet ([`MISS`]: found now, then stored as `close` stores), or refused.
+    /// Each part in a register of its own: a `Frame` passed here made every Stop
+    /// spill its frame to memory.
     #[cold]
     #[inline(never)]
-    pub(super) fn close_unresolved(&self, idx: u32, frame: Frame, value: u64, end: u64) {
-        let node = if frame.node == MISS {
+    pub(super) fn close_unresolved(&self, idx: u32, node: u64, kids: u64, value: u64, end: u64) {
+        let node = if node == MISS {
             self.second_way(idx)
                 .unwrap_or_else(|| self.resolve_taken(idx))
         } else {
-            frame.node
+            node
         };
         // SAFETY: `node` is a node word from the memo or `node_of`: 0, 1 or a ring of
         // this thread's list, which `self` keeps alive; the reference ends here.
         let Some(ring) = (unsafe { ring_at(node) }) else {
             return self.refused(idx, node);
         };
-        ring.add_own((value & DELTA_MASK).saturating_sub(frame.kids));
+        let delta = value & DELTA_MASK;
+        ring.add_own(delta.saturating_sub(kids));
         self.push_into(ring, value);
-        self.to_timeline(idx, frame.ticks, end);
+        self.to_timeline(idx, end.wrapping_sub(delta), end);
     }
 
     /// A scope of `idx` closed on no node: one the memory cap refused (counted now),
