@@ -34,10 +34,10 @@ const fn by_callsite<T>() -> ByCallsite<T> {
     RwLock::new(HashMap::with_hasher(BuildHasherDefault::new()))
 }
 
-/// Hashes a callsite's `Identifier`, which hashes the words of its pointer: a
-/// an add and a multiply per word and a rotation at the end (as `rustc-hash` 2 does), where the default hasher
-/// (SipHash, for keys an attacker may choose) cost a span ~10 ns. A callsite's address
-/// is the program's, not its input's.
+/// Hashes a callsite's `Identifier`, which hashes the words of its pointer: an add and
+/// a multiply per word and a rotation at the end (as `rustc-hash` 2 does), where the
+/// default hasher (SipHash, for keys an attacker may choose) cost a span ~10 ns. A
+/// callsite's address is the program's, not its input's.
 #[derive(Default)]
 struct AddressHasher(u64);
 
@@ -186,5 +186,56 @@ pub(super) fn new_span_ids(
         busy,
         lifetime: named(lifetimes, "lifetime", callsite.lifetime),
         poll: named(per_poll, "poll", callsite.poll),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// More callsites than a thread's table has slots, so some share one: each still
+    /// finds its own ids, first from the shared map, then again (evicting each other).
+    #[test]
+    fn callsites_sharing_a_recent_slot_each_find_their_own_ids() {
+        macro_rules! metas {
+            ($($name:literal),*) => {
+                [$(tracing::info_span!($name).metadata().expect("enabled")),*]
+            };
+        }
+        let metas = tracing::subscriber::with_default(tracing_subscriber::registry(), || {
+            metas!(
+                "recent_0",
+                "recent_1",
+                "recent_2",
+                "recent_3",
+                "recent_4",
+                "recent_5",
+                "recent_6",
+                "recent_7",
+                "recent_8",
+                "recent_9",
+                "recent_10",
+                "recent_11",
+                "recent_12",
+                "recent_13",
+                "recent_14",
+                "recent_15",
+                "recent_16",
+                "recent_17",
+                "recent_18",
+                "recent_19",
+                "recent_20",
+                "recent_21",
+                "recent_22",
+                "recent_23"
+            )
+        });
+        for _ in 0..3 {
+            for meta in metas {
+                let ids = span_ids(meta);
+                assert_eq!(ids.busy.name(), meta.name());
+                assert_eq!(ids.lifetime.name(), format!("{} (lifetime)", meta.name()));
+            }
+        }
     }
 }
