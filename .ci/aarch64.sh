@@ -48,6 +48,10 @@ EXCLUDED=(
     # of the record path with the host's x86 objdump; would skip itself. Its parser test
     # runs.
     disassembly::record_path_has_no_locks_or_mfence_and_the_right_timer_instructions
+    # tests/record/syscalls.rs: puts a seccomp filter on a thread, which qemu-user
+    # refuses (it would filter the emulator's own syscalls); the control case, too.
+    syscalls::start_stop_pulse_frame_mark_and_a_span_s_life_make_no_syscall
+    syscalls::a_syscall_in_a_measured_loop_kills_the_child
 )
 # Not run here, besides the portable suites: tests/fork.rs. Its tests fork a process
 # whose other threads are running, and under qemu-user such a child could hang inside

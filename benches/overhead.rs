@@ -393,6 +393,7 @@ fn main() {
     rows.extend(nested());
     rows.extend(baselines());
     rows.extend(front_ends());
+    rows.extend(span_lives());
     rows.extend(ids());
     // A Timer (the way to time a message across threads), here closed on its own
     // thread: against the stack scope it is the alternative to.
@@ -654,6 +655,32 @@ fn front_ends() -> Vec<Row> {
     rows
 }
 
+/// A span's whole life as a program makes them: a new span per call, made, entered,
+/// exited and closed (dropped), on the registry alone and with `LatteLayer::new()` as
+/// shipped (Fast reads, span lifetimes on, no per-poll samples, no event pulses).
+fn span_lives() -> Vec<Row> {
+    use tracing_subscriber::layer::SubscriberExt;
+    let plain = tracing::Dispatch::new(tracing_subscriber::registry());
+    let bridged = tracing::Dispatch::new(
+        tracing_subscriber::registry().with(latte::tracing::LatteLayer::new()),
+    );
+    [
+        ("span life, registry only", plain),
+        ("span life, LatteLayer", bridged),
+    ]
+    .into_iter()
+    .map(|(name, dispatch)| {
+        row("Trace", name, move || {
+            tracing::dispatcher::with_default(&dispatch, || {
+                for _ in 0..CALLS {
+                    let _entered = tracing::info_span!("bench_span_life").entered();
+                }
+            })
+        })
+    })
+    .collect()
+}
+
 /// Fast Start+Stop with many ids live, interned and static ids, and interning itself.
 fn ids() -> Vec<Row> {
     let mut rows = Vec::new();
@@ -830,6 +857,18 @@ fn targets(median: &dyn Fn(&str) -> f64) {
     target(
         "LatteLayer's own cost / Fast Start+Stop",
         layer_cost / median("Fast Start+Stop"),
+        1.3,
+    );
+    span_life_target(median, &target);
+}
+
+/// What LatteLayer adds to a span's whole life (made, entered, exited, closed), against
+/// a Fast Start+Stop.
+fn span_life_target(median: &dyn Fn(&str) -> f64, target: &dyn Fn(&str, f64, f64)) {
+    let cost = median("span life, LatteLayer") - median("span life, registry only");
+    target(
+        "LatteLayer's cost per span life / Fast S+S",
+        cost / median("Fast Start+Stop"),
         1.3,
     );
 }

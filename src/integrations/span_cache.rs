@@ -6,7 +6,9 @@
 use crate::record::Exit;
 use crate::record::fork::PerProcess;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed,
+};
 use std::sync::{Mutex, PoisonError};
 use thread_local::ThreadLocal;
 
@@ -17,11 +19,12 @@ const SLOTS: usize = 64;
 /// One span's busy time so far: the sum of its polls' enter-to-exit ticks, on every
 /// thread that polled it. Recorded as one sample when the span closes.
 ///
-/// Never freed: taken from a per-process pool when a span is made and given back
-/// when it closes, so a reference to one is `'static` and a table slot that still
-/// pointed at one after its span closed (which the closing protocol rules out, see
-/// [`SpanCache::forget`]) could only misattribute, never read freed memory. The pool
-/// holds as many as were ever open at once.
+/// Never freed: taken from the closing thread's spare or a per-process pool when a
+/// span is made and given back when it closes, so a reference to one is `'static` and
+/// a table slot that still pointed at one after its span closed (which the closing
+/// protocol rules out, see [`SpanCache::forget`]) could only misattribute, never read
+/// freed memory. The pool and the spares hold as many as were ever open at once, and
+/// one per thread.
 pub(super) struct SpanBusy {
     ticks: AtomicU64,
     /// The polls' self times (their ticks less the scopes closed inside them), summed.
@@ -72,13 +75,32 @@ impl SpanBusy {
 /// the parent's lock may be held).
 static POOL: PerProcess<Mutex<Vec<&'static SpanBusy>>> = PerProcess::new(|| Mutex::new(Vec::new()));
 
+/// One busy total not in use, kept by the thread that closed its span for the next span
+/// it makes, so that a thread making and closing spans one after another takes no lock;
+/// given to the pool at the thread's exit.
+struct Spare(Cell<Option<&'static SpanBusy>>);
+
+impl Drop for Spare {
+    fn drop(&mut self) {
+        if let Some(busy) = self.0.take() {
+            to_pool(busy);
+        }
+    }
+}
+
+thread_local! {
+    static SPARE: Spare = const { Spare(Cell::new(None)) };
+}
+
 /// A zeroed busy total for a new span whose per-poll component is `poll` (0: none).
 pub(super) fn take_busy(poll: u32) -> &'static SpanBusy {
-    let pooled = POOL
-        .get()
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .pop();
+    let spare = SPARE.try_with(|s| s.0.take()).ok().flatten();
+    let pooled = spare.or_else(|| {
+        POOL.get()
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop()
+    });
     let busy = pooled.unwrap_or_else(|| {
         Box::leak(Box::new(SpanBusy {
             ticks: AtomicU64::new(0),
@@ -93,13 +115,27 @@ pub(super) fn take_busy(poll: u32) -> &'static SpanBusy {
     busy
 }
 
-/// Gives a closed span's busy total back to the pool, zeroed.
+/// Gives a closed span's busy total back, zeroed: to this thread's spare if it has
+/// none, else to the pool.
 pub(super) fn give_back(busy: &'static SpanBusy) {
     busy.ticks.store(0, Relaxed);
     busy.own.store(0, Relaxed);
     busy.node.store(0, Relaxed);
     busy.serial.store(0, Relaxed);
     busy.polled.store(false, Relaxed);
+    let kept = SPARE.try_with(|s| match s.0.get() {
+        None => {
+            s.0.set(Some(busy));
+            true
+        }
+        Some(_) => false,
+    });
+    if kept != Ok(true) {
+        to_pool(busy);
+    }
+}
+
+fn to_pool(busy: &'static SpanBusy) {
     let mut pool = POOL.get().lock().unwrap_or_else(PoisonError::into_inner);
     pool.push(busy);
 }
@@ -184,35 +220,83 @@ impl SpanCache {
     }
 }
 
-/// This thread's table, or `None` during thread teardown.
-///
-/// `ThreadLocal` identifies threads through a thread-local guard of its own, which
-/// panics if touched after its destructor ran. `GONE` is registered right after
-/// this thread's first use of a table, so its destructor is registered after that
-/// guard's and runs before it (thread-local destructors run in reverse order of
-/// registration): while `STATE` is `LIVE`, the table is safe. (Not covered: a
-/// thread whose very first span callback comes from a late thread-local
-/// destructor.)
-#[inline(always)]
-pub(super) fn local(cache: &ThreadLocal<SpanCache>) -> Option<&SpanCache> {
-    match STATE.with(Cell::get) {
-        LIVE => Some(cache.get_or_default()),
-        NEW => Some(first(cache)),
-        _ => None,
-    }
+/// One layer's tables, one per thread that used the layer, and how many were made.
+pub(super) struct Tables {
+    cache: ThreadLocal<SpanCache>,
+    /// Tables made (a thread that inherits an exited thread's table makes none): while
+    /// it is 1 and the table is the closing thread's, a close clears that one alone
+    /// instead of walking every bucket of `cache`.
+    made: AtomicUsize,
 }
 
-#[cold]
-#[inline(never)]
-fn first(cache: &ThreadLocal<SpanCache>) -> &SpanCache {
-    let cache = cache.get_or_default();
-    let state = if GONE.try_with(|_| ()).is_ok() {
-        LIVE
-    } else {
-        TORN_DOWN
-    };
-    STATE.with(|s| s.set(state));
-    cache
+impl Tables {
+    pub(super) const fn new() -> Tables {
+        Tables {
+            cache: ThreadLocal::new(),
+            made: AtomicUsize::new(0),
+        }
+    }
+
+    /// This thread's table, or `None` during thread teardown.
+    ///
+    /// `ThreadLocal` identifies threads through a thread-local guard of its own, which
+    /// panics if touched after its destructor ran. `GONE` is registered right after
+    /// this thread's first use of a table, so its destructor is registered after that
+    /// guard's and runs before it (thread-local destructors run in reverse order of
+    /// registration): while `STATE` is `LIVE`, the table is safe. (Not covered: a
+    /// thread whose very first span callback comes from a late thread-local
+    /// destructor.)
+    #[inline(always)]
+    pub(super) fn local(&self) -> Option<&SpanCache> {
+        match STATE.with(Cell::get) {
+            LIVE => Some(self.get_or_make()),
+            NEW => Some(self.first()),
+            _ => None,
+        }
+    }
+
+    #[inline(always)]
+    fn get_or_make(&self) -> &SpanCache {
+        self.cache.get_or(|| {
+            self.made.fetch_add(1, Relaxed);
+            SpanCache::default()
+        })
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn first(&self) -> &SpanCache {
+        let cache = self.get_or_make();
+        let state = if GONE.try_with(|_| ()).is_ok() {
+            LIVE
+        } else {
+            TORN_DOWN
+        };
+        STATE.with(|s| s.set(state));
+        cache
+    }
+
+    /// Clears a closed span from every thread's table ([`SpanCache::forget`]). A
+    /// thread that cached the span made its table first, and its insert
+    /// happened-before the close, so a count of 1 read here, with the closing thread
+    /// holding a table, means that table is the only one. Else every table is visited.
+    pub(super) fn forget(&self, span: u64) {
+        if self.made.load(Relaxed) == 1
+            && let Some(mine) = self.cache.get()
+        {
+            mine.forget(span);
+            return;
+        }
+        for cache in self.cache.iter() {
+            cache.forget(span);
+        }
+    }
+
+    /// Every thread's table.
+    #[cfg(test)]
+    fn iter(&self) -> impl Iterator<Item = &SpanCache> {
+        self.cache.iter()
+    }
 }
 
 const NEW: u8 = 0;
@@ -289,9 +373,13 @@ mod tests {
 
     #[test]
     fn closing_a_span_clears_it_from_every_thread_s_table() {
-        let caches = ThreadLocal::<SpanCache>::new();
+        let caches = Tables::new();
         let (a, b) = (11, 12);
-        let mine = local(&caches).unwrap();
+        let mine = caches.local().unwrap();
+        // One table: a close clears it without visiting the others.
+        mine.insert(a, 1, None);
+        caches.forget(a);
+        assert_eq!(mine.get(a), None);
         mine.insert(a, 1, None);
         // Two threads alive at once (an exited thread's table goes to the next thread).
         let (cached, closed) = (std::sync::Barrier::new(3), std::sync::Barrier::new(3));
@@ -299,7 +387,7 @@ mod tests {
             let workers: Vec<_> = (0..2)
                 .map(|_| {
                     s.spawn(|| {
-                        let cache = local(&caches).unwrap();
+                        let cache = caches.local().unwrap();
                         cache.insert(a, 1, None);
                         cache.insert(b, 2, None);
                         cached.wait();
@@ -311,9 +399,7 @@ mod tests {
             cached.wait();
             // Asserted after the scope: a panic here would leave the workers waiting.
             let before = caches.iter().filter(|c| c.get(a) == Some(1)).count();
-            for cache in caches.iter() {
-                cache.forget(a); // what on_close does
-            }
+            caches.forget(a); // what on_close does
             closed.wait();
             let after: Vec<_> = workers.into_iter().map(|w| w.join().unwrap()).collect();
             (before, after)

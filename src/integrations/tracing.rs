@@ -83,27 +83,30 @@
 //! # Cost
 //!
 //! A span's component is resolved once, when the span is made (a read-locked map keyed
-//! by the callsite, or [`Id::intern`](crate::Id::intern) of its `latte.id`), and kept in the span's
-//! extensions with its busy total (taken from a pool of totals: one short lock per
-//! span made and per span closed). An enter or exit then looks the span up in this
-//! layer's per-thread cache (a `thread_local::ThreadLocal` of a small direct-mapped
-//! table from span id to component index and busy total: one multiply, a few loads,
-//! no lock, no hashing of strings, no registry lookup). An enter is a latte Start; an
-//! exit closes the scope on the stack and adds its ticks to the span's total (a
-//! relaxed atomic add), where a Stop would store a sample. Only a span's first enter
-//! on a thread, or one whose cache slot another span took, reads the span's extensions
-//! from the registry. Closing a span clears its slot in every thread's table (one load
-//! per thread that used the layer), so a span id the registry hands out again never
-//! finds a stale component or total, then records the total. The exit reads the clock
-//! before the lookup, so it stays outside the measured span.
+//! by the callsite's address, or [`Id::intern`](crate::Id::intern) of its `latte.id`), and kept in the span's
+//! extensions with its busy total (the making thread's spare total, left by the last
+//! span it closed, else one from a pool of totals under a short lock). An enter or exit
+//! then looks the span up in this layer's per-thread cache (a
+//! `thread_local::ThreadLocal` of a small direct-mapped table from span id to
+//! component index and busy total: one multiply, a few loads, no lock, no hashing of
+//! strings, no registry lookup), where the making thread's table already holds the
+//! span. An enter is a latte Start; an exit closes the scope on the stack and adds its
+//! ticks to the span's total (a relaxed atomic add), where a Stop would store a sample.
+//! Only a span's first enter on another thread, or one whose cache slot another span
+//! took, reads the span's extensions from the registry. Closing a span clears its slot
+//! in every thread's table (one load per thread that used the layer; just the closing
+//! thread's while it is the only one), so a span id the registry hands out again never
+//! finds a stale component or total, then records the total. No syscall on any of
+//! these paths (`tests/record/syscalls.rs`). The exit reads the clock before the
+//! lookup, so it stays outside the measured span.
 //! `cargo bench --bench overhead` prints the layer's own cost against a Fast
-//! Start+Stop; figures in `docs/performance.md`.
+//! Start+Stop, per enter and exit and per span's whole life; figures in
+//! `docs/performance.md`.
 
-use super::span_cache::{self, SpanBusy, SpanCache};
+use super::span_cache::{self, SpanBusy, SpanCache, Tables};
 use super::span_ids::{event_id, new_span_ids, span_ids};
 use crate::clock::{self, Mode};
 use crate::record::{self, Timer};
-use thread_local::ThreadLocal;
 use tracing_core::{Event, Subscriber, span};
 use tracing_subscriber::Layer;
 use tracing_subscriber::layer::Context;
@@ -118,7 +121,7 @@ pub struct LatteLayer {
     pulses: bool,
     per_poll: bool,
     /// Each thread's table from span id to component index.
-    cache: ThreadLocal<SpanCache>,
+    cache: Tables,
 }
 
 impl Clone for LatteLayer {
@@ -160,7 +163,7 @@ impl LatteLayer {
             lifetimes: true,
             pulses: false,
             per_poll: false,
-            cache: ThreadLocal::new(),
+            cache: Tables::new(),
         }
     }
 
@@ -246,7 +249,7 @@ impl LatteLayer {
         S: Subscriber + for<'a> LookupSpan<'a>,
     {
         let key = id.into_u64();
-        let cache = span_cache::local(&self.cache);
+        let cache = self.cache.local();
         if let Some(index) = cache.and_then(|c| c.get(key)) {
             return Some(index);
         }
@@ -261,7 +264,7 @@ impl LatteLayer {
         S: Subscriber + for<'a> LookupSpan<'a>,
     {
         let key = id.into_u64();
-        let cache = span_cache::local(&self.cache);
+        let cache = self.cache.local();
         if let Some(found) = cache.and_then(|c| c.get_with_busy(key)) {
             return Some(found);
         }
@@ -302,9 +305,15 @@ where
         let lifetime = self
             .lifetimes
             .then(|| Timer::start(ids.lifetime, self.start, self.stop));
+        let (busy, total) = (ids.busy.index(), span_cache::take_busy(poll));
+        // A span is most often entered first on the thread that made it: its first
+        // enter then finds it in this thread's table, not in the registry.
+        if let Some(cache) = self.cache.local() {
+            cache.insert(id.into_u64(), busy, Some(total));
+        }
         span.extensions_mut().insert(SpanState {
-            busy: ids.busy.index(),
-            total: span_cache::take_busy(poll),
+            busy,
+            total,
             _lifetime: lifetime,
         });
     }
@@ -334,9 +343,7 @@ where
 
     fn on_close(&self, id: span::Id, ctx: Context<'_, S>) {
         let key = id.into_u64();
-        for cache in self.cache.iter() {
-            cache.forget(key);
-        }
+        self.cache.forget(key);
         let Some(span) = ctx.span(&id) else { return };
         let Some(state) = span.extensions_mut().remove::<SpanState>() else {
             return;

@@ -19,7 +19,7 @@
 //! [`Timer`]: crate::Timer
 #![allow(unsafe_code)]
 
-use super::fork::PerProcess;
+use super::fork::{self, PerProcess};
 use super::local::Local;
 use super::registry::ThreadShared;
 use crate::diagnostics::bump;
@@ -86,9 +86,10 @@ thread_local! {
 
 /// What a thread's marks keep between frames (cold paths only).
 struct Marks {
-    /// This thread's queue, and the process it was made in: a forked child's thread
-    /// (the one that forked) makes its own, since the parent's is not read there.
-    queue: Option<(u32, Arc<FrameQueue>)>,
+    /// This thread's queue, and the fork generation it was made in (`fork.rs`): a
+    /// forked child's thread (the one that forked) makes its own, since the parent's
+    /// is not read there.
+    queue: Option<(u64, Arc<FrameQueue>)>,
     /// The thread's shared half, for the count of frames lost at its exit.
     shared: Option<Arc<ThreadShared>>,
     /// Ticks at the previous mark (if any); frames so far.
@@ -125,18 +126,18 @@ impl Local {
     }
 
     fn mark_into(&self, marks: &mut Marks, shared: &ThreadShared, now: u64) {
-        let pid = std::process::id();
+        let generation = fork::generation();
         if marks
             .queue
             .as_ref()
-            .is_some_and(|(made_in, _)| *made_in != pid)
+            .is_some_and(|(made_in, _)| *made_in != generation)
         {
             // A forked child: the frames waiting belong to the parent's reader.
             *marks = Marks::new();
         }
         let (_, queue) = marks
             .queue
-            .get_or_insert_with(|| (pid, register_queue(shared.serial)));
+            .get_or_insert_with(|| (generation, register_queue(shared.serial)));
         let queue = queue.clone();
         if marks.shared.is_none() {
             marks.shared = self.shared.get().cloned();
@@ -189,7 +190,7 @@ impl Drop for Marks {
             return;
         };
         // In a forked child the parent's queue may be held for good: never wait on it.
-        if made_in != std::process::id() {
+        if made_in != fork::generation() {
             return;
         }
         if !self.waiting.is_empty() {

@@ -1,12 +1,14 @@
 //! The recorder (`src/record/`): scopes, pulses and records on the calling thread, its
 //! stack and every counted misuse, threads, ids, timers across threads; the release
-//! build's record path, disassembled and interrupted by signals.
+//! build's record path, disassembled and interrupted by signals; the recording paths
+//! held to no syscall.
 //!
 //! One binary for the stage; its tests run on several threads of one process. Each
 //! records under ids and on threads of its own. A test that starts an agent or changes
 //! a recorder setting holds `common::exclusive()`; every other test that records or
 //! reads latte's state holds `common::shared()`, so it never runs beside one. Tests
-//! that only build and run child processes (`disassembly`, `signals`) hold neither.
+//! that only build and run child processes (`disassembly`, `signals`, `syscalls`) hold
+//! neither.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -21,6 +23,11 @@ mod pulse;
 mod signals;
 mod stack;
 mod state_machine;
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+mod syscalls;
 mod teardown;
 mod threads;
 mod traps;
