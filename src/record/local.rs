@@ -208,41 +208,33 @@ impl Local {
         let d = self.depth.get() as usize;
         if let Some(stack) = self.stack()
             && d < stack.len()
-            && let Some(entry) = self.entry(idx)
-        {
             // The parent's node is in `nodes[d]` (the root's at 0), see `Stack`.
-            let parent = stack.nodes[d].get();
-            if mode == Mode::Fast {
-                // No branch on the id's entry: the counter read waits for every branch
-                // before it to resolve, and a branch on a line fetched from beyond L1
-                // (an id not used for a while) makes it wait for that line. A miss
-                // leaves the node to the scope's Stop (see `node.rs`).
-                let node = node::memo_or_miss(entry, parent);
-                // Depth first: a signal handler that runs before the frame is written
-                // opens its scopes above this one, never in its slot.
-                self.depth.set(d as u32 + 1);
-                signal_fence();
-                stack.nodes[d + 1].set(node);
-                stack.kids[d + 1].set(0);
-                push_frame(stack, d, idx, mode);
-                return;
-            }
-            // A serialising read waits for every instruction before it, but not the
-            // ones after it: the lookup goes after the read, in its shadow.
-            let paused = switch::paused_bit();
-            let now = clock::read(mode);
-            let node = node::memo(entry, parent);
-            if node != node::MISS {
-                self.depth.set(d as u32 + 1);
-                signal_fence();
-                stack.nodes[d + 1].set(node);
-                stack.kids[d + 1].set(0);
-                stack.tags[d].set(tag(idx, mode, now) | paused);
-                stack.ticks[d].set(now.ticks);
-                return;
-            }
+            && let Some(node) = self.child(stack.nodes[d].get(), idx)
+        {
+            // Depth first: a signal handler that runs before the frame is written
+            // opens its scopes above this one, never in its slot.
+            self.depth.set(d as u32 + 1);
+            signal_fence();
+            stack.nodes[d + 1].set(node);
+            stack.kids[d + 1].set(0);
+            push_frame(stack, d, idx, mode);
+            return;
         }
         self.start_slow(idx, mode);
+    }
+
+    /// The node of a scope of `idx` opened under the node `parent`, if the id's memo
+    /// knows it (see `node.rs`).
+    #[inline(always)]
+    fn child(&self, parent: u64, idx: u32) -> Option<u64> {
+        let [first, second] = &self.entry(idx)?.memo;
+        if first.parent.get() == parent {
+            return Some(first.node.get());
+        }
+        if second.parent.get() == parent {
+            return Some(second.node.get());
+        }
+        None
     }
 
     #[inline(always)]
@@ -305,7 +297,7 @@ impl Local {
         // memo (or by `node_of`): a ring of this thread's list, which `self` keeps
         // alive; the reference does not outlive `&self`.
         let Some(ring) = (unsafe { node::ring_at(frame.node) }) else {
-            return self.close_unresolved(idx, frame.node, frame.kids, delta | meta, now.ticks);
+            return self.refused(idx, frame.node);
         };
         ring.add_own(delta.saturating_sub(frame.kids));
         self.push_into(ring, delta | meta);
@@ -316,7 +308,7 @@ impl Local {
     /// position: the caller took it off the stack) in the thread's timeline. Off, a
     /// load and a branch.
     #[inline(always)]
-    pub(super) fn to_timeline(&self, idx: u32, start: u64, end: u64) {
+    fn to_timeline(&self, idx: u32, start: u64, end: u64) {
         let buffer = self.flight.load(Relaxed);
         if buffer.is_null() {
             return;
@@ -338,7 +330,7 @@ impl Local {
     /// Pushes `value` into `ring` (one of this thread's), growing it or counting a
     /// re-entrant push.
     #[inline(always)]
-    pub(super) fn push_into(&self, ring: &Ring, value: u64) {
+    fn push_into(&self, ring: &Ring, value: u64) {
         match ring.try_push(value) {
             Pushed::Stored => {}
             Pushed::Busy => self.reentrant(),

@@ -6,20 +6,10 @@
 //! named by its ring's address, which the stack keeps in each frame (`stack.rs`):
 //!
 //! - **Start** finds the new frame's node from its parent's (the frame below) and the
-//!   id, in a two-way memo in the id's table entry (`Entry::memo`), which knows the
-//!   nodes of the last one or two parents the id ran under, which is how loops run.
-//!   A Mid or Hard Start compares both ways and sends a miss to [`Local::node_of`]
-//!   (cold), which looks the path up, makes its node (a ring) if it is new, and
-//!   updates the memo. A Fast Start selects the first way's node without a branch and
-//!   writes [`MISS`] when the parent is not that way's: the counter read waits for the
-//!   branches before it, and a branch on the entry of an id not used for a while
-//!   would make it wait for a line from beyond L1 (a Start+Stop rotating over 1,000
-//!   ids measured 1.14x its model that way, see `docs/design.md`). The scope's Stop
-//!   then tries the second way and else looks the path up, after its counter read
-//!   ([`Local::close_unresolved`]); a cold path that reads the stack before that
-//!   (a Start's, a Stop out of order) finds the nodes of open frames first
-//!   ([`Local::resolve_open`]). Until then the node a reader sees on the stack is
-//!   `MISS`, and the path it names is the ids of the frames below it.
+//!   id, in a two-way memo in the id's table entry (`Entry::memo`): two compares when
+//!   the id runs under the same one or two parents as last time, which is how loops
+//!   run. A miss goes to [`Local::node_of`] (cold), which looks the path up, makes its
+//!   node (a ring) if it is new, and updates the memo.
 //! - **Stop** pushes into the frame's node, read from the stack (one load, where a
 //!   flat recorder looks the id up in its table), adds its ticks to the parent
 //!   frame's children's ticks, and adds its self time (its ticks minus its
@@ -42,8 +32,7 @@
 use super::local::Local;
 use super::registry::ThreadShared;
 use super::ring::Ring;
-use super::sample::DELTA_MASK;
-use super::table::{Entry, Memo, NEVER};
+use super::table::{Memo, NEVER};
 use crate::config;
 use crate::diagnostics::bump;
 use std::sync::Arc;
@@ -71,33 +60,8 @@ pub(super) fn word_of(ring: &Arc<Ring>) -> u64 {
     Arc::as_ptr(ring).expose_provenance() as u64
 }
 
-/// The node word a Fast Start leaves on the stack when its id's memo does not know the
-/// path: the scope's Stop finds the node (see [`Local::close_unresolved`]), and so does
-/// any cold path that reads the stack first ([`Local::resolve_open`]). Not a ring's
-/// address (those are aligned), nor 0 or [`UNRECORDED`](super::stack::UNRECORDED).
-pub(super) const MISS: u64 = 2;
-
-/// The node of a scope of the id whose table entry is `entry`, opened under the node
-/// `parent`, as either way of the entry's memo knows it, or [`MISS`]: selected
-/// without a branch, so that both ways run the same instructions.
-#[inline(always)]
-pub(super) fn memo(entry: &Entry, parent: u64) -> u64 {
-    use std::hint::select_unpredictable as select;
-    let [first, second] = &entry.memo;
-    let second = select(second.parent.get() == parent, second.node.get(), MISS);
-    select(first.parent.get() == parent, first.node.get(), second)
-}
-
-/// The memo's first way without a branch: its node if its parent is `parent`, else
-/// [`MISS`] (the second way is the Stop's to try, see [`Local::close_unresolved`]).
-#[inline(always)]
-pub(super) fn memo_or_miss(entry: &Entry, parent: u64) -> u64 {
-    let [first, _] = &entry.memo;
-    std::hint::select_unpredictable(first.parent.get() == parent, first.node.get(), MISS)
-}
-
 /// The ring a node word names, if any (0: refused by the memory cap; 1:
-/// [`UNRECORDED`](super::stack::UNRECORDED); 2: [`MISS`], not found yet).
+/// [`UNRECORDED`](super::stack::UNRECORDED)).
 ///
 /// # Safety
 ///
@@ -108,7 +72,7 @@ pub(super) fn memo_or_miss(entry: &Entry, parent: u64) -> u64 {
 pub(super) unsafe fn ring_at<'a>(node: u64) -> Option<&'a Ring> {
     // SAFETY: the caller's contract: a live ring whose address was exposed by
     // `word_of`.
-    (node > MISS).then(|| unsafe { &*std::ptr::with_exposed_provenance::<Ring>(node as usize) })
+    (node > 1).then(|| unsafe { &*std::ptr::with_exposed_provenance::<Ring>(node as usize) })
 }
 
 impl Local {
@@ -214,93 +178,6 @@ impl Local {
         }
         drop(positions);
         shared.add_rings(rings);
-    }
-
-    /// Finds the node of every open frame a Fast Start left at [`MISS`], bottom first,
-    /// and writes it into the stack (cold paths only): before a cold path reads a
-    /// parent's node or moves frames, so that each frame's node is the one its Start
-    /// would have found.
-    pub(super) fn resolve_open(&self, shared: &ThreadShared) {
-        let Some(stack) = self.stack() else {
-            return;
-        };
-        let (floor, depth) = (self.floor.get() as usize, self.depth.get() as usize);
-        // Only a hot Start leaves a miss, at a position below the stack's length,
-        // where position and slot are the same (see `stack.rs`).
-        for p in floor..depth.min(stack.len()) {
-            if stack.nodes[p + 1].get() == MISS {
-                let parent = self.parent_of(stack, p);
-                let node = self.node_of(shared, parent, stack.tags[p].get() as u32);
-                stack.nodes[p + 1].set(node);
-            }
-        }
-    }
-
-    /// The node of the frame below position `p` (below `len`), if it is held: else
-    /// the root's, 0 (as `start_slow` decides it).
-    fn parent_of(&self, stack: super::stack::Stack<'_>, p: usize) -> u64 {
-        let held_below = p
-            .checked_sub(1)
-            .is_some_and(|q| q >= self.floor.get() as usize);
-        if held_below { stack.nodes[p].get() } else { 0 }
-    }
-
-    /// The node of a scope of `idx` just taken off the top of the stack (its
-    /// position is the depth now), when its Start left it at [`MISS`]: found now,
-    /// from its parents' (found first if they were left too). [`UNRECORDED`] when
-    /// a cold path is running (a signal handler's Stop inside one: counted there).
-    ///
-    /// [`UNRECORDED`]: super::stack::UNRECORDED
-    pub(super) fn resolve_taken(&self, idx: u32) -> u64 {
-        self.cold(|l, shared| {
-            l.resolve_open(shared);
-            let p = l.depth.get() as usize;
-            let parent = match l.stack() {
-                Some(stack) if p < stack.len() => l.parent_of(stack, p),
-                _ => 0,
-            };
-            l.node_of(shared, parent, idx)
-        })
-        .unwrap_or(super::stack::UNRECORDED)
-    }
-
-    /// The node of a scope of `idx` just taken off the top of the stack if its parent
-    /// is held and the second way of the id's memo knows it: an id that runs under
-    /// two parents in turn finds it here, without the cold lookup.
-    fn second_way(&self, idx: u32) -> Option<u64> {
-        let stack = self.stack()?;
-        let p = self.depth.get() as usize;
-        if p >= stack.len() {
-            return None;
-        }
-        let parent = self.parent_of(stack, p);
-        let [_, second] = &self.entry(idx)?.memo;
-        (parent != MISS && second.parent.get() == parent).then(|| second.node.get())
-    }
-
-    /// Stores a closed scope's sample `value` (ticks and meta; it ended at `end`, and
-    /// scopes inside it took `kids` ticks) when its frame named no ring: its `node`
-    /// not found yet ([`MISS`]: found now, then stored as `close` stores), or refused.
-    /// Each part in a register of its own: a `Frame` passed here made every Stop
-    /// spill its frame to memory.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn close_unresolved(&self, idx: u32, node: u64, kids: u64, value: u64, end: u64) {
-        let node = if node == MISS {
-            self.second_way(idx)
-                .unwrap_or_else(|| self.resolve_taken(idx))
-        } else {
-            node
-        };
-        // SAFETY: `node` is a node word from the memo or `node_of`: 0, 1 or a ring of
-        // this thread's list, which `self` keeps alive; the reference ends here.
-        let Some(ring) = (unsafe { ring_at(node) }) else {
-            return self.refused(idx, node);
-        };
-        let delta = value & DELTA_MASK;
-        ring.add_own(delta.saturating_sub(kids));
-        self.push_into(ring, value);
-        self.to_timeline(idx, end.wrapping_sub(delta), end);
     }
 
     /// A scope of `idx` closed on no node: one the memory cap refused (counted now),

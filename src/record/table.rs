@@ -16,20 +16,15 @@ use std::sync::atomic::Ordering::Relaxed;
 /// `Local::ring`). Entries are written in place, so only a growth of the table copies
 /// them (geometrically, so the tables a thread has had cost less than twice the last
 /// one).
-///
-/// Laid out memo first, 16-byte aligned: the first way, which a Start reads, never
-/// spans two cache lines.
-#[repr(C, align(16))]
 pub(super) struct Entry {
+    pub(super) ring: AtomicPtr<Ring>,
     /// The last two parents this id's scopes opened under, and the node each gave
     /// (see `node.rs`): what a Start compares before the cold lookup. Written by the
     /// owning thread's cold paths only.
     pub(super) memo: [Memo; 2],
-    pub(super) ring: AtomicPtr<Ring>,
 }
 
 /// One way of an [`Entry`]'s memo: a parent node word and the child node under it.
-#[repr(C)]
 pub(super) struct Memo {
     pub(super) parent: Word,
     pub(super) node: Word,

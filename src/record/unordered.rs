@@ -37,17 +37,13 @@ impl Local {
         now: Stamp,
         record_as: Option<u32>,
     ) -> Option<Exit> {
-        let (mut frame, up) = match self.take_top(idx) {
+        let (frame, up) = match self.take_top(idx) {
             Some(top) => top,
             None => {
                 let (k, frame) = self.take_unordered_slow(idx)?;
                 (frame, self.stack()?.parent_kids(k))
             }
         };
-        if frame.node == super::node::MISS {
-            // Its Start left the node to this exit, which returns it.
-            frame.node = self.resolve_taken(idx);
-        }
         let ticks = now.ticks.wrapping_sub(frame.ticks);
         match record_as {
             // Recorded as the span's own scope: into its node, as a Stop.

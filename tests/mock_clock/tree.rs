@@ -388,14 +388,12 @@ fn record_lazy_paths() {
     }
 }
 
-/// A Fast Start whose id's memo does not know its path leaves the node to its Stop,
-/// or to the first cold path that reads the stack (see `record/node.rs`). Paths new
-/// on every level, a Mid scope under a Fast parent still unresolved, an id under three
-/// parents in turn (one more than the memo's two ways), a missed Stop and a Stop out
-/// of LIFO order: every sample lands on the node its path names, as if each Start had
-/// found it.
+/// Paths new on every level, a Mid scope under a Fast parent, an id under three
+/// parents in turn (one more than the memo's two ways, see `record/node.rs`), a missed
+/// Stop and the parent's Stop that closes past it: every sample lands on the node its
+/// path names.
 #[test]
-fn nodes_left_to_the_stop_land_on_the_nodes_their_paths_name() {
+fn every_sample_lands_on_its_path_across_modes_parents_and_an_orphan() {
     let _clock = mock();
     on_named_thread("tree-lazy", record_lazy_paths);
     let report = raw_report();

@@ -217,7 +217,6 @@ impl Local {
     pub(super) fn start_slow(&self, idx: u32, mode: Mode) {
         let done = self.cold(|l, shared| {
             let stack = Stack::of(l);
-            l.resolve_open(shared);
             let (d, len) = (l.depth.get() as usize, stack.len());
             if d == u32::MAX as usize {
                 // 2^32 - 1 open scopes (a Stop missed billions of times): no position
@@ -312,8 +311,6 @@ impl Local {
     #[inline(never)]
     pub(super) fn take_unordered_slow(&self, idx: u32) -> Option<(usize, Frame)> {
         let found = self.cold(|l, shared| {
-            // Before frames move: each keeps the node its Start would have found.
-            l.resolve_open(shared);
             let (d, floor) = (l.depth.get() as usize, l.floor.get() as usize);
             let Some(stack) = l.stack().filter(|_| d > 0) else {
                 shared.count_frames(FrameEnd::EmptyStop, [idx]);
