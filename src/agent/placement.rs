@@ -1,8 +1,10 @@
 //! Keeping the drain thread off the user's cores: CPU affinity and a lower priority,
-//! applied by the drain thread to itself; and its own CPU time, for the report.
+//! applied by the drain thread to itself (and by the start-up calibration, which also
+//! keeps to the drain's CPUs, at the idle priority); and the drain's own CPU time, for
+//! the report.
 //!
 //! What differs by OS lives in `placement/`: Linux (`sched_setaffinity`,
-//! `setpriority`, `CLOCK_THREAD_CPUTIME_ID`) and Windows (`SetThreadAffinityMask`,
+//! `setpriority` and `SCHED_IDLE`, `CLOCK_THREAD_CPUTIME_ID`) and Windows (`SetThreadAffinityMask`,
 //! `SetThreadPriority`, `GetThreadTimes`) do all three; elsewhere asking for a
 //! placement is an error and the CPU time reads 0.
 #![allow(unsafe_code)]
@@ -23,10 +25,9 @@ use other as os;
 #[cfg(windows)]
 use windows as os;
 
-pub(super) use os::lower_priority;
-use os::pin;
 #[cfg(not(target_os = "linux"))]
 use os::thread_cpu_ns;
+use os::{idle_priority, lower_priority, pin};
 #[cfg(target_os = "linux")]
 use posix::thread_cpu_ns;
 
@@ -54,6 +55,18 @@ impl Placement {
         }
         Ok(())
     }
+
+    /// Places the calling thread as the drain's background work (the start-up
+    /// calibration): on the drain's CPUs, if it has any, so latte's work stays off the
+    /// CPUs the user keeps for their own threads; and at the idle priority (Linux:
+    /// `SCHED_IDLE`), so that the drain, or any other thread, that wakes on its CPU
+    /// runs at once. Best effort: what the OS refuses is left as it is.
+    pub(super) fn apply_background(&self) {
+        if !self.cpus.is_empty() {
+            let _ = pin(&self.cpus);
+        }
+        let _ = idle_priority();
+    }
 }
 
 /// Publishes the calling (drain) thread's CPU time.
@@ -75,3 +88,39 @@ pub(super) fn release_freed_heap() {
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub(super) fn release_freed_heap() {}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::Placement;
+
+    /// Field `n` (1-based, as `proc(5)` numbers them) of this thread's `stat`.
+    fn stat_field(n: usize) -> String {
+        let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
+        // The fields after the command name (which ends with ')') start at field 3.
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        rest.split(' ').nth(n - 3).unwrap().to_owned()
+    }
+
+    #[test]
+    fn background_work_keeps_to_the_drains_cpus_in_the_idle_class() {
+        let placement = Placement {
+            cpus: vec![0],
+            nice: 5,
+        };
+        let (policy, cpus) = std::thread::spawn(move || {
+            placement.apply_background();
+            let status = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+            let cpus = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .unwrap()
+                .trim()
+                .to_owned();
+            (stat_field(41), cpus)
+        })
+        .join()
+        .unwrap();
+        assert_eq!(policy, libc::SCHED_IDLE.to_string());
+        assert_eq!(cpus, "0");
+    }
+}
