@@ -85,9 +85,9 @@ impl Drain {
     ) -> Result<JoinHandle<()>, Error> {
         // Calibrate at start-up, off the user's threads and off the drain, so reports
         // need not wait and the first folds are not held up for its ~50 ms (~40 ms of
-        // it busy). It keeps to the drain's CPUs, if it has any, and runs at the idle
-        // priority, so neither the user's threads nor the drain ever wait for it: at
-        // nice 19 it kept the CPU until the next scheduler tick, and the 2,048-scope
+        // it busy). At the lowest priority; with CPUs of the drain's own, on those and
+        // in the idle class, so neither the user's threads nor the drain wait for it:
+        // at nice 19 it keeps its CPU until the next scheduler tick, and the 2,048-scope
         // bursts of `benches/scale.rs` lost 2,049 samples when it held the bursting
         // thread back 4 ms (see `docs/design.md`, "Pacing").
         let background = placement.clone();

@@ -1,7 +1,7 @@
 //! Keeping the drain thread off the user's cores: CPU affinity and a lower priority,
-//! applied by the drain thread to itself (and by the start-up calibration, which also
-//! keeps to the drain's CPUs, at the idle priority); and the drain's own CPU time, for
-//! the report.
+//! applied by the drain thread to itself (and to the start-up calibration: the lowest
+//! priority, and the idle one on the drain's CPUs when it has some); and the drain's
+//! own CPU time, for the report.
 //!
 //! What differs by OS lives in `placement/`: Linux (`sched_setaffinity`,
 //! `setpriority` and `SCHED_IDLE`, `CLOCK_THREAD_CPUTIME_ID`) and Windows (`SetThreadAffinityMask`,
@@ -35,6 +35,10 @@ use crate::diagnostics::DRAIN_CPU_NS;
 use std::io;
 use std::sync::atomic::Ordering::Relaxed;
 
+/// The nice value of the drain's background work when the drain has no CPUs of its
+/// own: the lowest.
+const BACKGROUND_NICE: i32 = 19;
+
 /// Where and how the drain thread should run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) struct Placement {
@@ -57,14 +61,19 @@ impl Placement {
     }
 
     /// Places the calling thread as the drain's background work (the start-up
-    /// calibration): on the drain's CPUs, if it has any, so latte's work stays off the
-    /// CPUs the user keeps for their own threads; and at the idle priority (Linux:
-    /// `SCHED_IDLE`), so that the drain, or any other thread, that wakes on its CPU
-    /// runs at once. Best effort: what the OS refuses is left as it is.
+    /// calibration), best effort (what the OS refuses is left as it is). With CPUs for
+    /// the drain: on those, so latte's work stays off the CPUs the user keeps for their
+    /// own threads, and at the idle priority (Linux: `SCHED_IDLE`), so that the drain,
+    /// or any other thread, that wakes on its CPU runs at once. Without: wherever the OS
+    /// puts it, at nice 19; the idle class there would leave it (and the periodic
+    /// reports and exporters that wait for it) only what CPU time every other thread of
+    /// the machine leaves over, which on a busy machine is close to none.
     pub(super) fn apply_background(&self) {
-        if !self.cpus.is_empty() {
-            let _ = pin(&self.cpus);
+        if self.cpus.is_empty() {
+            let _ = lower_priority(BACKGROUND_NICE);
+            return;
         }
+        let _ = pin(&self.cpus);
         let _ = idle_priority();
     }
 }
@@ -102,7 +111,7 @@ mod tests {
     }
 
     #[test]
-    fn background_work_keeps_to_the_drains_cpus_in_the_idle_class() {
+    fn background_work_with_drain_cpus_keeps_to_them_in_the_idle_class() {
         let placement = Placement {
             cpus: vec![0],
             nice: 5,
@@ -122,5 +131,16 @@ mod tests {
         .unwrap();
         assert_eq!(policy, libc::SCHED_IDLE.to_string());
         assert_eq!(cpus, "0");
+    }
+
+    #[test]
+    fn background_work_without_drain_cpus_stays_in_the_normal_class_at_nice_19() {
+        let (policy, nice) = std::thread::spawn(|| {
+            Placement::default().apply_background();
+            (stat_field(41), stat_field(19))
+        })
+        .join()
+        .unwrap();
+        assert_eq!((policy.as_str(), nice.as_str()), ("0", "19"));
     }
 }
