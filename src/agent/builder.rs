@@ -222,10 +222,10 @@ impl Builder {
     }
 
     /// Runs the drain thread only on these CPUs (numbered as the OS does, from 0), to
-    /// keep it off the cores the recording threads own. Linux and Windows (there,
-    /// CPUs 0 to 63); elsewhere [`start`](Builder::start) returns
-    /// [`Error::DrainPlacement`], as it does for a CPU the process may not use or a
-    /// number past the OS's limit.
+    /// keep it off the cores the recording threads own; the start-up calibration keeps
+    /// to them too. Linux and Windows (there, CPUs 0 to 63); elsewhere
+    /// [`start`](Builder::start) returns [`Error::DrainPlacement`], as it does for a
+    /// CPU the process may not use or a number past the OS's limit.
     ///
     /// ```no_run
     /// // The hot loop owns CPUs 2 and 3; the drain stays on 0 and 1.

@@ -19,9 +19,6 @@ use std::time::{Duration, Instant, SystemTime};
 #[cfg(feature = "test-hooks")]
 pub(super) static KILL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// The nice value of the start-up calibration thread: the lowest priority.
-const CALIBRATION_NICE: i32 = 19;
-
 pub(super) struct Drain {
     pub(super) rx: Receiver<Command>,
     pub(super) sink: Box<dyn Write + Send>,
@@ -87,16 +84,18 @@ impl Drain {
         alive: Sender<()>,
     ) -> Result<JoinHandle<()>, Error> {
         // Calibrate at start-up, off the user's threads and off the drain, so reports
-        // need not wait and the first folds are not held up for its ~50 ms. Spawned
-        // from here, not from the drain, so it does not inherit the drain's placement,
-        // and at the lowest priority, so that where it shares the drain's core the
-        // scheduler runs the folds first (the bursts of `examples/bursts.rs` lost one
-        // 10 ms wait's worth while it ran beside a pinned drain).
+        // need not wait and the first folds are not held up for its ~50 ms (~40 ms of
+        // it busy). At the lowest priority; with CPUs of the drain's own, on those and
+        // in the idle class, so neither the user's threads nor the drain wait for it:
+        // at nice 19 it keeps its CPU until the next scheduler tick, and the 2,048-scope
+        // bursts of `benches/scale.rs` lost 2,049 samples when it held the bursting
+        // thread back 4 ms (see `docs/design.md`, "Pacing").
+        let background = placement.clone();
         self.calibrating = std::thread::Builder::new()
             .name("latte-calibrate".into())
-            .spawn(|| {
+            .spawn(move || {
                 crate::analyze::block_signals();
-                let _ = super::placement::lower_priority(CALIBRATION_NICE);
+                background.apply_background();
                 calibration();
             })
             .ok();

@@ -1,8 +1,10 @@
 //! Keeping the drain thread off the user's cores: CPU affinity and a lower priority,
-//! applied by the drain thread to itself; and its own CPU time, for the report.
+//! applied by the drain thread to itself (and to the start-up calibration: the lowest
+//! priority, and the idle one on the drain's CPUs when it has some); and the drain's
+//! own CPU time, for the report.
 //!
 //! What differs by OS lives in `placement/`: Linux (`sched_setaffinity`,
-//! `setpriority`, `CLOCK_THREAD_CPUTIME_ID`) and Windows (`SetThreadAffinityMask`,
+//! `setpriority` and `SCHED_IDLE`, `CLOCK_THREAD_CPUTIME_ID`) and Windows (`SetThreadAffinityMask`,
 //! `SetThreadPriority`, `GetThreadTimes`) do all three; elsewhere asking for a
 //! placement is an error and the CPU time reads 0.
 #![allow(unsafe_code)]
@@ -23,16 +25,19 @@ use other as os;
 #[cfg(windows)]
 use windows as os;
 
-pub(super) use os::lower_priority;
-use os::pin;
 #[cfg(not(target_os = "linux"))]
 use os::thread_cpu_ns;
+use os::{idle_priority, lower_priority, pin};
 #[cfg(target_os = "linux")]
 use posix::thread_cpu_ns;
 
 use crate::diagnostics::DRAIN_CPU_NS;
 use std::io;
 use std::sync::atomic::Ordering::Relaxed;
+
+/// The nice value of the drain's background work when the drain has no CPUs of its
+/// own: the lowest.
+const BACKGROUND_NICE: i32 = 19;
 
 /// Where and how the drain thread should run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -53,6 +58,23 @@ impl Placement {
             lower_priority(self.nice)?;
         }
         Ok(())
+    }
+
+    /// Places the calling thread as the drain's background work (the start-up
+    /// calibration), best effort (what the OS refuses is left as it is). With CPUs for
+    /// the drain: on those, so latte's work stays off the CPUs the user keeps for their
+    /// own threads, and at the idle priority (Linux: `SCHED_IDLE`), so that the drain,
+    /// or any other thread, that wakes on its CPU runs at once. Without: wherever the OS
+    /// puts it, at nice 19; the idle class there would leave it (and the periodic
+    /// reports and exporters that wait for it) only what CPU time every other thread of
+    /// the machine leaves over, which on a busy machine is close to none.
+    pub(super) fn apply_background(&self) {
+        if self.cpus.is_empty() {
+            let _ = lower_priority(BACKGROUND_NICE);
+            return;
+        }
+        let _ = pin(&self.cpus);
+        let _ = idle_priority();
     }
 }
 
@@ -75,3 +97,50 @@ pub(super) fn release_freed_heap() {
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub(super) fn release_freed_heap() {}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::Placement;
+
+    /// Field `n` (1-based, as `proc(5)` numbers them) of this thread's `stat`.
+    fn stat_field(n: usize) -> String {
+        let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
+        // The fields after the command name (which ends with ')') start at field 3.
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        rest.split(' ').nth(n - 3).unwrap().to_owned()
+    }
+
+    #[test]
+    fn background_work_with_drain_cpus_keeps_to_them_in_the_idle_class() {
+        let placement = Placement {
+            cpus: vec![0],
+            nice: 5,
+        };
+        let (policy, cpus) = std::thread::spawn(move || {
+            placement.apply_background();
+            let status = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+            let cpus = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .unwrap()
+                .trim()
+                .to_owned();
+            (stat_field(41), cpus)
+        })
+        .join()
+        .unwrap();
+        assert_eq!(policy, libc::SCHED_IDLE.to_string());
+        assert_eq!(cpus, "0");
+    }
+
+    #[test]
+    fn background_work_without_drain_cpus_stays_in_the_normal_class_at_nice_19() {
+        let (policy, nice) = std::thread::spawn(|| {
+            Placement::default().apply_background();
+            (stat_field(41), stat_field(19))
+        })
+        .join()
+        .unwrap();
+        assert_eq!((policy.as_str(), nice.as_str()), ("0", "19"));
+    }
+}

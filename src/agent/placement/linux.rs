@@ -1,4 +1,4 @@
-//! Linux: `sched_setaffinity` and `setpriority` on the thread id.
+//! Linux: `sched_setaffinity`, `setpriority` and `sched_setscheduler` on the thread id.
 #![allow(unsafe_code)]
 
 use std::io;
@@ -37,4 +37,19 @@ pub(in crate::agent) fn lower_priority(nice: i32) -> io::Result<()> {
     } else {
         Err(io::Error::last_os_error())
     }
+}
+
+/// Puts the calling thread in the idle scheduling class (`SCHED_IDLE`), or lowers it
+/// to nice 19 if the kernel refuses that. An idle-class thread runs on what CPU time
+/// no other thread wants, and a thread that wakes on its CPU preempts it at once,
+/// where a nice 19 thread keeps the CPU until the scheduler's next tick (up to 4 ms
+/// on the reference guest; see `docs/design.md`, "Pacing").
+pub(in crate::agent) fn idle_priority() -> io::Result<()> {
+    // SAFETY: `gettid` has no preconditions and cannot fail.
+    let tid = unsafe { libc::gettid() };
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `sched_setscheduler` on this thread's id with a valid `sched_param` that
+    // lives across the call; it only reads its arguments.
+    let rc = unsafe { libc::sched_setscheduler(tid, libc::SCHED_IDLE, &param) };
+    if rc == 0 { Ok(()) } else { lower_priority(19) }
 }

@@ -11,6 +11,11 @@ pub(super) fn pin(_: &[usize]) -> io::Result<()> {
     ))
 }
 
+/// The lowest priority there is: as [`lower_priority`] at 19.
+pub(in crate::agent) fn idle_priority() -> io::Result<()> {
+    lower_priority(19)
+}
+
 pub(in crate::agent) fn lower_priority(_: i32) -> io::Result<()> {
     Err(io::Error::new(
         io::ErrorKind::Unsupported,

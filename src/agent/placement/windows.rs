@@ -30,6 +30,12 @@ pub(super) fn pin(cpus: &[usize]) -> io::Result<()> {
     }
 }
 
+/// The lowest priority this module sets: as [`lower_priority`] at 19 (`LOWEST`; a
+/// thread of higher priority that becomes ready preempts it at once).
+pub(in crate::agent) fn idle_priority() -> io::Result<()> {
+    lower_priority(19)
+}
+
 /// Lowers the calling thread's priority: nice 1 to 9 is `BELOW_NORMAL`, 10 to 19
 /// `LOWEST` (Windows has 2 steps below normal where Linux has 19).
 pub(in crate::agent) fn lower_priority(nice: i32) -> io::Result<()> {

@@ -17,7 +17,7 @@
 //!   commit h into new                               fence(Acquire)
 //! or, the cap refusing:                             s2 = state.load(Relaxed)
 //!   state = g | FINAL (Release)                     s2 == s | FINAL: the ring's rule
-//!   commit h into slots[h & (len - 1)]: it wraps    (keep >= h2 + 1 - N); else exact
+//!   commit h into slots[h & (len - 1)]: it wraps    (keep >= ceil(head2 / 2) - N); else exact
 //!   from now, every push through the cold path
 //! ```
 //!

@@ -16,6 +16,7 @@ crate::record::sync::loom_models![
     loom_a_ring_refused_growth_under_a_reader_never_mislabels,
     loom_readers_free_retired_slots_only_when_no_reader_is_inside,
     loom_trusting_the_first_state_alone_mislabels,
+    loom_no_margin_for_a_push_in_flight_mislabels,
 ];
 
 const CAP: usize = 2;
@@ -240,5 +241,39 @@ fn loom_trusting_the_first_state_alone_mislabels() {
     assert!(
         result.is_err(),
         "loom found no bad execution for a reader that ignores the refusal"
+    );
+}
+
+/// The shipped read, but an odd second head (a push in flight) read as the published
+/// count: no margin for the push whose slot store may land before its head store.
+fn read_no_margin_in_flight(ring: &Ring, out: &mut Vec<u64>) -> u64 {
+    let _turn = ring.gens.reader_turn();
+    let h1 = ring.head.load(Ordering::Acquire) >> 1;
+    let state = ring.gens.state();
+    let (slots, n) = ring.gens.slots_of(state);
+    let n = n as u64;
+    let lo = h1.saturating_sub(n);
+    // SAFETY: masked to the loaded generation's length; nothing is freed here.
+    out.extend(
+        (lo..h1).map(|i| unsafe { &*slots.add((i & (n - 1)) as usize) }.load(Ordering::Relaxed)),
+    );
+    fence(Ordering::Acquire);
+    let h2 = ring.head.load(Ordering::Relaxed) >> 1;
+    let first = if ring.gens.state_relaxed() == state | grow::FINAL {
+        h2.saturating_sub(n).clamp(lo, h1)
+    } else {
+        lo
+    };
+    out.drain(..(first - lo) as usize);
+    first
+}
+
+fn loom_no_margin_for_a_push_in_flight_mislabels() {
+    let result = std::panic::catch_unwind(|| {
+        check(|ring, v| assert!(ring.push(v)), read_no_margin_in_flight)
+    });
+    assert!(
+        result.is_err(),
+        "loom found no bad execution without the margin for a push in flight"
     );
 }

@@ -11,8 +11,8 @@
 //!   head = 2h + 1  (claim)          h1 = head.load(Acquire) / 2
 //!   fence(Release)                  copy slots of indices max(0, h1 - N) .. h1
 //!   slot[h & mask].store(v)         fence(Acquire)
-//!   head.store(2h + 2, Release)     h2 = head.load(Relaxed) / 2
-//!                                   keep indices >= h2 + 1 - N
+//!   head.store(2h + 2, Release)     h2 = ceil(head.load(Relaxed) / 2)
+//!                                   keep indices >= h2 - N
 //! ```
 //!
 //! Why it holds: `head / 2 >= i + 1` (read with Acquire) means the store of index `i`
@@ -21,15 +21,24 @@
 //! value or a later one. A later value came from the push of some `k >= i + N`; the
 //! writer's release fence before that slot store pairs with the reader's acquire fence
 //! after the copy, so everything the writer did before it — including its claim,
-//! `head = 2k + 1` — is visible to the second head load: `h2 >= k >= i + N`, and `i` is
-//! dropped. The `+ 1` covers the push of index `h2` itself, whose slot store may land
-//! before its head store. On x86_64 both fences compile to nothing.
+//! `head = 2k + 1` — is visible to the second head load, which reads that claim or a
+//! later value. Every later value is at least `2k + 1`, and an even one at least
+//! `2k + 2` (the head only grows but where a claim is given back: a refused claim puts
+//! back the odd value it found, a cancelled one `2k'` for a later `k' > k`), so
+//! `h2 >= k + 1 >= i + N + 1`, and `i` is dropped. So an odd head (a push in flight,
+//! whose slot store may land before its head store) costs the read one sample more than
+//! the published count says, and an even one none: a ring read while its writer is
+//! between pushes is read exactly, even when it is exactly full (DESIGN.md's rule,
+//! `h2 + 1 - N` for every head, gives up its oldest sample). On x86_64 both fences
+//! compile to nothing.
 //!
 //! The "obvious" protocol — no fences, keep indices `>= h2 - N` — hands back samples
-//! with the wrong index when the copy races the writer; the loom model below shows both.
+//! with the wrong index when the copy races the writer; so does dropping the margin of
+//! a push in flight (an odd head read as the published count); the loom models below
+//! show all of them.
 //!
 //! When no writer can run (the owner has exited, or the owner is the reader) the copy
-//! is exact and the `+ 1` margin is not needed: [`Ring::read`] takes that as `quiet`.
+//! is exact and no margin is needed: [`Ring::read`] takes that as `quiet`.
 //!
 //! # Signal handlers
 //!
@@ -317,8 +326,8 @@ impl Ring {
     /// Appends the retained samples, oldest first, to `out`.
     ///
     /// `quiet` promises that no push can run concurrently (the owner exited, or is the
-    /// caller); the read is then exact. Otherwise at most one extra sample — the oldest
-    /// — is given up to stay safe against a push in flight.
+    /// caller); the read is then exact. Otherwise, if a push is in flight when the read
+    /// ends, at most one extra sample — the oldest — is given up to stay safe against it.
     pub(crate) fn read(&self, quiet: bool, out: &mut Vec<u64>) -> RingRead {
         self.read_from(0, quiet, out)
     }
@@ -352,11 +361,11 @@ impl Ring {
             lo
         } else {
             fence(Ordering::Acquire);
-            let h2 = self.head.load(Ordering::Relaxed) >> 1;
+            let h2 = settled(self.head.load(Ordering::Relaxed));
             // Slots are overwritten only once their generation is the last one (see
             // `grow.rs`); until then everything copied is exact.
             if self.gens.state_relaxed() == state | FINAL {
-                (h2 + 1).saturating_sub(n).clamp(lo, h1)
+                h2.saturating_sub(n).clamp(lo, h1)
             } else {
                 lo
             }
@@ -369,6 +378,14 @@ impl Ring {
             kept: h1 - first,
         }
     }
+}
+
+/// The reader's second head load, `head`, as the count of pushes whose slot stores
+/// the copy may have seen: the samples published, plus the push in flight if there is
+/// one (`head` odd: its slot store may land before its head store). The module docs
+/// say why nothing older than that count less the capacity can have been overwritten.
+fn settled(head: u64) -> u64 {
+    head.div_ceil(2)
 }
 
 impl core::fmt::Debug for Ring {

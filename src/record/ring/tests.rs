@@ -59,11 +59,38 @@ mod unit {
         let r = ring.read(true, &mut out);
         assert_eq!(out, (13..21).collect::<Vec<_>>());
         assert_eq!((r.seen, r.first, r.kept), (21, 13, 8));
-        // A reader that must allow for a push in flight gives up the oldest one.
+        // A reader that must allow for a push in flight, finding none (the head even),
+        // keeps every sample too.
+        out.clear();
+        let r = ring.read(false, &mut out);
+        assert_eq!(out, (13..21).collect::<Vec<_>>());
+        assert_eq!((r.seen, r.first, r.kept), (21, 13, 8));
+        // With one in flight (claimed, its slot perhaps stored), it gives up the oldest.
+        let h = ring.claim().unwrap();
         out.clear();
         let r = ring.read(false, &mut out);
         assert_eq!(out, (14..21).collect::<Vec<_>>());
         assert_eq!((r.seen, r.first, r.kept), (21, 14, 7));
+        assert!(ring.commit(h, 21));
+    }
+
+    #[test]
+    fn a_ring_exactly_full_between_pushes_is_read_whole() {
+        // Two bursts of half the ring between two reads: nothing was overwritten.
+        let ring = Ring::new(8);
+        let mut out = Vec::new();
+        for v in 0..4 {
+            ring.push(v);
+        }
+        let r = ring.read_from(0, false, &mut out);
+        assert_eq!((r.seen, r.first, r.kept), (4, 0, 4));
+        for v in 4..12 {
+            ring.push(v);
+        }
+        out.clear();
+        let r = ring.read_from(4, false, &mut out);
+        assert_eq!((r.seen, r.first, r.kept), (12, 4, 8));
+        assert_eq!(out, (4..12).collect::<Vec<_>>());
     }
 
     #[test]
@@ -153,11 +180,17 @@ mod unit {
         assert_eq!(all(&ring), (8..40).collect::<Vec<_>>());
         let mut out = Vec::new();
         let r = ring.read_from(3, false, &mut out);
+        assert_eq!((r.seen, r.first, r.kept), (40, 8, 32), "between pushes");
+        // Once it wraps, a push in flight costs the read its oldest sample.
+        let h = ring.claim().unwrap();
+        out.clear();
+        let r = ring.read_from(3, false, &mut out);
         assert_eq!(
             (r.seen, r.first, r.kept),
             (40, 9, 31),
             "the margin once it wraps"
         );
+        assert!(ring.commit(h, 40));
         // A reader has freed every retired generation: only the 32 slots remain.
         assert_eq!(ring.reserved_bytes(), 32 * 8);
         assert_eq!(ring.capacity(), 32);
@@ -186,7 +219,13 @@ mod unit {
         assert_eq!(all(&ring), [6, 7, 8, 9]);
         let mut out = Vec::new();
         let r = ring.read(false, &mut out);
+        assert_eq!((r.first, out.as_slice()), (6, &[6, 7, 8, 9][..]));
+        // A push in flight: the margin, as in the last generation of any ring.
+        let h = ring.claim().unwrap();
+        out.clear();
+        let r = ring.read(false, &mut out);
         assert_eq!((r.first, out.as_slice()), (7, &[7, 8, 9][..]));
+        ring.cancel(h);
         assert_eq!(ring.reserved_bytes(), 4 * 8);
     }
 
