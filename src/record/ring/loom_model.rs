@@ -207,9 +207,10 @@ fn loom_readers_free_retired_slots_only_when_no_reader_is_inside() {
     });
 }
 
-/// A reader that trusts a generation it loaded as not the last, without looking
-/// at the state again after its copy: the cap's refusal makes it wrap meanwhile.
-fn read_without_second_state(ring: &Ring, out: &mut Vec<u64>) -> u64 {
+/// The first half of the broken readers below, as the shipped read does it: the
+/// published head, the generation's state, and a copy of its last `n` slots into
+/// `out`, then an acquire fence. Returns (head, state, n, the first index copied).
+fn copy_last(ring: &Ring, out: &mut Vec<u64>) -> (u64, u64, u64, u64) {
     let h1 = ring.head.load(Ordering::Acquire) >> 1;
     let state = ring.gens.state();
     let (slots, n) = ring.gens.slots_of(state);
@@ -220,6 +221,13 @@ fn read_without_second_state(ring: &Ring, out: &mut Vec<u64>) -> u64 {
         (lo..h1).map(|i| unsafe { &*slots.add((i & (n - 1)) as usize) }.load(Ordering::Relaxed)),
     );
     fence(Ordering::Acquire);
+    (h1, state, n, lo)
+}
+
+/// A reader that trusts a generation it loaded as not the last, without looking
+/// at the state again after its copy: the cap's refusal makes it wrap meanwhile.
+fn read_without_second_state(ring: &Ring, out: &mut Vec<u64>) -> u64 {
+    let (h1, state, n, lo) = copy_last(ring, out);
     let h2 = ring.head.load(Ordering::Relaxed) >> 1;
     let first = if state & grow::FINAL != 0 {
         (h2 + 1).saturating_sub(n).clamp(lo, h1)
@@ -248,16 +256,7 @@ fn loom_trusting_the_first_state_alone_mislabels() {
 /// count: no margin for the push whose slot store may land before its head store.
 fn read_no_margin_in_flight(ring: &Ring, out: &mut Vec<u64>) -> u64 {
     let _turn = ring.gens.reader_turn();
-    let h1 = ring.head.load(Ordering::Acquire) >> 1;
-    let state = ring.gens.state();
-    let (slots, n) = ring.gens.slots_of(state);
-    let n = n as u64;
-    let lo = h1.saturating_sub(n);
-    // SAFETY: masked to the loaded generation's length; nothing is freed here.
-    out.extend(
-        (lo..h1).map(|i| unsafe { &*slots.add((i & (n - 1)) as usize) }.load(Ordering::Relaxed)),
-    );
-    fence(Ordering::Acquire);
+    let (h1, state, n, lo) = copy_last(ring, out);
     let h2 = ring.head.load(Ordering::Relaxed) >> 1;
     let first = if ring.gens.state_relaxed() == state | grow::FINAL {
         h2.saturating_sub(n).clamp(lo, h1)
