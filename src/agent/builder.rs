@@ -356,12 +356,18 @@ impl Builder {
         // The drain's line exists before the drain thread: the exporters start first
         // and keep it.
         let (alive_tx, alive) = bounded::<()>(0);
-        let line = Line { tx, alive };
+        let bell = super::running::Bell::default();
+        let line = Line {
+            tx,
+            alive,
+            bell: bell.clone(),
+        };
         let mut exporters = self.exporters;
         exporters.start(&line)?;
         let shared = Arc::new(Shared::default());
         let drain = drain::Drain {
             rx,
+            bell,
             sink: self.sink.unwrap_or_else(|| Box::new(std::io::stdout())),
             periodic_sink: self.periodic_sink,
             options: self.options,

@@ -21,6 +21,8 @@ pub(super) static KILL: std::sync::atomic::AtomicBool = std::sync::atomic::Atomi
 
 pub(super) struct Drain {
     pub(super) rx: Receiver<Command>,
+    /// Rung by every sender: the drain waits parked (see `running::Bell`).
+    pub(super) bell: super::running::Bell,
     pub(super) sink: Box<dyn Write + Send>,
     /// Where periodic (interval) reports go, when not to `sink`.
     pub(super) periodic_sink: Option<Box<dyn Write + Send>>,
@@ -125,6 +127,7 @@ impl Drain {
     }
 
     pub(super) fn run(mut self) {
+        self.bell.hang();
         let now = Instant::now();
         let mut at = Schedule {
             periodic_count: 0,
@@ -141,7 +144,7 @@ impl Drain {
                 .into_iter()
                 .flatten()
                 .fold(at.next_fold, Instant::min);
-            match self.rx.recv_deadline(deadline) {
+            match super::running::next_command(&self.rx, deadline) {
                 Ok(Command::Report(reply)) => {
                     let _ = reply.send(self.whole_run(None));
                 }

@@ -27,7 +27,7 @@ use windows as os;
 
 #[cfg(not(target_os = "linux"))]
 use os::thread_cpu_ns;
-use os::{idle_priority, lower_priority, pin};
+use os::{idle_priority, lower_priority, pin, short_slice};
 #[cfg(target_os = "linux")]
 use posix::thread_cpu_ns;
 
@@ -57,6 +57,9 @@ impl Placement {
         if self.nice != 0 {
             lower_priority(self.nice)?;
         }
+        // Best effort: a kernel that refuses it leaves the drain a little later to
+        // wake, and nothing else changes.
+        let _ = short_slice();
         Ok(())
     }
 
@@ -142,5 +145,46 @@ mod tests {
         .join()
         .unwrap();
         assert_eq!((policy.as_str(), nice.as_str()), ("0", "19"));
+    }
+
+    /// This thread's scheduling slice in nanoseconds, where the kernel says it.
+    fn slice_ns() -> Option<u64> {
+        let sched = std::fs::read_to_string("/proc/thread-self/sched").ok()?;
+        let line = sched.lines().find(|l| l.starts_with("se.slice"))?;
+        line.split(':').nth(1)?.trim().parse().ok()
+    }
+
+    #[test]
+    fn the_drain_asks_for_a_short_slice_and_keeps_its_nice_value_and_class() {
+        let placement = Placement {
+            cpus: Vec::new(),
+            nice: 7,
+        };
+        let (applied, slice, policy, nice) = std::thread::spawn(move || {
+            let before = slice_ns();
+            let applied = placement.apply().map(|()| super::short_slice().is_ok());
+            (
+                applied,
+                (before, slice_ns()),
+                stat_field(41),
+                stat_field(19),
+            )
+        })
+        .join()
+        .unwrap();
+        assert!(applied.is_ok(), "{applied:?}");
+        assert_eq!((policy.as_str(), nice.as_str()), ("0", "7"));
+        // A kernel with custom slices (6.12 on, the reference guest's) shows it; an
+        // older one refuses or ignores it, and the drain runs as before.
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+        let mut version = release
+            .split(['.', '-'])
+            .map(|p| p.parse::<u32>().unwrap_or(0));
+        let custom_slices = (version.next(), version.next()) >= (Some(6), Some(12));
+        if custom_slices && let (Some(before), Some(after)) = slice {
+            assert!(matches!(applied, Ok(true)));
+            assert_ne!(before, super::os::DRAIN_SLICE_NS);
+            assert_eq!(after, super::os::DRAIN_SLICE_NS, "slice before: {before}");
+        }
     }
 }

@@ -5,10 +5,12 @@
 use super::Command;
 use crate::error::Error;
 use crate::record::fork::PerProcess;
-use crossbeam_channel::{Receiver, Sender, bounded, select};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, bounded, select};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::thread::Thread;
 #[cfg(any(unix, windows))]
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use std::time::Instant;
 
 /// The way to a drain thread: its commands, and a channel that disconnects when it ends.
 #[derive(Clone)]
@@ -18,6 +20,58 @@ pub(super) struct Line {
     /// reason (its sender lives on that thread's stack), which releases every caller
     /// still waiting for an answer.
     pub(super) alive: Receiver<()>,
+    /// Wakes the drain after a command is queued, and after `tx` is dropped (a field
+    /// after it, so it drops after it): the drain sees a disconnected queue at once.
+    pub(super) bell: Bell,
+}
+
+/// The drain thread's doorbell. The drain waits for its next command parked, not
+/// inside the channel's receive: that spins and then calls `sched_yield`, and on
+/// Linux's EEVDF scheduler a yield hands the CPU to any runnable thread, the idle-class
+/// start-up calibration included, for the rest of its slice (1-4 ms), while rings fill.
+/// Every sender rings after queueing, so a command is seen at once.
+#[derive(Clone, Default)]
+pub(super) struct Bell(Arc<OnceLock<Thread>>);
+
+impl Bell {
+    /// Makes the calling thread (the drain) the one this bell wakes: before it first
+    /// looks for a command, so a command queued earlier is found by that look.
+    pub(super) fn hang(&self) {
+        let _ = self.0.set(std::thread::current());
+    }
+
+    /// Wakes the drain (or makes its next park return at once).
+    pub(super) fn ring(&self) {
+        if let Some(drain) = self.0.get() {
+            drain.unpark();
+        }
+    }
+}
+
+impl Drop for Bell {
+    fn drop(&mut self) {
+        self.ring();
+    }
+}
+
+/// The drain's next command, or the deadline, or the end of every line to it: parked
+/// between looks, never yielding (see [`Bell`]).
+pub(super) fn next_command(
+    rx: &Receiver<Command>,
+    deadline: Instant,
+) -> Result<Command, RecvTimeoutError> {
+    loop {
+        match rx.try_recv() {
+            Ok(command) => return Ok(command),
+            Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
+            Err(TryRecvError::Empty) => {}
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(RecvTimeoutError::Timeout);
+        }
+        std::thread::park_timeout(deadline - now);
+    }
 }
 
 impl Line {
@@ -29,6 +83,7 @@ impl Line {
         self.tx
             .send(command(reply))
             .map_err(|_| Error::AgentStopped)?;
+        self.bell.ring();
         select! {
             recv(answer) -> r => r.map_err(|_| Error::AgentStopped),
             recv(self.alive) -> _ => answer.try_recv().map_err(|_| Error::AgentStopped),
@@ -45,6 +100,7 @@ impl Line {
     ) -> Option<T> {
         let (reply, answer) = bounded(1);
         self.tx.send_deadline(command(reply), deadline).ok()?;
+        self.bell.ring();
         select! {
             recv(answer) -> r => r.ok(),
             recv(self.alive) -> _ => answer.try_recv().ok(),
@@ -61,6 +117,7 @@ impl Line {
     ) -> Option<T> {
         let (reply, answer) = bounded(1);
         self.tx.try_send(command(reply)).ok()?;
+        self.bell.ring();
         select! {
             recv(answer) -> r => r.ok(),
             recv(self.alive) -> _ => answer.try_recv().ok(),
@@ -115,4 +172,63 @@ pub(super) fn stop_within(timeout: Duration) -> Result<(), Error> {
         .unwrap_or_else(|| Instant::now() + Duration::from_secs(100 * 365 * 86_400));
     line.ask_until(Command::Shutdown, deadline)
         .unwrap_or(Err(Error::AgentStopped))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Bell, Command, Line, next_command};
+    use crossbeam_channel::{RecvTimeoutError, bounded};
+    use std::time::{Duration, Instant};
+
+    /// A line and the drain's end of it, as the builder makes them.
+    fn line() -> (Line, crossbeam_channel::Receiver<Command>, Bell) {
+        let (tx, rx) = bounded(16);
+        let (_alive_tx, alive) = bounded::<()>(0);
+        let bell = Bell::default();
+        let line = Line {
+            tx,
+            alive,
+            bell: bell.clone(),
+        };
+        (line, rx, bell)
+    }
+
+    /// Far enough that reaching it means the wake-up was lost.
+    const FAR: Duration = Duration::from_secs(60);
+
+    #[test]
+    fn a_parked_drain_takes_a_command_at_once_and_wakes_when_every_line_is_gone() {
+        let (line, rx, bell) = line();
+        bell.hang();
+        let sender = std::thread::spawn(move || {
+            let (reply, answer) = bounded(1);
+            line.tx.send(Command::Report(reply)).unwrap();
+            line.bell.ring();
+            // The drain answers, then this thread drops the last line.
+            answer.recv().unwrap()
+        });
+        let began = Instant::now();
+        let Ok(Command::Report(reply)) = next_command(&rx, began + FAR) else {
+            panic!("no command");
+        };
+        reply.send(Ok(())).unwrap();
+        assert!(sender.join().unwrap().is_ok());
+        assert!(matches!(
+            next_command(&rx, Instant::now() + FAR),
+            Err(RecvTimeoutError::Disconnected)
+        ));
+        assert!(began.elapsed() < FAR);
+    }
+
+    #[test]
+    fn with_nothing_queued_the_drain_waits_until_its_deadline() {
+        let (_line, rx, bell) = line();
+        bell.hang();
+        let deadline = Instant::now() + Duration::from_millis(20);
+        assert!(matches!(
+            next_command(&rx, deadline),
+            Err(RecvTimeoutError::Timeout)
+        ));
+        assert!(Instant::now() >= deadline);
+    }
 }

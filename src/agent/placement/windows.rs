@@ -36,6 +36,11 @@ pub(in crate::agent) fn idle_priority() -> io::Result<()> {
     lower_priority(19)
 }
 
+/// Nothing to ask for on Windows: the drain keeps the OS's quantum.
+pub(in crate::agent) fn short_slice() -> io::Result<()> {
+    Ok(())
+}
+
 /// Lowers the calling thread's priority: nice 1 to 9 is `BELOW_NORMAL`, 10 to 19
 /// `LOWEST` (Windows has 2 steps below normal where Linux has 19).
 pub(in crate::agent) fn lower_priority(nice: i32) -> io::Result<()> {
