@@ -3,14 +3,13 @@
 use super::exporters::Exporters;
 use super::failures::{Failures, Shared};
 use super::guard::Guard;
-use super::running::{self, Line};
+use super::running::{self, Ends, Line};
 use super::{drain, hlog, placement, signals};
 use crate::clock::{self, ClockChoice};
 use crate::config;
 use crate::error::Error;
 use crate::report::ReportOptions;
 use crate::report::{Focus, Format};
-use crossbeam_channel::bounded;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
@@ -352,16 +351,9 @@ impl Builder {
             ),
             None => None,
         };
-        let (tx, rx) = bounded(16);
         // The drain's line exists before the drain thread: the exporters start first
         // and keep it.
-        let (alive_tx, alive) = bounded::<()>(0);
-        let bell = super::running::Bell::default();
-        let line = Line {
-            tx,
-            alive,
-            bell: bell.clone(),
-        };
+        let (line, Ends { rx, bell, alive_tx }) = Line::new();
         let mut exporters = self.exporters;
         exporters.start(&line)?;
         let shared = Arc::new(Shared::default());

@@ -74,7 +74,30 @@ pub(super) fn next_command(
     }
 }
 
+/// The drain thread's ends of a new [`Line`].
+pub(super) struct Ends {
+    /// Where the line's commands arrive.
+    pub(super) rx: Receiver<Command>,
+    /// The doorbell the line rings.
+    pub(super) bell: Bell,
+    /// Held by the drain thread until it ends: its drop disconnects `Line::alive`.
+    pub(super) alive_tx: Sender<()>,
+}
+
 impl Line {
+    /// A line to a drain thread not yet started, and that thread's ends of it.
+    pub(super) fn new() -> (Line, Ends) {
+        let (tx, rx) = bounded(16);
+        let (alive_tx, alive) = bounded::<()>(0);
+        let bell = Bell::default();
+        let line = Line {
+            tx,
+            alive,
+            bell: bell.clone(),
+        };
+        (line, Ends { rx, bell, alive_tx })
+    }
+
     /// Sends a command and waits for its answer or the drain thread's end, whichever
     /// comes first: a command queued when the thread died is answered `AgentStopped`,
     /// and a slow report is waited for as long as it takes.
@@ -176,29 +199,16 @@ pub(super) fn stop_within(timeout: Duration) -> Result<(), Error> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Bell, Command, Line, next_command};
+    use super::{Command, Ends, Line, next_command};
     use crossbeam_channel::{RecvTimeoutError, bounded};
     use std::time::{Duration, Instant};
-
-    /// A line and the drain's end of it, as the builder makes them.
-    fn line() -> (Line, crossbeam_channel::Receiver<Command>, Bell) {
-        let (tx, rx) = bounded(16);
-        let (_alive_tx, alive) = bounded::<()>(0);
-        let bell = Bell::default();
-        let line = Line {
-            tx,
-            alive,
-            bell: bell.clone(),
-        };
-        (line, rx, bell)
-    }
 
     /// Far enough that reaching it means the wake-up was lost.
     const FAR: Duration = Duration::from_secs(60);
 
     #[test]
     fn a_parked_drain_takes_a_command_at_once_and_wakes_when_every_line_is_gone() {
-        let (line, rx, bell) = line();
+        let (line, Ends { rx, bell, .. }) = Line::new();
         bell.hang();
         let sender = std::thread::spawn(move || {
             let (reply, answer) = bounded(1);
@@ -222,7 +232,7 @@ mod tests {
 
     #[test]
     fn with_nothing_queued_the_drain_waits_until_its_deadline() {
-        let (_line, rx, bell) = line();
+        let (_line, Ends { rx, bell, .. }) = Line::new();
         bell.hang();
         let deadline = Instant::now() + Duration::from_millis(20);
         assert!(matches!(
