@@ -1075,3 +1075,61 @@ fn windows_and_macos_say_where_the_frequency_comes_from_and_that_no_clocksource_
         None
     );
 }
+
+/// The default width is the terminal's when stdout is one (read in a real terminal,
+/// a tmux pane 93 columns wide), and 100 when stdout is a pipe. The test runs itself
+/// as the child in both places (`LATTE_WIDTH_OUT` names the file the child writes).
+#[test]
+fn the_default_width_is_the_terminal_s_when_stdout_is_one() {
+    const NAME: &str = "table::the_default_width_is_the_terminal_s_when_stdout_is_one";
+    if let Some(out) = std::env::var_os("LATTE_WIDTH_OUT") {
+        let width = TableOptions::default().resolved_width();
+        std::fs::write(out, width.to_string()).unwrap();
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let dir = std::env::temp_dir().join(format!("latte-width-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let child = |out: &std::path::Path| {
+        let mut c = std::process::Command::new(&exe);
+        c.args([NAME, "--exact", "--test-threads=1"])
+            .env_remove("COLUMNS")
+            .env("LATTE_WIDTH_OUT", out);
+        c
+    };
+    // Piped: no terminal on stdout.
+    let piped = dir.join("piped");
+    assert!(child(&piped).output().unwrap().status.success());
+    assert_eq!(std::fs::read_to_string(&piped).unwrap(), "100");
+    let tmux = std::process::Command::new("tmux").arg("-V").output();
+    if !tmux.is_ok_and(|o| o.status.success()) {
+        eprintln!("tmux not installed: the terminal half is left out (.ci/run installs it)");
+        return;
+    }
+    let pane = dir.join("pane");
+    let session = format!("latte-width-{}", std::process::id());
+    let command = format!(
+        "env -u COLUMNS LATTE_WIDTH_OUT='{}' '{}' '{NAME}' --exact --test-threads=1",
+        pane.display(),
+        exe.display()
+    );
+    let status = std::process::Command::new("tmux")
+        .args(["new-session", "-d", "-s", &session, "-x", "93", "-y", "10"])
+        .arg(&command)
+        .status()
+        .unwrap();
+    assert!(status.success(), "tmux new-session failed");
+    let began = std::time::Instant::now();
+    let written = loop {
+        match std::fs::read_to_string(&pane) {
+            Ok(text) if !text.is_empty() => break Some(text),
+            _ if began.elapsed() > std::time::Duration::from_secs(60) => break None,
+            _ => std::thread::yield_now(),
+        }
+    };
+    let _ = std::process::Command::new("tmux")
+        .args(["kill-session", "-t", &session])
+        .status();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(written.as_deref(), Some("93"));
+}

@@ -2,7 +2,6 @@
 //! the [`Column`]s with their priority.
 
 use crate::report::Summary;
-use comfy_table::Table;
 
 /// Width used when neither the options, `COLUMNS` nor a terminal give one.
 pub const DEFAULT_WIDTH: usize = 100;
@@ -289,7 +288,8 @@ impl TableOptions {
     pub fn resolved_width(&self) -> usize {
         let env = std::env::var("COLUMNS").ok();
         resolve_width(self.width, env.as_deref(), || {
-            Table::new().width().map(usize::from)
+            let (terminal_size::Width(w), _) = terminal_size::terminal_size_of(std::io::stdout())?;
+            Some(usize::from(w))
         })
     }
 
