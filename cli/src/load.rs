@@ -3,17 +3,16 @@
 //! and what is wrong with it.
 //!
 //! A report is refused, whatever the subcommand, when it holds what no latte writes
-//! ([`written`]): a histogram that does not decode, a call-tree node whose `parent` or
-//! `depth` does not fit the list, or the fields of format 2 on without the
-//! `format_version` every such latte writes. A report of an older latte (format 1, or
-//! one without histograms) still reads.
+//! ([`written`]): a histogram that does not decode, or a call-tree node whose `parent`
+//! or `depth` does not fit the list; and when the library does not read its format
+//! (formats 1 to 3, which no release wrote, or a newer one). A report without
+//! histograms still reads.
 
 use crate::outcome::Failure;
 use latte::Report;
 use latte::Unit;
 use latte::report::trace::Trace;
 use latte::report::{Distribution, Row, TreeNode};
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// A report read from a file.
@@ -101,7 +100,7 @@ pub fn input(path: &Path) -> Result<Input, Failure> {
             report.ticks_per_ns
         )));
     }
-    written(document, &report).map_err(fail)?;
+    written(&report).map_err(fail)?;
     Ok(Input::Report(Box::new(Loaded {
         path: path.to_path_buf(),
         report,
@@ -256,19 +255,14 @@ pub fn filter(pattern: Option<&str>) -> Result<Option<glob::Pattern>, Failure> {
 
 /// The blocks of time of `component` (a flat row's id) in `loaded`, oldest first, each
 /// decoded by the library as the row is: `Err` says why there are none, naming the
-/// file (a report of format 3 or older, or one written without a series).
+/// file (a report written without a series).
 pub fn blocks(loaded: &Loaded, component: &str) -> Result<Vec<Distribution>, String> {
     let report = &loaded.report;
     let name = loaded.name();
     let Some(series) = &report.series else {
-        return Err(if report.format_version < 4 {
-            format!(
-                "{name}: format {} has no blocks of time",
-                report.format_version
-            )
-        } else {
-            format!("{name}: no blocks of time (a capture's or an interval's report)")
-        });
+        return Err(format!(
+            "{name}: no blocks of time (a capture's or an interval's report)"
+        ));
     };
     let Some(mine) = series.component(component) else {
         return Err(format!("{name}: `{component}` has no blocks of time"));
@@ -277,63 +271,14 @@ pub fn blocks(loaded: &Loaded, component: &str) -> Result<Vec<Distribution>, Str
         .map_err(|e| format!("{name}: its blocks of time cannot be read: {e}"))
 }
 
-/// Top-level fields a latte report has had since format 2, newest first, each with the
-/// format that brought it; a report without `format_version` is format 1 and has none
-/// of them.
-const SINCE_FORMAT_2: [(&str, u32); 7] = [
-    ("series", 4),
-    ("captures", 4),
-    ("recording_off", 4),
-    ("exporter_failures", 4),
-    ("tree", 3),
-    ("tree_left_out", 3),
-    ("figures", 2),
-];
-
-/// Fails, naming the field, unless `report` (read from `document`) holds only what a
-/// latte writes: its histograms decode, its call trees' links fit their lists, and a
-/// document without `format_version` is format 1 (see [`unversioned`]).
-pub fn written(document: &Value, report: &latte::Report) -> Result<(), String> {
-    unversioned(document)?;
+/// Fails, naming the field, unless `report` holds only what a latte writes: its
+/// histograms decode and its call trees' links fit their lists.
+pub fn written(report: &latte::Report) -> Result<(), String> {
     links("tree", &report.tree)?;
     for (t, thread) in report.threads.iter().enumerate() {
         links(&format!("threads[{t}].tree"), &thread.tree)?;
     }
     histograms(report)
-}
-
-/// Fails when `document` has no `format_version` but a field format 1 did not have:
-/// every latte that writes those writes `format_version` too, so a reader would take
-/// the document for format 1 and misread its figures.
-fn unversioned(document: &Value) -> Result<(), String> {
-    if document.get("format_version").is_some() {
-        return Ok(());
-    }
-    let top = SINCE_FORMAT_2
-        .into_iter()
-        .find(|(field, _)| document.get(field).is_some())
-        .map(|(field, since)| (field.to_owned(), since));
-    let in_row = || {
-        let rows = document.get("all_threads")?.as_array()?;
-        rows.iter().enumerate().find_map(|(i, row)| {
-            let stats = row.get("stats");
-            if row.get("kind").is_some() {
-                Some((format!("all_threads[{i}].kind"), 2))
-            } else if stats.and_then(|s| s.get("cleaned")).is_some() {
-                Some((format!("all_threads[{i}].stats.cleaned"), 2))
-            } else {
-                None
-            }
-        })
-    };
-    match top.or_else(in_row) {
-        None => Ok(()),
-        Some((field, since)) => Err(format!(
-            "`format_version` is missing, yet it has `{field}` (format {since} on): every latte \
-             that writes `{field}` writes `format_version` too, and a report without it is \
-             format 1, which has no `{field}`"
-        )),
-    }
 }
 
 /// Fails unless every node of `tree` (the list at `field`) links as latte writes a

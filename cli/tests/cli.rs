@@ -449,14 +449,13 @@ fn show_and_diff_read_the_previous_format_and_refuse_a_newer_one() {
     // The library's own fixture of its previous format.
     let old = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../tests/data/report-format-1.json"
+        "/../tests/data/report-format-4.json"
     );
     let text = stdout(tool().args(["show", "--width", "100", old]), 0);
-    assert!(text.contains("read from a format-1 report"), "{text}");
-    assert!(text.contains("DP_StateLoop"), "{text}");
+    assert!(text.contains("Sim_Tick_Total"), "{text}");
     // The old report beside itself: every component compared, nothing regressed.
     let text = stdout(tool().args(["diff", old, old]), 0);
-    assert!(text.contains("DP_StateLoop"), "{text}");
+    assert!(text.contains("Sim_Tick_Total"), "{text}");
     one_run_of_a_previous_format_is_inconclusive();
     // A format from a newer latte: refused, naming the file and the version.
     let d = dir("newer_format");
@@ -472,14 +471,21 @@ fn show_and_diff_read_the_previous_format_and_refuse_a_newer_one() {
     );
 }
 
-/// A report of format 3 (the last before blocks of time), one run per side: every
-/// verdict `inconclusive`, each saying why, and the gate passes with a warning unless
+/// A report without blocks of time (the previous format's fixture with its series
+/// taken out, as an interval's report has none), one run per side: every verdict
+/// `inconclusive`, each saying why, and the gate passes with a warning unless
 /// `--strict`.
 fn one_run_of_a_previous_format_is_inconclusive() {
-    let old = concat!(
+    let fixture = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../tests/data/report-format-3.json"
+        "/../tests/data/report-format-4.json"
     );
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    json.as_object_mut().unwrap().remove("series").unwrap();
+    let old = dir("no_blocks").join("no-blocks.json");
+    std::fs::write(&old, json.to_string()).unwrap();
+    let old = old.to_str().unwrap();
     let json = stdout(tool().args(["diff", "--json", old, old]), 0);
     let json: serde_json::Value = serde_json::from_str(&json).unwrap();
     let changes: Vec<&serde_json::Value> = ["components", "nodes"]
@@ -488,12 +494,22 @@ fn one_run_of_a_previous_format_is_inconclusive() {
         .flat_map(|c| c["changes"].as_array().unwrap())
         .collect();
     assert!(!changes.is_empty());
-    for change in &changes {
+    // Figures of 0 (below one clock step) need no blocks: every other is inconclusive.
+    let inconclusive = changes
+        .iter()
+        .filter(|c| c["verdict"] != "below_resolution")
+        .count();
+    assert!(inconclusive > 0);
+    for change in changes
+        .iter()
+        .filter(|c| c["verdict"] != "below_resolution")
+    {
         assert_eq!(change["verdict"], "inconclusive", "{change}");
         let note = change["note"].as_str().unwrap();
         assert!(
-            note.ends_with("report-format-3.json: format 3 has no blocks of time")
-                || note.starts_with("too few samples")
+            note.ends_with(
+                "no-blocks.json: no blocks of time (a capture's or an interval's report)"
+            ) || note.starts_with("too few samples")
                 || note.ends_with("runs at other paths too (blocks are per id)"),
             "{note}"
         );
@@ -501,9 +517,9 @@ fn one_run_of_a_previous_format_is_inconclusive() {
     let warning = stderr(tool().args(["diff", old, old]), 0);
     assert!(
         warning.starts_with(&format!(
-            "warning: {n} of {n} verdicts inconclusive",
-            n = changes.len()
-        )) && warning.contains("has no blocks of time"),
+            "warning: {inconclusive} of {} verdicts inconclusive",
+            changes.len()
+        )) && warning.contains("no blocks of time"),
         "{warning}"
     );
     let failure = stderr(tool().args(["diff", "--strict", old, old]), 1);
@@ -789,12 +805,11 @@ fn diff_of_reports_without_a_tree_is_flat() {
     let d = dir("no_tree");
     let base = write(&d.join("base.json"), &COMPONENTS, 1.0, 1);
     let slower = write(&d.join("slower.json"), &COMPONENTS, 1.2, 2);
-    // As a format-2 report (before trees) has it: no `tree` at all.
-    let mut json: serde_json::Value =
+    // As a report of threads that opened no scope inside another has it: no `tree`.
+    let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
-    json["format_version"] = 2.into();
     assert!(json.get("tree").is_none());
-    let old = d.join("format-2.json");
+    let old = d.join("no-tree.json");
     std::fs::write(&old, json.to_string()).unwrap();
     let text = stdout(tool().args(["diff"]).arg(&old).arg(&slower), 1);
     assert!(

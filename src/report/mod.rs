@@ -86,16 +86,26 @@ pub enum JsonStyle {
 /// section per thread and an all-threads section.
 ///
 /// As JSON ([`Report::to_json`]) it carries [`format_version`](Report::format_version);
-/// serde reads the current format and every older one (format 1: latte before the
-/// headline covered every sample, see [`Summary`]; formats 2 and 3 read with what they
-/// lack empty), and refuses a newer one with an error naming its version.
+/// serde reads the current format and the one before it (format 4, read with what it
+/// lacks empty), and refuses any other with an error naming its version: formats 1 to
+/// 3, which no release wrote, and a newer one.
+///
+/// ```
+/// let old = r#"{"format_version": 3, "unit": "Cycles"}"#;
+/// let err = serde_json::from_str::<latte::Report>(old).unwrap_err();
+/// assert!(err.to_string().contains("report format version 3: no release of latte wrote it"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+// The derives as inherent functions, which the trait impls below call: reading checks
+// the version also when the field is missing (format 1), which a field default cannot.
+#[serde(remote = "Self")]
 pub struct Report {
     /// The JSON format this report follows: [`Report::FORMAT_VERSION`] for a report
-    /// made by this latte, 1 for one read from format 1 (whose main figures were
-    /// cleaned: they are in [`Summary::cleaned`] now, and the figures format 1 did not
-    /// store are NaN, `null` in JSON).
-    #[serde(default = "wire::format_1", deserialize_with = "wire::known_version")]
+    /// made by this latte, 4 for one read from format 4.
+    #[serde(
+        default = "wire::unversioned",
+        deserialize_with = "wire::known_version"
+    )]
     pub format_version: u32,
     /// What the report covers when it is not everything, e.g. `periodic #3, last 1.00 s`.
     pub label: Option<String>,
@@ -283,6 +293,20 @@ pub struct Environment {
     pub step_ns: Option<f64>,
     /// Things a performance engineer would want to know before trusting the numbers.
     pub warnings: Vec<String>,
+}
+
+impl Serialize for Report {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Report::serialize(self, serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Report {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Report, D::Error> {
+        let report = Report::deserialize(deserializer)?;
+        wire::check(report.format_version).map_err(serde::de::Error::custom)?;
+        Ok(report)
+    }
 }
 
 impl Report {

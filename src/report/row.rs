@@ -119,8 +119,7 @@ pub struct Corrected {
 /// `ceil(q * n)`) read from the row's [`histogram`](Row::histogram), as
 /// [`Row::distribution`] reads them: within 1/2,048 of the exact value (1/1,024 for
 /// calibrated data), and the flagged totals within 1/2,048 (see
-/// `docs/report-format.md`). A figure a report does not know (one read from format 1)
-/// is NaN.
+/// `docs/report-format.md`). A figure a report does not know is NaN.
 ///
 /// ```
 /// use latte::{Id, Report, ReportOptions, Unit, Data};
@@ -135,7 +134,7 @@ pub struct Corrected {
 /// assert_eq!(s.cleaned.avg, 100.0); // the C++ original's figure
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(from = "super::wire::SummaryWire")]
+#[serde(try_from = "super::wire::SummaryWire")]
 pub struct Summary {
     /// Samples the figures cover: every one recorded in the window less the lost ones.
     pub samples: u64,

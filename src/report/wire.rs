@@ -1,41 +1,49 @@
-//! Reading a report's JSON: the current format (5), the formats before it, and format
-//! 1, whose main figures were computed after cleaning.
+//! Reading a report's JSON: the current format (5) and the one before it (4).
 //!
 //! Format 4 reads as it is: its tree nodes have no account (`None`), and a node's
 //! `kind` says `Scope` for timers and spans too (format 5 tells them apart).
 //!
-//! Formats 2 and 3 read as they are, with what they did not have empty: format 3 has
-//! no `series` (the run's time structure, [`Report::series`]: `None`), format 2 no
-//! call tree and no frames either. Their `format_version` stays as read, so one
-//! written again says what it holds.
-//!
-//! Format 1 (no `format_version` field) kept the cleaned statistics in `samples`,
-//! `avg`, `median`, `std_dev`, `skew`, `min`, `max` and `range`, and every folded
-//! sample in `folded`, `p50` .. `p9999` and the `_all` fields. Read here, the cleaned
-//! figures go to [`Summary::cleaned`] and the headline is rebuilt from the
-//! every-sample fields; what format 1 did not keep (the skewness of every sample, the
-//! flagged samples' totals) is NaN, shown as `-`. A format newer than
-//! [`Report::FORMAT_VERSION`] is refused with an error naming its version.
+//! Formats 1 to 3 are refused with an error that says so: no release of latte wrote
+//! them (they were the development builds' before the call tree's accounts). A report
+//! without `format_version` is format 1. A format newer than [`Report::FORMAT_VERSION`]
+//! is refused with an error naming its version.
 
 use super::{CleanedSummary, Report, Summary};
 use serde::{Deserialize, Deserializer};
 
-/// The version of a report without a `format_version` field.
-pub(super) fn format_1() -> u32 {
-    1
+/// The oldest format this latte reads.
+pub(super) const OLDEST: u32 = 4;
+
+/// What a report without a `format_version` field reads as: no format, refused by
+/// [`check`].
+pub(super) fn unversioned() -> u32 {
+    0
 }
 
 /// A `format_version` this latte reads, or an error naming it.
 pub(super) fn known_version<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
     let version = u32::deserialize(d)?;
-    if (1..=Report::FORMAT_VERSION).contains(&version) {
-        Ok(version)
-    } else {
-        Err(serde::de::Error::custom(format!(
-            "report format version {version}: this latte reads versions 1 to {} \
-             (a newer latte wrote it)",
-            Report::FORMAT_VERSION
-        )))
+    check(version).map_err(serde::de::Error::custom)
+}
+
+/// `version` if this latte reads it, else why not.
+pub(super) fn check(version: u32) -> Result<u32, String> {
+    let reads = format!(
+        "this latte reads versions {OLDEST} to {}",
+        Report::FORMAT_VERSION
+    );
+    match version {
+        0 => Err(format!(
+            "report without `format_version` (format 1): no release of latte wrote it; \
+             {reads}"
+        )),
+        v if v < OLDEST => Err(format!(
+            "report format version {v}: no release of latte wrote it; {reads}"
+        )),
+        v if v > Report::FORMAT_VERSION => Err(format!(
+            "report format version {v}: {reads} (a newer latte wrote it)"
+        )),
+        v => Ok(v),
     }
 }
 
@@ -63,18 +71,12 @@ pub(super) struct SummaryWire {
     bypass: u64,
     outliers: u64,
     migrated: u64,
-    // Format 2 on.
-    total: Option<Figure>,
-    bypass_total: Option<Figure>,
-    outliers_total: Option<Figure>,
+    total: Figure,
+    bypass_total: Figure,
+    outliers_total: Figure,
+    /// Required: `None` only so that a summary without it (format 1's) is refused
+    /// with a message that says which format lacks it.
     cleaned: Option<CleanedSummary>,
-    // Format 1 only.
-    folded: Option<u64>,
-    p50: Figure,
-    avg_all: Figure,
-    std_dev_all: Figure,
-    min_all: Figure,
-    max_all: Figure,
 }
 
 /// A figure, NaN when unknown.
@@ -82,13 +84,18 @@ fn known(figure: Figure) -> f64 {
     figure.unwrap_or(f64::NAN)
 }
 
-impl From<SummaryWire> for Summary {
-    fn from(w: SummaryWire) -> Summary {
-        let tails = (known(w.p90), known(w.p99), known(w.p999), known(w.p9999));
+impl TryFrom<SummaryWire> for Summary {
+    type Error = String;
+
+    fn try_from(w: SummaryWire) -> Result<Summary, String> {
         let Some(cleaned) = w.cleaned else {
-            return from_format_1(w);
+            return Err(format!(
+                "missing field `cleaned`: a summary without it is format 1's, which no \
+                 release of latte wrote; this latte reads versions {OLDEST} to {}",
+                Report::FORMAT_VERSION
+            ));
         };
-        Summary {
+        Ok(Summary {
             samples: w.samples,
             seen: w.seen,
             lost: w.lost,
@@ -99,57 +106,18 @@ impl From<SummaryWire> for Summary {
             min: known(w.min),
             max: known(w.max),
             range: known(w.range),
-            p90: tails.0,
-            p99: tails.1,
-            p999: tails.2,
-            p9999: tails.3,
-            total: known(w.total.flatten()),
+            p90: known(w.p90),
+            p99: known(w.p99),
+            p999: known(w.p999),
+            p9999: known(w.p9999),
+            total: known(w.total),
             bypass: w.bypass,
-            bypass_total: known(w.bypass_total.flatten()),
+            bypass_total: known(w.bypass_total),
             outliers: w.outliers,
-            outliers_total: known(w.outliers_total.flatten()),
+            outliers_total: known(w.outliers_total),
             migrated: w.migrated,
             cleaned,
-        }
-    }
-}
-
-/// A format-1 summary: its main figures were the cleaned ones.
-fn from_format_1(w: SummaryWire) -> Summary {
-    let folded = w.folded.unwrap_or(w.samples);
-    let (min, max) = (known(w.min_all), known(w.max_all));
-    let avg = known(w.avg_all);
-    Summary {
-        samples: folded,
-        seen: w.seen,
-        lost: w.lost,
-        avg,
-        median: known(w.p50),
-        std_dev: known(w.std_dev_all),
-        skew: f64::NAN,
-        min,
-        max,
-        range: max - min,
-        p90: known(w.p90),
-        p99: known(w.p99),
-        p999: known(w.p999),
-        p9999: known(w.p9999),
-        total: avg * folded as f64,
-        bypass: w.bypass,
-        bypass_total: f64::NAN,
-        outliers: w.outliers,
-        outliers_total: f64::NAN,
-        migrated: w.migrated,
-        cleaned: CleanedSummary {
-            samples: w.samples,
-            avg: known(w.avg),
-            median: known(w.median),
-            std_dev: known(w.std_dev),
-            skew: known(w.skew),
-            min: known(w.min),
-            max: known(w.max),
-            range: known(w.range),
-        },
+        })
     }
 }
 
@@ -162,16 +130,22 @@ mod tests {
     }
 
     #[test]
-    fn every_format_up_to_this_one_reads_and_a_newer_one_is_refused() {
-        for v in 1..=5 {
+    fn formats_4_and_5_read_and_every_other_is_refused_saying_why() {
+        for v in 4..=5 {
             assert_eq!(version(v).unwrap(), v as u32);
         }
         assert_eq!(Report::FORMAT_VERSION, 5);
         let newer = version(6).unwrap_err().to_string();
         assert!(
-            newer.contains("report format version 6: this latte reads versions 1 to 5"),
+            newer.contains("report format version 6: this latte reads versions 4 to 5"),
             "{newer}"
         );
+        for v in 1..=3 {
+            let older = version(v).unwrap_err().to_string();
+            let said = format!("report format version {v}: no release of latte wrote it");
+            assert!(older.contains(&said), "{older}");
+        }
         assert!(version(0).is_err());
+        assert!(check(unversioned()).unwrap_err().contains("format 1"));
     }
 }

@@ -68,7 +68,7 @@ fn broken(d: &Path) -> Vec<(PathBuf, &'static str)> {
             edited(&d.join("unversioned.json"), &sound(), |j| {
                 j.as_object_mut().unwrap().remove("format_version");
             }),
-            "`format_version` is missing, yet it has `series`",
+            "report without `format_version` (format 1): no release of latte wrote it",
         ),
         (
             edited(&d.join("nameless.json"), &sound(), |j| {
@@ -124,23 +124,27 @@ fn show_html_and_diff_refuse_what_no_latte_writes() {
     }
 }
 
-/// A report of format 1 has no `format_version` by right, and reads.
+/// The reports of formats 1 and 3 in `tests/data/` (real reports of development
+/// builds, before any release) are refused by every subcommand, saying why.
 #[test]
-fn a_report_of_format_1_reads_without_format_version() {
-    let old = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tests/data/report-format-1.json"
-    );
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(old).unwrap()).unwrap();
-    assert!(json.get("format_version").is_none());
-    tool().args(["show", old]).assert().code(0);
-    let page = dir("format_1").join("page.html");
-    tool()
-        .arg("html")
-        .arg("-o")
-        .arg(&page)
-        .arg(old)
-        .assert()
-        .code(0);
+fn reports_of_formats_no_release_wrote_are_refused_saying_so() {
+    let d = dir("formats_1_and_3");
+    for (fixture, said) in [
+        (
+            "report-format-1.json",
+            "a summary without it is format 1's, which no release of latte wrote",
+        ),
+        (
+            "report-format-3.json",
+            "report format version 3: no release of latte wrote it; this latte reads \
+             versions 4 to 5",
+        ),
+    ] {
+        let old = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/data")
+            .join(fixture);
+        for subcommand in ["show", "html", "diff"] {
+            refused(&d, subcommand, &old, said);
+        }
+    }
 }

@@ -26,14 +26,6 @@ pub(super) fn notices(report: &Report, wide: bool) -> Vec<String> {
     lines.extend(report.recording_off.as_ref().map(recording_off));
     lines.extend(over_cap(report, wide));
     lines.extend(lost(report, wide));
-    if report.format_version == 1 {
-        lines.push(
-            "read from a format-1 report (its main figures were cleaned: they are the \
-             `cleaned` figures now); SKEW over every sample and the flagged samples' \
-             share were not kept: -"
-                .to_owned(),
-        );
-    }
     lines
 }
 
