@@ -464,8 +464,12 @@ fn the_demo_report_at_80_100_and_140_columns() {
         // Its two parents and their children, on the main thread and in ALL THREADS.
         assert!(json_adds_up(&json, false) >= 2 * 7, "{json}");
         if width == 100 {
+            // About one screen. The count moves by a line from run to run with what the
+            // rows hold (a wrapped line, an account row), and Windows adds a `counter:`
+            // line to ENVIRONMENT: 61 lines in one CI run under Wine (2026-11-28), 59
+            // in five runs on Linux.
             let lines = report.lines().count();
-            assert!(lines <= 60, "{lines} lines at 100 columns:\n{report}");
+            assert!(lines <= 62, "{lines} lines at 100 columns:\n{report}");
         }
     }
 }
