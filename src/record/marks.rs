@@ -143,27 +143,7 @@ impl Local {
             marks.shared = self.shared.get().cloned();
         }
         let mut nodes = marks.spare.pop().unwrap_or_default();
-        nodes.clear();
-        for (&word, &(position, _)) in self.positions.borrow().iter() {
-            // SAFETY: `positions` lists the rings of this thread's list by their words,
-            // and this recorder keeps that list alive (`node::ring_at`'s contract).
-            let Some(ring) = (unsafe { super::node::ring_at(word) }) else {
-                continue;
-            };
-            let at = position as usize;
-            if marks.last.len() <= at {
-                marks.last.resize(at + 1, (0, 0));
-            }
-            let now = (ring.seen(), ring.own_ticks());
-            let (pushes, own) = std::mem::replace(&mut marks.last[at], now);
-            if now.0 > pushes {
-                nodes.push(NodeFrame {
-                    position,
-                    calls: now.0 - pushes,
-                    own: now.1.wrapping_sub(own),
-                });
-            }
-        }
+        self.frame_nodes(&mut marks.last, &mut nodes);
         // The first mark only begins the first frame; so does a mark while recording
         // is off (the frame it ends is not recorded).
         match marks.last_mark.replace(now) {
@@ -179,6 +159,37 @@ impl Local {
             _ => marks.spare.push(nodes),
         }
         marks.hand_over(&queue, shared);
+    }
+
+    /// The nodes with calls since the previous mark, into `nodes` (emptied first), and
+    /// each node's pushes and self-time sum now, into `last`.
+    fn frame_nodes(&self, last: &mut Vec<(u64, u64)>, nodes: &mut Vec<NodeFrame>) {
+        nodes.clear();
+        let positions = self.positions.borrow();
+        // Room for every node at once: a buffer grows when the thread's tree does (a
+        // new path, itself a cold path that allocates), not when one frame happens to
+        // touch more nodes than the frames before it.
+        nodes.reserve(positions.len());
+        for (&word, &(position, _)) in positions.iter() {
+            // SAFETY: `positions` lists the rings of this thread's list by their words,
+            // and this recorder keeps that list alive (`node::ring_at`'s contract).
+            let Some(ring) = (unsafe { super::node::ring_at(word) }) else {
+                continue;
+            };
+            let at = position as usize;
+            if last.len() <= at {
+                last.resize(at + 1, (0, 0));
+            }
+            let now = (ring.seen(), ring.own_ticks());
+            let (pushes, own) = std::mem::replace(&mut last[at], now);
+            if now.0 > pushes {
+                nodes.push(NodeFrame {
+                    position,
+                    calls: now.0 - pushes,
+                    own: now.1.wrapping_sub(own),
+                });
+            }
+        }
     }
 }
 
@@ -227,11 +238,15 @@ impl Marks {
         self.move_into(&mut q, shared);
     }
 
-    /// Past [`QUEUED_FRAMES`] waiting, the oldest are dropped and counted.
+    /// Past [`QUEUED_FRAMES`] waiting, the oldest are dropped and counted. A dropped
+    /// frame's buffer is kept for a later mark, as the reader's are: with no reader
+    /// (no agent), marks reuse the buffers of the frames they drop instead of
+    /// allocating one each.
     fn keep_waiting(&mut self, shared: &ThreadShared) {
         if self.waiting.len() > QUEUED_FRAMES {
             let dropped = self.waiting.len() - QUEUED_FRAMES;
-            self.waiting.drain(..dropped);
+            let lost = self.waiting.drain(..dropped).map(|frame| frame.nodes);
+            self.spare.extend(lost);
             bump(&shared.counters.frames_lost, dropped as u64);
         }
     }
@@ -243,7 +258,8 @@ impl Marks {
         let dropped = self.waiting.len().saturating_sub(room);
         if dropped > 0 {
             bump(&shared.counters.frames_lost, dropped as u64);
-            self.waiting.truncate(room);
+            let lost = self.waiting.drain(room..).map(|frame| frame.nodes);
+            self.spare.extend(lost);
         }
         q.frames.append(&mut self.waiting);
         self.spare.append(&mut q.spare);
