@@ -655,18 +655,30 @@ fn front_ends() -> Vec<Row> {
     rows
 }
 
+/// A layer that does nothing: the registry's cost with a layer on it, the span-life
+/// baseline.
+struct NoopLayer;
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for NoopLayer {}
+
 /// A span's whole life as a program makes them: a new span per call, made, entered,
-/// exited and closed (dropped), on the registry alone and with `LatteLayer::new()` as
-/// shipped (Fast reads, span lifetimes on, no per-poll samples, no event pulses).
+/// exited and closed (dropped), on the registry with a layer that does nothing, with
+/// `LatteLayer::new()` as shipped (Fast reads, span lifetimes on, no per-poll samples,
+/// no event pulses), and with its lifetimes off.
 fn span_lives() -> Vec<Row> {
     use tracing_subscriber::layer::SubscriberExt;
-    let plain = tracing::Dispatch::new(tracing_subscriber::registry());
+    let noop = tracing::Dispatch::new(tracing_subscriber::registry().with(NoopLayer));
     let bridged = tracing::Dispatch::new(
         tracing_subscriber::registry().with(latte::tracing::LatteLayer::new()),
     );
+    let busy_only = tracing::Dispatch::new(
+        tracing_subscriber::registry()
+            .with(latte::tracing::LatteLayer::new().span_lifetimes(false)),
+    );
     [
-        ("span life, registry only", plain),
+        ("span life, registry + no-op layer", noop),
         ("span life, LatteLayer", bridged),
+        ("span life, LatteLayer, no lifetimes", busy_only),
     ]
     .into_iter()
     .map(|(name, dispatch)| {
@@ -862,13 +874,13 @@ fn targets(median: &dyn Fn(&str) -> f64) {
     span_life_target(median, &target);
 }
 
-/// What LatteLayer adds to a span's whole life (made, entered, exited, closed), against
-/// a Fast Start+Stop.
+/// What LatteLayer adds to a span's whole life (made, entered, exited, closed) over the
+/// registry with a no-op layer, against a Fast Start+Stop.
 fn span_life_target(median: &dyn Fn(&str) -> f64, target: &dyn Fn(&str, f64, f64)) {
-    let cost = median("span life, LatteLayer") - median("span life, registry only");
+    let base = median("span life, registry + no-op layer");
     target(
         "LatteLayer's cost per span life / Fast S+S",
-        cost / median("Fast Start+Stop"),
+        (median("span life, LatteLayer") - base) / median("Fast Start+Stop"),
         1.3,
     );
 }
@@ -952,6 +964,12 @@ fn infos(median: &dyn Fn(&str) -> f64) {
         median("span enter+exit, LatteLayer") / median("Fast Start+Stop")
     );
     println!("info   LatteLayer's own cost per enter+exit          {layer_cost:>6.1} cycles");
+    println!(
+        "info   span life, lifetimes off: cost / Fast S+S      {:>6.3}",
+        (median("span life, LatteLayer, no lifetimes")
+            - median("span life, registry + no-op layer"))
+            / median("Fast Start+Stop")
+    );
     println!(
         "info   Id::intern of a known text                    {:>6.1} cycles",
         median("Id::intern of a known text")

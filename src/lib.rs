@@ -196,7 +196,8 @@ pub mod __private {
     pub use crate::clock::Mode;
     pub use crate::record::{Id, Timer, frame_mark, pulse, scope, start, stop};
 
-    /// The loom models of the cross-thread protocols (ring, flight buffer, registry),
+    /// The loom models of the cross-thread protocols (ring, flight buffer, registry,
+    /// the `tracing` bridge's span parts),
     /// each with its name: built with `--cfg latte_loom`, run by the `loom/` package's
     /// harness.
     #[cfg(latte_loom)]
@@ -207,6 +208,8 @@ pub mod __private {
             flight::loom_model::MODELS,
             registry::loom_model::MODELS,
             registry::loom_model::THREAD_MODELS,
+            #[cfg(feature = "tracing")]
+            crate::integrations::span_cache::loom_model::MODELS,
         ]
         .concat()
     }

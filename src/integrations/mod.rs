@@ -3,12 +3,12 @@
 //!
 //! | file | what |
 //! |---|---|
-//! | `tracing.rs` | `LatteLayer`: spans as scopes, named by their name or a `latte.id` field |
+//! | `tracing.rs` | `LatteLayer`: spans as scopes, named by their name or a `latte.id` field; `tracing/extensions.rs`, what a span keeps in its registry extensions and the slow enter and exit |
 //! | `span_ids.rs` | a span's components: by callsite, or by its `latte.id` field |
-//! | `span_cache.rs` | the layer's per-thread table from span id to component index and busy total; the busy totals |
+//! | `span_cache.rs` | each thread's part of the spans it made or entered (components, summed polls, lifetime), and a close's sum of them; its loom model in `span_cache/` |
 
 #[cfg(feature = "tracing")]
-mod span_cache;
+pub(crate) mod span_cache;
 #[cfg(feature = "tracing")]
 mod span_ids;
 #[cfg(feature = "tracing")]

@@ -1,175 +1,149 @@
-//! The `tracing` bridge's per-thread table from a span id to its component's index
-//! and its busy total, which spares an enter or exit every registry lookup; the busy
-//! totals themselves; and the guard that keeps the table out of thread teardown.
-#![allow(unsafe_code)] // a `&'static SpanBusy` kept in an `AtomicPtr`
+//! Each thread's part of the spans it made or entered, kept by that thread in a
+//! direct-mapped table of its own keyed by span id: the span's components, the sum of
+//! the polls it measured (its part of the span's busy time), and, on the thread that
+//! made the span, its lifetime timer. A span's close takes every thread's part and adds
+//! them up. A span's whole life on one thread touches only that thread's table: no
+//! registry lookup, no lock, no allocation.
+//!
+//! A slot holds one live span; a span whose slot already holds another on that thread
+//! keeps that thread's part in the span's registry extensions instead (the layer's
+//! `Spilled`, see `tracing.rs`).
+//!
+//! # The slot protocol
+//!
+//! Only the owning thread writes a slot's part, and only while the slot is empty
+//! (claiming it: the part's words, then the span id, released) or holds a span it is
+//! measuring (a poll's sums, which happen before the span's close). The span id is
+//! cleared, released, only by the thread that closes that span, after it has read the
+//! part. So an owner that finds its slot empty (acquired) writes after the closer's
+//! reads, and a closer that finds its span's id (acquired) reads the words the owner
+//! wrote for that span: no compare-and-swap is needed. `loom_model.rs` checks it.
+#![allow(unsafe_code)] // a lifetime's `&'static Id` kept in an `AtomicPtr`
 
-use crate::record::Exit;
-use crate::record::fork::PerProcess;
+use crate::record::sync::{AtomicPtr, AtomicU64, Ordering::Acquire, Ordering::Relaxed};
+use crate::record::sync::{Ordering::Release, load_own};
+use crate::record::{Exit, Id, Timer};
 use std::cell::Cell;
-use std::sync::atomic::{
-    AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed,
-};
-use std::sync::{Mutex, PoisonError};
 use thread_local::ThreadLocal;
 
-/// Slots in each thread's [`SpanCache`]: enough for the spans one thread keeps
-/// entered or re-enters, small enough to stay in a few cache lines (24 bytes each).
-const SLOTS: usize = 64;
+/// Slots in each thread's table: more than the spans one thread usually keeps alive at
+/// once (11 words each, 5.5 KiB a thread).
+#[cfg(not(latte_loom))]
+pub(super) const SLOTS: usize = 64;
+/// Two under loom: the model needs two ids in one slot, and loom tracks every atomic.
+#[cfg(latte_loom)]
+pub(super) const SLOTS: usize = 2;
 
-/// One span's busy time so far: the sum of its polls' enter-to-exit ticks, on every
-/// thread that polled it. Recorded as one sample when the span closes.
-///
-/// Never freed: taken from the closing thread's spare or a per-process pool when a
-/// span is made and given back when it closes, so a reference to one is `'static` and
-/// a table slot that still pointed at one after its span closed (which the closing
-/// protocol rules out, see [`SpanCache::forget`]) could only misattribute, never read
-/// freed memory. The pool and the spares hold as many as were ever open at once, and
-/// one per thread.
-pub(super) struct SpanBusy {
+/// A thread's part of one span.
+#[derive(Debug)]
+pub(super) struct Part {
+    /// The span's component, and its per-poll component (0: none).
+    pub(super) busy: u32,
+    pub(super) poll: u32,
+    /// The sum of this thread's measured polls; `None` before the first.
+    pub(super) total: Option<Exit>,
+    /// The span's lifetime, kept by the part of the thread that made it.
+    pub(super) lifetime: Option<Timer<'static>>,
+}
+
+impl Part {
+    pub(super) fn new(busy: u32, poll: u32, lifetime: Option<Timer<'static>>) -> Part {
+        Part {
+            busy,
+            poll,
+            total: None,
+            lifetime,
+        }
+    }
+
+    /// Adds a measured poll.
+    pub(super) fn add(&mut self, exit: &Exit) {
+        self.total = Some(match &self.total {
+            Some(old) => sum(old, exit),
+            None => *exit,
+        });
+    }
+
+    /// Adds `other`'s polls and keeps a lifetime from either. The place of the sum
+    /// (where it is recorded) is that of a part measured on the thread numbered
+    /// `here` (the closing thread), when there is one: the total is recorded into its
+    /// call-tree node only there.
+    pub(super) fn merge(&mut self, other: Part, here: u64) {
+        self.total = match (self.total, other.total) {
+            (Some(mine), Some(theirs)) if theirs.serial == here && mine.serial != here => {
+                Some(sum(&mine, &theirs))
+            }
+            (Some(mine), Some(theirs)) => Some(sum(&theirs, &mine)),
+            (mine, theirs) => mine.or(theirs),
+        };
+        if self.lifetime.is_none() {
+            self.lifetime = other.lifetime;
+        }
+    }
+}
+
+/// `old` with the poll `new` added: ticks and self times summed, at `new`'s place.
+pub(super) fn sum(old: &Exit, new: &Exit) -> Exit {
+    Exit {
+        ticks: old.ticks.wrapping_add(new.ticks),
+        own: old.own.wrapping_add(new.own),
+        node: new.node,
+        serial: new.serial,
+    }
+}
+
+/// One slot: a span id (0: empty) and that span's part, as words.
+pub(super) struct Slot {
+    span: AtomicU64,
+    /// `busy | poll << 32`.
+    ids: AtomicU64,
     ticks: AtomicU64,
-    /// The polls' self times (their ticks less the scopes closed inside them), summed.
     own: AtomicU64,
-    /// The call-tree node of the last poll measured, and the serial of the thread
-    /// whose stack held it: where the total is recorded if that thread closes it.
     node: AtomicU64,
     serial: AtomicU64,
-    /// Whether a poll was measured: only then is the total recorded.
-    polled: AtomicBool,
-    /// The index of the span's per-poll component (`per_poll`), else 0.
-    poll: AtomicU32,
+    /// 1 once a poll was measured.
+    polled: AtomicU64,
+    /// The lifetime timer's id (null: none) and words ([`Timer::into_words`]).
+    life: AtomicPtr<Id>,
+    life_words: [AtomicU64; 3],
 }
 
-impl SpanBusy {
-    /// Adds one poll: relaxed adds (a span may be polled on two threads at once),
-    /// its place, and, on its first poll, a store.
-    #[inline(always)]
-    pub(super) fn add(&self, exit: &Exit) {
-        self.ticks.fetch_add(exit.ticks, Relaxed);
-        self.own.fetch_add(exit.own, Relaxed);
-        self.node.store(exit.node, Relaxed);
-        self.serial.store(exit.serial, Relaxed);
-        if !self.polled.load(Relaxed) {
-            self.polled.store(true, Relaxed);
-        }
-    }
-
-    /// The index of the span's per-poll component.
-    #[inline(always)]
-    pub(super) fn poll(&self) -> u32 {
-        self.poll.load(Relaxed)
-    }
-
-    /// The total, if any poll was measured (at the span's close): ticks, self time,
-    /// and the last poll's place.
-    pub(super) fn total(&self) -> Option<Exit> {
-        self.polled.load(Relaxed).then(|| Exit {
-            ticks: self.ticks.load(Relaxed),
-            own: self.own.load(Relaxed),
-            node: self.node.load(Relaxed),
-            serial: self.serial.load(Relaxed),
-        })
-    }
-}
-
-/// Spans' busy totals not in use, per process (a forked child starts its own pool:
-/// the parent's lock may be held).
-static POOL: PerProcess<Mutex<Vec<&'static SpanBusy>>> = PerProcess::new(|| Mutex::new(Vec::new()));
-
-/// One busy total not in use, kept by the thread that closed its span for the next span
-/// it makes, so that a thread making and closing spans one after another takes no lock;
-/// given to the pool at the thread's exit.
-struct Spare(Cell<Option<&'static SpanBusy>>);
-
-impl Drop for Spare {
-    fn drop(&mut self) {
-        if let Some(busy) = self.0.take() {
-            to_pool(busy);
-        }
-    }
-}
-
-thread_local! {
-    static SPARE: Spare = const { Spare(Cell::new(None)) };
-}
-
-/// A zeroed busy total for a new span whose per-poll component is `poll` (0: none).
-pub(super) fn take_busy(poll: u32) -> &'static SpanBusy {
-    let spare = SPARE.try_with(|s| s.0.take()).ok().flatten();
-    let pooled = spare.or_else(|| {
-        POOL.get()
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop()
-    });
-    let busy = pooled.unwrap_or_else(|| {
-        Box::leak(Box::new(SpanBusy {
-            ticks: AtomicU64::new(0),
-            own: AtomicU64::new(0),
-            node: AtomicU64::new(0),
-            serial: AtomicU64::new(0),
-            polled: AtomicBool::new(false),
-            poll: AtomicU32::new(0),
-        }))
-    });
-    busy.poll.store(poll, Relaxed);
-    busy
-}
-
-/// Gives a closed span's busy total back, zeroed: to this thread's spare if it has
-/// none, else to the pool.
-pub(super) fn give_back(busy: &'static SpanBusy) {
-    busy.ticks.store(0, Relaxed);
-    busy.own.store(0, Relaxed);
-    busy.node.store(0, Relaxed);
-    busy.serial.store(0, Relaxed);
-    busy.polled.store(false, Relaxed);
-    let kept = SPARE.try_with(|s| match s.0.get() {
-        None => {
-            s.0.set(Some(busy));
-            true
-        }
-        Some(_) => false,
-    });
-    if kept != Ok(true) {
-        to_pool(busy);
-    }
-}
-
-fn to_pool(busy: &'static SpanBusy) {
-    let mut pool = POOL.get().lock().unwrap_or_else(PoisonError::into_inner);
-    pool.push(busy);
-}
-
-/// One thread's direct-mapped table from a span id to its component's index and its
-/// busy total. Written by its own thread; a slot's `span` is also cleared by whichever
-/// thread closes that span. A slot is read as a whole: `index` and `busy` are written
-/// by the owning thread only, before `span`, so a `span` that matches always comes
-/// with its own `index` and `busy`.
+/// One thread's table.
 pub(super) struct SpanCache {
-    slots: [Slot; SLOTS],
+    slots: Box<[Slot]>,
 }
 
-struct Slot {
-    /// The span id (`span::Id::into_u64`), 0 when empty.
-    span: AtomicU64,
-    /// Its component's dense index.
-    index: AtomicU32,
-    /// Its busy total (a `&'static SpanBusy`), or null for a span without one.
-    busy: AtomicPtr<SpanBusy>,
+impl Slot {
+    fn empty() -> Slot {
+        let zero = || AtomicU64::new(0);
+        Slot {
+            span: zero(),
+            ids: zero(),
+            ticks: zero(),
+            own: zero(),
+            node: zero(),
+            serial: zero(),
+            polled: zero(),
+            life: AtomicPtr::new(std::ptr::null_mut()),
+            life_words: [zero(), zero(), zero()],
+        }
+    }
 }
 
 impl Default for SpanCache {
     fn default() -> SpanCache {
         SpanCache {
-            slots: [const {
-                Slot {
-                    span: AtomicU64::new(0),
-                    index: AtomicU32::new(0),
-                    busy: AtomicPtr::new(std::ptr::null_mut()),
-                }
-            }; SLOTS],
+            slots: (0..SLOTS).map(|_| Slot::empty()).collect(),
         }
     }
+}
+
+/// Where an owner found its part of a span.
+pub(super) enum Found<'a> {
+    /// In its slot: the span's components.
+    Here(&'a Slot, u32, u32),
+    /// Not in this table.
+    Elsewhere,
 }
 
 impl SpanCache {
@@ -181,42 +155,95 @@ impl SpanCache {
         &self.slots[hash as usize % SLOTS]
     }
 
-    /// The component index of `span`, if this table holds it (an enter).
+    /// The owner: this table's part of `span`, if it is in its slot.
     #[inline(always)]
-    pub(super) fn get(&self, span: u64) -> Option<u32> {
+    pub(super) fn find(&self, span: u64) -> Found<'_> {
         let slot = self.slot(span);
-        (slot.span.load(Relaxed) == span).then(|| slot.index.load(Relaxed))
+        // Relaxed: this thread wrote its own span's id; a closer of another span may
+        // empty the slot meanwhile, and this thread then finds it empty or not its own.
+        if slot.span.load(Relaxed) != span {
+            return Found::Elsewhere;
+        }
+        let ids = load_own(&slot.ids);
+        Found::Here(slot, ids as u32, (ids >> 32) as u32)
     }
 
-    /// The component index and busy total of `span`, if this table holds it (an exit).
-    #[inline(always)]
-    pub(super) fn get_with_busy(&self, span: u64) -> Option<(u32, Option<&'static SpanBusy>)> {
+    /// The owner: puts its part of `span` in its slot if the slot is empty; else hands
+    /// the part back (the slot holds another live span).
+    pub(super) fn insert(&self, span: u64, part: Part) -> Result<(), Part> {
         let slot = self.slot(span);
-        if slot.span.load(Relaxed) != span {
+        // Acquire: the closer that emptied the slot read it before it let go.
+        if slot.span.load(Acquire) != 0 {
+            return Err(part);
+        }
+        slot.ids
+            .store(u64::from(part.busy) | u64::from(part.poll) << 32, Relaxed);
+        let total = part.total.unwrap_or(Exit {
+            ticks: 0,
+            own: 0,
+            node: 0,
+            serial: 0,
+        });
+        slot.ticks.store(total.ticks, Relaxed);
+        slot.own.store(total.own, Relaxed);
+        slot.node.store(total.node, Relaxed);
+        slot.serial.store(total.serial, Relaxed);
+        slot.polled.store(u64::from(part.total.is_some()), Relaxed);
+        match part.lifetime.map(Timer::into_words) {
+            Some((id, words)) => {
+                for (word, value) in slot.life_words.iter().zip(words) {
+                    word.store(value, Relaxed);
+                }
+                slot.life.store(std::ptr::from_ref(id).cast_mut(), Relaxed);
+            }
+            None => slot.life.store(std::ptr::null_mut(), Relaxed),
+        }
+        // Release: a closer that reads the id reads the part with it.
+        slot.span.store(span, Release);
+        Ok(())
+    }
+
+    /// Takes `span`'s part out of this table (any thread; `span` is closing, so no
+    /// owner adds to it any more), leaving its slot empty.
+    pub(super) fn take(&self, span: u64) -> Option<Part> {
+        let slot = self.slot(span);
+        if slot.span.load(Acquire) != span {
             return None;
         }
-        let busy = slot.busy.load(Relaxed);
-        // SAFETY: a non-null `busy` was stored by `insert` from a `&'static SpanBusy`
-        // (leaked, never freed), and is only ever read back as a shared reference.
-        Some((slot.index.load(Relaxed), unsafe { busy.as_ref() }))
+        let ids = slot.ids.load(Relaxed);
+        let total = (slot.polled.load(Relaxed) != 0).then(|| Exit {
+            ticks: slot.ticks.load(Relaxed),
+            own: slot.own.load(Relaxed),
+            node: slot.node.load(Relaxed),
+            serial: slot.serial.load(Relaxed),
+        });
+        let life = slot.life.load(Relaxed);
+        let words = [0, 1, 2].map(|k| slot.life_words[k].load(Relaxed));
+        // Release: the owner claims the slot again only after these reads.
+        slot.span.store(0, Release);
+        // SAFETY: a non-null `life` was stored by `insert` from a `&'static Id`.
+        let lifetime = unsafe { life.as_ref() }.map(|id| Timer::from_words(id, words));
+        Some(Part {
+            busy: ids as u32,
+            poll: (ids >> 32) as u32,
+            total,
+            lifetime,
+        })
     }
+}
 
-    pub(super) fn insert(&self, span: u64, index: u32, busy: Option<&'static SpanBusy>) {
-        let slot = self.slot(span);
-        slot.index.store(index, Relaxed);
-        let busy = busy.map_or(std::ptr::null_mut(), |b| std::ptr::from_ref(b).cast_mut());
-        slot.busy.store(busy, Relaxed);
-        slot.span.store(span, Relaxed);
-    }
-
-    /// Forgets a closed span. Relaxed is enough: a thread that cached the span did so
-    /// while holding it, and the registry's release of that hold happens-before the
-    /// close; the close happens-before any use of the id for a new span.
-    pub(super) fn forget(&self, span: u64) {
-        let _ = self
-            .slot(span)
-            .span
-            .compare_exchange(span, 0, Relaxed, Relaxed);
+impl Slot {
+    /// The owner: adds a measured poll to its part.
+    #[inline(always)]
+    pub(super) fn add(&self, exit: &Exit) {
+        let slot = self;
+        slot.ticks
+            .store(load_own(&slot.ticks).wrapping_add(exit.ticks), Relaxed);
+        slot.own
+            .store(load_own(&slot.own).wrapping_add(exit.own), Relaxed);
+        slot.node.store(exit.node, Relaxed);
+        slot.serial.store(exit.serial, Relaxed);
+        slot.polled.store(1, Relaxed);
     }
 }
 
@@ -224,16 +251,16 @@ impl SpanCache {
 pub(super) struct Tables {
     cache: ThreadLocal<SpanCache>,
     /// Tables made (a thread that inherits an exited thread's table makes none): while
-    /// it is 1 and the table is the closing thread's, a close clears that one alone
+    /// it is 1 and the table is the closing thread's, a close looks in that one alone
     /// instead of walking every bucket of `cache`.
-    made: AtomicUsize,
+    made: std::sync::atomic::AtomicUsize,
 }
 
 impl Tables {
     pub(super) const fn new() -> Tables {
         Tables {
             cache: ThreadLocal::new(),
-            made: AtomicUsize::new(0),
+            made: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -276,20 +303,27 @@ impl Tables {
         cache
     }
 
-    /// Clears a closed span from every thread's table ([`SpanCache::forget`]). A
-    /// thread that cached the span made its table first, and its insert
-    /// happened-before the close, so a count of 1 read here, with the closing thread
+    /// Takes a closing span's parts out of every thread's table, summed ([`Part::merge`]).
+    /// A thread that made or entered the span made its table first, and its part was
+    /// written before the close, so a count of 1 read here, with the closing thread
     /// holding a table, means that table is the only one. Else every table is visited.
-    pub(super) fn forget(&self, span: u64) {
-        if self.made.load(Relaxed) == 1
-            && let Some(mine) = self.cache.get()
+    pub(super) fn take(&self, span: u64) -> Option<Part> {
+        let mine = match STATE.with(Cell::get) {
+            LIVE => self.cache.get(),
+            _ => None,
+        };
+        if let Some(mine) = mine
+            && self.made.load(Relaxed) == 1
         {
-            mine.forget(span);
-            return;
+            return mine.take(span);
         }
-        for cache in self.cache.iter() {
-            cache.forget(span);
+        let mut parts = None;
+        let mut here = None;
+        for part in self.cache.iter().filter_map(|cache| cache.take(span)) {
+            let here = *here.get_or_insert_with(crate::record::thread_serial);
+            merge_into(&mut parts, part, here);
         }
+        parts
     }
 
     /// Every thread's table.
@@ -297,6 +331,17 @@ impl Tables {
     fn iter(&self) -> impl Iterator<Item = &SpanCache> {
         self.cache.iter()
     }
+}
+
+/// Adds `part` to the parts so far ([`Part::merge`]).
+pub(super) fn merge_into(parts: &mut Option<Part>, part: Part, here: u64) {
+    *parts = Some(match parts.take() {
+        Some(mut earlier) => {
+            earlier.merge(part, here);
+            earlier
+        }
+        None => part,
+    });
 }
 
 const NEW: u8 = 0;
@@ -318,95 +363,8 @@ thread_local! {
     static GONE: Gone = const { Gone };
 }
 
+#[cfg(latte_loom)]
+pub(crate) mod loom_model;
+
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_slot_holds_one_span_and_a_colliding_span_takes_it() {
-        let cache = SpanCache::default();
-        assert_eq!(cache.get(7), None);
-        cache.insert(7, 70, None);
-        assert_eq!(cache.get(7), Some(70));
-        let other = (8..)
-            .find(|&k| std::ptr::eq(cache.slot(k), cache.slot(7)))
-            .unwrap();
-        cache.insert(other, 80, None);
-        assert_eq!((cache.get(7), cache.get(other)), (None, Some(80)));
-        cache.forget(7); // not in its slot any more: the other span stays
-        assert_eq!(cache.get(other), Some(80));
-    }
-
-    #[test]
-    fn a_slot_keeps_its_span_s_busy_total_and_totals_are_reused_zeroed() {
-        let cache = SpanCache::default();
-        let busy = take_busy(5);
-        cache.insert(3, 30, Some(busy));
-        let (index, found) = cache.get_with_busy(3).unwrap();
-        assert_eq!(
-            (index, found.map(std::ptr::from_ref)),
-            (30, Some(std::ptr::from_ref(busy)))
-        );
-        assert!(busy.total().is_none(), "no poll yet");
-        let poll = |ticks, own, node| Exit {
-            ticks,
-            own,
-            node,
-            serial: 9,
-        };
-        busy.add(&poll(7, 7, 100));
-        busy.add(&poll(8, 3, 200));
-        let total = busy.total().unwrap();
-        // Summed, at the last poll's place.
-        assert_eq!(
-            (total.ticks, total.own, total.node, total.serial),
-            (15, 10, 200, 9)
-        );
-        assert_eq!(busy.poll(), 5);
-        cache.insert(4, 40, None); // a span the layer did not see made
-        assert!(matches!(cache.get_with_busy(4), Some((40, None))));
-        give_back(busy);
-        let again = take_busy(0);
-        assert!(again.total().is_none() && again.poll() == 0);
-        give_back(again);
-    }
-
-    #[test]
-    fn closing_a_span_clears_it_from_every_thread_s_table() {
-        let caches = Tables::new();
-        let (a, b) = (11, 12);
-        let mine = caches.local().unwrap();
-        // One table: a close clears it without visiting the others.
-        mine.insert(a, 1, None);
-        caches.forget(a);
-        assert_eq!(mine.get(a), None);
-        mine.insert(a, 1, None);
-        // Two threads alive at once (an exited thread's table goes to the next thread).
-        let (cached, closed) = (std::sync::Barrier::new(3), std::sync::Barrier::new(3));
-        let after = std::thread::scope(|s| {
-            let workers: Vec<_> = (0..2)
-                .map(|_| {
-                    s.spawn(|| {
-                        let cache = caches.local().unwrap();
-                        cache.insert(a, 1, None);
-                        cache.insert(b, 2, None);
-                        cached.wait();
-                        closed.wait();
-                        (cache.get(a), cache.get(b))
-                    })
-                })
-                .collect();
-            cached.wait();
-            // Asserted after the scope: a panic here would leave the workers waiting.
-            let before = caches.iter().filter(|c| c.get(a) == Some(1)).count();
-            caches.forget(a); // what on_close does
-            closed.wait();
-            let after: Vec<_> = workers.into_iter().map(|w| w.join().unwrap()).collect();
-            (before, after)
-        });
-        let (before, after) = after;
-        assert_eq!(before, 3);
-        assert_eq!(after, [(None, Some(2)), (None, Some(2))]);
-        assert_eq!(mine.get(a), None);
-    }
-}
+mod tests;

@@ -14,16 +14,18 @@ use tracing_core::{Metadata, span};
 pub(super) struct CallsiteIds {
     pub(super) busy: Id,
     lifetime: Id,
-    poll: Id,
+    pub(super) poll: Id,
     /// The callsite's `latte.id` field, if it declares one.
     named_by: Option<Field>,
 }
 
-/// A new span's components: busy, lifetime, per poll.
+/// A new span's components: busy, lifetime, per poll; and whether its `latte.id` field
+/// named them (else they are its callsite's).
 pub(super) struct SpanIds {
     pub(super) busy: &'static Id,
     pub(super) lifetime: &'static Id,
     pub(super) poll: &'static Id,
+    pub(super) named: bool,
 }
 
 /// A map from a callsite to what is kept for it, for the process.
@@ -166,6 +168,7 @@ pub(super) fn new_span_ids(
         busy: &ids.busy,
         lifetime: &ids.lifetime,
         poll: &ids.poll,
+        named: false,
     };
     let Some(field) = &ids.named_by else {
         return callsite;
@@ -186,6 +189,7 @@ pub(super) fn new_span_ids(
         busy,
         lifetime: named(lifetimes, "lifetime", callsite.lifetime),
         poll: named(per_poll, "poll", callsite.poll),
+        named: true,
     }
 }
 

@@ -82,31 +82,37 @@
 //!
 //! # Cost
 //!
-//! A span's component is resolved once, when the span is made (a read-locked map keyed
-//! by the callsite's address, or [`Id::intern`](crate::Id::intern) of its `latte.id`), and kept in the span's
-//! extensions with its busy total (the making thread's spare total, left by the last
-//! span it closed, else one from a pool of totals under a short lock). An enter or exit
-//! then looks the span up in this layer's per-thread cache (a
-//! `thread_local::ThreadLocal` of a small direct-mapped table from span id to
-//! component index and busy total: one multiply, a few loads, no lock, no hashing of
-//! strings, no registry lookup), where the making thread's table already holds the
-//! span. An enter is a latte Start; an exit closes the scope on the stack and adds its
-//! ticks to the span's total (a relaxed atomic add), where a Stop would store a sample.
-//! Only a span's first enter on another thread, or one whose cache slot another span
-//! took, reads the span's extensions from the registry. Closing a span clears its slot
-//! in every thread's table (one load per thread that used the layer; just the closing
-//! thread's while it is the only one), so a span id the registry hands out again never
-//! finds a stale component or total, then records the total. No syscall on any of
-//! these paths (`tests/record/syscalls.rs`). The exit reads the clock before the
-//! lookup, so it stays outside the measured span.
-//! `cargo bench --bench overhead` prints the layer's own cost against a Fast
-//! Start+Stop, per enter and exit and per span's whole life; figures in
-//! `docs/performance.md`.
+//! Each thread keeps its part of the spans it made or entered in a small direct-mapped
+//! table of its own (one per layer and thread, 64 slots keyed by span id: one
+//! multiply, a few loads, no lock): the span's components, the sum of the polls it
+//! measured there, and, on the thread that made the span, its lifetime timer. A span's
+//! component is resolved once, when it is made (a per-thread table of recent
+//! callsites, then a read-locked map keyed by the callsite's address, or
+//! [`Id::intern`](crate::Id::intern) of its `latte.id`). An enter is a latte Start; an
+//! exit closes the scope on the stack and adds its ticks to the thread's part, where a
+//! Stop would store a sample. Closing a span takes its parts out of every thread's
+//! table (one load per thread that used the layer; just the closing thread's while it
+//! is the only one), so a span id the registry hands out again never finds a stale
+//! part, and records their sum. A span made, entered and closed on one thread touches
+//! no registry data of the span, takes no lock and allocates nothing.
+//!
+//! Only a span's first enter on a thread that did not make it reads the registry (its
+//! metadata, or the components a `latte.id` span keeps in its extensions). A thread
+//! whose slot for a span holds another live span (more than a few dozen spans alive on
+//! one thread at once) keeps its part in the span's extensions instead, under a lock;
+//! each of its enters and exits of that span then reads the registry, and so does
+//! every close while such a span is open. No syscall on any of these paths
+//! (`tests/record/syscalls.rs`). The exit reads the clock before the lookup, so it
+//! stays outside the measured span. `cargo bench --bench overhead` prints the layer's
+//! own cost against a Fast Start+Stop, per enter and exit and per span's whole life;
+//! figures in `docs/performance.md`.
 
-use super::span_cache::{self, SpanBusy, SpanCache, Tables};
-use super::span_ids::{event_id, new_span_ids, span_ids};
+use super::span_cache::{self, Found, Part, Tables};
+use super::span_ids::{event_id, new_span_ids};
 use crate::clock::{self, Mode};
 use crate::record::{self, Timer};
+use std::sync::PoisonError;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use tracing_core::{Event, Subscriber, span};
 use tracing_subscriber::Layer;
 use tracing_subscriber::layer::Context;
@@ -120,8 +126,11 @@ pub struct LatteLayer {
     lifetimes: bool,
     pulses: bool,
     per_poll: bool,
-    /// Each thread's table from span id to component index.
+    /// Each thread's parts of the spans it made or entered.
     cache: Tables,
+    /// Spans with a [`Spilled`] part not yet closed: while 0, a close looks at no
+    /// span's extensions.
+    spilled: AtomicUsize,
 }
 
 impl Clone for LatteLayer {
@@ -164,6 +173,7 @@ impl LatteLayer {
             pulses: false,
             per_poll: false,
             cache: Tables::new(),
+            spilled: AtomicUsize::new(0),
         }
     }
 
@@ -225,136 +235,95 @@ impl LatteLayer {
     }
 }
 
-/// What the layer keeps in each span's extensions.
-struct SpanState {
-    /// The component's index: enters and exits are Starts and Stops of it on the
-    /// stack, and the busy total is recorded under it.
-    busy: u32,
-    /// The sum of the span's polls so far.
-    total: &'static SpanBusy,
-    /// Held for its `Drop`, which records the span's lifetime (when lifetimes are on).
-    _lifetime: Option<Timer<'static>>,
-}
-
-/// A span as an enter or exit needs it: its component's index, and its busy total
-/// (`None` for a span the layer did not see made: its polls are recorded one by one).
-type Entered = (u32, Option<&'static SpanBusy>);
-
-impl LatteLayer {
-    /// The component index of an entered span: from this thread's table, else from
-    /// the span's extensions (then cached).
-    #[inline(always)]
-    fn busy<S>(&self, id: &span::Id, ctx: &Context<'_, S>) -> Option<u32>
-    where
-        S: Subscriber + for<'a> LookupSpan<'a>,
-    {
-        let key = id.into_u64();
-        let cache = self.cache.local();
-        if let Some(index) = cache.and_then(|c| c.get(key)) {
-            return Some(index);
-        }
-        Self::busy_slow(key, id, ctx, cache).map(|(index, _)| index)
-    }
-
-    /// The component index and busy total of an exiting span, as [`busy`](Self::busy)
-    /// finds them.
-    #[inline(always)]
-    fn busy_with_total<S>(&self, id: &span::Id, ctx: &Context<'_, S>) -> Option<Entered>
-    where
-        S: Subscriber + for<'a> LookupSpan<'a>,
-    {
-        let key = id.into_u64();
-        let cache = self.cache.local();
-        if let Some(found) = cache.and_then(|c| c.get_with_busy(key)) {
-            return Some(found);
-        }
-        Self::busy_slow(key, id, ctx, cache)
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn busy_slow<S>(
-        key: u64,
-        id: &span::Id,
-        ctx: &Context<'_, S>,
-        cache: Option<&SpanCache>,
-    ) -> Option<Entered>
-    where
-        S: Subscriber + for<'a> LookupSpan<'a>,
-    {
-        let span = ctx.span(id)?;
-        let (index, total) = match span.extensions().get::<SpanState>() {
-            Some(state) => (state.busy, Some(state.total)),
-            None => (span_ids(span.metadata()).busy.index(), None),
-        };
-        if let Some(cache) = cache {
-            cache.insert(key, index, total);
-        }
-        Some((index, total))
-    }
-}
+mod extensions;
+use extensions::{Named, Spilled};
 
 impl<S> Layer<S> for LatteLayer
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
     fn on_new_span(&self, attrs: &span::Attributes<'_>, id: &span::Id, ctx: Context<'_, S>) {
-        let Some(span) = ctx.span(id) else { return };
         let ids = new_span_ids(attrs, self.lifetimes, self.per_poll);
-        let poll = if self.per_poll { ids.poll.index() } else { 0 };
+        let (busy, poll) = (
+            ids.busy.index(),
+            if self.per_poll { ids.poll.index() } else { 0 },
+        );
+        if ids.named
+            && let Some(span) = ctx.span(id)
+        {
+            span.extensions_mut().insert(Named { busy, poll });
+        }
         let lifetime = self
             .lifetimes
             .then(|| Timer::start(ids.lifetime, self.start, self.stop));
-        let (busy, total) = (ids.busy.index(), span_cache::take_busy(poll));
+        let part = Part::new(busy, poll, lifetime);
         // A span is most often entered first on the thread that made it: its first
-        // enter then finds it in this thread's table, not in the registry.
-        if let Some(cache) = self.cache.local() {
-            cache.insert(id.into_u64(), busy, Some(total));
+        // enter then finds it in this thread's table.
+        let refused = match self.cache.local() {
+            Some(cache) => cache.insert(id.into_u64(), part).err(),
+            None => Some(part),
+        };
+        if let Some(part) = refused {
+            match ctx.span(id) {
+                Some(span) => self.spill(&span, part),
+                // Not in the registry: nothing to measure, and no lifetime to record.
+                None => core::mem::forget(part),
+            }
         }
-        span.extensions_mut().insert(SpanState {
-            busy,
-            total,
-            _lifetime: lifetime,
-        });
     }
 
     fn on_enter(&self, id: &span::Id, ctx: Context<'_, S>) {
-        if let Some(index) = self.busy(id, &ctx) {
-            record::start_index(index, self.start);
+        let cache = self.cache.local();
+        match cache.map(|c| c.find(id.into_u64())) {
+            Some(Found::Here(_, busy, _)) => record::start_index(busy, self.start),
+            _ => self.slow(id, &ctx, cache, |busy, _| {
+                record::start_index(busy, self.start);
+                None
+            }),
         }
     }
 
     fn on_exit(&self, id: &span::Id, ctx: Context<'_, S>) {
         let now = clock::read(self.stop);
-        match self.busy_with_total(id, &ctx) {
-            Some((index, Some(total))) => {
-                let poll = self.per_poll.then(|| total.poll());
-                if let Some(exit) = record::stop_unordered(index, self.stop, now, poll) {
-                    total.add(&exit);
+        let cache = self.cache.local();
+        let stop = |busy, poll| {
+            let record_as = self.per_poll.then_some(poll);
+            record::stop_unordered(busy, self.stop, now, record_as)
+        };
+        match cache.map(|c| c.find(id.into_u64())) {
+            Some(Found::Here(slot, busy, poll)) => {
+                if let Some(exit) = stop(busy, poll) {
+                    slot.add(&exit);
                 }
             }
-            // A span made before the layer saw it: each poll is a sample.
-            Some((index, None)) => {
-                record::stop_unordered(index, self.stop, now, Some(index));
-            }
-            None => {}
+            _ => self.slow(id, &ctx, cache, stop),
         }
     }
 
     fn on_close(&self, id: span::Id, ctx: Context<'_, S>) {
-        let key = id.into_u64();
-        self.cache.forget(key);
-        let Some(span) = ctx.span(&id) else { return };
-        let Some(state) = span.extensions_mut().remove::<SpanState>() else {
-            return;
-        };
-        // Every exit of the span happened before its close: the total is complete.
-        if let Some(busy) = state.total.total() {
-            record::record_span(state.busy, busy, self.start, self.stop);
+        let mut parts = self.cache.take(id.into_u64());
+        if self.spilled.load(Relaxed) > 0
+            && let Some(span) = ctx.span(&id)
+            && let Some(spilled) = span.extensions_mut().remove::<Spilled>()
+        {
+            self.spilled.fetch_sub(1, Relaxed);
+            let spilled = spilled
+                .part
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner);
+            let mut all = Some(spilled);
+            if let Some(part) = parts {
+                span_cache::merge_into(&mut all, part, record::thread_serial());
+            }
+            parts = all;
         }
-        span_cache::give_back(state.total);
-        // Dropping the state drops its lifetime timer, which records.
-        drop(state);
+        let Some(part) = parts else { return };
+        // Every exit of the span happened before its close: the total is complete.
+        if let Some(busy) = part.total {
+            record::record_span(part.busy, busy, self.start, self.stop);
+        }
+        // Dropping the part drops its lifetime timer, which records.
+        drop(part);
     }
 
     fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {

@@ -196,6 +196,20 @@ pub(crate) fn stop_unordered(
     }
 }
 
+/// The calling thread's serial (see `registry`), which an [`Exit`] names its thread
+/// by; 0 before the thread records.
+#[cfg(feature = "tracing")]
+pub(crate) fn thread_serial() -> u64 {
+    #[cfg(feature = "record")]
+    {
+        let mut serial = 0;
+        local::with(|l| serial = l.serial());
+        serial
+    }
+    #[cfg(not(feature = "record"))]
+    0
+}
+
 /// Records a span's busy total under `idx` on this thread as one scope of (`start`,
 /// `stop`) modes, which calibration corrects like one scope: the sum of its polls'
 /// ticks and self times, into the call-tree node of its last measured poll when that

@@ -125,6 +125,26 @@ impl<'a> Timer<'a> {
         }
     }
 
+    /// The timer's words, to keep it where a `Timer` cannot go (the `tracing` bridge
+    /// keeps a span's lifetime in atomics); [`from_words`](Self::from_words) makes the
+    /// same timer again. Nothing is recorded here.
+    #[cfg(feature = "tracing")]
+    pub(crate) fn into_words(self) -> (&'a Id, [u64; 3]) {
+        let timer = core::mem::ManuallyDrop::new(self);
+        (timer.id, [timer.tag, timer.start, timer.thread as u64])
+    }
+
+    /// The timer [`into_words`](Self::into_words) gave the words of.
+    #[cfg(feature = "tracing")]
+    pub(crate) fn from_words(id: &'a Id, [tag, start, thread]: [u64; 3]) -> Timer<'a> {
+        Timer {
+            id,
+            tag,
+            start,
+            thread: thread as usize,
+        }
+    }
+
     /// Stops the timer now and records its sample, as dropping it would (on the
     /// calling thread); the timer stays where it is, spent: its drop records nothing.
     ///

@@ -67,8 +67,14 @@ impl Local {
             ticks,
             own: ticks.saturating_sub(frame.kids),
             node: frame.node,
-            serial: self.shared.get().map_or(0, |s| s.serial),
+            serial: self.serial(),
         })
+    }
+
+    /// This thread's serial, 0 before it has its shared half.
+    #[inline(always)]
+    pub(crate) fn serial(&self) -> u64 {
+        self.shared.get().map_or(0, |s| s.serial)
     }
 
     /// The hot case of [`stop_unordered`](Self::stop_unordered), as `Local::pop_top`

@@ -264,6 +264,65 @@ fn a_span_entered_on_several_threads_at_once() {
     );
 }
 
+/// More spans alive at once on a thread than its table has slots (64): the spans that
+/// find their slot taken keep their parts in the registry's extensions. Made on this
+/// thread, each entered here and on another thread, closed on either: one busy sample
+/// per span, the sum of its two polls, and one lifetime.
+#[test]
+fn more_live_spans_than_table_slots_keep_every_poll() {
+    const SPANS: usize = 300;
+    let layer = LatteLayer::new().per_poll(true);
+    let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(layer));
+    let spans: Vec<_> = tracing::dispatcher::with_default(&dispatch, || {
+        let spans: Vec<_> = (0..SPANS)
+            .map(|_| tracing::info_span!("bridge_many"))
+            .collect();
+        for span in &spans {
+            let _e = span.enter();
+        }
+        spans
+    });
+    // Half are closed on the other thread, half back here.
+    let (there, here): (Vec<_>, Vec<_>) =
+        spans.into_iter().enumerate().partition(|(k, _)| k % 2 == 0);
+    let here = std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("bridge-many".into())
+            .spawn_scoped(s, || {
+                tracing::dispatcher::with_default(&dispatch, || {
+                    for (_, span) in here.iter().chain(&there) {
+                        let _e = span.enter();
+                    }
+                    drop(there);
+                    here
+                })
+            })
+            .unwrap()
+            .join()
+            .unwrap()
+    });
+    tracing::dispatcher::with_default(&dispatch, || drop(here));
+    let capture = latte::capture();
+    let other = capture.thread("bridge-many").unwrap();
+    let me = mine();
+    let ticks = |t: &latte::collect::ThreadCapture, id: &str| -> Vec<u64> {
+        t.samples(id).iter().map(|s| s.ticks()).collect()
+    };
+    let busy: Vec<u64> = [ticks(&me, "bridge_many"), ticks(other, "bridge_many")].concat();
+    let polls: Vec<u64> = [
+        ticks(&me, "bridge_many (poll)"),
+        ticks(other, "bridge_many (poll)"),
+    ]
+    .concat();
+    assert_eq!((busy.len(), polls.len()), (SPANS, 2 * SPANS));
+    assert_eq!(busy.iter().sum::<u64>(), polls.iter().sum::<u64>());
+    assert_eq!(ticks(&me, "bridge_many").len(), SPANS / 2, "closed here");
+    let lifetimes =
+        ticks(&me, "bridge_many (lifetime)").len() + ticks(other, "bridge_many (lifetime)").len();
+    assert_eq!(lifetimes, SPANS);
+    assert_eq!((me.anomalies.total(), other.anomalies.total()), (0, 0));
+}
+
 #[test]
 fn lifetime_spans_creation_to_close_and_contains_the_busy_time() {
     with_layer(LatteLayer::new(), || {
