@@ -10,6 +10,7 @@ mod account;
 mod cleaning_steps;
 mod cross_core;
 mod deltas;
+mod demo;
 mod flight;
 mod frames;
 mod switch;

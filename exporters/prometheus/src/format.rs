@@ -92,6 +92,23 @@ impl Format {
 mod tests {
     use super::*;
 
+    /// The `/metrics` text of the demo's report on a fixed counter (written by the
+    /// library's `tests/mock_clock/demo.rs`), classic and OpenMetrics, as snapshots:
+    /// what a scrape answers stays byte for byte while the code beneath it changes.
+    #[test]
+    fn the_demo_report_s_metrics_text_is_the_snapshot() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/data/demo-mock-report.json"
+        );
+        let json = std::fs::read_to_string(path).unwrap();
+        let report: latte::Report = serde_json::from_str(&json).unwrap();
+        let set = MetricSet::of(&report, &latte::exporter::Buckets::default(), false);
+        let text = |format: Format| String::from_utf8(format.encode(&set)).unwrap();
+        insta::assert_snapshot!("demo_classic", text(Format::Classic));
+        insta::assert_snapshot!("demo_openmetrics", text(Format::OpenMetrics));
+    }
+
     #[test]
     fn accept_chooses_openmetrics_only_when_asked() {
         // What Prometheus 2.x sends without native histograms.
