@@ -305,56 +305,18 @@ fn spread(dist: Option<&Distribution>, report: &Report, bounds: &[f64]) -> Vec<u
 mod tests {
     use super::*;
     use crate::report::Summary;
-    use base64::Engine;
-    use hdrhistogram::Histogram;
-    use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 
     fn row(values: &[(u64, u64)]) -> Row {
-        let mut hist = Histogram::<u64>::new(3).unwrap();
-        for (v, n) in values {
-            hist.record_n(*v, *n).unwrap();
-        }
-        let mut bytes = Vec::new();
-        V2DeflateSerializer::new()
-            .serialize(&hist, &mut bytes)
-            .unwrap();
-        Row {
-            component: "c".into(),
-            stats: Summary {
-                samples: hist.len(),
-                ..Summary::default()
-            },
-            histogram: Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
-            ..Row::default()
-        }
+        Row::with_ticks("c", values)
     }
 
     /// A report in `unit` at `ticks_per_ns`, with no rows: what `spread` reads of it.
     fn report(unit: Unit, ticks_per_ns: f64) -> Report {
         Report {
-            format_version: Report::FORMAT_VERSION,
-            label: None,
             unit,
-            data: crate::report::Data::Raw,
-            figures: crate::report::Figures::default(),
-            clock: "TSC".into(),
             ticks_per_ns,
             frequency_accuracy: 1e-6,
-            resolution: 1.0,
-            cleaning: crate::report::Cleaning::default(),
-            overhead: None,
-            threads: Vec::new(),
-            all_threads: Vec::new(),
-            tree: Vec::new(),
-            tree_left_out: 0,
-            teardown_drops: 0,
-            footprint: None,
-            environment: None,
-            periodic_failures: None,
-            exporter_failures: Vec::new(),
-            series: None,
-            captures: None,
-            recording_off: None,
+            ..Report::default()
         }
     }
 

@@ -309,6 +309,54 @@ impl<'de> Deserialize<'de> for Report {
     }
 }
 
+/// A report of nothing: no thread, in [`Unit::Cycles`] and [`Data::Raw`] (its values
+/// are counter ticks, nothing subtracted), on the `TSC` at one tick per nanosecond,
+/// made by this latte. What tests and tools start from to build a report by hand,
+/// with [`Row::with_ticks`] for its rows.
+///
+/// ```
+/// use latte::report::Row;
+/// use latte::{Format, Report};
+/// let report = Report {
+///     all_threads: vec![Row::with_ticks("parse", &[(120, 3), (900, 1)])],
+///     ..Report::default()
+/// };
+/// assert_eq!(report.format_version, Report::FORMAT_VERSION);
+/// let dist = report.all_threads[0].distribution(&report).unwrap();
+/// assert_eq!((dist.len(), dist.quantile(0.5)), (4, 120.0));
+/// let mut json = Vec::new();
+/// report.write(&mut json, Format::Json).unwrap();
+/// ```
+impl Default for Report {
+    fn default() -> Report {
+        Report {
+            format_version: Report::FORMAT_VERSION,
+            label: None,
+            unit: Unit::Cycles,
+            data: Data::Raw,
+            figures: Figures::default(),
+            clock: "TSC".into(),
+            ticks_per_ns: 1.0,
+            frequency_accuracy: 0.0,
+            resolution: 1.0,
+            cleaning: Cleaning::default(),
+            overhead: None,
+            threads: Vec::new(),
+            all_threads: Vec::new(),
+            tree: Vec::new(),
+            tree_left_out: 0,
+            teardown_drops: 0,
+            footprint: None,
+            environment: None,
+            periodic_failures: None,
+            exporter_failures: Vec::new(),
+            series: None,
+            captures: None,
+            recording_off: None,
+        }
+    }
+}
+
 impl Report {
     /// The JSON format a report made by this latte follows (see
     /// [`format_version`](Report::format_version)); `CHANGELOG.md` says what each

@@ -32,6 +32,69 @@ pub struct Row {
     pub histogram: Option<String>,
 }
 
+impl Row {
+    /// A row of `component` holding `values`, counter ticks each with how many times
+    /// it occurred: its histogram (as the analysis encodes one), and the statistics a
+    /// report in cycles reads from it (samples and seen, min, max, range, average, total, and
+    /// the quantiles as [`Distribution::quantile`](super::Distribution::quantile) reads
+    /// them); the standard deviation, skewness and the cleaned figures are left 0. For
+    /// tests and tools that build a report by hand ([`Report::default`](super::Report)),
+    /// instead of encoding a histogram themselves.
+    ///
+    /// ```
+    /// use latte::report::Row;
+    /// let row = Row::with_ticks("send", &[(100, 9), (5_000, 1)]);
+    /// assert_eq!((row.stats.samples, row.stats.max, row.stats.p99), (10, 5_000.0, 5_000.0));
+    /// assert_eq!(row.stats.median, 100.0);
+    /// ```
+    pub fn with_ticks(component: &str, values: &[(u64, u64)]) -> Row {
+        Row::with_ticks_in(component, values, 1.0)
+    }
+
+    /// [`with_ticks`](Row::with_ticks), its statistics in a unit of `per_tick` units a
+    /// tick (a report in time: `1 / ticks_per_ns`).
+    pub(crate) fn with_ticks_in(component: &str, values: &[(u64, u64)], per_tick: f64) -> Row {
+        let mut sorted: Vec<(u64, u64)> = values.iter().copied().filter(|v| v.1 > 0).collect();
+        sorted.sort_unstable();
+        let (min, max) = match (sorted.first(), sorted.last()) {
+            (Some(&(lo, _)), Some(&(hi, _))) => (lo, hi),
+            _ => (0, 0),
+        };
+        let held = super::histogram::held(&sorted, min, max, true);
+        let samples = super::histogram::count(&sorted);
+        let total: f64 = sorted
+            .iter()
+            .map(|&(v, k)| v as f64 * k as f64)
+            .sum::<f64>()
+            * per_tick;
+        let q = |q: f64| super::histogram::quantile(&held.runs, q) as f64 * per_tick;
+        Row {
+            component: component.to_owned(),
+            stats: Summary {
+                samples,
+                seen: samples,
+                min: min as f64 * per_tick,
+                max: max as f64 * per_tick,
+                range: (max - min) as f64 * per_tick,
+                avg: if samples == 0 {
+                    0.0
+                } else {
+                    total / samples as f64
+                },
+                total,
+                median: q(0.5),
+                p90: q(0.9),
+                p99: q(0.99),
+                p999: q(0.999),
+                p9999: q(0.9999),
+                ..Summary::default()
+            },
+            histogram: held.histogram,
+            ..Row::default()
+        }
+    }
+}
+
 /// What recorded a component's samples: which time its figures are.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum RowKind {

@@ -184,7 +184,6 @@ fn footprint() -> latte::collect::Footprint {
 fn calibrated_time() -> Report {
     let rows = time_rows();
     Report {
-        format_version: Report::FORMAT_VERSION,
         figures: latte::report::Figures::All,
         label: Some("periodic #3, last 1.00 s".into()),
         unit: Unit::Time,
@@ -193,7 +192,6 @@ fn calibrated_time() -> Report {
         ticks_per_ns: 2.595,
         frequency_accuracy: 1.2e-6,
         resolution: 10.01,
-        cleaning: Cleaning::default(),
         overhead: Some(Overhead {
             scope: [
                 [0.21, 10.02, 10.02],
@@ -218,19 +216,13 @@ fn calibrated_time() -> Report {
             rows[3].clone(),
             row("Idle_Component", Summary::default()),
         ],
-        tree: Vec::new(),
-        tree_left_out: 0,
-        teardown_drops: 0,
         footprint: Some(footprint()),
         environment: Some(environment_with_a_warning()),
         periodic_failures: Some(latte::report::PeriodicFailures {
             count: 2,
             last_error: "writing the latte report failed: No space left on device".into(),
         }),
-        exporter_failures: Vec::new(),
-        series: None,
-        captures: None,
-        recording_off: None,
+        ..Report::default()
     }
 }
 
@@ -301,17 +293,12 @@ fn environment_with_a_warning() -> latte::report::Environment {
 fn raw_cycles() -> Report {
     let rows = raw_rows();
     Report {
-        format_version: Report::FORMAT_VERSION,
         figures: latte::report::Figures::All,
-        label: None,
-        unit: Unit::Cycles,
-        data: Data::Raw,
         clock: "TSC".to_owned(),
         ticks_per_ns: 3.0,
         frequency_accuracy: 2.5e-6,
         resolution: 26.0,
         cleaning: Cleaning::OFF,
-        overhead: None,
         threads: vec![ThreadReport {
             name: "main".to_owned(),
             serial: 1,
@@ -325,16 +312,8 @@ fn raw_cycles() -> Report {
             per_frame: None,
         }],
         all_threads: rows,
-        tree: Vec::new(),
-        tree_left_out: 0,
         teardown_drops: 2,
-        footprint: None,
-        environment: None,
-        periodic_failures: None,
-        exporter_failures: Vec::new(),
-        series: None,
-        captures: None,
-        recording_off: None,
+        ..Report::default()
     }
 }
 
@@ -384,29 +363,12 @@ fn raw_rows() -> Vec<Row> {
 /// (c) Nothing recorded.
 fn empty() -> Report {
     Report {
-        format_version: Report::FORMAT_VERSION,
         figures: latte::report::Figures::All,
-        label: None,
-        unit: Unit::Cycles,
-        data: Data::Raw,
         clock: "TSC".to_owned(),
         ticks_per_ns: 2.595,
         frequency_accuracy: 1.2e-6,
         resolution: 10.01,
-        cleaning: Cleaning::default(),
-        overhead: None,
-        threads: Vec::new(),
-        all_threads: Vec::new(),
-        tree: Vec::new(),
-        tree_left_out: 0,
-        teardown_drops: 0,
-        footprint: None,
-        environment: None,
-        periodic_failures: None,
-        exporter_failures: Vec::new(),
-        series: None,
-        captures: None,
-        recording_off: None,
+        ..Report::default()
     }
 }
 
@@ -468,16 +430,13 @@ fn every_anomaly() -> Anomalies {
 fn extreme() -> Report {
     let (huge, all) = (extreme_summary(), every_anomaly());
     Report {
-        format_version: Report::FORMAT_VERSION,
         figures: latte::report::Figures::All,
-        label: None,
         unit: Unit::Time,
         data: Data::Calibrated,
         clock: "a clock whose name is\nfar too long for any header line ".repeat(8),
         ticks_per_ns: f64::NAN,
         frequency_accuracy: f64::INFINITY,
         resolution: f64::NAN,
-        cleaning: Cleaning::default(),
         overhead: Some(Overhead {
             scope: [[f64::MAX, f64::NAN, 1e300]; 3],
             pulse: -1e300,
@@ -496,16 +455,8 @@ fn extreme() -> Report {
             per_frame: None,
         }],
         all_threads: vec![row("x", huge)],
-        tree: Vec::new(),
-        tree_left_out: 0,
         teardown_drops: u64::MAX,
-        footprint: None,
-        environment: None,
-        periodic_failures: None,
-        exporter_failures: Vec::new(),
-        series: None,
-        captures: None,
-        recording_off: None,
+        ..Report::default()
     }
 }
 

@@ -5,7 +5,7 @@
 use crate::common;
 
 use latte::report::{Row, Summary, TableOptions, ThreadReport};
-use latte::{Cleaning, Data, Report, Unit};
+use latte::{Cleaning, Report, Unit};
 use std::collections::HashSet;
 use unicode_width::UnicodeWidthStr;
 
@@ -37,17 +37,11 @@ fn report(ids: &[String]) -> Report {
         })
         .collect();
     Report {
-        format_version: Report::FORMAT_VERSION,
         figures: latte::report::Figures::All,
-        label: None,
         unit: Unit::Time,
-        data: Data::Raw,
-        clock: "TSC".into(),
-        ticks_per_ns: 1.0,
         frequency_accuracy: 1e-6,
         resolution: 0.0,
         cleaning: Cleaning::OFF,
-        overhead: None,
         threads: vec![ThreadReport {
             name: "main".into(),
             serial: 1,
@@ -61,16 +55,7 @@ fn report(ids: &[String]) -> Report {
             per_frame: None,
         }],
         all_threads: rows,
-        tree: Vec::new(),
-        tree_left_out: 0,
-        teardown_drops: 0,
-        footprint: None,
-        environment: None,
-        periodic_failures: None,
-        exporter_failures: Vec::new(),
-        series: None,
-        captures: None,
-        recording_off: None,
+        ..Report::default()
     }
 }
 

@@ -129,29 +129,11 @@ pub fn report(rows: Vec<Row>) -> Report {
 /// A report in cycles on the TSC with these rows and no series.
 pub fn bare(rows: Vec<Row>) -> Report {
     Report {
-        format_version: Report::FORMAT_VERSION,
         figures: latte::report::Figures::All,
-        label: None,
-        unit: Unit::Cycles,
-        data: Data::Raw,
-        clock: "TSC".into(),
         ticks_per_ns: 2.5,
         frequency_accuracy: 1e-6,
-        resolution: 1.0,
-        cleaning: Cleaning::default(),
-        overhead: None,
-        threads: Vec::new(),
         all_threads: rows,
-        tree: Vec::new(),
-        tree_left_out: 0,
-        teardown_drops: 0,
-        footprint: None,
-        environment: None,
-        periodic_failures: None,
-        exporter_failures: Vec::new(),
-        series: None,
-        captures: None,
-        recording_off: None,
+        ..Report::default()
     }
 }
 

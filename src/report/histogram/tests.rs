@@ -1,7 +1,6 @@
 //! The quantile rule, the row's histogram and its decoder.
 
 use super::*;
-use crate::report::Summary;
 
 #[test]
 fn ranks_are_ceilings_without_rounding_surprises() {
@@ -38,50 +37,13 @@ fn encoded_histograms_decode_to_the_same_counts() {
 /// A report in `unit` at 2.6 ticks/ns with one row of `values` (ticks), as the
 /// analysis writes it: histogram and quantiles from `held`, extremes exact.
 fn report_of(values: &[(u64, u64)], unit: Unit) -> Report {
-    let (min, max) = (values[0].0, values[values.len() - 1].0);
-    let h = held(values, min, max, true);
-    let f = per_tick(unit, 2.6);
-    let q = |q: f64| quantile(&h.runs, q) as f64 * f;
-    let row = Row {
-        component: "c".into(),
-        stats: Summary {
-            samples: count(values),
-            min: min as f64 * f,
-            max: max as f64 * f,
-            median: q(0.5),
-            p90: q(0.9),
-            p99: q(0.99),
-            p999: q(0.999),
-            p9999: q(0.9999),
-            ..Summary::default()
-        },
-        histogram: h.histogram,
-        ..Row::default()
-    };
     Report {
-        format_version: Report::FORMAT_VERSION,
-        label: None,
         unit,
         data: crate::report::Data::Calibrated,
-        figures: crate::report::Figures::default(),
-        clock: "TSC".into(),
         ticks_per_ns: 2.6,
         frequency_accuracy: 1e-6,
-        resolution: 1.0,
-        cleaning: crate::report::Cleaning::default(),
-        overhead: None,
-        threads: Vec::new(),
-        all_threads: vec![row],
-        tree: Vec::new(),
-        tree_left_out: 0,
-        teardown_drops: 0,
-        footprint: None,
-        environment: None,
-        periodic_failures: None,
-        exporter_failures: Vec::new(),
-        series: None,
-        captures: None,
-        recording_off: None,
+        all_threads: vec![Row::with_ticks_in("c", values, per_tick(unit, 2.6))],
+        ..Report::default()
     }
 }
 

@@ -2,10 +2,8 @@
 //! latencies (median 2,000 ticks, sigma 0.25), shifted by a known factor.
 
 use super::*;
-use base64::Engine;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
-use latte::report::{Row, Summary};
+use latte::report::Row;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand_distr::{Distribution, LogNormal};
@@ -17,43 +15,14 @@ fn empty() -> Histogram<u64> {
 
 /// `hist`'s values (cycles) as the library decodes them from a report row carrying them.
 fn decoded(hist: &Histogram<u64>) -> Dist {
-    let mut bytes = Vec::new();
-    V2DeflateSerializer::new()
-        .serialize(hist, &mut bytes)
-        .unwrap();
-    let row = Row {
-        component: "c".into(),
-        stats: Summary {
-            samples: hist.len(),
-            ..Summary::default()
-        },
-        histogram: Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
-        ..Row::default()
-    };
+    let ticks: Vec<(u64, u64)> = hist
+        .iter_recorded()
+        .map(|v| (v.value_iterated_to(), v.count_at_value()))
+        .collect();
     let report = latte::Report {
-        format_version: latte::Report::FORMAT_VERSION,
-        label: None,
-        unit: latte::Unit::Cycles,
-        data: latte::Data::Raw,
         figures: latte::report::Figures::All,
-        clock: "TSC".into(),
-        ticks_per_ns: 1.0,
-        frequency_accuracy: 0.0,
-        resolution: 1.0,
-        cleaning: latte::Cleaning::default(),
-        overhead: None,
-        threads: Vec::new(),
-        all_threads: vec![row],
-        tree: Vec::new(),
-        tree_left_out: 0,
-        teardown_drops: 0,
-        footprint: None,
-        environment: None,
-        periodic_failures: None,
-        exporter_failures: Vec::new(),
-        series: None,
-        captures: None,
-        recording_off: None,
+        all_threads: vec![Row::with_ticks("c", &ticks)],
+        ..latte::Report::default()
     };
     report.all_threads[0].distribution(&report).unwrap()
 }
