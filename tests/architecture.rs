@@ -297,3 +297,123 @@ fn the_table_points_one_way() {
         assert!(one_way, "{module} may import {allowed:?}");
     }
 }
+
+/// The files of `files` (paths under the package, `src/...`) that the module map
+/// `map` (the code block under "The module map" in `docs/architecture.md`) does not
+/// name. An entry is a line whose first word, indented by two spaces per level, ends
+/// in `.rs` or `/` (a folder): its path is its folders' and its own. A file is named by
+/// its entry, or in the text of an entry (the line and the lines indented under it)
+/// as a path from that entry's folder (`ring/`'s "(mod.rs)", `calibrate.rs`'s
+/// "calibrate/overheads.rs"). Tests and loom models (`tests.rs`, files under a
+/// `tests/` folder, `loom_model.rs`) sit beside what they check and need no entry.
+fn unmapped(map: &str, files: &[String]) -> Vec<String> {
+    let (named, _) = map_names(map);
+    let beside_tests = |f: &str| {
+        f.ends_with("/tests.rs") || f.contains("/tests/") || f.ends_with("/loom_model.rs")
+    };
+    files
+        .iter()
+        .filter(|f| !beside_tests(f) && !named.contains(f.as_str()))
+        .cloned()
+        .collect()
+}
+
+/// The entries of `map` (as [`unmapped`] reads it) that are no file of `files`.
+fn stale(map: &str, files: &[String]) -> Vec<String> {
+    let (_, entries) = map_names(map);
+    entries.into_iter().filter(|e| !files.contains(e)).collect()
+}
+
+/// The files `map` names (entries and paths in their text), and its file entries.
+fn map_names(map: &str) -> (BTreeSet<String>, Vec<String>) {
+    let mut named = BTreeSet::new();
+    let mut entries = Vec::new();
+    let mut folders: Vec<String> = Vec::new(); // the folder path at each level
+    let mut here = String::new(); // the folder the current entry's text is relative to
+    for line in map.lines() {
+        let indent = line.len() - line.trim_start().len();
+        let word = line.split_whitespace().next().unwrap_or("");
+        let entry = indent < 16 && (word.ends_with(".rs") || word.ends_with('/'));
+        if entry {
+            let level = indent / 2;
+            folders.truncate(level);
+            let parent = folders.concat();
+            if word.ends_with('/') {
+                folders.push(word.to_owned());
+                here = format!("{parent}{word}");
+            } else {
+                named.insert(format!("{parent}{word}"));
+                entries.push(format!("{parent}{word}"));
+                here = parent;
+            }
+        }
+        for token in line.split(|c: char| !(c.is_alphanumeric() || "_/.".contains(c))) {
+            let token = token.trim_end_matches('.');
+            if token.ends_with(".rs") && !(entry && token == word) {
+                named.insert(format!("{here}{token}"));
+            }
+        }
+    }
+    (named, entries)
+}
+
+/// The code block under "## The module map" in `text`.
+fn module_map(text: &str) -> &str {
+    let after = &text[text.find("## The module map").expect("the section")..];
+    let block = &after[after.find("```").expect("its block") + 3..];
+    &block[..block.find("```").expect("the block's end")]
+}
+
+#[test]
+fn the_module_map_names_every_file_of_src_and_no_other() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let doc = std::fs::read_to_string(format!("{root}/docs/architecture.md")).unwrap();
+    let files: Vec<String> = glob::glob(&format!("{root}/src/**/*.rs"))
+        .expect("a valid pattern")
+        .map(|p| {
+            let p = p.expect("a readable directory");
+            let inner = p.strip_prefix(root).expect("under the package");
+            inner.to_string_lossy().replace('\\', "/")
+        })
+        .collect();
+    assert!(files.len() > 10, "src/ not found");
+    let missing = unmapped(module_map(&doc), &files);
+    assert!(
+        missing.is_empty(),
+        "docs/architecture.md's module map names none of:\n{}",
+        missing.join("\n")
+    );
+    let gone = stale(module_map(&doc), &files);
+    assert!(
+        gone.is_empty(),
+        "docs/architecture.md's module map names files src/ does not have:\n{}",
+        gone.join("\n")
+    );
+}
+
+#[test]
+fn the_module_map_check_reads_entries_folders_and_their_text() {
+    let map = "\nsrc/\n  lib.rs            the front door\n  agent/            runs it\n    \
+               mod.rs          init\n    signals/        the rules (mod.rs), the handler\n    \
+               calibrate.rs    calibrate/overheads.rs measures\n                    \
+               (unix.rs is not here)\n  record/           the hot path\n";
+    let files = [
+        "src/lib.rs",
+        "src/agent/mod.rs",
+        "src/agent/signals/mod.rs",
+        "src/agent/signals/unix.rs",
+        "src/agent/calibrate.rs",
+        "src/agent/calibrate/overheads.rs",
+        "src/agent/unix.rs",
+        "src/agent/drain.rs",
+        "src/record/tests.rs",
+        "src/record/ring/loom_model.rs",
+    ]
+    .map(String::from);
+    assert_eq!(
+        unmapped(map, &files),
+        ["src/agent/signals/unix.rs", "src/agent/drain.rs"]
+    );
+    let without_lib = &files[1..];
+    assert_eq!(stale(map, without_lib), ["src/lib.rs"]);
+}
