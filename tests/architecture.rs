@@ -417,3 +417,91 @@ fn the_module_map_check_reads_entries_folders_and_their_text() {
     let without_lib = &files[1..];
     assert_eq!(stale(map, without_lib), ["src/lib.rs"]);
 }
+
+/// The code lines of `text` (a Rust file as rustfmt writes it): lines that are not
+/// blank and not only a comment, outside items marked `#[cfg(test)]`.
+fn code_lines(text: &str) -> usize {
+    /// The line ranges of `#[cfg(test)]` items, at any depth.
+    #[derive(Default)]
+    struct TestItems(Vec<(usize, usize)>);
+    impl<'ast> Visit<'ast> for TestItems {
+        fn visit_item(&mut self, item: &'ast syn::Item) {
+            use syn::spanned::Spanned;
+            let attrs = match item {
+                syn::Item::Mod(m) => &m.attrs,
+                syn::Item::Fn(f) => &f.attrs,
+                syn::Item::Impl(i) => &i.attrs,
+                syn::Item::Use(u) => &u.attrs,
+                syn::Item::Struct(s) => &s.attrs,
+                syn::Item::Const(c) => &c.attrs,
+                syn::Item::Static(s) => &s.attrs,
+                _ => return visit::visit_item(self, item),
+            };
+            let test = attrs.iter().any(|a| {
+                a.path().is_ident("cfg")
+                    && a.parse_args::<syn::Path>()
+                        .is_ok_and(|p| p.is_ident("test"))
+            });
+            if test {
+                let span = item.span();
+                self.0.push((span.start().line, span.end().line));
+            } else {
+                visit::visit_item(self, item);
+            }
+        }
+    }
+    let mut tests = TestItems::default();
+    if let Ok(file) = syn::parse_file(text) {
+        tests.visit_file(&file);
+    }
+    text.lines()
+        .enumerate()
+        .filter(|(i, line)| {
+            let line = line.trim();
+            let in_test = tests.0.iter().any(|&(a, b)| (a..=b).contains(&(i + 1)));
+            !line.is_empty() && !line.starts_with("//") && !in_test
+        })
+        .count()
+}
+
+/// Code lines over every workspace member's `src/` ([`code_lines`]; test modules'
+/// files, `tests.rs` and files under a `tests/` folder, and loom models left out),
+/// per member and in all: `cargo test --all-features --test architecture --
+/// --ignored --nocapture code_lines_of_the_workspace`.
+#[test]
+#[ignore = "a count to read, not a check"]
+fn code_lines_of_the_workspace() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut all = 0;
+    for member in [
+        ".",
+        "macros",
+        "cli",
+        "exporters/prometheus",
+        "exporters/otlp",
+        "loom",
+    ] {
+        let mut lines = 0;
+        for path in glob::glob(&format!("{root}/{member}/src/**/*.rs")).expect("a pattern") {
+            let path = path.expect("a readable directory");
+            let name = path.to_string_lossy().replace('\\', "/");
+            if name.ends_with("/tests.rs")
+                || name.contains("/tests/")
+                || name.ends_with("/loom_model.rs")
+            {
+                continue;
+            }
+            lines += code_lines(&std::fs::read_to_string(&path).expect("a source file"));
+        }
+        println!("{member:<22} {lines:>7}");
+        all += lines;
+    }
+    println!("{:<22} {all:>7}", "all");
+}
+
+#[test]
+fn code_lines_leave_out_blanks_comments_and_test_items() {
+    let text = "//! A module.\n\nuse a::b; // a use\n\n/// A fn.\nfn f() {\n    g();\n}\n\n\
+                #[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {}\n}\n";
+    assert_eq!(code_lines(text), 4);
+}
