@@ -4,8 +4,8 @@
 use base64::Engine;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use latte::Report;
 use latte::report::{Row, Series, SeriesComponent, Summary};
-use latte::{Cleaning, Data, Report, Unit};
 use rand::Rng;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
