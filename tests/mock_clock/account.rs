@@ -14,13 +14,14 @@ use latte::{Capture, Data, Format, Id, Mode, Report, ReportOptions, Unit};
 use std::time::Duration;
 
 /// What an empty scope records: the ticks between its two reads.
-const WINDOW: u64 = 20;
+pub(crate) const WINDOW: u64 = 20;
 /// What a scope costs the scope around it beyond its window: its Start's work before
 /// the read, its Stop's after.
-const OUTSIDE: u64 = 10;
+pub(crate) const OUTSIDE: u64 = 10;
 
-/// A calibration that knows those costs for every mode pair.
-fn known_costs() -> Calibration {
+/// A calibration that knows those costs for every mode pair, a tick a nanosecond
+/// (`demo.rs` uses it too).
+pub(crate) fn known_costs() -> Calibration {
     Calibration {
         ticks_per_ns: 1.0,
         accuracy: 0.0,

@@ -9,27 +9,19 @@
 //! `LATTE_BLESS=1 cargo test --all-features --test mock_clock demo` writes the JSON
 //! again (review its diff); `INSTA_UPDATE=always` the table's snapshot.
 
+use crate::account::{OUTSIDE, WINDOW};
 use crate::common::on_named_thread;
 use crate::{at, mock};
 use latte::analyze::Calibration;
 use latte::report::TableOptions;
 use latte::{Capture, Format, Id, Mode, Report, ReportOptions};
-use std::time::Duration;
 
-/// Ticks between a scope's two reads when empty, and a scope's work outside them.
-const WINDOW: u64 = 20;
-const OUTSIDE: u64 = 10;
-
-/// Known costs: a tick is a nanosecond, an empty scope is `WINDOW`.
+/// Known costs (`account.rs`'s), and a pulse's: a tick is a nanosecond, an empty scope
+/// is `WINDOW`.
 fn known_costs() -> Calibration {
     Calibration {
-        ticks_per_ns: 1.0,
-        accuracy: 0.0,
-        resolution: 1,
-        scope: [[WINDOW; 3]; 3],
         pulse: WINDOW / 2,
-        inside: [[(WINDOW + OUTSIDE) as f64; 3]; 3],
-        took: Duration::ZERO,
+        ..crate::account::known_costs()
     }
 }
 
