@@ -148,6 +148,7 @@ mod error;
 pub mod exporter;
 mod integrations;
 mod macros;
+mod packed;
 mod platform;
 mod record;
 #[cfg(feature = "agent")]

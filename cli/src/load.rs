@@ -2,17 +2,17 @@
 //! line; for `html`, also the flight recorder's captures. Every error names the file
 //! and what is wrong with it.
 //!
-//! A report is refused, whatever the subcommand, when it holds what no latte writes
-//! ([`written`]): a histogram that does not decode, or a call-tree node whose `parent`
-//! or `depth` does not fit the list; and when the library does not read its format
-//! (formats 1 to 3, which no release wrote, or a newer one). A report without
-//! histograms still reads.
+//! A report is refused, whatever the subcommand, when it holds what no latte writes: a
+//! histogram that does not decode (the error names its field), or a call-tree node
+//! whose `parent` or `depth` does not fit the list ([`written`]); and when the library
+//! does not read its format (formats 1 to 3, which no release wrote, or a newer one).
+//! A report without histograms still reads.
 
 use crate::outcome::Failure;
 use latte::Report;
 use latte::Unit;
 use latte::report::trace::Trace;
-use latte::report::{Distribution, Row, TreeNode};
+use latte::report::{Distribution, TreeNode};
 use std::path::{Path, PathBuf};
 
 /// A report read from a file.
@@ -92,8 +92,16 @@ pub fn input(path: &Path) -> Result<Input, Failure> {
             missing.join(", ")
         )));
     }
-    let report: Report = serde_json::from_value(document.clone())
-        .map_err(|e| fail(format!("a latte report this version cannot read: {e}")))?;
+    let report: Report = serde_path_to_error::deserialize(document.clone()).map_err(|e| match e
+        .path()
+        .to_string()
+    {
+        at if at == "." => fail(format!("a latte report this version cannot read: {e}")),
+        at => fail(format!(
+            "a latte report this version cannot read: `{at}`: {}",
+            e.inner()
+        )),
+    })?;
     if !(report.ticks_per_ns.is_finite() && report.ticks_per_ns > 0.0) {
         return Err(fail(format!(
             "ticks_per_ns is {}: a report's counter frequency is a positive number",
@@ -150,22 +158,15 @@ fn whole_run<'a>(documents: &'a [serde_json::Value], path: &Path) -> &'a serde_j
     }
 }
 
-/// The ALL THREADS distribution of `component` in `loaded`, decoded by the library as
-/// the report reads it (its quantiles are the report's): `Ok(None)` when the report has
-/// no such component, an error naming the file when its histogram cannot be read.
-pub fn distribution(loaded: &Loaded, component: &str) -> Result<Option<Distribution>, Failure> {
+/// The ALL THREADS distribution of `component` in `loaded` (its quantiles are the
+/// report's); `None` when the report has no such component.
+pub fn distribution<'a>(loaded: &'a Loaded, component: &str) -> Option<&'a Distribution> {
     let report = &loaded.report;
-    let Some(row) = report.all_threads.iter().find(|r| r.component == component) else {
-        return Ok(None);
-    };
-    row_distribution(loaded, row).map(Some)
-}
-
-/// The distribution of `row`, a row or a tree node's row of `loaded`, decoded by the
-/// library; an error names the file.
-pub fn row_distribution(loaded: &Loaded, row: &Row) -> Result<Distribution, Failure> {
-    row.distribution(&loaded.report)
-        .map_err(|e| Failure(format!("{}: {e}", loaded.name())))
+    let row = report
+        .all_threads
+        .iter()
+        .find(|r| r.component == component)?;
+    Some(&row.distribution)
 }
 
 /// Reads every file, stopping at the first that fails.
@@ -180,7 +181,7 @@ pub fn require_histograms(loaded: &Loaded) -> Result<(), Failure> {
         .report
         .all_threads
         .iter()
-        .find(|row| row.histogram.is_none() && row.stats.samples > 0);
+        .find(|row| row.distribution.is_empty() && row.stats.samples > 0);
     match bare {
         Some(row) => Err(Failure(format!(
             "{}: component `{}` has no histogram: the report comes from an older latte, \
@@ -253,9 +254,8 @@ pub fn filter(pattern: Option<&str>) -> Result<Option<glob::Pattern>, Failure> {
         .map_err(|e| Failure(format!("--filter: {e}")))
 }
 
-/// The blocks of time of `component` (a flat row's id) in `loaded`, oldest first, each
-/// decoded by the library as the row is: `Err` says why there are none, naming the
-/// file (a report written without a series).
+/// The blocks of time of `component` (a flat row's id) in `loaded`, oldest first:
+/// `Err` says why there are none, naming the file (a report written without a series).
 pub fn blocks(loaded: &Loaded, component: &str) -> Result<Vec<Distribution>, String> {
     let report = &loaded.report;
     let name = loaded.name();
@@ -267,18 +267,17 @@ pub fn blocks(loaded: &Loaded, component: &str) -> Result<Vec<Distribution>, Str
     let Some(mine) = series.component(component) else {
         return Err(format!("{name}: `{component}` has no blocks of time"));
     };
-    mine.distributions(report)
-        .map_err(|e| format!("{name}: its blocks of time cannot be read: {e}"))
+    Ok(mine.blocks.clone())
 }
 
-/// Fails, naming the field, unless `report` holds only what a latte writes: its
-/// histograms decode and its call trees' links fit their lists.
+/// Fails, naming the field, unless the call trees of `report` link as a latte writes
+/// them (its histograms decoded as the report was read).
 pub fn written(report: &latte::Report) -> Result<(), String> {
     links("tree", &report.tree)?;
     for (t, thread) in report.threads.iter().enumerate() {
         links(&format!("threads[{t}].tree"), &thread.tree)?;
     }
-    histograms(report)
+    Ok(())
 }
 
 /// Fails unless every node of `tree` (the list at `field`) links as latte writes a
@@ -311,39 +310,4 @@ fn links(field: &str, tree: &[TreeNode]) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Fails when a histogram the report carries does not decode: a flat row's, a tree
-/// node's, or a block of time's. A row without one (a report of an older latte) is
-/// left to the subcommands that need it ([`require_histograms`]).
-fn histograms(report: &latte::Report) -> Result<(), String> {
-    let mut rows = named("all_threads", &report.all_threads);
-    rows.extend(nodes("tree", &report.tree));
-    for (t, thread) in report.threads.iter().enumerate() {
-        rows.extend(named(&format!("threads[{t}].rows"), &thread.rows));
-        rows.extend(nodes(&format!("threads[{t}].tree"), &thread.tree));
-    }
-    for (field, row) in rows.into_iter().filter(|(_, r)| r.histogram.is_some()) {
-        row.distribution(report)
-            .map_err(|e| format!("`{field}.histogram`: {e}"))?;
-    }
-    let components = report.series.iter().flat_map(|s| s.components.iter());
-    for (i, component) in components.enumerate() {
-        component
-            .distributions(report)
-            .map_err(|e| format!("`series.components[{i}].blocks`: {e}"))?;
-    }
-    Ok(())
-}
-
-/// The rows of the list at `field`, each with its place (`all_threads[2]`).
-fn named<'a>(field: &str, rows: &'a [Row]) -> Vec<(String, &'a Row)> {
-    let at = |(i, row)| (format!("{field}[{i}]"), row);
-    rows.iter().enumerate().map(at).collect()
-}
-
-/// The rows of the tree at `field`, each with its place (`tree[2].row`).
-fn nodes<'a>(field: &str, tree: &'a [TreeNode]) -> Vec<(String, &'a Row)> {
-    let at = |(i, node): (usize, &'a TreeNode)| (format!("{field}[{i}].row"), &node.row);
-    tree.iter().enumerate().map(at).collect()
 }

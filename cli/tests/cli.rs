@@ -14,6 +14,7 @@ mod substep;
 
 use assert_cmd::Command;
 use cli_support::{COMPONENTS, dir, write, write_report};
+use latte::report::Distribution;
 use std::path::{Path, PathBuf};
 
 /// The tool, its tables laid out 200 columns wide unless a test says otherwise (so
@@ -268,7 +269,7 @@ fn unusable_reports(d: &Path) -> [(PathBuf, &'static str); 6] {
         "fast",
         &cli_support::histogram(&COMPONENTS[0], 1),
     )]);
-    old.all_threads[0].histogram = None;
+    old.all_threads[0].distribution = Distribution::default();
     let old = write_report(&d.join("old.json"), &old);
     let mut in_ns = cli_support::report(vec![cli_support::row(
         "fast",
@@ -899,8 +900,8 @@ fn diff_prints_an_interval_the_data_cannot_bound_as_open() {
                         samples: 2_000,
                         ..COMPONENTS[i]
                     };
-                    let hist = cli_support::histogram(&drifted, seed * 100 + b as u64);
-                    cli_support::encode(&hist).into()
+                    let values = cli_support::histogram(&drifted, seed * 100 + b as u64);
+                    serde_json::to_value(Distribution::from_ticks(&values)).unwrap()
                 })
                 .collect();
             c["blocks"] = blocks.into();

@@ -235,9 +235,7 @@ impl Drain {
         if !write {
             return logged;
         }
-        // Rendered and dropped: a table needs no encoded histograms (JSON carries them).
-        let histograms = !matches!(self.format, Format::Table(_));
-        let report = self.assemble_as(&totals, calibration, Some(label), histograms);
+        let report = self.assemble_as(&totals, calibration, Some(label));
         let written = self.write(report, Some(()));
         super::placement::release_freed_heap();
         written.and(logged)
@@ -292,8 +290,7 @@ impl Drain {
     /// series: exporters read the rows).
     fn fresh_report(&self) -> Option<Arc<Report>> {
         let calibration = calibration();
-        let report =
-            collect::whole_run(|totals, _| self.assemble_as(totals, calibration, None, true));
+        let report = collect::whole_run(|totals, _| self.assemble_as(totals, calibration, None));
         report.focus(&self.focus).ok().map(Arc::new)
     }
 
@@ -304,7 +301,7 @@ impl Drain {
         let calibration = calibration();
         let series = self.series();
         let (mut report, blocks) = collect::whole_run(|totals, timeline| {
-            let report = self.assemble_as(totals, calibration, label, true);
+            let report = self.assemble_as(totals, calibration, label);
             (report, series.then(|| timeline.blocks()))
         });
         if let Some(blocks) = blocks {
@@ -325,20 +322,14 @@ impl Drain {
         json && self.focus.threads.is_none()
     }
 
-    /// The report of `totals`, describing this process now, its rows carrying their
-    /// encoded histograms only if `histograms`.
+    /// The report of `totals`, describing this process now.
     fn assemble_as(
         &self,
         totals: &Totals,
         calibration: &Calibration,
         label: Option<String>,
-        histograms: bool,
     ) -> Report {
-        let context = Context {
-            label,
-            live: true,
-            histograms,
-        };
+        let context = Context { label, live: true };
         // Validated by `start`, so the pattern compiles.
         let threads = self.focus.thread_pattern().ok().flatten();
         let totals = analyze::of_threads(totals, threads.as_ref());

@@ -56,19 +56,14 @@ pub(crate) struct Context {
     /// Whether to add the process's footprint and environment (`false` for a report
     /// built from stored data).
     pub(crate) live: bool,
-    /// Whether rows carry their encoded histogram ([`Row::histogram`]): `false` only
-    /// for a report that is rendered as a table and then dropped (the drain's periodic
-    /// tables), where encoding every row's histogram was most of the drain's work.
-    pub(crate) histograms: bool,
 }
 
 impl Default for Context {
-    /// No label, not live, rows with their histograms.
+    /// No label, not live.
     fn default() -> Context {
         Context {
             label: None,
             live: false,
-            histograms: true,
         }
     }
 }
@@ -87,7 +82,6 @@ impl Report {
         let live = Context {
             label: None,
             live: true,
-            histograms: true,
         };
         // Calibration before the ledger's lock: a first calibration takes ~50 ms,
         // and the drain's folds must not wait for it.
@@ -142,7 +136,6 @@ impl Report {
         let live = Context {
             label: None,
             live: true,
-            histograms: true,
         };
         let calibration = calibration();
         let (mut report, blocks) = collect::whole_run(|totals, timeline| {
@@ -181,10 +174,7 @@ pub(crate) fn assemble(
 ) -> Report {
     // The one factor from ticks to the unit, which `Row::distribution` uses too.
     let scale = crate::report::histogram::per_tick(options.unit, calibration.ticks_per_ns);
-    let out = RowOutput {
-        scale,
-        histograms: context.histograms,
-    };
+    let out = RowOutput { scale };
     let (threads, all_threads, (tree, tree_left_out)) = sections(totals, calibration, options, out);
     let overhead = (options.data == Data::Calibrated).then(|| Overhead {
         scope: calibration.scope.map(|row| row.map(|t| t as f64 * scale)),
@@ -242,6 +232,12 @@ pub(crate) fn add_series(
     data: Data,
 ) {
     report.series = series::series(blocks, &report.all_threads, calibration, data);
+    let per_tick = report.per_tick();
+    if let Some(series) = &mut report.series {
+        for (component, row) in series.components.iter_mut().zip(&report.all_threads) {
+            component.place(per_tick, Some(row));
+        }
+    }
 }
 
 /// Each thread's section and the all-threads rows, every list in the order of

@@ -8,15 +8,13 @@ use super::dist::{self, Runs};
 use super::{clean, overhead, stats};
 use crate::collect::{ComponentTotals, Exact, SampleKind};
 use crate::report::ReportOptions;
-use crate::report::histogram::{self, Held};
-use crate::report::{CleanedSummary, Corrected, Row, RowKind, Slowest, Summary};
+use crate::report::histogram::bucketed;
+use crate::report::{CleanedSummary, Corrected, Distribution, Row, RowKind, Slowest, Summary};
 
-/// How rows are made: the factor from ticks to the report's unit, and whether each
-/// carries its encoded histogram.
+/// How rows are made: the factor from ticks to the report's unit.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct RowOutput {
     pub(super) scale: f64,
-    pub(super) histograms: bool,
 }
 
 /// One component's distribution in the report's data, with what cleaning flagged.
@@ -96,7 +94,7 @@ impl Prepared {
     /// histogram it carries, as a reader of the JSON reads them.
     pub(super) fn row(&self, component: &str, out: RowOutput) -> Row {
         let scale = out.scale;
-        let held = histogram::held(&self.all, self.exact.min, self.exact.max, out.histograms);
+        let runs = bucketed(&self.all, self.exact.min, self.exact.max);
         let corrected = self.corrected.as_ref().map(|(period, runs)| {
             let q = |q: f64| dist::quantile(runs, q) as f64 * scale;
             Corrected {
@@ -120,22 +118,26 @@ impl Prepared {
                 ..s.clone()
             })
             .collect();
+        let stats = scaled(self.summary(&runs), scale);
+        let mut distribution = Distribution::of_sorted(&self.all);
+        distribution.place(scale, stats.min, stats.max);
         Row {
             component: component.to_owned(),
             kind: self.kind,
-            stats: scaled(self.summary(&held), scale),
+            stats,
             slowest,
             corrected,
-            histogram: held.histogram,
+            distribution,
         }
     }
 
     /// Statistics in ticks: the headline over every sample, exact where the sums
-    /// allow, its quantiles from the histogram `held`; the cleaned figures over what
+    /// allow, its quantiles from `runs` (the values' buckets, as the row's distribution
+    /// holds them); the cleaned figures over what
     /// cleaning kept.
-    fn summary(&self, held: &Held) -> Summary {
+    fn summary(&self, runs: &Runs) -> Summary {
         let all = stats::run_moments(&self.all);
-        let q = |q: f64| dist::quantile(&held.runs, q) as f64;
+        let q = |q: f64| dist::quantile(runs, q) as f64;
         let (min, max) = extremes(&self.exact);
         let std_dev = self.exact.std_dev().unwrap_or(all.std_dev);
         let skew = self.exact.skew().unwrap_or(all.skew);
@@ -251,4 +253,93 @@ fn extremes(exact: &Exact) -> (f64, f64) {
 fn scaled(mut s: Summary, f: f64) -> Summary {
     crate::report::scale_summary(&mut s, f);
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::collect::ThreadCapture;
+    use crate::collect::{Anomalies, Capture, ComponentCapture, Sample, SampleKind};
+    use crate::report::{Distribution, Report, Row};
+
+    /// A thread's capture of 10,000 ids, each with 1,000 values spread log-uniformly
+    /// over 100 to 10,000 ticks.
+    fn ten_thousand_ids() -> Capture {
+        let scope = SampleKind::Scope {
+            start: crate::clock::Mode::Fast,
+            stop: crate::clock::Mode::Fast,
+        };
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let components = (0..10_000)
+            .map(|i| ComponentCapture {
+                parent: None,
+                self_ticks: None,
+                name: Box::leak(format!("id_{i}").into_boxed_str()),
+                seen: 1_000,
+                capacity: 1_024,
+                first: 0,
+                samples: (0..1_000)
+                    .map(|_| Sample::new(100.0f64.powf(1.0 + next()) as u64, scope, false).unwrap())
+                    .collect(),
+            })
+            .collect();
+        Capture {
+            threads: vec![ThreadCapture {
+                serial: 1,
+                name: "worker".into(),
+                exited: false,
+                anomalies: Anomalies::default(),
+                components,
+                frames: Vec::new(),
+            }],
+            teardown_drops: 0,
+        }
+    }
+
+    /// What a report's distributions take in memory at 10,000 ids, each with 1,000 values
+    /// spread over two decades (100 to 10,000 ticks, log-uniform): a count to read,
+    /// quoted in `docs/report-format.md` ("Memory"):
+    /// `cargo test --release --all-features --lib -- --ignored --nocapture distributions_at`
+    #[test]
+    #[ignore = "a count to read"]
+    fn the_memory_of_the_distributions_at_10000_ids() {
+        let capture = ten_thousand_ids();
+        let calibration = crate::analyze::Calibration {
+            ticks_per_ns: 2.6,
+            accuracy: 1e-6,
+            resolution: 26,
+            scope: [[0; 3]; 3],
+            pulse: 0,
+            inside: [[0.0; 3]; 3],
+            took: std::time::Duration::ZERO,
+        };
+        let report = Report::from_capture(
+            &capture,
+            &calibration,
+            &crate::report::ReportOptions::default(),
+        );
+        let rows: Vec<&Row> = (report.all_threads.iter())
+            .chain(report.threads.iter().flat_map(|t| &t.rows))
+            .collect();
+        let buckets: usize = rows.iter().map(|r| r.distribution.buckets().count()).sum();
+        let packed: usize = rows.iter().map(|r| r.distribution.heap_bytes()).sum();
+        let bytes = rows.len() * size_of::<Distribution>() + packed;
+        let json = report.to_json(crate::report::JsonStyle::Compact).len();
+        println!(
+            "{} rows (10,000 ids, ALL THREADS and one thread), {buckets} buckets ({:.0} a \
+             row, {:.2} B each): {:.1} MB in memory ({} B a row), {:.1} MB of JSON",
+            rows.len(),
+            buckets as f64 / rows.len() as f64,
+            packed as f64 / buckets as f64,
+            bytes as f64 / 1e6,
+            bytes / rows.len(),
+            json as f64 / 1e6
+        );
+        assert_eq!(rows.len(), 20_000);
+    }
 }

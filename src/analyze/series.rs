@@ -1,14 +1,14 @@
 //! The run's time structure for a report ([`Series`]): each block of the collector's
 //! timeline turned into the data of the report's rows, as a row's values are (the
 //! kind's overhead taken off each bucket's middle when calibrated, the kinds merged),
-//! and encoded as a row's histogram. Made from a snapshot of the blocks after the
-//! ledger's lock is released: encoding every block is a report's longest part when
-//! there are many, and the drain's folds must not wait for it.
+//! each a distribution as a row's. Made from a snapshot of the blocks after the
+//! ledger's lock is released: the drain's folds must not wait for it.
 
 use super::dist::{self, Runs};
 use super::{Calibration, overhead};
 use crate::collect::Blocks;
-use crate::report::histogram::{bucketed, encoded};
+use crate::report::Distribution;
+use crate::report::histogram::bucketed;
 use crate::report::{Data, Row, Series, SeriesComponent};
 use std::collections::HashMap;
 
@@ -50,7 +50,7 @@ pub(super) fn series(
             values[i] = dist::merge(&values[i], &runs);
         }
         for (c, runs) in components.iter_mut().zip(&mut values) {
-            c.blocks.push(encoded(runs));
+            c.blocks.push(Distribution::of_sorted(runs));
             runs.clear();
         }
     }
@@ -69,7 +69,7 @@ mod tests {
     use crate::collect::timeline::Timeline;
     use crate::collect::{ComponentTotals, Sample, SampleKind, ThreadTotals, Totals};
     use crate::record::Id;
-    use crate::report::{Cleaning, Report, ReportOptions, Unit};
+    use crate::report::{Cleaning, ReportOptions, Unit};
     use std::time::Duration;
 
     /// Overheads that differ per kind: a scope's `10 + 10 * start + stop` ticks, a
@@ -139,9 +139,9 @@ mod tests {
 
     /// Each block's buckets of `component` in `report`, merged: (low, high, value,
     /// count), ascending.
-    fn merged(report: &Report, c: &SeriesComponent) -> Vec<(f64, f64, f64, u64)> {
+    fn merged(c: &SeriesComponent) -> Vec<(f64, f64, f64, u64)> {
         let mut all: Vec<(f64, f64, f64, u64)> = Vec::new();
-        for block in c.distributions(report).unwrap() {
+        for block in &c.blocks {
             for b in block.buckets() {
                 match all.iter_mut().find(|m| m.0 == b.low) {
                     Some(m) => m.3 += b.count,
@@ -169,7 +169,7 @@ mod tests {
         assert_eq!(series.components.len(), report.all_threads.len());
         for (row, c) in report.all_threads.iter().zip(&series.components) {
             assert_eq!(row.component, c.component);
-            let blocks = c.distributions(&report).unwrap();
+            let blocks = &c.blocks;
             let filled: Vec<usize> = (0..blocks.len())
                 .filter(|&k| !blocks[k].is_empty())
                 .collect();
@@ -179,11 +179,11 @@ mod tests {
                 blocks.iter().map(|d| d.len()).sum::<u64>(),
                 row.stats.samples
             );
-            let whole = row.distribution(&report).unwrap();
+            let whole = &row.distribution;
             let want: Vec<_> = (whole.buckets())
                 .map(|b| (b.low, b.high, b.value, b.count))
                 .collect();
-            let got = merged(&report, c);
+            let got = merged(c);
             let differ = got.iter().zip(&want).position(|(a, b)| a != b);
             assert!(
                 got == want,

@@ -25,6 +25,7 @@
 use super::SampleKind;
 use super::buckets::Buckets;
 use crate::config::{SERIES_BLOCK_MS as BLOCK_MS, SERIES_MAX_BLOCKS as MAX_BLOCKS};
+use crate::packed::{pack, unpack};
 use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 
@@ -89,13 +90,13 @@ impl Entry {
         Entry {
             index,
             kind,
-            packed: pack(buckets),
+            packed: pack(buckets.iter().copied()),
         }
     }
 
     /// Ascending: each bucket's lowest value (raw ticks) and its count, none 0.
     pub(crate) fn buckets(&self) -> Vec<(u64, u64)> {
-        unpack(&self.packed)
+        unpack(&self.packed).collect()
     }
 }
 
@@ -371,56 +372,6 @@ fn add_buckets(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
         }
     }
     out
-}
-
-/// Ascending buckets packed: per bucket, its lowest value less the previous bucket's
-/// (the first: itself) and its count, each as a LEB128 varint. Neighbouring buckets of
-/// a histogram of 3 significant digits are at most 1/1,024 of their value apart, and
-/// most counts in a block are small: 2 to 4 bytes a bucket where the pairs take 16.
-fn pack(buckets: &[(u64, u64)]) -> Box<[u8]> {
-    let mut out = Vec::with_capacity(3 * buckets.len());
-    let mut last = 0;
-    for &(low, count) in buckets {
-        put_varint(&mut out, low - last);
-        put_varint(&mut out, count);
-        last = low;
-    }
-    out.into_boxed_slice()
-}
-
-/// The buckets [`pack`] packed.
-fn unpack(mut bytes: &[u8]) -> Vec<(u64, u64)> {
-    let mut out = Vec::new();
-    let mut last = 0;
-    while !bytes.is_empty() {
-        last += take_varint(&mut bytes);
-        out.push((last, take_varint(&mut bytes)));
-    }
-    out
-}
-
-/// Appends `value` as a LEB128 varint: 7 bits a byte, low bits first, the top bit set
-/// on every byte but the last.
-fn put_varint(out: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        out.push(value as u8 | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
-}
-
-/// Reads one LEB128 varint off the front of `bytes` (which [`put_varint`] wrote).
-fn take_varint(bytes: &mut &[u8]) -> u64 {
-    let (mut value, mut shift) = (0, 0);
-    while let Some((&byte, rest)) = bytes.split_first() {
-        *bytes = rest;
-        value |= u64::from(byte & 0x7f) << shift;
-        shift += 7;
-        if byte < 0x80 {
-            break;
-        }
-    }
-    value
 }
 
 #[cfg(test)]

@@ -83,7 +83,7 @@ impl Error {
             | Error::AgentStopped
             | Error::ClockAlreadySelected { .. }
             | Error::MemoryCap { .. } => self.fmt_state(f),
-            Error::Pattern { .. } | Error::Histogram { .. } => self.fmt_report(f),
+            Error::Pattern { .. } => self.fmt_report(f),
             // Written by `fmt`.
             Error::PeriodicReports { .. }
             | Error::Sink(_)
@@ -121,18 +121,13 @@ impl Error {
         }
     }
 
-    /// The message of a case about what was asked of a report or read from one: a
-    /// focus pattern, a row's histogram.
+    /// The message of a case about what was asked of a report: a focus pattern.
     fn fmt_report(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Pattern { pattern, reason } => write!(
                 f,
                 "focus pattern {pattern:?} (over ids or thread names) is invalid: {reason} \
                  (a glob pattern: *, ?, [...])"
-            ),
-            Error::Histogram { component, reason } => write!(
-                f,
-                "the histogram of component `{component}` cannot be read: {reason}"
             ),
             _ => Ok(()), // the other cases are written by `fmt_plain`, `fmt_state` and `fmt`
         }

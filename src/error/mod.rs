@@ -158,15 +158,6 @@ pub enum Error {
         /// What went wrong.
         error: Arc<dyn std::error::Error + Send + Sync>,
     },
-    /// A report row's histogram that cannot be read (`report::Row::distribution`):
-    /// missing from a row with samples, not base64 of a V2 HdrHistogram, counts past
-    /// `u64::MAX`, or a report in time without a positive counter frequency.
-    Histogram {
-        /// The row's component.
-        component: String,
-        /// What is wrong.
-        reason: String,
-    },
 }
 
 impl PartialEq for Error {
@@ -221,9 +212,6 @@ impl PartialEq for Error {
                 other,
                 Exporter { exporter: x, error: e } if exporter == x && error.to_string() == e.to_string()
             ),
-            Histogram { component, reason } => {
-                matches!(other, Histogram { component: c, reason: r } if (component, reason) == (c, r))
-            }
             PeriodicReports { failed, last } => matches!(
                 other,
                 PeriodicReports { failed: c, last: d } if failed == c && last == d
@@ -272,7 +260,6 @@ impl Error {
             )),
             Error::RingCapacity { .. }
             | Error::Exporter { .. }
-            | Error::Histogram { .. }
             | Error::StackDepth { .. }
             | Error::NodeLimit { .. }
             | Error::FlightRecorder { .. }

@@ -146,12 +146,11 @@ impl Live {
     /// `seconds` apart (`earlier` `None`: everything in `later`, the first interval).
     /// Rows are matched by component (and thread), tree nodes by their path. A row
     /// whose calls went down (the run was [`reset`](crate::collect::reset)) counts
-    /// from zero. Quantiles come from the rows' histograms
-    /// ([`Distribution::since`](crate::report::Distribution::since)); a row without
-    /// one (a report made without histograms) shows its whole-run figures.
+    /// from zero. Quantiles come from the rows' distributions
+    /// ([`Distribution::since`](crate::report::Distribution::since)).
     pub fn between(earlier: Option<&Report>, later: &Report, seconds: f64) -> Live {
         let off = later.recording_off;
-        let rows = |new: &[Row], old: Option<&[Row]>| diff_rows(new, old, later, earlier);
+        let rows = |new: &[Row], old: Option<&[Row]>| diff_rows(new, old);
         let threads = later
             .threads
             .iter()
@@ -188,24 +187,14 @@ impl Live {
                 earlier.map(|e| e.all_threads.as_slice()),
             ),
             threads,
-            tree: diff_tree(
-                &later.tree,
-                earlier.map(|e| e.tree.as_slice()),
-                later,
-                earlier,
-            ),
+            tree: diff_tree(&later.tree, earlier.map(|e| e.tree.as_slice()), later),
             ..Live::default()
         }
     }
 }
 
 /// The rows of `new` with calls since `old`'s, by total, largest first.
-fn diff_rows(
-    new: &[Row],
-    old: Option<&[Row]>,
-    later: &Report,
-    earlier: Option<&Report>,
-) -> Vec<LiveRow> {
+fn diff_rows(new: &[Row], old: Option<&[Row]>) -> Vec<LiveRow> {
     let before: HashMap<&str, &Row> = old
         .unwrap_or_default()
         .iter()
@@ -215,20 +204,15 @@ fn diff_rows(
         .iter()
         .filter_map(|row| {
             let old = before.get(row.component.as_str()).copied();
-            diff_row(row, old, later, earlier)
+            diff_row(row, old)
         })
         .collect();
     rows.sort_by(|a, b| b.total.total_cmp(&a.total));
     rows
 }
 
-/// What `new` gained over `old` (the same row in `earlier`), if it has calls.
-fn diff_row(
-    new: &Row,
-    old: Option<&Row>,
-    later: &Report,
-    earlier: Option<&Report>,
-) -> Option<LiveRow> {
+/// What `new` gained over `old` (the same row in the earlier report), if it has calls.
+fn diff_row(new: &Row, old: Option<&Row>) -> Option<LiveRow> {
     // A row with fewer calls than before belongs to a run reset since: all of it is new.
     let old = old.filter(|o| o.stats.seen <= new.stats.seen);
     let calls = new.stats.seen - old.map_or(0, |o| o.stats.seen);
@@ -246,15 +230,9 @@ fn diff_row(
         p999: new.stats.p999,
         max: new.stats.max,
     };
-    let Ok(now) = new.distribution(later) else {
-        return Some(whole);
-    };
-    let gained = match (old, earlier) {
-        (Some(o), Some(e)) => match o.distribution(e) {
-            Ok(before) => now.since(&before),
-            Err(_) => return Some(whole),
-        },
-        _ => now,
+    let gained = match old {
+        Some(o) => new.distribution.since(&o.distribution),
+        None => new.distribution.clone(),
     };
     if gained.is_empty() {
         // Calls whose samples were all lost: counted, no values to read.
@@ -276,12 +254,7 @@ fn diff_row(
 }
 
 /// The nodes of `new` with calls since `old`, with their parents, depth first.
-fn diff_tree(
-    new: &[TreeNode],
-    old: Option<&[TreeNode]>,
-    later: &Report,
-    earlier: Option<&Report>,
-) -> Vec<LiveNode> {
+fn diff_tree(new: &[TreeNode], old: Option<&[TreeNode]>, later: &Report) -> Vec<LiveNode> {
     let old = old.unwrap_or_default();
     let before: HashMap<Vec<&str>, &TreeNode> = old
         .iter()
@@ -292,7 +265,7 @@ fn diff_tree(
     let mut nodes = Vec::new();
     for (i, node) in new.iter().enumerate() {
         let was = before.get(&path(new, i)).copied();
-        let row = diff_row(&node.row, was.map(|w| &w.row), later, earlier);
+        let row = diff_row(&node.row, was.map(|w| &w.row));
         let parent = node.parent.and_then(|p| kept.get(p).copied().flatten());
         // A node whose parent was left out has no calls either (a scope closes inside
         // its parent): left out too.

@@ -254,15 +254,17 @@ fn anomalies<'a>(
 /// One row's series: its buckets over `bounds`, its exponential buckets, its counts.
 fn series(row: &Row, thread: Option<&Thread>, report: &Report, bounds: &[f64]) -> Series {
     let unit = seconds_per_unit(report);
-    let dist = row.distribution(report).ok();
+    let dist = &row.distribution;
     let max = Exponential::DEFAULT_MAX_BUCKETS;
     Series {
         component: row.component.clone(),
         thread: thread.cloned(),
-        buckets: spread(dist.as_ref(), report, bounds),
-        exponential: dist.as_ref().map_or_else(Exponential::default, |d| {
-            Exponential::of(d, unit, Exponential::MAX_SCALE, max)
-        }),
+        buckets: spread(dist, report, bounds),
+        exponential: if dist.is_empty() {
+            Exponential::default()
+        } else {
+            Exponential::of(dist, unit, Exponential::MAX_SCALE, max)
+        },
         count: row.stats.samples,
         sum: row.stats.total * unit,
         quantiles: [row.stats.median, row.stats.p99, row.stats.p999].map(|v| v * unit),
@@ -281,15 +283,11 @@ fn seconds_per_unit(report: &Report) -> f64 {
     }
 }
 
-/// A row's histogram ([`Row::distribution`]) spread over `bounds` (seconds): a
-/// histogram bucket goes to the first bound at least its lowest value (to within a part
-/// per billion, so a value on a bound stays in its bucket). All zeros if the row has no
-/// histogram or it does not decode.
-fn spread(dist: Option<&Distribution>, report: &Report, bounds: &[f64]) -> Vec<u64> {
+/// A row's distribution ([`Row::distribution`]) spread over `bounds` (seconds): a
+/// bucket goes to the first bound at least its lowest value (to within a part per
+/// billion, so a value on a bound stays in its bucket). All zeros for no values.
+fn spread(dist: &Distribution, report: &Report, bounds: &[f64]) -> Vec<u64> {
     let mut counts = vec![0u64; bounds.len() + 1];
-    let Some(dist) = dist else {
-        return counts;
-    };
     // The bucket's lowest value, from the report's unit to seconds.
     let per_second = seconds_per_unit(report);
     for bucket in dist.buckets() {
@@ -320,8 +318,15 @@ mod tests {
         }
     }
 
+    /// `row`'s buckets over `bounds` as in `report` (its distribution in the report's
+    /// unit, as a report read from JSON places it).
     fn spread_of(row: &Row, report: &Report, bounds: &[f64]) -> Vec<u64> {
-        spread(row.distribution(report).ok().as_ref(), report, bounds)
+        let mut report = Report {
+            all_threads: vec![row.clone()],
+            ..report.clone()
+        };
+        report.place_distributions();
+        spread(&report.all_threads[0].distribution, &report, bounds)
     }
 
     #[test]
@@ -369,14 +374,6 @@ mod tests {
             ..Row::default()
         };
         assert_eq!(spread_of(&row, &report(Unit::Cycles, 1.0), &[1e-6]), [0, 0]);
-        let garbled = Row {
-            histogram: Some("not base64!".into()),
-            ..row
-        };
-        assert_eq!(
-            spread_of(&garbled, &report(Unit::Cycles, 1.0), &[1e-6]),
-            [0, 0]
-        );
     }
 
     #[test]

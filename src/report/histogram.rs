@@ -1,20 +1,20 @@
-//! A row's histogram and the one way latte reads quantiles: every value of a component
-//! as an HdrHistogram of counter ticks (V2 deflate, base64: [`Row::histogram`]), each
-//! bucket standing for its middle, and the `q`-quantile of `n` values as the value of
-//! rank `ceil(q * n)` ([`rank`]).
+//! A row's values and the one way latte reads quantiles: every value of a component in
+//! latte's buckets of counter ticks ([`Distribution`], held by [`Row::distribution`](super::Row::distribution)),
+//! each bucket standing for its middle, and the `q`-quantile of `n` values as the
+//! value of rank `ceil(q * n)` ([`rank`]).
 //!
-//! The analysis puts a row's values into that histogram and reads the row's quantiles
-//! back out of it ([`held`]); [`Row::distribution`] decodes the histogram of a report
-//! with the same functions, so a [`Distribution`]'s quantiles are the row's own
-//! quantile fields, exactly, whoever reads the JSON.
+//! The analysis puts a row's values into a distribution and reads the row's quantiles
+//! from the same buckets; JSON carries the distribution as an HdrHistogram (V2
+//! deflate, base64), encoded and decoded only at that edge, so a [`Distribution`]'s
+//! quantiles are the row's own quantile fields, exactly, whoever reads the JSON.
 
 use super::Unit;
-use super::{Report, Row};
 use crate::config::SIGNIFICANT_DIGITS;
-use crate::error::Error;
+use crate::packed::{pack, unpack};
 use base64::Engine;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use serde::{Deserialize, Serialize};
 use std::sync::LazyLock;
 
 /// Ascending `(value, count)` runs of tick values.
@@ -126,58 +126,66 @@ pub(crate) fn per_tick(unit: Unit, ticks_per_ns: f64) -> f64 {
     }
 }
 
-/// A row's values as the report holds them: the runs its quantiles are read from and
-/// its encoded histogram.
-pub(crate) struct Held {
-    /// One run per bucket of the histogram, at its middle within `[min, max]`.
-    pub(crate) runs: Runs,
-    /// The histogram, base64 V2 deflate (`None` for no values).
-    pub(crate) histogram: Option<String>,
-}
-
-/// `values` (whose exact extremes are `min` and `max`) put into the row's histogram,
-/// and the runs read back from it: a quantile of these runs is what a reader of the
-/// histogram finds. The histogram is encoded only if `encode`.
-pub(crate) fn held(values: &[(u64, u64)], min: u64, max: u64, encode: bool) -> Held {
-    if values.is_empty() {
-        return Held {
-            runs: Runs::new(),
-            histogram: None,
-        };
-    }
-    Held {
-        runs: bucketed(values, min, max),
-        histogram: encode.then(|| encoded(values)).flatten(),
-    }
-}
-
-/// `values` encoded as a row's histogram is ([`Row::histogram`]): a histogram of
-/// latte's precision holding them, V2 deflate, base64; `None` for no values.
-pub(crate) fn encoded(values: &[(u64, u64)]) -> Option<String> {
-    if values.is_empty() {
-        return None;
+/// A histogram of the runs, with latte's precision, encoded as JSON carries it (V2
+/// deflate, base64): the bytes a histogram that recorded the values themselves has.
+/// Its header names a highest trackable value, which auto-resizing sets to the top of
+/// the range of powers of two holding the largest value (2 below 2,048, where it never
+/// resizes): the same for the bucket's lowest value as for any value in it.
+fn encode(runs: impl Iterator<Item = (u64, u64)> + Clone) -> String {
+    let highest = match runs.clone().last() {
+        Some((max, _)) if max >= 2_048 => u64::MAX >> (63 - max.ilog2()),
+        _ => 2,
+    };
+    let mut hist = Histogram::<u64>::new_with_bounds(1, highest, SIGNIFICANT_DIGITS)
+        .expect("1 to at least 2 with 3 significant digits is a valid range");
+    hist.auto(true);
+    for (value, count) in runs {
+        // Auto-resizing: values up to `Sample::MAX_TICKS` always fit.
+        let _ = hist.record_n(value, count);
     }
     let mut bytes = Vec::new();
     V2DeflateSerializer::new()
-        .serialize(&to_histogram(values), &mut bytes)
-        .ok()?;
-    Some(base64::engine::general_purpose::STANDARD.encode(bytes))
+        .serialize(&hist, &mut bytes)
+        .expect("a histogram serialises into memory");
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-/// A row's values, decoded from its histogram ([`Row::distribution`]), in the report's
-/// unit: one [`Bucket`] per non-empty bucket, each standing for its middle (within the
-/// row's exact extremes), and quantiles read as the report reads them.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// The values a row (or a block of time) holds, in the report's unit: latte's
+/// histogram of counter ticks (3 significant digits: each bucket within 1/2,048 of
+/// its values), kept sparse (the non-empty buckets, packed as varints), and quantiles
+/// read as
+/// the report reads them ([`rank`]; each bucket standing for its middle, pulled inside
+/// the row's exact extremes).
+///
+/// It is what [`Row::distribution`](super::Row::distribution) holds; JSON carries it as an HdrHistogram (V2
+/// deflate, base64), encoded and decoded only there. Its memory: 2 to 4 bytes per
+/// non-empty bucket and 48 bytes more (`docs/report-format.md`, "Memory").
+///
+/// ```
+/// use latte::report::Distribution;
+/// let d = Distribution::from_ticks(&[(100, 9), (5_000, 1)]);
+/// assert_eq!((d.len(), d.quantile(0.5), d.quantile(1.0)), (10, 100.0, 5_000.0));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
 pub struct Distribution {
-    /// Bucket middles (ticks, not yet clamped) and counts.
-    runs: Runs,
-    /// Each bucket's lowest and highest tick value.
-    bounds: Vec<(u64, u64)>,
+    /// Each non-empty bucket's lowest tick value and count, ascending, packed.
+    packed: Box<[u8]>,
     count: u64,
     per_tick: f64,
     /// The row's exact extremes, in the report's unit, where they clamp the extreme
     /// buckets' middles; else infinite.
     clamp: (f64, f64),
+}
+
+impl Default for Distribution {
+    fn default() -> Distribution {
+        Distribution {
+            packed: Box::default(),
+            count: 0,
+            per_tick: 1.0,
+            clamp: (f64::NEG_INFINITY, f64::INFINITY),
+        }
+    }
 }
 
 /// One non-empty bucket of a [`Distribution`], in the report's unit.
@@ -194,99 +202,105 @@ pub struct Bucket {
     pub count: u64,
 }
 
-impl Row {
-    /// This row's values, decoded from its [`histogram`](Row::histogram), in the unit of
-    /// `report` (the report the row belongs to, for its unit and counter frequency).
-    /// Its quantiles are the ones the report gives: for a report as latte made it (or
-    /// read back from its JSON), [`Distribution::quantile`] of 0.5, 0.9, 0.99, 0.999
-    /// and 0.9999 equals [`median`](super::Summary::median) .. [`p9999`](super::Summary::p9999)
-    /// exactly.
-    ///
-    /// A row with no samples gives an empty distribution. [`Error::Histogram`] when the
-    /// histogram is missing from a row with samples, is not base64 of a V2 HdrHistogram,
-    /// or counts more than `u64::MAX` values, or when a report in time has no positive
-    /// counter frequency.
-    ///
-    /// ```
-    /// use latte::{Id, Report, ReportOptions};
-    /// static WAIT: Id = Id::new("doc_distribution_wait");
-    /// (1..=1_000).for_each(|v| latte::record(&WAIT, v * 100));
-    /// let report = Report::collect(&ReportOptions::default());
-    /// let row = report.all_threads.iter().find(|r| r.component == "doc_distribution_wait").unwrap();
-    /// let dist = row.distribution(&report).unwrap();
-    /// assert_eq!(dist.len(), 1_000);
-    /// assert_eq!(dist.quantile(0.99), row.stats.p99);
-    /// assert_eq!(dist.quantile(0.5), row.stats.median);
-    /// ```
-    pub fn distribution(&self, report: &Report) -> Result<Distribution, Error> {
-        let extremes = (self.stats.min, self.stats.max);
-        let dist = decode(&self.component, self.histogram.as_deref(), extremes, report)?;
-        if self.histogram.is_none() && self.stats.samples > 0 {
-            return Err(Error::Histogram {
-                component: self.component.clone(),
-                reason: "the row has samples but no histogram".into(),
-            });
-        }
-        Ok(dist)
-    }
-}
-
-/// Decodes `text`, a histogram of `component` encoded as a row's, in the unit of
-/// `report`, its extreme buckets' middles pulled to `extremes` (a row's exact minimum
-/// and maximum, in the report's unit) where those lie in them; no text is no values.
-pub(crate) fn decode(
-    component: &str,
-    text: Option<&str>,
-    extremes: (f64, f64),
-    report: &Report,
-) -> Result<Distribution, Error> {
-    let fail = |reason: String| Error::Histogram {
-        component: component.to_owned(),
-        reason,
+/// A bucket's lowest and highest tick value and the middle it stands for, from its
+/// lowest value.
+fn bucket_of(low: u64) -> (u64, u64, u64) {
+    let high = SHAPE.highest_equivalent(low);
+    let middle = if high == low {
+        low
+    } else {
+        SHAPE.median_equivalent(low)
     };
-    let per_tick = per_tick(report.unit, report.ticks_per_ns);
-    if !(per_tick.is_finite() && per_tick > 0.0) {
-        return Err(fail(format!(
-            "the report's counter frequency ({} ticks/ns) cannot turn ticks into time",
-            report.ticks_per_ns
-        )));
-    }
-    let Some(text) = text else {
-        return Ok(Distribution {
-            per_tick,
-            ..Distribution::default()
-        });
-    };
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .map_err(|e| fail(format!("not base64: {e}")))?;
-    let hist: Histogram<u64> = Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
-        .map_err(|e| fail(format!("not a V2 HdrHistogram: {e:?}")))?;
-    let runs = hist_runs(&hist, 0, u64::MAX);
-    let count = runs
-        .iter()
-        .try_fold(0u64, |sum, &(_, k)| sum.checked_add(k))
-        .ok_or_else(|| fail("its counts add up to more than 2^64".into()))?;
-    let bounds: Vec<(u64, u64)> = hist
-        .iter_recorded()
-        .map(|v| {
-            let high = v.value_iterated_to();
-            (hist.lowest_equivalent(high), high)
-        })
-        .collect();
-    let mut dist = Distribution {
-        runs,
-        bounds,
-        count,
-        per_tick,
-        clamp: (f64::NEG_INFINITY, f64::INFINITY),
-    };
-    dist.clamp = dist.extremes(extremes.0, extremes.1);
-    Ok(dist)
+    (low, high, middle)
 }
 
 impl Distribution {
+    /// `values`, counter ticks each with how many times it occurred (in any order),
+    /// put into latte's buckets, at one tick per unit (cycles) and pulled inside their
+    /// exact extremes: what [`Row::with_ticks`](super::Row::with_ticks) holds.
+    ///
+    /// ```
+    /// use latte::report::Distribution;
+    /// let d = Distribution::from_ticks(&[(5_003, 10), (9_000, 10)]);
+    /// assert_eq!((d.quantile(0.0), d.quantile(1.0)), (5_003.0, 9_000.0));
+    /// assert!(Distribution::from_ticks(&[]).is_empty());
+    /// ```
+    pub fn from_ticks(values: &[(u64, u64)]) -> Distribution {
+        let mut sorted: Runs = values.iter().copied().filter(|v| v.1 > 0).collect();
+        sorted.sort_unstable();
+        let mut d = Distribution::of_sorted(&sorted);
+        if let (Some(&(min, _)), Some(&(max, _))) = (sorted.first(), sorted.last()) {
+            d.place(1.0, min as f64, max as f64);
+        }
+        d
+    }
+
+    /// `values`, ascending, put into latte's buckets (at one tick per unit, no
+    /// extremes known).
+    pub(crate) fn of_sorted(values: &[(u64, u64)]) -> Distribution {
+        let mut buckets: Runs = Vec::with_capacity(values.len());
+        let mut count = 0u64;
+        for &(value, k) in values.iter().filter(|(_, k)| *k > 0) {
+            let low = SHAPE.lowest_equivalent(value);
+            count += k;
+            match buckets.last_mut() {
+                Some(last) if last.0 == low => last.1 += k,
+                _ => buckets.push((low, k)),
+            }
+        }
+        Distribution {
+            packed: pack(buckets),
+            count,
+            ..Distribution::default()
+        }
+    }
+
+    /// Puts it in the report's unit (`per_tick` units a tick) and pulls its extreme
+    /// buckets' middles to the row's exact `min` and `max` (in that unit) where those
+    /// lie in them.
+    pub(crate) fn place(&mut self, per_tick: f64, min: f64, max: f64) {
+        self.per_tick = per_tick;
+        self.clamp = (f64::NEG_INFINITY, f64::INFINITY);
+        self.clamp = self.extremes(min, max);
+    }
+
+    /// Decodes the JSON's text of a histogram: base64 of a V2 HdrHistogram of
+    /// latte's precision.
+    fn decode(text: &str) -> Result<Distribution, String> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .map_err(|e| format!("a histogram that is not base64: {e}"))?;
+        let hist: Histogram<u64> = Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| format!("a histogram that is not a V2 HdrHistogram: {e:?}"))?;
+        if hist.sigfig() != SIGNIFICANT_DIGITS || hist.low() != 1 {
+            return Err(format!(
+                "a histogram of {} significant digits from {}: latte writes {} from 1",
+                hist.sigfig(),
+                hist.low(),
+                SIGNIFICANT_DIGITS
+            ));
+        }
+        let buckets: Runs = hist
+            .iter_recorded()
+            .map(|v| {
+                (
+                    hist.lowest_equivalent(v.value_iterated_to()),
+                    v.count_at_value(),
+                )
+            })
+            .collect();
+        let count = buckets
+            .iter()
+            .try_fold(0u64, |sum, &(_, k)| sum.checked_add(k))
+            .ok_or("a histogram whose counts add up to more than 2^64")?;
+        Ok(Distribution {
+            packed: pack(buckets),
+            count,
+            ..Distribution::default()
+        })
+    }
+
     /// How many values.
     ///
     /// ```
@@ -315,13 +329,28 @@ impl Distribution {
         if self.count == 0 {
             return 0.0;
         }
-        self.value(at_rank(&self.runs, rank(q, self.count)))
+        let r = rank(q, self.count);
+        let mut below = 0;
+        let mut low = 0;
+        for (l, k) in unpack(&self.packed) {
+            (low, below) = (l, below + k);
+            if below >= r {
+                break;
+            }
+        }
+        self.value(bucket_of(low).2)
+    }
+
+    /// The bytes its buckets take on the heap (packed, 2 to 4 a bucket).
+    #[cfg(test)]
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.packed.len()
     }
 
     /// One counter tick in the report's unit: 1 in cycles, `1 / ticks_per_ns` in time.
     ///
     /// ```
-    /// assert_eq!(latte::report::Distribution::default().per_tick(), 0.0);
+    /// assert_eq!(latte::report::Distribution::default().per_tick(), 1.0);
     /// ```
     pub fn per_tick(&self) -> f64 {
         self.per_tick
@@ -333,15 +362,15 @@ impl Distribution {
     /// assert_eq!(latte::report::Distribution::default().buckets().count(), 0);
     /// ```
     pub fn buckets(&self) -> impl Iterator<Item = Bucket> + '_ {
-        self.runs
-            .iter()
-            .zip(&self.bounds)
-            .map(|(&(middle, count), &(low, high))| Bucket {
+        unpack(&self.packed).map(|(low, count)| {
+            let (low, high, middle) = bucket_of(low);
+            Bucket {
                 low: low as f64 * self.per_tick,
                 high: (high + 1) as f64 * self.per_tick,
                 value: self.value(middle),
                 count,
-            })
+            }
+        })
     }
 
     /// A bucket middle of `ticks` in the report's unit, within the row's extremes:
@@ -355,21 +384,43 @@ impl Distribution {
     /// middles to them), else no bound. Compared in the report's unit, where the row
     /// holds them: `min * per_tick` keeps the order of the ticks.
     fn extremes(&self, min: f64, max: f64) -> (f64, f64) {
-        let inside = |v: f64, (low, high): (u64, u64)| {
+        let inside = |v: f64, low: u64| {
+            let (low, high, _) = bucket_of(low);
             low as f64 * self.per_tick <= v && v <= high as f64 * self.per_tick
         };
-        let lo = match self.bounds.first() {
-            Some(&first) if inside(min, first) => min,
+        let lo = match unpack(&self.packed).next() {
+            Some((first, _)) if inside(min, first) => min,
             _ => f64::NEG_INFINITY,
         };
-        let hi = match self.bounds.last() {
-            Some(&last) if inside(max, last) => max,
+        let hi = match unpack(&self.packed).last() {
+            Some((last, _)) if inside(max, last) => max,
             _ => f64::INFINITY,
         };
         if lo <= hi {
             (lo, hi)
         } else {
             (f64::NEG_INFINITY, f64::INFINITY)
+        }
+    }
+}
+
+/// JSON carries a distribution as its histogram's text, `null` for no values.
+impl Serialize for Distribution {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.is_empty() {
+            return serializer.serialize_none();
+        }
+        serializer.serialize_some(&encode(unpack(&self.packed)))
+    }
+}
+
+/// Read from the histogram's text (at one tick per unit, no extremes known: the
+/// report it belongs to places it, see [`Report`](super::Report)'s reader).
+impl<'de> Deserialize<'de> for Distribution {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Distribution, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            None => Ok(Distribution::default()),
+            Some(text) => Distribution::decode(&text).map_err(serde::de::Error::custom),
         }
     }
 }

@@ -303,9 +303,37 @@ impl Serialize for Report {
 
 impl<'de> Deserialize<'de> for Report {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Report, D::Error> {
-        let report = Report::deserialize(deserializer)?;
+        let mut report = Report::deserialize(deserializer)?;
         wire::check(report.format_version).map_err(serde::de::Error::custom)?;
+        report.place_distributions();
         Ok(report)
+    }
+}
+
+impl Report {
+    /// Puts every distribution the report holds (rows, tree nodes, blocks of time) in
+    /// its unit, within its row's exact extremes: what JSON does not carry.
+    pub(crate) fn place_distributions(&mut self) {
+        let per_tick = self.per_tick();
+        let place = |row: &mut Row| {
+            let (min, max) = (row.stats.min, row.stats.max);
+            row.distribution.place(per_tick, min, max);
+        };
+        self.all_threads.iter_mut().for_each(place);
+        self.tree.iter_mut().for_each(|n| place(&mut n.row));
+        for thread in &mut self.threads {
+            thread.rows.iter_mut().for_each(place);
+            thread.tree.iter_mut().for_each(|n| place(&mut n.row));
+        }
+        if let Some(series) = &mut self.series {
+            for component in &mut series.components {
+                let row = self
+                    .all_threads
+                    .iter()
+                    .find(|r| r.component == component.component);
+                component.place(per_tick, row);
+            }
+        }
     }
 }
 
@@ -322,7 +350,7 @@ impl<'de> Deserialize<'de> for Report {
 ///     ..Report::default()
 /// };
 /// assert_eq!(report.format_version, Report::FORMAT_VERSION);
-/// let dist = report.all_threads[0].distribution(&report).unwrap();
+/// let dist = &report.all_threads[0].distribution;
 /// assert_eq!((dist.len(), dist.quantile(0.5)), (4, 120.0));
 /// let mut json = Vec::new();
 /// report.write(&mut json, Format::Json).unwrap();

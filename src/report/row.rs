@@ -2,6 +2,7 @@
 //! figures beside the headline), what recorded it, its slowest samples, its corrected
 //! tails and its histogram.
 
+use super::Distribution;
 use serde::{Deserialize, Serialize};
 
 /// One component's statistics.
@@ -23,23 +24,22 @@ pub struct Row {
     /// ([`Id::expect_period`](crate::Id::expect_period)).
     #[serde(default)]
     pub corrected: Option<Corrected>,
-    /// Every folded value as an HdrHistogram, V2 deflate format, base64: the row's
-    /// quantiles are read from it, and [`Row::distribution`] decodes it to read any
-    /// other the same way. Values are counter ticks of the report's data (raw, or minus
-    /// the overhead when calibrated) whatever the unit: divide by `ticks_per_ns` for
-    /// nanoseconds.
-    #[serde(default)]
-    pub histogram: Option<String>,
+    /// Every folded value, in latte's buckets of counter ticks of the report's data
+    /// (raw, or minus the overhead when calibrated), read in the report's unit: the
+    /// row's quantiles are read from it, and [`Distribution::quantile`] reads any other
+    /// the same way. JSON's `histogram` field carries it as an HdrHistogram (V2
+    /// deflate, base64; `null` for none).
+    #[serde(default, rename = "histogram")]
+    pub distribution: Distribution,
 }
 
 impl Row {
     /// A row of `component` holding `values`, counter ticks each with how many times
-    /// it occurred: its histogram (as the analysis encodes one), and the statistics a
+    /// it occurred: its distribution (as the analysis makes one), and the statistics a
     /// report in cycles reads from it (samples and seen, min, max, range, average, total, and
     /// the quantiles as [`Distribution::quantile`](super::Distribution::quantile) reads
     /// them); the standard deviation, skewness and the cleaned figures are left 0. For
-    /// tests and tools that build a report by hand ([`Report::default`](super::Report)),
-    /// instead of encoding a histogram themselves.
+    /// tests and tools that build a report by hand ([`Report::default`](super::Report)).
     ///
     /// ```
     /// use latte::report::Row;
@@ -60,14 +60,16 @@ impl Row {
             (Some(&(lo, _)), Some(&(hi, _))) => (lo, hi),
             _ => (0, 0),
         };
-        let held = super::histogram::held(&sorted, min, max, true);
+        let runs = super::histogram::bucketed(&sorted, min, max);
         let samples = super::histogram::count(&sorted);
         let total: f64 = sorted
             .iter()
             .map(|&(v, k)| v as f64 * k as f64)
             .sum::<f64>()
             * per_tick;
-        let q = |q: f64| super::histogram::quantile(&held.runs, q) as f64 * per_tick;
+        let q = |q: f64| super::histogram::quantile(&runs, q) as f64 * per_tick;
+        let mut distribution = Distribution::of_sorted(&sorted);
+        distribution.place(per_tick, min as f64 * per_tick, max as f64 * per_tick);
         Row {
             component: component.to_owned(),
             stats: Summary {
@@ -89,7 +91,7 @@ impl Row {
                 p9999: q(0.9999),
                 ..Summary::default()
             },
-            histogram: held.histogram,
+            distribution,
             ..Row::default()
         }
     }
@@ -179,8 +181,8 @@ pub struct Corrected {
 /// of `total` they hold, and [`cleaned`](Summary::cleaned) has the C++ original's
 /// statistics computed without them. Counts, `avg`, `std_dev`, `skew`, `min`, `max`
 /// and `total` are exact; quantiles are order statistics (the value of rank
-/// `ceil(q * n)`) read from the row's [`histogram`](Row::histogram), as
-/// [`Row::distribution`] reads them: within 1/2,048 of the exact value (1/1,024 for
+/// `ceil(q * n)`) read from the row's [`distribution`](Row::distribution), as its
+/// [`quantile`](super::Distribution::quantile) reads them: within 1/2,048 of the exact value (1/1,024 for
 /// calibrated data), and the flagged totals within 1/2,048 (see
 /// `docs/report-format.md`). A figure a report does not know is NaN.
 ///

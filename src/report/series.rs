@@ -1,11 +1,10 @@
 //! The run's time structure ([`Series`]): per component, its values in consecutive
-//! blocks of fixed wall-clock length, each block a histogram encoded as a row's, so a
-//! reader can resample stretches of time (a block bootstrap) from one run.
+//! blocks of fixed wall-clock length, each block a [`Distribution`] as a row holds
+//! one, so a reader can resample stretches of time (a block bootstrap) from one run.
 
-use super::Report;
-use super::histogram::{Distribution, decode};
+use super::Row;
+use super::histogram::Distribution;
 use crate::config::{SERIES_BLOCK_MS, SERIES_MAX_BLOCKS};
-use crate::error::Error;
 use serde::{Deserialize, Serialize};
 
 /// The run's time structure: per id, its values in consecutive blocks of fixed length.
@@ -64,7 +63,7 @@ impl Series {
     /// let series = Series {
     ///     block_ms: Series::BLOCK_MS,
     ///     blocks: 1,
-    ///     components: vec![SeriesComponent { component: "a".into(), blocks: vec![None] }],
+    ///     components: vec![SeriesComponent { component: "a".into(), blocks: vec![Default::default()] }],
     /// };
     /// assert!(series.component("a").is_some());
     /// assert!(series.component("b").is_none());
@@ -76,73 +75,45 @@ impl Series {
 
 /// One component's values in the blocks of a [`Series`].
 ///
+/// Each block is in the report's unit, with the same bucket middles as the row, and
+/// the extreme buckets' middles pulled to the exact minimum and maximum of the
+/// component's row (in `report.all_threads`) where those lie in them.
+///
+/// Merging the blocks' buckets gives the row's distribution: the same buckets with the
+/// same counts in raw data. In calibrated data a value in the lowest or highest bucket
+/// of one thread's samples of one kind may sit one bucket over, for values of 2,048
+/// ticks and more: the row pulls that bucket's middle inside the thread's exact
+/// extremes before it takes the overhead off, and a block (over all threads) takes it
+/// off the middle. See `docs/report-format.md`.
+///
 /// ```
-/// use latte::report::SeriesComponent;
-/// let report = latte::Report::collect(&latte::ReportOptions::default());
-/// let quiet = SeriesComponent { component: "quiet".into(), blocks: vec![None, None] };
-/// // A block with nothing decodes to no values.
-/// assert!(quiet.distributions(&report)?.iter().all(|d| d.is_empty()));
-/// # Ok::<(), latte::Error>(())
+/// use latte::{Data, Id, Report, ReportOptions, Unit};
+/// static WAIT: Id = Id::new("doc_series_wait");
+/// (1..=1_000).for_each(|v| latte::record(&WAIT, v));
+/// let options = ReportOptions { data: Data::Raw, unit: Unit::Cycles, ..ReportOptions::default() };
+/// let report = Report::collect(&options);
+/// let row = report.all_threads.iter().find(|r| r.component == WAIT.name()).unwrap();
+/// let wait = report.series.as_ref().unwrap().component(WAIT.name()).unwrap();
+/// assert_eq!(wait.blocks.iter().map(|d| d.len()).sum::<u64>(), row.stats.samples);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SeriesComponent {
     /// The id (the flat row's `component`).
     pub component: String,
     /// Per block, oldest first: the id's values recorded in that block on every
-    /// thread, in the same data as the row's `histogram` (calibrated or raw, as the
-    /// report's options say, every sample, no cleaning), encoded the same way (V2
-    /// deflate HdrHistogram, base64); `None` where the id recorded nothing in the
-    /// block.
-    pub blocks: Vec<Option<String>>,
+    /// thread, in the same data as the row's `distribution` (calibrated or raw, as the
+    /// report's options say, every sample, no cleaning); empty where the id recorded
+    /// nothing in the block (`null` in JSON).
+    pub blocks: Vec<Distribution>,
 }
 
 impl SeriesComponent {
-    /// Each block decoded as [`Row::distribution`](super::Row::distribution) decodes
-    /// a row: the unit of `report`, the same bucket middles, and the extreme buckets'
-    /// middles pulled to the exact minimum and maximum of the component's row (in
-    /// `report.all_threads`) where those lie in them; an empty [`Distribution`] for a
-    /// block with nothing.
-    ///
-    /// Merging the blocks' buckets gives the row's distribution: the same buckets
-    /// with the same counts in raw data. In calibrated data a value in the lowest or
-    /// highest bucket of one thread's samples of one kind may sit one bucket over,
-    /// for values of 2,048 ticks and more: the row pulls that bucket's middle inside
-    /// the thread's exact extremes before it takes the overhead off, and a block
-    /// (over all threads) takes it off the middle. See `docs/report-format.md`.
-    ///
-    /// [`Error::Histogram`] as for a row, its reason naming the block.
-    ///
-    /// ```
-    /// use latte::{Data, Id, Report, ReportOptions, Unit};
-    /// static WAIT: Id = Id::new("doc_series_wait");
-    /// (1..=1_000).for_each(|v| latte::record(&WAIT, v));
-    /// let options = ReportOptions { data: Data::Raw, unit: Unit::Cycles, ..ReportOptions::default() };
-    /// let report = Report::collect(&options);
-    /// let row = report.all_threads.iter().find(|r| r.component == WAIT.name()).unwrap();
-    /// let series = report.series.as_ref().unwrap();
-    /// let wait = series.component(WAIT.name()).unwrap();
-    /// let blocks = wait.distributions(&report)?;
-    /// assert_eq!(blocks.iter().map(|d| d.len()).sum::<u64>(), row.stats.samples);
-    /// # Ok::<(), latte::Error>(())
-    /// ```
-    pub fn distributions(&self, report: &Report) -> Result<Vec<Distribution>, Error> {
-        let row = report
-            .all_threads
-            .iter()
-            .find(|r| r.component == self.component);
-        let extremes = row.map_or((f64::NAN, f64::NAN), |r| (r.stats.min, r.stats.max));
-        self.blocks
-            .iter()
-            .enumerate()
-            .map(|(k, block)| {
-                decode(&self.component, block.as_deref(), extremes, report).map_err(|e| match e {
-                    Error::Histogram { component, reason } => Error::Histogram {
-                        component,
-                        reason: format!("block {k}: {reason}"),
-                    },
-                    other => other,
-                })
-            })
-            .collect()
+    /// Puts every block in the report's unit (`per_tick` units a tick), within
+    /// `row`'s exact extremes (the component's flat row).
+    pub(crate) fn place(&mut self, per_tick: f64, row: Option<&Row>) {
+        let (min, max) = row.map_or((f64::NAN, f64::NAN), |r| (r.stats.min, r.stats.max));
+        for block in &mut self.blocks {
+            block.place(per_tick, min, max);
+        }
     }
 }

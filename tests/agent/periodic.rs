@@ -199,7 +199,7 @@ fn block_values(report: &serde_json::Value, id: &Id) -> Vec<Vec<f64>> {
         .as_ref()
         .expect("a whole-run report has a series");
     let c = series.component(id.name()).unwrap();
-    (c.distributions(&report).unwrap().iter())
+    (c.blocks.iter())
         .map(|d| {
             d.buckets()
                 .flat_map(|b| std::iter::repeat_n(b.value, b.count as usize))

@@ -51,8 +51,8 @@ fn repeats_its_row(runs: &[Loaded], rows: &[Keyed<'_>], key: &[String]) -> bool 
         let node = find(keyed, key);
         matches!((flat, node), (Some(f), Some(n))
             if f.stats.samples == n.stats.samples
-                && f.histogram.is_some()
-                && f.histogram == n.histogram)
+                && !f.distribution.is_empty()
+                && f.distribution == n.distribution)
     })
 }
 
@@ -179,8 +179,8 @@ pub fn matched(
                         .collect();
                     let runs = found
                         .iter()
-                        .map(|(l, row)| load::row_distribution(l, row))
-                        .collect::<Result<Vec<_>, _>>()?;
+                        .map(|(_, row)| row.distribution.clone())
+                        .collect();
                     let blocks = match found.as_slice() {
                         [(l, row)] => run_blocks(l, key, row, by),
                         _ => Err("several runs".into()),

@@ -75,7 +75,7 @@ fn components(reports: &[Loaded]) -> Result<Vec<page::Component>, Failure> {
             .iter()
             .filter(|r| r.stats.samples > 0)
         {
-            let Some(dist) = load::distribution(loaded, &row.component)? else {
+            let Some(dist) = load::distribution(loaded, &row.component).cloned() else {
                 continue;
             };
             match out.iter_mut().find(|(name, _)| *name == row.component) {

@@ -32,29 +32,28 @@ fn edited(path: &Path, report: &latte::Report, edit: impl Fn(&mut serde_json::Va
 /// Each broken report, with the field its error names.
 fn broken(d: &Path) -> Vec<(PathBuf, &'static str)> {
     let garbage = "HISTFAAAgarbage";
-    let mut flat = sound();
-    flat.all_threads[1].histogram = Some(garbage.into());
-    let mut node_histogram = sound();
-    node_histogram.tree[1].row.histogram = Some(garbage.into());
-    let mut block = sound();
-    let series = block.series.as_mut().unwrap();
-    series.components[0].blocks[0] = Some(garbage.into());
     let mut far_parent = sound();
     far_parent.tree[1].parent = Some(999);
     let mut depth = sound();
     depth.tree[1].depth = 3;
     vec![
         (
-            write_report(&d.join("flat.json"), &flat),
-            "`all_threads[1].histogram`",
+            edited(&d.join("flat.json"), &sound(), |j| {
+                j["all_threads"][1]["histogram"] = garbage.into();
+            }),
+            "`all_threads[1].histogram`: a histogram that is not base64",
         ),
         (
-            write_report(&d.join("node.json"), &node_histogram),
+            edited(&d.join("node.json"), &sound(), |j| {
+                j["tree"][1]["row"]["histogram"] = garbage.into();
+            }),
             "`tree[1].row.histogram`",
         ),
         (
-            write_report(&d.join("block.json"), &block),
-            "`series.components[0].blocks`",
+            edited(&d.join("block.json"), &sound(), |j| {
+                j["series"]["components"][0]["blocks"][0] = garbage.into();
+            }),
+            "`series.components[0].blocks[0]`",
         ),
         (
             write_report(&d.join("parent.json"), &far_parent),

@@ -1,15 +1,12 @@
 //! Synthetic reports for the command-line tool's tests: log-normal latencies with a
 //! known median and spread, written as latte JSON reports.
 
-use base64::Engine;
-use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use latte::Report;
-use latte::report::{Row, Series, SeriesComponent, Summary};
+use latte::report::{Distribution, Row, Series, SeriesComponent};
 use rand::Rng;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
-use rand_distr::{Distribution, LogNormal};
+use rand_distr::{Distribution as _, LogNormal};
 use std::path::{Path, PathBuf};
 
 /// One component of a synthetic report: name, median (ticks), sigma, samples.
@@ -21,25 +18,25 @@ pub struct Component {
     pub samples: usize,
 }
 
-/// `n` values drawn from a log-normal, as latte's histogram.
-pub fn histogram(c: &Component, seed: u64) -> Histogram<u64> {
+/// Ascending `(value, count)` runs of counter ticks.
+pub type Values = Vec<(u64, u64)>;
+
+/// `n` values drawn from a log-normal, rounded to whole ticks (at least 1).
+pub fn histogram(c: &Component, seed: u64) -> Values {
     let mut rng = StdRng::seed_from_u64(seed);
     let dist = LogNormal::new(c.median.ln(), c.sigma).unwrap();
-    let mut hist = Histogram::<u64>::new(3).unwrap();
-    for _ in 0..c.samples {
-        hist.record(dist.sample(&mut rng).round().max(1.0) as u64)
-            .unwrap();
+    let mut drawn: Vec<u64> = (0..c.samples)
+        .map(|_| dist.sample(&mut rng).round().max(1.0) as u64)
+        .collect();
+    drawn.sort_unstable();
+    let mut values = Values::new();
+    for v in drawn {
+        match values.last_mut() {
+            Some(last) if last.0 == v => last.1 += 1,
+            _ => values.push((v, 1)),
+        }
     }
-    hist
-}
-
-/// `hist` as a report row carries it: V2 deflate, base64.
-pub fn encode(hist: &Histogram<u64>) -> String {
-    let mut bytes = Vec::new();
-    V2DeflateSerializer::new()
-        .serialize(hist, &mut bytes)
-        .unwrap();
-    base64::engine::general_purpose::STANDARD.encode(bytes)
+    values
 }
 
 /// Blocks of time a synthetic report's series holds per component.
@@ -52,36 +49,19 @@ pub fn series(rows: &[Row]) -> Series {
     let components = rows
         .iter()
         .map(|row| {
-            let Some(text) = &row.histogram else {
-                return SeriesComponent {
-                    component: row.component.clone(),
-                    blocks: vec![None; BLOCKS],
-                };
-            };
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(text)
-                .unwrap();
-            let hist: Histogram<u64> = Deserializer::new()
-                .deserialize(&mut bytes.as_slice())
-                .unwrap();
-            let seed = row.component.bytes().fold(hist.len(), |h, b| {
+            let seed = row.component.bytes().fold(row.distribution.len(), |h, b| {
                 h.wrapping_mul(31).wrapping_add(u64::from(b))
             });
             let mut rng = StdRng::seed_from_u64(seed);
-            let mut blocks = vec![Histogram::<u64>::new(3).unwrap(); BLOCKS];
-            for v in hist.iter_recorded() {
-                for _ in 0..v.count_at_value() {
-                    blocks[rng.random_range(0..BLOCKS)]
-                        .record(v.value_iterated_to())
-                        .unwrap();
+            let mut blocks = vec![Values::new(); BLOCKS];
+            for bucket in row.distribution.buckets() {
+                for _ in 0..bucket.count {
+                    blocks[rng.random_range(0..BLOCKS)].push((bucket.value as u64, 1));
                 }
             }
             SeriesComponent {
                 component: row.component.clone(),
-                blocks: blocks
-                    .iter()
-                    .map(|b| (!b.is_empty()).then(|| encode(b)))
-                    .collect(),
+                blocks: blocks.iter().map(|b| Distribution::from_ticks(b)).collect(),
             }
         })
         .collect();
@@ -92,30 +72,9 @@ pub fn series(rows: &[Row]) -> Series {
     }
 }
 
-/// A row carrying the histogram and the statistics the table shows, its quantiles
-/// read from the histogram as latte reads them.
-pub fn row(name: &str, hist: &Histogram<u64>) -> Row {
-    let stats = Summary {
-        samples: hist.len(),
-        seen: hist.len(),
-        avg: hist.mean(),
-        min: hist.min() as f64,
-        max: hist.max() as f64,
-        range: (hist.max() - hist.min()) as f64,
-        total: hist.mean() * hist.len() as f64,
-        ..Summary::default()
-    };
-    let mut row = Row {
-        component: name.to_string(),
-        stats,
-        histogram: Some(encode(hist)),
-        ..Row::default()
-    };
-    let dist = row.distribution(&bare(vec![row.clone()])).unwrap();
-    let s = &mut row.stats;
-    let q = |q: f64| dist.quantile(q);
-    (s.median, s.p90, s.p99, s.p999, s.p9999) = (q(0.5), q(0.9), q(0.99), q(0.999), q(0.9999));
-    row
+/// A row of `values` as latte makes one ([`Row::with_ticks`]).
+pub fn row(name: &str, values: &[(u64, u64)]) -> Row {
+    Row::with_ticks(name, values)
 }
 
 /// A report in cycles on the TSC with these rows and their [`series`].

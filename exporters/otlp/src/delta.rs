@@ -119,7 +119,7 @@ fn seconds_per_unit(report: &Report) -> f64 {
 }
 
 /// The exponential histogram of what `row` (series `now`) gained over the same row of
-/// `earlier` (series `old`): from the difference of the two histograms; if a histogram
+/// `earlier` (series `old`): from the difference of the two distributions; if the row
 /// is missing, the difference of the two exponential histograms at the coarser scale.
 fn exponential(
     report: &Report,
@@ -137,10 +137,8 @@ fn exponential(
         rows.iter().find(|r| r.component == row.component)
     };
     let gained = row.and_then(|row| {
-        let later = row.0.distribution(report).ok()?;
-        let earlier_row = before(row)?;
-        let then = earlier_row.distribution(earlier).ok()?;
-        Some(later.since(&then))
+        let then = &before(row)?.distribution;
+        Some(row.0.distribution.since(then))
     });
     match gained {
         Some(d) => Exponential::of(

@@ -32,8 +32,10 @@ pub(crate) type Route = Arc<dyn Fn(&Request) -> Response + Send + Sync>;
 const POLL: Duration = Duration::from_millis(10);
 /// Connection threads at most, and so connections served at once.
 pub(crate) const MAX_CONNECTIONS: usize = 16;
-/// Stack of a connection's thread: a request head, a report's encoding.
-const CONNECTION_STACK: usize = 256 * 1024;
+/// Stack of a connection's thread: a request head, a report's encoding. Its
+/// histograms are deflated there, and the deflater's state (about 300 KiB) passes
+/// through the stack on its way to the heap in an unoptimised build.
+const CONNECTION_STACK: usize = 1024 * 1024;
 
 /// A running endpoint.
 #[derive(Debug)]

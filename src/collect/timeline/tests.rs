@@ -215,26 +215,3 @@ fn blocks_merge_by_id_and_kind() {
     );
     assert_eq!(merge(&Block::default(), &a), a);
 }
-
-#[test]
-fn buckets_pack_and_unpack_to_themselves() {
-    let max = crate::collect::Sample::MAX_TICKS;
-    for buckets in [
-        vec![],
-        vec![(0, 1)],
-        vec![
-            (0, 3),
-            (1, 127),
-            (2, 128),
-            (2_047, 1 << 40),
-            (2_048, u64::MAX),
-        ],
-        vec![(5_000, 1), (5_004, 2), (1 << 30, 1), (max - 100, 7)],
-    ] {
-        let packed = pack(&buckets);
-        assert_eq!(unpack(&packed), buckets);
-    }
-    // Neighbouring buckets with small counts take 2 bytes each.
-    let dense: Vec<(u64, u64)> = (4_096..4_596).step_by(4).map(|v| (v, 3)).collect();
-    assert!(pack(&dense).len() <= 2 * dense.len() + 2);
-}

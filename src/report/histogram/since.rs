@@ -2,6 +2,7 @@
 //! distributions, bucket by bucket (the live view's intervals).
 
 use super::Distribution;
+use crate::packed::{pack, unpack};
 
 impl Distribution {
     /// The values of `self` that `earlier` does not hold, bucket by bucket: `earlier`
@@ -13,7 +14,7 @@ impl Distribution {
     /// ```
     /// use latte::{Id, Report, ReportOptions};
     /// static WAIT: Id = Id::new("doc_since_wait");
-    /// let row = |r: &Report| r.all_threads.iter().find(|r| r.component == "doc_since_wait").unwrap().distribution(r).unwrap();
+    /// let row = |r: &Report| r.all_threads.iter().find(|r| r.component == "doc_since_wait").unwrap().distribution.clone();
     /// (1..=100).for_each(|_| latte::record(&WAIT, 1_000));
     /// let earlier = Report::collect(&ReportOptions::default());
     /// (1..=10).for_each(|_| latte::record(&WAIT, 900_000));
@@ -23,23 +24,19 @@ impl Distribution {
     /// assert!(gained.quantile(0.5) > 100.0 * row(&earlier).quantile(0.5));
     /// ```
     pub fn since(&self, earlier: &Distribution) -> Distribution {
-        let mut before = earlier.bounds.iter().zip(&earlier.runs).peekable();
-        let (mut runs, mut bounds, mut count) = (Vec::new(), Vec::new(), 0u64);
-        for (&bucket, &(middle, k)) in self.bounds.iter().zip(&self.runs) {
-            while before.next_if(|(b, _)| b.0 < bucket.0).is_some() {}
-            let had = before
-                .next_if(|(b, _)| **b == bucket)
-                .map_or(0, |(_, &(_, k))| k);
-            let gained = k.saturating_sub(had);
-            if gained > 0 {
-                runs.push((middle, gained));
-                bounds.push(bucket);
+        let mut before = unpack(&earlier.packed).peekable();
+        let mut count = 0u64;
+        let buckets: Vec<(u64, u64)> = unpack(&self.packed)
+            .filter_map(|(low, k)| {
+                while before.next_if(|b| b.0 < low).is_some() {}
+                let had = before.next_if(|b| b.0 == low).map_or(0, |b| b.1);
+                let gained = k.saturating_sub(had);
                 count += gained;
-            }
-        }
+                (gained > 0).then_some((low, gained))
+            })
+            .collect();
         Distribution {
-            runs,
-            bounds,
+            packed: pack(buckets),
             count,
             per_tick: self.per_tick,
             clamp: (f64::NEG_INFINITY, f64::INFINITY),

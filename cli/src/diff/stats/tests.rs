@@ -19,12 +19,7 @@ fn decoded(hist: &Histogram<u64>) -> Dist {
         .iter_recorded()
         .map(|v| (v.value_iterated_to(), v.count_at_value()))
         .collect();
-    let report = latte::Report {
-        figures: latte::report::Figures::All,
-        all_threads: vec![Row::with_ticks("c", &ticks)],
-        ..latte::Report::default()
-    };
-    report.all_threads[0].distribution(&report).unwrap()
+    Row::with_ticks("c", &ticks).distribution
 }
 
 const N: usize = 30_000;

@@ -194,37 +194,8 @@ mod tests {
 
     #[test]
     fn the_bins_hold_every_sample_those_beyond_the_axis_in_its_end_bins() {
-        let mut hist = hdrhistogram::Histogram::<u64>::new(3).unwrap();
-        for (value, count) in [(0, 700), (1, 150), (2, 100), (50, 50)] {
-            hist.record_n(value, count).unwrap();
-        }
-        let mut bytes = Vec::new();
-        hdrhistogram::serialization::Serializer::serialize(
-            &mut hdrhistogram::serialization::V2DeflateSerializer::new(),
-            &hist,
-            &mut bytes,
-        )
-        .unwrap();
-        let text = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, bytes);
-        let row = latte::report::Row {
-            component: "c".into(),
-            histogram: Some(text),
-            stats: latte::report::Summary {
-                samples: 1_000,
-                min: 0.0,
-                max: 50.0,
-                ..latte::report::Summary::default()
-            },
-            ..latte::report::Row::default()
-        };
-        let report: latte::Report = serde_json::from_value(serde_json::json!({
-            "format_version": 4, "label": null, "unit": "Cycles", "data": "Raw",
-            "clock": "TSC", "ticks_per_ns": 1.0, "frequency_accuracy": 0.0, "resolution": 1.0,
-            "cleaning": latte::Cleaning::default(), "overhead": null, "threads": [],
-            "all_threads": [], "teardown_drops": 0, "footprint": null, "environment": null
-        }))
-        .unwrap();
-        let dist = row.distribution(&report).unwrap();
+        let dist =
+            latte::report::Distribution::from_ticks(&[(0, 700), (1, 150), (2, 100), (50, 50)]);
         // 0 below the axis, 50 above it: in the first and the last bin.
         let shares = bin_shares(&dist, (0.5, 10.0));
         assert!((shares.iter().sum::<f64>() - 1.0).abs() < 1e-12);
