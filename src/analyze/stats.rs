@@ -34,31 +34,9 @@ pub struct Moments {
 /// for any tick delta, so a small spread under a large common value (or no spread at
 /// all) is not swamped by the rounding of the mean.
 pub fn moments(values: &[u64]) -> Moments {
-    let (Some(&min), Some(&max)) = (values.iter().min(), values.iter().max()) else {
-        return Moments::default();
-    };
-    let n = values.len() as f64;
-    // Sum in u128 so a large set of large values cannot lose precision before dividing.
-    let offset_mean = (values.iter().map(|&v| u128::from(v - min)).sum::<u128>() as f64) / n;
-    let (mut m2, mut m3) = (0.0f64, 0.0f64);
-    for &v in values {
-        let d = (v - min) as f64 - offset_mean;
-        m2 += d * d;
-        m3 += d * d * d;
-    }
-    m2 /= n;
-    m3 /= n;
-    // All offsets are 0 exactly when there is no spread; otherwise m2 is far above the
-    // rounding of `offset_mean` (which is relative to the range, not to the values).
-    let skew = crate::collect::skewness(m2, m3);
-    Moments {
-        count: values.len() as u64,
-        mean: (min as f64 + offset_mean).clamp(min as f64, max as f64),
-        std_dev: m2.sqrt(),
-        skew,
-        min: min as f64,
-        max: max as f64,
-    }
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable();
+    run_moments(&dist::from_sorted(&sorted))
 }
 
 /// The `q`-quantile (0 <= q <= 1) of an ascending slice: the value of rank
