@@ -2,14 +2,13 @@
 //! whole-run reports of its agent ([`Live::between`]). The live endpoint
 //! (`latte_prometheus::Live`) serves it as JSON and `latte-telemetry top` shows it.
 //!
-//! An interval's figures are the later report minus the earlier one: calls and totals
-//! subtract exactly, quantiles are read from the difference of the two histograms
-//! (bucket by bucket, at the histogram's 3 significant digits), so the live view needs
-//! no cut of its own in the agent and any number of viewers share it.
+//! An interval is [`Report::since`] of the two: calls and totals subtract exactly,
+//! quantiles are read from the difference of the two distributions (bucket by bucket,
+//! at the histogram's 3 significant digits), so the live view needs no cut of its own
+//! in the agent and any number of viewers share it.
 
-use crate::report::{Account, RecordingOff, Report, Row, RowKind, TreeNode, Unit};
+use crate::report::{RecordingOff, Report, Row, RowKind, Unit};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 
 /// One interval of a running program, as the live endpoint serves it: every figure
 /// covers the interval only, in the report's unit.
@@ -149,31 +148,40 @@ impl Live {
     /// from zero. Quantiles come from the rows' distributions
     /// ([`Distribution::since`](crate::report::Distribution::since)).
     pub fn between(earlier: Option<&Report>, later: &Report, seconds: f64) -> Live {
+        let cut;
+        let interval = match earlier {
+            Some(e) => {
+                cut = later.since(e);
+                &cut
+            }
+            None => later,
+        };
         let off = later.recording_off;
-        let rows = |new: &[Row], old: Option<&[Row]>| diff_rows(new, old);
-        let threads = later
-            .threads
-            .iter()
-            .filter_map(|t| {
-                let old = earlier.and_then(|e| e.threads.iter().find(|o| o.serial == t.serial));
-                let frames = t.per_frame.as_ref().map(|now| {
-                    let before = old.and_then(|o| o.per_frame.as_ref());
-                    let less = |a: u64, b: Option<u64>| a.saturating_sub(b.unwrap_or(0));
-                    LiveFrames {
-                        frames: less(now.frames, before.map(|b| b.frames)),
-                        budget: now.budget,
-                        over_budget: now
-                            .over_budget
-                            .map(|n| less(n, before.and_then(|b| b.over_budget))),
-                    }
-                });
-                let rows = rows(&t.rows, old.map(|o| o.rows.as_slice()));
-                (!rows.is_empty()).then(|| LiveThread {
-                    name: t.name.clone(),
-                    serial: t.serial,
-                    rows,
-                    frames,
-                })
+        let threads = (interval.threads.iter())
+            .filter(|t| t.rows.iter().any(|r| r.stats.seen > 0))
+            .map(|t| LiveThread {
+                name: t.name.clone(),
+                serial: t.serial,
+                rows: live_rows(&t.rows),
+                frames: t.per_frame.as_ref().map(|f| LiveFrames {
+                    frames: f.frames,
+                    budget: f.budget,
+                    over_budget: f.over_budget,
+                }),
+            })
+            .collect();
+        let per_tick = later.per_tick();
+        let tree = (interval.tree.iter())
+            .map(|node| LiveNode {
+                parent: node.parent,
+                depth: node.depth,
+                component: node.row.component.clone(),
+                calls: node.row.stats.seen,
+                total: node.row.stats.total,
+                self_total: node.self_time.map(|s| s.total),
+                inside: node.account.map_or(0.0, |a| a.inside as f64 * per_tick),
+                not_attributed: (node.account).map_or(0.0, |a| a.not_attributed as f64 * per_tick),
+                p99: node.row.stats.p99,
             })
             .collect();
         Live {
@@ -182,135 +190,31 @@ impl Live {
             unit: later.unit,
             recording: !off.is_some_and(|o| o.now),
             recording_off: off,
-            rows: rows(
-                &later.all_threads,
-                earlier.map(|e| e.all_threads.as_slice()),
-            ),
+            rows: live_rows(&interval.all_threads),
             threads,
-            tree: diff_tree(&later.tree, earlier.map(|e| e.tree.as_slice()), later),
+            tree,
             ..Live::default()
         }
     }
 }
 
-/// The rows of `new` with calls since `old`'s, by total, largest first.
-fn diff_rows(new: &[Row], old: Option<&[Row]>) -> Vec<LiveRow> {
-    let before: HashMap<&str, &Row> = old
-        .unwrap_or_default()
-        .iter()
-        .map(|r| (r.component.as_str(), r))
-        .collect();
-    let mut rows: Vec<LiveRow> = new
-        .iter()
-        .filter_map(|row| {
-            let old = before.get(row.component.as_str()).copied();
-            diff_row(row, old)
+/// The rows with calls, by total, largest first; a figure the interval does not know
+/// (the largest value of calls whose samples were all lost) as 0.
+fn live_rows(rows: &[Row]) -> Vec<LiveRow> {
+    let known = |v: f64| if v.is_nan() { 0.0 } else { v };
+    let mut live: Vec<LiveRow> = (rows.iter())
+        .filter(|r| r.stats.seen > 0)
+        .map(|r| LiveRow {
+            component: r.component.clone(),
+            kind: r.kind,
+            calls: r.stats.seen,
+            total: r.stats.total,
+            p50: known(r.stats.median),
+            p99: known(r.stats.p99),
+            p999: known(r.stats.p999),
+            max: known(r.stats.max),
         })
         .collect();
-    rows.sort_by(|a, b| b.total.total_cmp(&a.total));
-    rows
-}
-
-/// What `new` gained over `old` (the same row in the earlier report), if it has calls.
-fn diff_row(new: &Row, old: Option<&Row>) -> Option<LiveRow> {
-    // A row with fewer calls than before belongs to a run reset since: all of it is new.
-    let old = old.filter(|o| o.stats.seen <= new.stats.seen);
-    let calls = new.stats.seen - old.map_or(0, |o| o.stats.seen);
-    if calls == 0 {
-        return None;
-    }
-    let total = (new.stats.total - old.map_or(0.0, |o| o.stats.total)).max(0.0);
-    let whole = LiveRow {
-        component: new.component.clone(),
-        kind: new.kind,
-        calls,
-        total,
-        p50: new.stats.median,
-        p99: new.stats.p99,
-        p999: new.stats.p999,
-        max: new.stats.max,
-    };
-    let gained = match old {
-        Some(o) => new.distribution.since(&o.distribution),
-        None => new.distribution.clone(),
-    };
-    if gained.is_empty() {
-        // Calls whose samples were all lost: counted, no values to read.
-        return Some(LiveRow {
-            p50: 0.0,
-            p99: 0.0,
-            p999: 0.0,
-            max: 0.0,
-            ..whole
-        });
-    }
-    Some(LiveRow {
-        p50: gained.quantile(0.5),
-        p99: gained.quantile(0.99),
-        p999: gained.quantile(0.999),
-        max: gained.quantile(1.0),
-        ..whole
-    })
-}
-
-/// The nodes of `new` with calls since `old`, with their parents, depth first.
-fn diff_tree(new: &[TreeNode], old: Option<&[TreeNode]>, later: &Report) -> Vec<LiveNode> {
-    let old = old.unwrap_or_default();
-    let before: HashMap<Vec<&str>, &TreeNode> = old
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (path(old, i), n))
-        .collect();
-    let mut kept: Vec<Option<usize>> = Vec::with_capacity(new.len());
-    let mut nodes = Vec::new();
-    for (i, node) in new.iter().enumerate() {
-        let was = before.get(&path(new, i)).copied();
-        let row = diff_row(&node.row, was.map(|w| &w.row));
-        let parent = node.parent.and_then(|p| kept.get(p).copied().flatten());
-        // A node whose parent was left out has no calls either (a scope closes inside
-        // its parent): left out too.
-        let Some(row) = row.filter(|_| node.parent.is_none() || parent.is_some()) else {
-            kept.push(None);
-            continue;
-        };
-        // The interval's parts: the later account less the earlier (the whole of the
-        // later one after a reset).
-        let was = was.filter(|w| w.row.stats.seen <= node.row.stats.seen);
-        let scale = |ticks: f64| ticks * later.per_tick();
-        let part = |f: fn(&Account) -> f64| {
-            let now = node.account.as_ref().map_or(0.0, f);
-            let before = was.and_then(|w| w.account.as_ref()).map_or(0.0, f);
-            scale(now - before)
-        };
-        let self_total = node.self_time.map(|own| {
-            let before = was.and_then(|w| w.self_time).map_or(0.0, |s| s.total);
-            (own.total - before).max(0.0)
-        });
-        kept.push(Some(nodes.len()));
-        nodes.push(LiveNode {
-            parent,
-            depth: node.depth,
-            component: row.component,
-            calls: row.calls,
-            total: row.total,
-            self_total,
-            inside: part(|a| a.inside as f64).max(0.0),
-            not_attributed: part(|a| a.not_attributed as f64),
-            p99: row.p99,
-        });
-    }
-    nodes
-}
-
-/// The components from the root down to node `i` of `tree`.
-fn path(tree: &[TreeNode], i: usize) -> Vec<&str> {
-    let mut path = vec![tree[i].row.component.as_str()];
-    let mut at = i;
-    // A parent comes before its children; anything else is not followed.
-    while let Some(p) = tree[at].parent.filter(|&p| p < at) {
-        path.push(tree[p].row.component.as_str());
-        at = p;
-    }
-    path.reverse();
-    path
+    live.sort_by(|a, b| b.total.total_cmp(&a.total));
+    live
 }

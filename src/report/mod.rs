@@ -16,6 +16,7 @@ pub mod numbers;
 mod options;
 mod row;
 mod series;
+mod since;
 mod table;
 #[cfg(feature = "json")]
 pub mod trace;

@@ -130,10 +130,10 @@ impl Pusher {
                     let t = shape.temporality;
                     let delta = baseline.delta(
                         &report,
-                        set.clone(),
+                        set,
+                        &shape.buckets,
                         shape.by_thread,
-                        t.histograms_delta(),
-                        t.sums_delta(),
+                        (t.histograms_delta(), t.sums_delta()),
                     );
                     let window = Window {
                         began,
@@ -151,7 +151,7 @@ impl Pusher {
                         .fetch_add(u64::from(retries), Ordering::Relaxed);
                     match outcome {
                         Outcome::Sent { .. } => {
-                            baseline.accepted(report, set, now);
+                            baseline.accepted(report, now);
                             counts.sent.fetch_add(1, Ordering::Relaxed);
                         }
                         Outcome::Failed { error, .. } => {
