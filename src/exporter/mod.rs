@@ -58,12 +58,12 @@
 
 mod exponential;
 mod frames;
-mod live;
+mod interval;
 mod metrics;
 
 pub use exponential::Exponential;
 pub use frames::{FrameCounter, Frames};
-pub use live::{Live, LiveFrames, LiveNode, LiveRow, LiveThread};
+pub use interval::Interval;
 pub use metrics::{Anomaly, Buckets, InvalidBuckets, MetricSet, QUANTILES, Series, Thread};
 
 use crate::report::Report;

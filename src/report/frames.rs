@@ -65,12 +65,16 @@ impl PerFrame {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
     /// Median (frames without a call count as 0).
+    #[serde(deserialize_with = "super::wire::figure")]
     pub p50: f64,
     /// 99th percentile.
+    #[serde(deserialize_with = "super::wire::figure")]
     pub p99: f64,
     /// Largest, exact.
+    #[serde(deserialize_with = "super::wire::figure")]
     pub max: f64,
     /// Mean over every frame, exact.
+    #[serde(deserialize_with = "super::wire::figure")]
     pub mean: f64,
 }
 

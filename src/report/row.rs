@@ -259,17 +259,24 @@ pub struct CleanedSummary {
     /// Values left after cleaning.
     pub samples: u64,
     /// Mean.
+    #[serde(deserialize_with = "super::wire::figure")]
     pub avg: f64,
     /// Median.
+    #[serde(deserialize_with = "super::wire::figure")]
     pub median: f64,
     /// Population standard deviation.
+    #[serde(deserialize_with = "super::wire::figure")]
     pub std_dev: f64,
     /// Population skewness.
+    #[serde(deserialize_with = "super::wire::figure")]
     pub skew: f64,
     /// Smallest value.
+    #[serde(deserialize_with = "super::wire::figure")]
     pub min: f64,
     /// Largest value.
+    #[serde(deserialize_with = "super::wire::figure")]
     pub max: f64,
     /// `max - min`.
+    #[serde(deserialize_with = "super::wire::figure")]
     pub range: f64,
 }

@@ -51,6 +51,12 @@ pub(super) fn check(version: u32) -> Result<u32, String> {
 /// (serde_json writes NaN as `null`).
 type Figure = Option<f64>;
 
+/// A figure read as JSON holds it: `null` (how serde_json writes NaN) is NaN, a figure
+/// the report does not know (an interval's cleaned figures, say: `Report::since`).
+pub(super) fn figure<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Figure::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
 /// Every field of a summary in either format.
 #[derive(Deserialize)]
 pub(super) struct SummaryWire {

@@ -2,8 +2,8 @@
 //! interval, each component's p99 over the last minute, the sort, the filter, the
 //! folded tree nodes, the connection's state.
 
-use latte::exporter::{Live, LiveRow};
-use latte::report::RowKind;
+use latte::exporter::Interval;
+use latte::report::{RecordingOff, Row, RowKind};
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
@@ -95,15 +95,15 @@ pub enum Action {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Shown<'a> {
     pub thread: Option<String>,
-    pub row: &'a LiveRow,
+    pub row: &'a Row,
 }
 
 pub struct App {
     pub addr: String,
     /// The interval on screen (kept while paused).
-    pub view: Option<Live>,
+    pub view: Option<Interval>,
     /// The newest interval, shown when not paused.
-    newest: Option<Live>,
+    newest: Option<Interval>,
     /// Per component: (end of interval in seconds of intervals, p99).
     history: HashMap<String, VecDeque<(f64, f64)>>,
     /// Seconds of intervals seen so far.
@@ -148,7 +148,7 @@ impl App {
     }
 
     /// A new answer of the endpoint.
-    pub fn received(&mut self, live: Live) {
+    pub fn received(&mut self, live: Interval) {
         let key = (live.pid, live.sequence);
         if matches!(self.link, Link::Gone { .. } | Link::Refused { .. }) {
             let again = if self.view.is_some() {
@@ -167,9 +167,9 @@ impl App {
         if self.seen != Some(key) {
             self.seen = Some(key);
             self.clock += live.seconds;
-            for row in &live.rows {
+            for row in &live.report.all_threads {
                 let points = self.history.entry(row.component.clone()).or_default();
-                points.push_back((self.clock, row.p99));
+                points.push_back((self.clock, row.stats.p99));
             }
             let oldest = self.clock - HISTORY_SECONDS;
             for points in self.history.values_mut() {
@@ -236,7 +236,8 @@ impl App {
             return Vec::new();
         };
         let mut rows: Vec<Shown<'_>> = if self.per_thread {
-            view.threads
+            view.report
+                .threads
                 .iter()
                 .flat_map(|t| {
                     let name = format!("{}#{}", t.name, t.serial);
@@ -247,18 +248,19 @@ impl App {
                 })
                 .collect()
         } else {
-            view.rows
+            view.report
+                .all_threads
                 .iter()
                 .map(|row| Shown { thread: None, row })
                 .collect()
         };
         rows.retain(|s| self.matches(&s.row.component));
         let key = |s: &Shown<'_>| match self.sort {
-            Sort::Total => s.row.total,
-            Sort::Calls => s.row.calls as f64,
-            Sort::P50 => s.row.p50,
-            Sort::P99 => s.row.p99,
-            Sort::P999 => s.row.p999,
+            Sort::Total => s.row.stats.total,
+            Sort::Calls => s.row.stats.seen as f64,
+            Sort::P50 => s.row.stats.median,
+            Sort::P99 => s.row.stats.p99,
+            Sort::P999 => s.row.stats.p999,
             Sort::Name => 0.0,
         };
         if self.sort == Sort::Name {
@@ -337,7 +339,7 @@ impl App {
     /// `r`: the switch, if the endpoint takes it.
     fn switch(&mut self) -> Action {
         match &self.newest {
-            Some(live) if live.control => Action::Record(!live.recording),
+            Some(live) if live.control => Action::Record(!live.recording()),
             Some(_) => {
                 self.say("this endpoint is read-only: the program enables the switch with Live::control(true)".into());
                 Action::None
@@ -349,7 +351,8 @@ impl App {
     /// The switch's answer: recording is now `on`.
     pub fn recording_now(&mut self, on: bool) {
         for live in [&mut self.view, &mut self.newest].into_iter().flatten() {
-            live.recording = on;
+            let off = &mut live.report.recording_off;
+            off.get_or_insert_with(RecordingOff::default).now = !on;
         }
         self.say(format!(
             "recording switched {}",

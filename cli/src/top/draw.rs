@@ -4,7 +4,7 @@
 
 use super::app::{App, HISTORY_SECONDS, Link, Pane, Sort};
 use latte::Unit;
-use latte::exporter::{Live, LiveRow};
+use latte::exporter::Interval;
 use latte::report::{RowKind, numbers};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -77,14 +77,17 @@ fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>> {
     out
 }
 
-fn value(live: &Live, v: f64) -> String {
-    match live.unit {
+/// `v` in the interval's unit; `-` for a figure it does not know (the largest value of
+/// calls whose samples were all lost).
+fn value(live: &Interval, v: f64) -> String {
+    match live.report.unit {
+        _ if v.is_nan() => "-".into(),
         Unit::Time => numbers::time(v),
         Unit::Cycles => numbers::ticks(v),
     }
 }
 
-fn rate(live: &Live, calls: u64) -> String {
+fn rate(live: &Interval, calls: u64) -> String {
     if live.seconds > 0.0 {
         numbers::ticks(calls as f64 / live.seconds)
     } else {
@@ -98,12 +101,12 @@ fn header_lines(app: &App) -> Vec<Line<'static>> {
     match &app.view {
         Some(live) => {
             first.push(Span::raw("  "));
-            first.push(if live.recording {
+            first.push(if live.recording() {
                 Span::styled(" RECORDING ", Style::new().black().on_green())
             } else {
                 Span::styled(" RECORDING OFF ", Style::new().white().on_red().bold())
             });
-            if let Some(off) = live.recording_off {
+            if let Some(off) = live.report.recording_off {
                 first.push(Span::raw(format!(
                     " off {} in all",
                     numbers::time(off.seconds * 1e9)
@@ -164,10 +167,10 @@ fn trouble(app: &App) -> Option<String> {
 }
 
 /// Frames of the threads that mark them: how many, and how many over the budget.
-fn frames_line(live: &Live) -> Line<'static> {
+fn frames_line(live: &Interval) -> Line<'static> {
     let mut spans = Vec::new();
-    for thread in &live.threads {
-        let Some(f) = thread.frames else { continue };
+    for thread in &live.report.threads {
+        let Some(f) = &thread.per_frame else { continue };
         spans.push(Span::raw(format!(
             "frames {}#{}: {}/s",
             thread.name,
@@ -201,7 +204,7 @@ fn heading(names: &[(&'static str, Option<Sort>)], sort: Sort) -> Row<'static> {
 
 /// A row's component; a pulse's TOTAL is the time between pulses, not work, and a
 /// span's busy time is its polls added up, not its wall time: said beside its name.
-fn name_cell(row: &LiveRow) -> Cell<'static> {
+fn name_cell(row: &latte::report::Row) -> Cell<'static> {
     let mark = match row.kind {
         RowKind::Pulse => " (pulse)",
         RowKind::Busy => " (busy)",
@@ -234,11 +237,11 @@ fn components(frame: &mut Frame, area: Rect, app: &App) {
         let mut cells: Vec<Cell> = shown.thread.iter().map(|t| Cell::from(t.clone())).collect();
         cells.extend([
             name_cell(r),
-            Cell::from(rate(live, r.calls)),
-            Cell::from(value(live, r.total)),
-            Cell::from(value(live, r.p50)),
-            Cell::from(value(live, r.p99)),
-            Cell::from(value(live, r.p999)),
+            Cell::from(rate(live, r.stats.seen)),
+            Cell::from(value(live, r.stats.total)),
+            Cell::from(value(live, r.stats.median)),
+            Cell::from(value(live, r.stats.p99)),
+            Cell::from(value(live, r.stats.p999)),
             Cell::from(spark_text(&app.history(&r.component))).green(),
         ]);
         Row::new(cells)
@@ -261,7 +264,7 @@ fn components(frame: &mut Frame, area: Rect, app: &App) {
             " components matching '{f}' ({} of the interval's) ",
             rows.len()
         ),
-        None if rows.is_empty() && !live.recording => {
+        None if rows.is_empty() && !live.recording() => {
             " components: none, recording is off (r switches it on) ".to_owned()
         }
         None => format!(" components ({}) ", rows.len()),
@@ -274,42 +277,48 @@ fn components(frame: &mut Frame, area: Rect, app: &App) {
     frame.render_stateful_widget(table, area, &mut state);
 }
 
+/// A node's SELF, LATTE IN and NOT ATTR cells. A node that is not a scope on the
+/// stack has no self time and no account (`-`); nothing of latte's or unplaced (a
+/// leaf, mostly) is left blank, not `0 ns`.
+fn parts(live: &Interval, node: &latte::report::TreeNode) -> (String, String, String) {
+    let part = |v: f64| {
+        if v == 0.0 {
+            String::new()
+        } else {
+            value(live, v)
+        }
+    };
+    let per_tick = live.report.per_tick();
+    match (node.self_time, node.account) {
+        (Some(own), account) => (
+            value(live, own.total),
+            part(account.map_or(0.0, |a| a.inside as f64 * per_tick)),
+            part(account.map_or(0.0, |a| a.not_attributed as f64 * per_tick)),
+        ),
+        (None, _) => ("-".into(), "-".into(), "-".into()),
+    }
+}
+
 fn tree(frame: &mut Frame, area: Rect, app: &App) {
     let Some(live) = &app.view else { return };
     let lines = app.tree();
     let body = lines.iter().map(|line| {
-        let node = &live.tree[line.index];
+        let node = &live.report.tree[line.index];
         let mark = match line.folded {
             Some(true) => "+ ",
             Some(false) => "- ",
             None => "  ",
         };
         let indent = "  ".repeat(line.depth as usize);
-        // A node that is not a scope on the stack has no self time and no account.
-        // Nothing of latte's or unplaced (a leaf, mostly): left blank, not `0 ns`.
-        let part = |v: f64| {
-            if v == 0.0 {
-                String::new()
-            } else {
-                value(live, v)
-            }
-        };
-        let (own, inside, not_attributed) = match node.self_total {
-            Some(own) => (
-                value(live, own),
-                part(node.inside),
-                part(node.not_attributed),
-            ),
-            None => ("-".into(), "-".into(), "-".into()),
-        };
+        let (own, inside, not_attributed) = parts(live, node);
         Row::new([
-            Cell::from(format!("{indent}{mark}{}", node.component)),
-            Cell::from(rate(live, node.calls)),
-            Cell::from(value(live, node.total)),
+            Cell::from(format!("{indent}{mark}{}", node.row.component)),
+            Cell::from(rate(live, node.row.stats.seen)),
+            Cell::from(value(live, node.row.stats.total)),
             Cell::from(own),
             Cell::from(inside),
             Cell::from(not_attributed),
-            Cell::from(value(live, node.p99)),
+            Cell::from(value(live, node.row.stats.p99)),
         ])
     });
     // TOTAL = SELF + the children's TOTAL + LATTE IN (latte inside: its work there) +
@@ -352,7 +361,7 @@ fn sparkline(frame: &mut Frame, area: Rect, app: &App) {
         Pane::Tree => app
             .tree()
             .get(app.selected)
-            .map(|l| live.tree[l.index].component.clone()),
+            .map(|l| live.report.tree[l.index].row.component.clone()),
     };
     let Some(component) = component else { return };
     let points = app.history(&component);

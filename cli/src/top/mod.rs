@@ -19,7 +19,7 @@ mod draw;
 use crate::outcome::{Failure, Outcome};
 use app::{Action, App, Key};
 use clap::Args;
-use latte::exporter::Live;
+use latte::exporter::Interval;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant};
@@ -38,7 +38,7 @@ pub struct TopArgs {
 
 /// What the helper threads tell the loop.
 enum News {
-    Live(Box<Live>),
+    Live(Box<Interval>),
     Failed(String),
     /// An answer this `top` does not read.
     Refused(String),
@@ -118,28 +118,29 @@ fn fetch(agent: &ureq::Agent, url: &str) -> News {
     }
 }
 
-/// The live view in `body`, refused, with what is wrong, unless it is one this `top`
-/// reads: of [`Live::VERSION`], its tree's links fitting the list (depth first: a root
-/// at depth 0, any other node under a node before it, one level deeper).
-fn live_view(body: &str) -> Result<Live, String> {
+/// The interval in `body`, refused, with what is wrong, unless it is one this `top`
+/// reads: of [`Interval::VERSION`], its tree's links fitting the list (depth first: a
+/// root at depth 0, any other node under a node before it, one level deeper).
+fn live_view(body: &str) -> Result<Interval, String> {
     let value: serde_json::Value =
         serde_json::from_str(body).map_err(|e| format!("not a latte live view: {e}"))?;
     match value.get("version").map(serde_json::Value::as_u64) {
-        Some(Some(v)) if v == u64::from(Live::VERSION) => {}
+        Some(Some(v)) if v == u64::from(Interval::VERSION) => {}
         Some(Some(v)) => {
             return Err(format!(
                 "a live view of version {v}; this top reads version {}",
-                Live::VERSION
+                Interval::VERSION
             ));
         }
         _ => return Err("not a latte live view: no `version`".into()),
     }
-    let live: Live =
+    let live: Interval =
         serde_json::from_value(value).map_err(|e| format!("not a latte live view: {e}"))?;
-    for (i, node) in live.tree.iter().enumerate() {
+    let tree = &live.report.tree;
+    for (i, node) in tree.iter().enumerate() {
         let fits = match node.parent {
             None => node.depth == 0,
-            Some(p) => p < i && node.depth == live.tree[p].depth + 1,
+            Some(p) => p < i && node.depth == tree[p].depth + 1,
         };
         if !fits {
             return Err(format!(
@@ -147,7 +148,7 @@ fn live_view(body: &str) -> Result<Live, String> {
                  depth first",
                 node.parent,
                 node.depth,
-                live.tree.len()
+                tree.len()
             ));
         }
     }

@@ -3,81 +3,117 @@
 
 use super::app::{Action, App, Key, Link, Pane, Sort};
 use super::draw;
-use latte::exporter::{Live, LiveFrames, LiveNode, LiveRow, LiveThread};
+use latte::Report;
+use latte::exporter::Interval;
+use latte::report::{
+    Account, PerFrame, RecordingOff, Row, SelfTime, Summary, ThreadReport, TreeNode,
+};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::time::Instant;
 
-fn row(component: &str, calls: u64, total: f64, p99: f64) -> LiveRow {
-    LiveRow {
+fn row(component: &str, calls: u64, total: f64, p99: f64) -> Row {
+    Row {
         component: component.into(),
-        kind: latte::report::RowKind::Scope,
-        calls,
-        total,
-        p50: p99 / 2.0,
-        p99,
-        p999: p99 * 2.0,
-        max: p99 * 3.0,
+        stats: Summary {
+            samples: calls,
+            seen: calls,
+            total,
+            median: p99 / 2.0,
+            p99,
+            p999: p99 * 2.0,
+            max: p99 * 3.0,
+            ..Summary::default()
+        },
+        ..Row::default()
     }
 }
 
-fn node(parent: Option<usize>, depth: u32, component: &str) -> LiveNode {
-    LiveNode {
+fn node(parent: Option<usize>, depth: u32, component: &str) -> TreeNode {
+    TreeNode {
         parent,
         depth,
-        component: component.into(),
-        calls: 10,
-        total: 1_000.0,
-        self_total: Some(450.0),
-        inside: 50.0,
-        not_attributed: 0.0,
-        p99: 150.0,
+        row: row(component, 10, 1_000.0, 150.0),
+        self_time: Some(SelfTime {
+            calls: 10,
+            total: 450.0,
+            mean: 45.0,
+        }),
+        account: Some(Account {
+            total: 1_000,
+            own: 450,
+            children: 500,
+            inside: 50,
+            not_attributed: 0,
+        }),
+        of_parent: None,
+        of_root: 1.0,
     }
 }
 
-/// An interval of a gateway (on_order > db_write, risk_check) and a render thread.
-fn live(sequence: u64, db_p99: f64) -> Live {
+/// A thread's section of an interval.
+fn thread(name: &str, serial: u64, rows: &[Row], per_frame: Option<PerFrame>) -> ThreadReport {
+    ThreadReport {
+        name: name.into(),
+        serial,
+        exited: false,
+        anomalies: Default::default(),
+        frames: Vec::new(),
+        open: Vec::new(),
+        rows: rows.to_vec(),
+        tree: Vec::new(),
+        tree_left_out: 0,
+        per_frame,
+    }
+}
+
+/// An interval of a gateway (on_order > db_write, risk_check) and a render thread, in
+/// time at one tick a nanosecond.
+fn live(sequence: u64, db_p99: f64) -> Interval {
     let rows = vec![
         row("on_order", 1_000, 50_000_000.0, 300_000.0),
         row("db_write", 1_000, 30_000_000.0, db_p99),
         row("risk_check", 1_000, 5_000_000.0, 7_000.0),
         row("render", 60, 200_000_000.0, 20_000_000.0),
     ];
-    Live {
-        version: Live::VERSION,
+    let frames = PerFrame {
+        frames: 60,
+        budget: Some(16_667_000.0),
+        over_budget: Some(1),
+        ..PerFrame::default()
+    };
+    Interval {
+        version: Interval::VERSION,
         program: "live_service".into(),
         pid: 42,
         sequence,
         seconds: 1.0,
-        recording: true,
         control: true,
-        threads: vec![
-            LiveThread {
-                name: "gateway".into(),
-                serial: 2,
-                rows: rows[..3].to_vec(),
-                frames: None,
-            },
-            LiveThread {
-                name: "render".into(),
-                serial: 3,
-                rows: rows[3..].to_vec(),
-                frames: Some(LiveFrames {
-                    frames: 60,
-                    budget: Some(16_667_000.0),
-                    over_budget: Some(1),
-                }),
-            },
-        ],
-        rows,
-        tree: vec![
-            node(None, 0, "on_order"),
-            node(Some(0), 1, "db_write"),
-            node(Some(0), 1, "risk_check"),
-            node(None, 0, "render"),
-        ],
-        ..Live::default()
+        report: Report {
+            unit: latte::Unit::Time,
+            threads: vec![
+                thread("gateway", 2, &rows[..3], None),
+                thread("render", 3, &rows[3..], Some(frames)),
+            ],
+            all_threads: rows,
+            tree: vec![
+                node(None, 0, "on_order"),
+                node(Some(0), 1, "db_write"),
+                node(Some(0), 1, "risk_check"),
+                node(None, 0, "render"),
+            ],
+            ..Report::default()
+        },
     }
+}
+
+/// `live` with recording off now.
+fn off(mut live: Interval) -> Interval {
+    live.report.recording_off = Some(RecordingOff {
+        now: true,
+        ..RecordingOff::default()
+    });
+    live
 }
 
 fn names(app: &App) -> Vec<String> {
@@ -130,7 +166,7 @@ fn rows_sort_by_total_then_by_the_key_s_chooses() {
     );
     // By TOTAL a pulse goes last, whatever its TOTAL (the time between pulses).
     let mut pulsed = live(2, 150_000.0);
-    pulsed.rows[3].kind = latte::report::RowKind::Pulse; // render
+    pulsed.report.all_threads[3].kind = latte::report::RowKind::Pulse; // render
     app.received(pulsed);
     app.key(Key::Char('s'));
     assert_eq!(app.sort, Sort::Total);
@@ -225,8 +261,8 @@ fn the_switch_is_asked_only_where_the_endpoint_takes_it() {
     app.recording_now(false);
     assert!(screen(&app).contains("RECORDING OFF"));
     // An interval with nothing recorded says why.
-    let mut empty = live(2, 1.0);
-    (empty.recording, empty.rows) = (false, Vec::new());
+    let mut empty = off(live(2, 1.0));
+    empty.report.all_threads.clear();
     app.received(empty);
     assert!(screen(&app).contains("components: none, recording is off"));
     assert_eq!(app.key(Key::Char('r')), Action::Record(true));
@@ -268,8 +304,8 @@ fn a_program_that_goes_away_is_said_and_the_view_goes_on_when_it_is_back() {
 fn the_screen_shows_figures_in_the_views_unit_and_frames_over_budget() {
     let mut app = App::new("127.0.0.1:9465".into());
     let mut seven = live(7, 150_000.0);
-    seven.rows[3].kind = latte::report::RowKind::Pulse;
-    seven.rows[2].kind = latte::report::RowKind::Busy;
+    seven.report.all_threads[3].kind = latte::report::RowKind::Pulse;
+    seven.report.all_threads[2].kind = latte::report::RowKind::Busy;
     app.received(seven);
     let text = screen(&app);
     for expected in [
@@ -339,13 +375,13 @@ fn an_answer_of_another_version_or_with_a_broken_tree_is_refused() {
     let json = serde_json::to_value(&good).unwrap();
     assert_eq!(read(&json).unwrap(), good);
     let mut newer = json.clone();
-    newer["version"] = (Live::VERSION + 1).into();
+    newer["version"] = (Interval::VERSION + 1).into();
     let e = read(&newer).unwrap_err();
     assert!(
         e.contains(&format!(
             "a live view of version {}; this top reads version {}",
-            Live::VERSION + 1,
-            Live::VERSION
+            Interval::VERSION + 1,
+            Interval::VERSION
         )),
         "{e}"
     );
@@ -357,7 +393,8 @@ fn an_answer_of_another_version_or_with_a_broken_tree_is_refused() {
         (3, None, 1),
     ] {
         let mut broken = good.clone();
-        (broken.tree[i].parent, broken.tree[i].depth) = (parent, depth);
+        let node = &mut broken.report.tree[i];
+        (node.parent, node.depth) = (parent, depth);
         let e = read(&serde_json::to_value(&broken).unwrap()).unwrap_err();
         assert!(
             e.starts_with(&format!("`tree[{i}]` (parent {parent:?}, depth {depth})")),

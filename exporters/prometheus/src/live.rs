@@ -4,7 +4,7 @@
 //! A thread of its own (`latte-live`) cuts the intervals: every
 //! [`interval`](Live::interval) it asks the agent for a whole-run report (a bounded
 //! wait) and keeps what it added over the previous one
-//! ([`latte::exporter::Live::between`]). Requests are answered from what it keeps
+//! ([`latte::exporter::Interval::between`], which is [`latte::Report::since`]). Requests are answered from what it keeps
 //! (with the recording switch as it is at the answer), never by waiting on the agent,
 //! and every viewer sees the same intervals. Nobody
 //! asking for 10 s, it stops asking the agent (the next interval then covers the
@@ -16,8 +16,8 @@ use crate::scrape::REPORT_WAIT;
 use crate::serve::{self, Route};
 use crossbeam_channel::{RecvTimeoutError, Sender, bounded};
 use latte::Report;
-use latte::exporter::{Exporter, Handle, StartError};
-use latte::report::JsonStyle;
+use latte::exporter::{Exporter, Handle, Interval, StartError};
+use latte::report::{JsonStyle, RecordingOff};
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -33,7 +33,7 @@ const IDLE: Duration = Duration::from_secs(10);
 ///
 /// | request | answer |
 /// |---|---|
-/// | `GET /live` | the last interval, [`latte::exporter::Live`] as JSON (503 before the first) |
+/// | `GET /live` | the last interval, [`latte::exporter::Interval`] as JSON (version 3: a report of the interval with the program, its id, the sequence, the length and the control; 503 before the first) |
 /// | `GET /report` | the whole-run report the last interval was cut from, as JSON |
 /// | `GET /recording` | `{"on":true,"control":false}` |
 /// | `POST /recording/on`, `POST /recording/off` | switches recording ([`latte::set_recording`]) and answers as `GET /recording`; 403 unless [`control`](Live::control) |
@@ -69,7 +69,7 @@ struct Running {
 /// What the cutting thread keeps for the requests.
 struct Kept {
     /// The last interval.
-    view: Option<Arc<latte::exporter::Live>>,
+    view: Option<Arc<Interval>>,
     /// The whole-run report it was cut from.
     report: Option<Arc<Report>>,
     /// The last request.
@@ -246,8 +246,7 @@ impl Cut {
         let now = Instant::now();
         let since = self.previous.as_ref().map_or(self.began, |(at, _)| *at);
         let earlier = self.previous.as_ref().map(|(_, r)| &**r);
-        let mut view =
-            latte::exporter::Live::between(earlier, &report, (now - since).as_secs_f64());
+        let mut view = Interval::between(earlier, &report, (now - since).as_secs_f64());
         self.sequence += 1;
         view.sequence = self.sequence;
         view.program = self.program.clone();
@@ -263,13 +262,18 @@ impl Cut {
 
 /// The last interval as JSON, with the recording switch as it is now (it may have
 /// been switched since the interval was cut).
-fn now(view: &latte::exporter::Live) -> String {
-    let mut view = view.clone();
+fn now(view: &Interval) -> String {
     let switch = latte::collect::recording();
-    view.recording = switch.on;
-    if let Some(off) = &mut view.recording_off {
-        off.now = !switch.on;
+    let off = (switch.pauses > 0).then_some(RecordingOff {
+        seconds: switch.off_for.as_secs_f64(),
+        pauses: switch.pauses,
+        now: !switch.on,
+    });
+    if view.report.recording_off == off {
+        return serde_json::to_string(view).unwrap_or_default();
     }
+    let mut view = view.clone();
+    view.report.recording_off = off;
     serde_json::to_string(&view).unwrap_or_default()
 }
 

@@ -6,7 +6,7 @@
 //! `cargo test -p latte-telemetry-prometheus --test live`. One binary of its own: the
 //! switch is process-wide, and the tests take turns.
 
-use latte::exporter::Live as View;
+use latte::exporter::Interval as View;
 use latte::{Id, Report};
 use latte_prometheus::Live;
 use std::io::Write;
@@ -64,7 +64,7 @@ fn intervals_until(
     component: &str,
     expected: u64,
     seen: &mut u64,
-) -> Vec<latte::exporter::LiveRow> {
+) -> Vec<latte::report::Row> {
     let deadline = Instant::now() + Duration::from_secs(20);
     let (mut sum, mut rows) = (0, Vec::new());
     while sum < expected {
@@ -79,8 +79,8 @@ fn intervals_until(
         }
         assert_eq!(v.sequence, *seen + 1, "an interval was skipped");
         *seen = v.sequence;
-        if let Some(row) = v.rows.iter().find(|r| r.component == component) {
-            sum += row.calls;
+        if let Some(row) = (v.report.all_threads.iter()).find(|r| r.component == component) {
+            sum += row.stats.seen;
             rows.push(row.clone());
         }
     }
@@ -115,16 +115,16 @@ fn intervals_add_up_and_hold_their_own_samples() {
     let (low, high) = (whole.stats.min, whole.stats.max);
     for row in &first {
         assert!(
-            (row.p50 - low).abs() <= low * 0.001,
+            (row.stats.median - low).abs() <= low * 0.001,
             "{row:?} against {low}"
         );
     }
     for row in &second {
         assert!(
-            (row.p50 - high).abs() <= high * 0.001,
+            (row.stats.median - high).abs() <= high * 0.001,
             "{row:?} against {high}"
         );
-        assert!(row.p50 > 40.0 * whole.stats.median);
+        assert!(row.stats.median > 40.0 * whole.stats.median);
     }
 
     // Read-only: the switch is refused, and recording stays on.
@@ -161,11 +161,11 @@ fn the_switch_works_where_it_is_enabled_and_the_view_says_the_pause() {
     let paused = loop {
         assert!(Instant::now() < deadline, "no view said recording is off");
         match view(addr) {
-            Some(v) if !v.recording => break v,
+            Some(v) if !v.recording() => break v,
             _ => std::thread::sleep(Duration::from_millis(20)),
         }
     };
-    let off = paused.recording_off.expect("the pause is said");
+    let off = paused.report.recording_off.expect("the pause is said");
     assert!(off.now && off.pauses >= 1);
     assert!(paused.control);
     let (status, _) = ask("POST", addr, "/recording/on");
@@ -173,7 +173,8 @@ fn the_switch_works_where_it_is_enabled_and_the_view_says_the_pause() {
     assert!(latte::collect::recording().on);
     // The view says the switch as it is now, even before the next interval is cut.
     let now = view(addr).unwrap();
-    assert!(now.recording && !now.recording_off.unwrap().now, "{now:?}");
+    let said = now.report.recording_off.unwrap();
+    assert!(now.recording() && !said.now, "{said:?}");
     (0..7).for_each(|_| latte::record(&WORK, 1_000));
     assert_eq!(latte::snapshot("live_switch_work").len(), 7);
     guard.stop().unwrap();

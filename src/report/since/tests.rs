@@ -136,3 +136,28 @@ fn anomalies_and_frames_subtract() {
     assert_eq!((frames.frames, frames.over_budget), (15, Some(3)));
     assert!(later.since(&later).threads.is_empty());
 }
+
+#[test]
+fn an_interval_reads_back_from_its_json_its_unknown_figures_nan() {
+    let earlier = report(vec![
+        Row::with_ticks("outer", &[(1_000, 100)]),
+        Row::with_ticks("inner", &[(200, 100)]),
+    ]);
+    let mut later = report(vec![
+        Row::with_ticks("outer", &[(1_000, 100), (5_000, 30)]),
+        Row::with_ticks("inner", &[(200, 120)]),
+    ]);
+    later.threads[0].per_frame = Some(crate::report::PerFrame {
+        frames: 3,
+        ..Default::default()
+    });
+    let interval = later.since(&earlier);
+    let json = interval.to_json(crate::report::JsonStyle::Compact);
+    let read: Report = serde_json::from_str(&json).unwrap();
+    assert_eq!(read.to_json(crate::report::JsonStyle::Compact), json);
+    let row = &read.all_threads[0];
+    assert!(row.stats.min.is_nan() && row.stats.cleaned.avg.is_nan());
+    let frames = read.threads[0].per_frame.as_ref().unwrap();
+    assert!(frames.length.p50.is_nan() && frames.frames == 3);
+    assert_eq!(row.distribution.quantile(0.5), 5_002.0);
+}

@@ -3,7 +3,7 @@
 //! the next).
 
 use super::App;
-use latte::exporter::Live;
+use latte::exporter::Interval;
 
 /// One tree line as drawn.
 #[derive(Clone, Debug, PartialEq)]
@@ -15,11 +15,12 @@ pub struct TreeLine {
 
 impl App {
     /// The path of tree node `i` (components from the root).
-    fn path(view: &Live, i: usize) -> Vec<String> {
-        let mut path = vec![view.tree[i].component.clone()];
+    fn path(view: &Interval, i: usize) -> Vec<String> {
+        let tree = &view.report.tree;
+        let mut path = vec![tree[i].row.component.clone()];
         let mut at = i;
-        while let Some(p) = view.tree[at].parent.filter(|&p| p < at) {
-            path.push(view.tree[p].component.clone());
+        while let Some(p) = tree[at].parent.filter(|&p| p < at) {
+            path.push(tree[p].row.component.clone());
             at = p;
         }
         path.reverse();
@@ -32,11 +33,11 @@ impl App {
         let Some(view) = &self.view else {
             return Vec::new();
         };
-        let n = view.tree.len();
+        let n = view.report.tree.len();
         let mut has_kids = vec![false; n];
         let mut wanted = vec![false; n];
-        for (i, node) in view.tree.iter().enumerate().rev() {
-            wanted[i] |= self.matches(&node.component);
+        for (i, node) in view.report.tree.iter().enumerate().rev() {
+            wanted[i] |= self.matches(&node.row.component);
             if let Some(p) = node.parent.filter(|&p| p < i) {
                 has_kids[p] = true;
                 wanted[p] |= wanted[i];
@@ -44,7 +45,7 @@ impl App {
         }
         let mut lines = Vec::new();
         let mut hidden_below: Option<u32> = None;
-        for (i, node) in view.tree.iter().enumerate() {
+        for (i, node) in view.report.tree.iter().enumerate() {
             if let Some(depth) = hidden_below {
                 if node.depth > depth {
                     continue;
