@@ -140,9 +140,14 @@ impl Drain {
         };
         self.exporters.schedule(now);
         loop {
+            // Reports wait for the start-up calibration: until it ends, their due times
+            // (past, once due) must not be the deadline, or the drain would spin a CPU
+            // away from the calibration it waits for. The folds' pace looks again.
+            let calibrated = self.calibrated();
             let deadline = [at.next_periodic, self.exporters.next_due()]
                 .into_iter()
                 .flatten()
+                .filter(|_| calibrated)
                 .fold(at.next_fold, Instant::min);
             match super::running::next_command(&self.rx, deadline) {
                 Ok(Command::Report(reply)) => {
@@ -183,14 +188,18 @@ impl Drain {
         }
     }
 
+    /// Whether the start-up calibration has ended (reports wait for it).
+    fn calibrated(&self) -> bool {
+        self.calibrating
+            .as_ref()
+            .is_none_or(JoinHandle::is_finished)
+    }
+
     /// The periodic report and the fold, when they are due.
     fn due_work(&mut self, at: &mut Schedule) {
         let now = Instant::now();
         // Reports wait for the start-up calibration rather than block the folds on it.
-        let calibrated = self
-            .calibrating
-            .as_ref()
-            .is_none_or(JoinHandle::is_finished);
+        let calibrated = self.calibrated();
         if let (Some(due), Some(interval)) = (at.next_periodic, self.periodic)
             && now >= due
             && calibrated

@@ -87,7 +87,8 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while !done() {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::yield_now();
+        // Polls without spinning: the test leaves latte's threads their CPUs.
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
 
@@ -231,4 +232,57 @@ fn a_panicking_exporter_is_an_error_and_the_agent_goes_on() {
         }
         other => panic!("stop returned {other:?}"),
     }
+}
+
+/// The child's side of [`a_due_exporter_does_not_spin_the_drain_while_calibration_runs`]:
+/// in a fresh process (its calibration not made yet), an agent whose exporter is due
+/// every millisecond from the start; prints the drain's CPU time at the first push and
+/// the calibration's wall time, in ns. Ignored: the parent runs it by name.
+#[test]
+#[ignore = "run by the other test, in a child process"]
+fn early_exporter_child() {
+    static EARLY: Id = Id::new("agent_exporters_early");
+    let probe = Probe::new("early", EARLY.name(), Some(Duration::from_millis(1)));
+    let guard = latte::builder()
+        .exporter(probe.clone())
+        .final_report(false)
+        .sink(std::io::sink())
+        .start()
+        .unwrap();
+    wait_until("the first push", || !probe.seen().pushes.is_empty());
+    let drain = latte::collect::footprint().drain_cpu_ns;
+    let took = latte::analyze::calibration().took.as_nanos();
+    guard.stop().unwrap();
+    println!("drain_cpu_ns={drain} calibration_ns={took}");
+}
+
+/// While the start-up calibration runs, reports wait for it; an exporter already due
+/// must not make the drain spin meanwhile (it did: its due time, past, was the drain's
+/// deadline, and two such processes on two CPUs left the nice-19 calibrations no CPU
+/// for 20 s). The drain's CPU time until the first push stays a small part of the
+/// calibration's wall time; a spinning drain takes about all of it.
+#[test]
+fn a_due_exporter_does_not_spin_the_drain_while_calibration_runs() {
+    let out = common::this_test_binary()
+        .args(["--ignored", "--exact", "--nocapture", "--test-threads=1"])
+        .arg(common::test_name(module_path!(), "early_exporter_child"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let figure = |name: &str| -> u64 {
+        let at = stdout
+            .find(name)
+            .unwrap_or_else(|| panic!("no {name}: {stdout}"));
+        let digits: String = stdout[at + name.len()..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().unwrap()
+    };
+    let (drain, took) = (figure("drain_cpu_ns="), figure("calibration_ns="));
+    assert!(
+        drain < took / 4,
+        "the drain took {drain} ns of CPU while the calibration ran {took} ns"
+    );
 }
