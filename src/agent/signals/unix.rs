@@ -24,7 +24,6 @@ use crate::agent::running;
 use crate::error::Error;
 use crate::record::fork::PerProcess;
 use libc::{c_int, c_void, siginfo_t};
-use signal_hook::low_level::emulate_default_handler;
 use std::io::Read;
 use std::os::fd::IntoRawFd;
 use std::os::unix::net::UnixStream;
@@ -144,7 +143,7 @@ fn on_signal(signal: c_int) {
     let timeout = super::report_timeout();
     // What the guard's drop would write; an error has nowhere to go.
     let _ = running::stop_within(timeout);
-    let _ = emulate_default_handler(signal);
+    emulate_default_handler(signal);
 }
 
 /// The value latte's handler has in `sa_sigaction`.
@@ -195,6 +194,29 @@ fn empty_action() -> libc::sigaction {
     action
 }
 
+/// The default course of `signal` (SIGTERM or SIGINT, whose default ends the process),
+/// from inside its handler: the default disposition back, the signal unblocked (a
+/// handler runs with it blocked), raised again. Only `sigaction`, `sigprocmask` and
+/// `raise`, each async-signal-safe. Returns if the process survives the signal
+/// (a disposition changed meanwhile by another thread).
+fn emulate_default_handler(signal: c_int) {
+    let action = empty_action();
+    // SAFETY: `action` is a valid `sigaction` (SIG_DFL, no flags, empty mask) alive
+    // for the call; a null old action is allowed.
+    if unsafe { libc::sigaction(signal, &action, std::ptr::null_mut()) } != 0 {
+        return;
+    }
+    let mut unblock = empty_action().sa_mask;
+    // SAFETY: `unblock` is a valid, owned `sigset_t`; `sigaddset` writes only it, and
+    // `sigprocmask` reads it and changes the calling thread's mask (a null old set is
+    // allowed).
+    unsafe {
+        libc::sigaddset(&mut unblock, signal);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &unblock, std::ptr::null_mut());
+        libc::raise(signal);
+    }
+}
+
 /// latte's handler for SIGTERM and SIGINT (see the module's documentation).
 extern "C" fn handler(signal: c_int, info: *mut siginfo_t, context: *mut c_void) {
     let errno = errno::get();
@@ -209,7 +231,7 @@ extern "C" fn handler(signal: c_int, info: *mut siginfo_t, context: *mut c_void)
         } else if still_installed(signal) && !hand_over(signal) {
             // Nobody else handles the signal, and latte has no report to write or
             // nobody here to write it: the default course, now.
-            let _ = emulate_default_handler(signal);
+            emulate_default_handler(signal);
         }
     }
     errno::set(errno);

@@ -287,10 +287,7 @@ impl TableOptions {
     /// ```
     pub fn resolved_width(&self) -> usize {
         let env = std::env::var("COLUMNS").ok();
-        resolve_width(self.width, env.as_deref(), || {
-            let (terminal_size::Width(w), _) = terminal_size::terminal_size_of(std::io::stdout())?;
-            Some(usize::from(w))
-        })
+        resolve_width(self.width, env.as_deref(), stdout_columns)
     }
 
     /// The columns after `COMPONENT` a table of `width` tries to show, in display
@@ -337,6 +334,54 @@ pub(super) fn resolve_width(
         .or_else(terminal)
         .unwrap_or(DEFAULT_WIDTH)
         .max(MIN_WIDTH)
+}
+
+/// The width of the terminal stdout writes to, in columns; `None` when stdout is not a
+/// terminal. One `ioctl` (Unix) or console call (Windows) through the `libc` and
+/// `windows-sys` crates latte has already (see `docs/design.md`, "Dependencies").
+#[cfg(unix)]
+#[allow(unsafe_code)] // one ioctl(2)
+fn stdout_columns() -> Option<usize> {
+    let mut size = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: `TIOCGWINSZ` writes one `winsize` through the pointer, which points at
+    // `size`, alive and writable for the call; on a stdout that is no terminal the call
+    // fails (`ENOTTY`) and writes nothing.
+    let rc = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &raw mut size) };
+    (rc == 0 && size.ws_col > 0).then_some(usize::from(size.ws_col))
+}
+
+/// The width of the console stdout writes to, in columns (its window, not its buffer);
+/// `None` when stdout is not a console.
+#[cfg(windows)]
+#[allow(unsafe_code)] // one console call
+fn stdout_columns() -> Option<usize> {
+    use windows_sys::Win32::System::Console::{
+        CONSOLE_SCREEN_BUFFER_INFO, GetConsoleScreenBufferInfo, GetStdHandle, STD_OUTPUT_HANDLE,
+    };
+    // SAFETY: plain data of integers, for which all zeros is a valid value.
+    let mut info: CONSOLE_SCREEN_BUFFER_INFO = unsafe { std::mem::zeroed() };
+    // SAFETY: `GetStdHandle` takes no pointer and returns a handle (or an invalid one,
+    // which the next call refuses); `GetConsoleScreenBufferInfo` writes one
+    // `CONSOLE_SCREEN_BUFFER_INFO` through the pointer, which points at `info`, alive
+    // and writable for the call, and returns 0 for a handle that is no console.
+    let ok = unsafe { GetConsoleScreenBufferInfo(GetStdHandle(STD_OUTPUT_HANDLE), &raw mut info) };
+    let window = info.srWindow;
+    let width = i32::from(window.Right) - i32::from(window.Left) + 1;
+    (ok != 0)
+        .then_some(width)
+        .and_then(|w| usize::try_from(w).ok())
+        .filter(|&w| w > 0)
+}
+
+/// No terminal width to read on this platform: `COLUMNS` or the default decides.
+#[cfg(not(any(unix, windows)))]
+fn stdout_columns() -> Option<usize> {
+    None
 }
 
 #[cfg(test)]
