@@ -9,29 +9,96 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 // ----------------------------------------------------------------- recorder settings
 
-/// Samples kept per (thread, id) unless configured: 2^16, as in the C++ original.
-pub const DEFAULT_RING_CAPACITY: usize = 1 << 16;
-/// Smallest accepted ring capacity.
-pub const MIN_RING_CAPACITY: usize = 2;
-/// Largest accepted ring capacity (2^28 samples, 2 GiB of address space per ring).
-pub const MAX_RING_CAPACITY: usize = 1 << 28;
-/// Open scopes per thread unless configured: 64, as in the C++ original.
-pub const DEFAULT_STACK_DEPTH: usize = 64;
-/// Largest accepted stack depth.
-pub const MAX_STACK_DEPTH: usize = 4096;
-/// Call-tree nodes below the root per thread unless configured; new paths past it
-/// fold into their parent's node (counted as `folded_paths`).
-pub const DEFAULT_NODE_LIMIT: usize = 4096;
-/// Largest accepted node limit.
-pub const MAX_NODE_LIMIT: usize = 1 << 20;
-/// Exited threads kept individually unless configured; older ones are folded.
-pub const DEFAULT_MAX_EXITED_THREADS: usize = 256;
+/// A recorder setting's default and the values [`Builder`](crate::Builder) accepts for
+/// it (a capacity or buffer size is also a power of two), declared once here for the
+/// recorder, the builder's checks and its docs.
+///
+/// ```
+/// use latte::Limit;
+/// assert_eq!(Limit::RING_CAPACITY.default, 1 << 16);
+/// assert!(Limit::SLOWEST.accepts(10) && !Limit::SLOWEST.accepts(Limit::SLOWEST.max + 1));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limit {
+    /// The value unless configured.
+    pub default: usize,
+    /// The smallest accepted value.
+    pub min: usize,
+    /// The largest accepted value.
+    pub max: usize,
+}
 
-/// Entries of a thread's flight-recorder buffer unless configured, when the flight
-/// recorder is on: 2^14 closed scopes, 384 KiB a thread (24 bytes an entry).
-pub const DEFAULT_FLIGHT_ENTRIES: usize = 1 << 14;
-/// Largest accepted flight-recorder buffer: 2^24 entries, 384 MiB a thread.
-pub const MAX_FLIGHT_ENTRIES: usize = 1 << 24;
+impl Limit {
+    /// Samples kept per (thread, id), overwrite-oldest ([`Builder::ring_capacity`](crate::Builder::ring_capacity)):
+    /// 2^16 unless configured, as in the C++ original; 2 to 2^28 (2 GiB of address
+    /// space per ring), a power of two.
+    pub const RING_CAPACITY: Limit = Limit {
+        default: 1 << 16,
+        min: 2,
+        max: 1 << 28,
+    };
+    /// Open scopes per thread ([`Builder::stack_depth`](crate::Builder::stack_depth)): 64
+    /// unless configured, as in the C++ original; 1 to 4,096.
+    pub const STACK_DEPTH: Limit = Limit {
+        default: 64,
+        min: 1,
+        max: 4096,
+    };
+    /// Call-tree nodes below the root per thread ([`Builder::node_limit`](crate::Builder::node_limit)):
+    /// 4,096 unless configured; 0 (a flat profile) to 2^20. New paths past it fold into
+    /// their parent's node (counted as `folded_paths`).
+    pub const NODE_LIMIT: Limit = Limit {
+        default: 4096,
+        min: 0,
+        max: 1 << 20,
+    };
+    /// Bytes the rings of the user's threads and the whole run's histograms may take
+    /// together ([`Builder::memory_cap`](crate::Builder::memory_cap)): 1 GiB unless
+    /// configured, 2,048 rings grown to the default capacity (say 64 threads x 32 busy
+    /// ids), or 131,072 rings at their first 1,024 slots; at least one ring's bytes.
+    pub const MEMORY_CAP: Limit = Limit {
+        default: 1 << 30,
+        min: 0,
+        max: usize::MAX,
+    };
+    /// Exited threads kept individually ([`Builder::max_exited_threads`](crate::Builder::max_exited_threads)):
+    /// 256 unless configured; older ones are folded.
+    pub const EXITED_THREADS: Limit = Limit {
+        default: 256,
+        min: 0,
+        max: usize::MAX,
+    };
+    /// Slowest samples kept per (thread, id) ([`Builder::slowest`](crate::Builder::slowest)):
+    /// 10 unless configured; 0 to 1,000.
+    pub const SLOWEST: Limit = Limit {
+        default: 10,
+        min: 0,
+        max: 1_000,
+    };
+    /// The longest frames each thread keeps whole ([`Builder::frames_listed`](crate::Builder::frames_listed)):
+    /// 1,000 unless configured; 0 to 100,000. The JSON lists the frames over budget
+    /// among them.
+    pub const FRAMES_LISTED: Limit = Limit {
+        default: 1_000,
+        min: 0,
+        max: 100_000,
+    };
+    /// Entries of a thread's flight-recorder buffer, when the flight recorder is on
+    /// ([`Builder::flight_entries`](crate::Builder::flight_entries)):
+    /// 2^14 closed scopes unless configured (384 KiB a thread, 24 bytes an entry); 1 to
+    /// 2^24 (384 MiB a thread), a power of two.
+    pub const FLIGHT_ENTRIES: Limit = Limit {
+        default: 1 << 14,
+        min: 1,
+        max: 1 << 24,
+    };
+
+    /// Whether `value` is within the bounds.
+    pub const fn accepts(&self, value: usize) -> bool {
+        self.min <= value && value <= self.max
+    }
+}
+
 /// Bytes a flight-recorder entry takes: its start and end ticks, its id and depth.
 pub const FLIGHT_ENTRY_BYTES: usize = 24;
 
@@ -39,11 +106,6 @@ pub const FLIGHT_ENTRY_BYTES: usize = 24;
 /// doubles on the writer's side each time it would first overwrite a sample, up to its
 /// capacity, so an id that records a few thousand samples never holds more.
 pub const RING_START: usize = 1 << 10;
-
-/// Bytes all rings of the user's threads may reserve together unless configured:
-/// 1 GiB, 2,048 rings grown to the default capacity (say 64 threads x 32 ids), or
-/// 131,072 rings that have not grown.
-pub const DEFAULT_MEMORY_CAP: u64 = 1 << 30;
 
 /// Shortest accepted periodic report interval.
 pub const MIN_PERIODIC: std::time::Duration = std::time::Duration::from_millis(1);
@@ -59,24 +121,13 @@ pub(crate) const SERIES_BLOCK_MS: u64 = 50;
 /// The most blocks the run's time series holds: past it, adjacent blocks merge in pairs.
 pub(crate) const SERIES_MAX_BLOCKS: usize = 64;
 
-/// Slowest samples kept per (thread, id) unless configured.
-pub const DEFAULT_SLOWEST: usize = 10;
-/// Largest accepted number of slowest samples kept per (thread, id).
-pub const MAX_SLOWEST: usize = 1_000;
-
-/// The longest frames each thread keeps whole unless configured: the JSON lists the
-/// frames over budget among them.
-pub const DEFAULT_FRAMES_LISTED: usize = 1_000;
-/// Largest accepted number of frames kept whole per thread.
-pub const MAX_FRAMES_LISTED: usize = 100_000;
-
-static SLOWEST: AtomicUsize = AtomicUsize::new(DEFAULT_SLOWEST);
-static FRAMES_LISTED: AtomicUsize = AtomicUsize::new(DEFAULT_FRAMES_LISTED);
-static RING_CAPACITY: AtomicUsize = AtomicUsize::new(DEFAULT_RING_CAPACITY);
-static STACK_DEPTH: AtomicUsize = AtomicUsize::new(DEFAULT_STACK_DEPTH);
-static MAX_EXITED_THREADS: AtomicUsize = AtomicUsize::new(DEFAULT_MAX_EXITED_THREADS);
-static MEMORY_CAP: AtomicU64 = AtomicU64::new(DEFAULT_MEMORY_CAP);
-static NODE_LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_NODE_LIMIT);
+static SLOWEST: AtomicUsize = AtomicUsize::new(Limit::SLOWEST.default);
+static FRAMES_LISTED: AtomicUsize = AtomicUsize::new(Limit::FRAMES_LISTED.default);
+static RING_CAPACITY: AtomicUsize = AtomicUsize::new(Limit::RING_CAPACITY.default);
+static STACK_DEPTH: AtomicUsize = AtomicUsize::new(Limit::STACK_DEPTH.default);
+static MAX_EXITED_THREADS: AtomicUsize = AtomicUsize::new(Limit::EXITED_THREADS.default);
+static MEMORY_CAP: AtomicU64 = AtomicU64::new(Limit::MEMORY_CAP.default as u64);
+static NODE_LIMIT: AtomicUsize = AtomicUsize::new(Limit::NODE_LIMIT.default);
 /// 0: the flight recorder is off.
 static FLIGHT_ENTRIES: AtomicUsize = AtomicUsize::new(0);
 static FLIGHT_WINDOW_NS: AtomicU64 = AtomicU64::new(0);
@@ -84,12 +135,12 @@ static FLIGHT_WINDOW_NS: AtomicU64 = AtomicU64::new(0);
 /// Whether `samples` is a valid ring capacity: a power of two within the limits (the
 /// ring wraps with a bit mask).
 pub(crate) fn ring_capacity_ok(samples: usize) -> bool {
-    samples.is_power_of_two() && (MIN_RING_CAPACITY..=MAX_RING_CAPACITY).contains(&samples)
+    samples.is_power_of_two() && Limit::RING_CAPACITY.accepts(samples)
 }
 
 /// Whether `depth` is a valid stack depth.
 pub(crate) fn stack_depth_ok(depth: usize) -> bool {
-    (1..=MAX_STACK_DEPTH).contains(&depth)
+    Limit::STACK_DEPTH.accepts(depth)
 }
 
 /// The bytes a ring of `capacity` samples reserves (8 per sample): what the memory
@@ -115,7 +166,7 @@ pub(crate) fn node_limit() -> usize {
 
 /// Whether `n` is a valid node limit (0: no node below the root, a flat profile).
 pub(crate) fn node_limit_ok(n: usize) -> bool {
-    n <= MAX_NODE_LIMIT
+    Limit::NODE_LIMIT.accepts(n)
 }
 
 /// Bytes the rings of the user's threads may reserve together.
@@ -133,10 +184,10 @@ pub(crate) fn flight_window_ns() -> u64 {
     FLIGHT_WINDOW_NS.load(Relaxed)
 }
 
-/// Whether `entries` is a valid flight-recorder buffer size: a power of two up to
-/// [`MAX_FLIGHT_ENTRIES`] (the buffer wraps with a bit mask).
+/// Whether `entries` is a valid flight-recorder buffer size: a power of two within
+/// [`Limit::FLIGHT_ENTRIES`] (the buffer wraps with a bit mask).
 pub(crate) fn flight_entries_ok(entries: usize) -> bool {
-    entries.is_power_of_two() && entries <= MAX_FLIGHT_ENTRIES
+    entries.is_power_of_two() && Limit::FLIGHT_ENTRIES.accepts(entries)
 }
 
 /// Exited threads kept individually before the oldest are folded.
@@ -154,15 +205,15 @@ pub(crate) fn frames_listed() -> usize {
     FRAMES_LISTED.load(Relaxed)
 }
 
-/// Sets [`frames_listed`] (validated by the caller: at most [`MAX_FRAMES_LISTED`]).
+/// Sets [`frames_listed`] (validated by the caller: within [`Limit::FRAMES_LISTED`]).
 pub(crate) fn set_frames_listed(n: usize) {
-    debug_assert!(n <= MAX_FRAMES_LISTED);
+    debug_assert!(Limit::FRAMES_LISTED.accepts(n));
     FRAMES_LISTED.store(n, Relaxed);
 }
 
-/// Sets [`slowest`] (validated by the caller: at most [`MAX_SLOWEST`]).
+/// Sets [`slowest`] (validated by the caller: within [`Limit::SLOWEST`]).
 pub(crate) fn set_slowest(n: usize) {
-    debug_assert!(n <= MAX_SLOWEST);
+    debug_assert!(Limit::SLOWEST.accepts(n));
     SLOWEST.store(n, Relaxed);
 }
 

@@ -9,7 +9,7 @@
 
 mod common;
 use latte::report::JsonStyle;
-use latte::{Builder, Error, Id, Report, ReportOptions};
+use latte::{Error, Id, Limit, Report, ReportOptions};
 
 /// 1,024 samples: 8 KiB per ring.
 const CAPACITY: usize = 1024;
@@ -59,13 +59,13 @@ fn caps_that_cannot_hold_one_ring_are_refused_by_value() {
     }
     // The largest ring needs a cap above the default.
     let err = latte::builder()
-        .ring_capacity(Builder::MAX_RING_CAPACITY)
+        .ring_capacity(Limit::RING_CAPACITY.max)
         .start()
         .unwrap_err();
     assert_eq!(
         err,
         Error::MemoryCap {
-            cap: Builder::DEFAULT_MEMORY_CAP,
+            cap: Limit::MEMORY_CAP.default as u64,
             ring_bytes: 1 << 31
         }
     );

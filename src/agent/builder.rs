@@ -72,11 +72,11 @@ impl Default for Builder {
             periodic_sink: None,
             periodic: None,
             drain_pace: Builder::DEFAULT_DRAIN_PACE,
-            slowest: Builder::DEFAULT_SLOWEST,
-            frames_listed: Builder::DEFAULT_FRAMES_LISTED,
+            slowest: config::Limit::SLOWEST.default,
+            frames_listed: config::Limit::FRAMES_LISTED.default,
             hlog: None,
             placement: placement::Placement::default(),
-            max_exited_threads: Builder::DEFAULT_MAX_EXITED_THREADS,
+            max_exited_threads: config::Limit::EXITED_THREADS.default,
             final_report: true,
             on_signals: signals::DEFAULT,
             exporters: Exporters::default(),
@@ -117,37 +117,9 @@ impl core::fmt::Debug for Builder {
 }
 
 impl Builder {
-    /// Samples kept per (thread, id) unless configured: 2^16, as in the C++ original.
-    pub const DEFAULT_RING_CAPACITY: usize = config::DEFAULT_RING_CAPACITY;
-    /// Smallest accepted ring capacity.
-    pub const MIN_RING_CAPACITY: usize = config::MIN_RING_CAPACITY;
-    /// Largest accepted ring capacity (2^28 samples, 2 GiB of address space per ring).
-    pub const MAX_RING_CAPACITY: usize = config::MAX_RING_CAPACITY;
-    /// Open scopes per thread unless configured: 64, as in the C++ original.
-    pub const DEFAULT_STACK_DEPTH: usize = config::DEFAULT_STACK_DEPTH;
-    /// Largest accepted stack depth.
-    pub const MAX_STACK_DEPTH: usize = config::MAX_STACK_DEPTH;
-    /// Call-tree nodes below the root per thread unless configured.
-    pub const DEFAULT_NODE_LIMIT: usize = config::DEFAULT_NODE_LIMIT;
-    /// Largest accepted node limit.
-    pub const MAX_NODE_LIMIT: usize = config::MAX_NODE_LIMIT;
-    /// Bytes the rings of the user's threads and the whole run's histograms may take
-    /// together unless configured: 1 GiB, 2,048 rings grown to the default capacity
-    /// (say 64 threads x 32 busy ids), or 131,072 rings at their first 1,024 slots.
-    pub const DEFAULT_MEMORY_CAP: u64 = config::DEFAULT_MEMORY_CAP;
-    /// Exited threads kept individually unless configured.
-    pub const DEFAULT_MAX_EXITED_THREADS: usize = config::DEFAULT_MAX_EXITED_THREADS;
     /// Shortest accepted periodic report interval: 1 ms (a report is a full analysis;
     /// a shorter period would keep the drain thread busy writing).
     pub const MIN_PERIODIC: Duration = config::MIN_PERIODIC;
-    /// Slowest samples kept per (thread, id) unless configured.
-    pub const DEFAULT_SLOWEST: usize = config::DEFAULT_SLOWEST;
-    /// Largest accepted number of slowest samples per (thread, id).
-    pub const MAX_SLOWEST: usize = config::MAX_SLOWEST;
-    /// The longest frames each thread keeps whole unless configured (1,000).
-    pub const DEFAULT_FRAMES_LISTED: usize = config::DEFAULT_FRAMES_LISTED;
-    /// Largest accepted number of frames kept whole per thread (100,000).
-    pub const MAX_FRAMES_LISTED: usize = config::MAX_FRAMES_LISTED;
     /// The drain thread's shortest and longest wait between folds unless configured:
     /// 1 ms and 10 ms. The longest wait is what rings get after a long quiet spell
     /// (about 17 s): a default ring (2^16 samples) then laps only if a thread starts

@@ -34,18 +34,12 @@ impl Flight {
 }
 
 impl Builder {
-    /// Closed scopes a thread's flight-recorder buffer holds unless configured: 2^14
-    /// (384 KiB a thread, 24 bytes a scope).
-    pub const DEFAULT_FLIGHT_ENTRIES: usize = config::DEFAULT_FLIGHT_ENTRIES;
-    /// Largest accepted flight-recorder buffer: 2^24 closed scopes a thread.
-    pub const MAX_FLIGHT_ENTRIES: usize = config::MAX_FLIGHT_ENTRIES;
-
     /// Turns the flight recorder on: each thread keeps a timeline of its recent
     /// scopes (start and end ticks, id, depth on the thread's stack), reaching `window`
     /// back (1 µs to 60 s; 50 ms is a good start), or
     /// [`flight_entries`](Builder::flight_entries) scopes, whichever is shorter. Its
     /// memory is fixed when a thread registers and stated in the report's header:
-    /// 24 bytes a scope, [`DEFAULT_FLIGHT_ENTRIES`](Builder::DEFAULT_FLIGHT_ENTRIES)
+    /// 24 bytes a scope, [`Limit::FLIGHT_ENTRIES`](crate::Limit::FLIGHT_ENTRIES)
     /// unless set. Applies to threads that first record after
     /// [`start`](Builder::start) (an agent started later without it turns it off for
     /// the threads after it).
@@ -70,14 +64,14 @@ impl Builder {
     pub fn flight_recorder(mut self, window: Duration) -> Builder {
         let entries = self
             .flight
-            .map_or(config::DEFAULT_FLIGHT_ENTRIES, |f| f.entries);
+            .map_or(config::Limit::FLIGHT_ENTRIES.default, |f| f.entries);
         self.flight = Some(Flight { window, entries });
         self
     }
 
     /// Closed scopes each thread's flight-recorder buffer holds: a power of two up to
-    /// [`MAX_FLIGHT_ENTRIES`](Builder::MAX_FLIGHT_ENTRIES) (default
-    /// [`DEFAULT_FLIGHT_ENTRIES`](Builder::DEFAULT_FLIGHT_ENTRIES)), 24 bytes each. A
+    /// [`Limit::FLIGHT_ENTRIES`](crate::Limit::FLIGHT_ENTRIES) (default
+    /// [`Limit::FLIGHT_ENTRIES`](crate::Limit::FLIGHT_ENTRIES)), 24 bytes each. A
     /// thread that closes more scopes within the window than this keeps the newest.
     /// Turns the flight recorder on with a 50 ms window if
     /// [`flight_recorder`](Builder::flight_recorder) has not.

@@ -7,8 +7,8 @@ use crate::error::Error;
 
 impl Builder {
     /// Samples kept per (thread, id), overwrite-oldest: a power of two within
-    /// [`MIN_RING_CAPACITY`](Builder::MIN_RING_CAPACITY)..=[`MAX_RING_CAPACITY`](Builder::MAX_RING_CAPACITY)
-    /// (default [`DEFAULT_RING_CAPACITY`](Builder::DEFAULT_RING_CAPACITY)). Applies to
+    /// [`Limit::RING_CAPACITY`](crate::Limit::RING_CAPACITY)..=[`Limit::RING_CAPACITY`](crate::Limit::RING_CAPACITY)
+    /// (default [`Limit::RING_CAPACITY`](crate::Limit::RING_CAPACITY)). Applies to
     /// rings created after [`start`](Builder::start), and stays after the agent stops.
     /// A ring starts at 1,024 slots (8 KiB; the capacity if smaller) and doubles on its
     /// thread's push that would first overwrite a sample, up to the capacity, so an id
@@ -19,8 +19,8 @@ impl Builder {
         self
     }
 
-    /// Open scopes per thread, 1..=[`MAX_STACK_DEPTH`](Builder::MAX_STACK_DEPTH)
-    /// (default [`DEFAULT_STACK_DEPTH`](Builder::DEFAULT_STACK_DEPTH)). A Start on a
+    /// Open scopes per thread, 1..=[`Limit::STACK_DEPTH`](crate::Limit::STACK_DEPTH)
+    /// (default [`Limit::STACK_DEPTH`](crate::Limit::STACK_DEPTH)). A Start on a
     /// full stack gives up the oldest open scope, counted as abandoned under its id, so
     /// the newest scopes keep recording; the abandoned scope's Stop is absorbed. Applies
     /// to threads that start recording after [`start`](Builder::start), and stays after
@@ -31,8 +31,8 @@ impl Builder {
     }
 
     /// Call-tree nodes a thread may make below the root, at most
-    /// [`MAX_NODE_LIMIT`](Builder::MAX_NODE_LIMIT) (default
-    /// [`DEFAULT_NODE_LIMIT`](Builder::DEFAULT_NODE_LIMIT), 4,096). Each scope records
+    /// [`Limit::NODE_LIMIT`](crate::Limit::NODE_LIMIT) (default
+    /// [`Limit::NODE_LIMIT`](crate::Limit::NODE_LIMIT), 4,096). Each scope records
     /// under the scope open below it on its thread: a node per distinct path, each
     /// with a ring of its own (starting at 1,024 slots, 8 KiB, charged against the
     /// [`memory_cap`](Builder::memory_cap); a node of a [`prepare`](crate::collect::prepare)d
@@ -77,7 +77,7 @@ impl Builder {
     }
 
     /// Bytes the rings of all the user's threads and the whole run's histograms may
-    /// take together (default [`DEFAULT_MEMORY_CAP`](Builder::DEFAULT_MEMORY_CAP); a
+    /// take together (default [`Limit::MEMORY_CAP`](crate::Limit::MEMORY_CAP); a
     /// ring reserves 8 bytes per sample of [`ring_capacity`](Builder::ring_capacity)).
     /// Ids are not known in advance, so the cap is enforced at an id's first use on a
     /// thread: past it, no ring is made, the id records nothing on that thread, and
@@ -107,8 +107,8 @@ impl Builder {
 
     /// How many of the slowest samples of each (thread, id) the whole run keeps, with
     /// their thread and when they were recorded (default
-    /// [`DEFAULT_SLOWEST`](Builder::DEFAULT_SLOWEST), at most
-    /// [`MAX_SLOWEST`](Builder::MAX_SLOWEST); 0 keeps none). Reports list them per
+    /// [`Limit::SLOWEST`](crate::Limit::SLOWEST), at most
+    /// [`Limit::SLOWEST`](crate::Limit::SLOWEST); 0 keeps none). Reports list them per
     /// component, slowest first ([`Row::slowest`](crate::report::Row::slowest)).
     /// Applies from [`start`](Builder::start) on, and stays after the agent stops.
     ///
@@ -122,7 +122,7 @@ impl Builder {
     }
 
     /// Exited threads kept individually in reports (default
-    /// [`DEFAULT_MAX_EXITED_THREADS`](Builder::DEFAULT_MAX_EXITED_THREADS)); older ones are merged
+    /// [`Limit::EXITED_THREADS`](crate::Limit::EXITED_THREADS)); older ones are merged
     /// into one `<exited threads>` entry per id, which keeps memory bounded under
     /// thread churn.
     pub fn max_exited_threads(mut self, threads: usize) -> Builder {
@@ -131,8 +131,8 @@ impl Builder {
     }
 
     /// How many of the longest frames each thread keeps whole (default
-    /// [`DEFAULT_FRAMES_LISTED`](Builder::DEFAULT_FRAMES_LISTED), at most
-    /// [`MAX_FRAMES_LISTED`](Builder::MAX_FRAMES_LISTED)): a report lists every frame
+    /// [`Limit::FRAMES_LISTED`](crate::Limit::FRAMES_LISTED), at most
+    /// [`Limit::FRAMES_LISTED`](crate::Limit::FRAMES_LISTED)): a report lists every frame
     /// over budget among them, with what ate it
     /// ([`PerFrame::worst`](crate::report::PerFrame::worst)), and counts those beyond
     /// ([`PerFrame::unlisted`](crate::report::PerFrame::unlisted)); the table names the
@@ -159,12 +159,12 @@ impl Builder {
         if let Some(n) = self.node_limit.filter(|&n| !config::node_limit_ok(n)) {
             return Err(Error::NodeLimit { requested: n });
         }
-        if self.slowest > config::MAX_SLOWEST {
+        if !config::Limit::SLOWEST.accepts(self.slowest) {
             return Err(Error::Slowest {
                 requested: self.slowest,
             });
         }
-        if self.frames_listed > config::MAX_FRAMES_LISTED {
+        if !config::Limit::FRAMES_LISTED.accepts(self.frames_listed) {
             return Err(Error::FramesListed {
                 requested: self.frames_listed,
             });

@@ -1,7 +1,7 @@
 //! The text of each error that wraps no I/O error.
 
 use super::Error;
-use crate::config::{MAX_RING_CAPACITY, MAX_STACK_DEPTH, MIN_RING_CAPACITY};
+use crate::config::Limit;
 use core::fmt;
 
 impl Error {
@@ -12,24 +12,25 @@ impl Error {
                 f,
                 "ring capacity {requested} is invalid: it must be a power of two between {} and {} samples \
                  (the ring wraps with a bit mask)",
-                MIN_RING_CAPACITY, MAX_RING_CAPACITY
+                Limit::RING_CAPACITY.min,
+                Limit::RING_CAPACITY.max
             ),
             Error::StackDepth { requested } => write!(
                 f,
                 "stack depth {requested} is invalid: it must be between 1 and {}",
-                MAX_STACK_DEPTH
+                Limit::STACK_DEPTH.max
             ),
             Error::NodeLimit { requested } => write!(
                 f,
                 "node limit {requested} is invalid: a thread may have at most {} call-tree nodes \
                  below the root (0 records a flat profile)",
-                crate::config::MAX_NODE_LIMIT
+                crate::config::Limit::NODE_LIMIT.max
             ),
             Error::FlightRecorder { window, entries } => write!(
                 f,
                 "flight recorder window {window:?} with {entries} entries per thread is invalid: \
                  the window must be 1µs to 60s and the entries a power of two up to {}",
-                crate::config::MAX_FLIGHT_ENTRIES
+                crate::config::Limit::FLIGHT_ENTRIES.max
             ),
             _ => Ok(()),
         }
@@ -53,12 +54,12 @@ impl Error {
             Error::Slowest { requested } => write!(
                 f,
                 "{requested} slowest samples per thread and id is invalid: at most {} are kept",
-                crate::config::MAX_SLOWEST
+                crate::config::Limit::SLOWEST.max
             ),
             Error::FramesListed { requested } => write!(
                 f,
                 "{requested} frames listed per thread is invalid: at most {} are kept",
-                crate::config::MAX_FRAMES_LISTED
+                crate::config::Limit::FRAMES_LISTED.max
             ),
             Error::DrainPace { min, max } => write!(
                 f,

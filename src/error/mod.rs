@@ -17,17 +17,17 @@ use std::time::Duration;
 #[non_exhaustive]
 pub enum Error {
     /// A ring capacity that is not a power of two within
-    /// [`MIN_RING_CAPACITY`](crate::Builder::MIN_RING_CAPACITY)..=[`MAX_RING_CAPACITY`](crate::Builder::MAX_RING_CAPACITY).
+    /// [`Limit::RING_CAPACITY`](crate::Limit::RING_CAPACITY)..=[`Limit::RING_CAPACITY`](crate::Limit::RING_CAPACITY).
     RingCapacity {
         /// The value that was asked for.
         requested: usize,
     },
-    /// A stack depth outside 1..=[`MAX_STACK_DEPTH`](crate::Builder::MAX_STACK_DEPTH).
+    /// A stack depth outside 1..=[`Limit::STACK_DEPTH`](crate::Limit::STACK_DEPTH).
     StackDepth {
         /// The value that was asked for.
         requested: usize,
     },
-    /// A call-tree node limit above [`MAX_NODE_LIMIT`](crate::Builder::MAX_NODE_LIMIT).
+    /// A call-tree node limit above [`Limit::NODE_LIMIT`](crate::Limit::NODE_LIMIT).
     NodeLimit {
         /// The value that was asked for.
         requested: usize,
@@ -35,7 +35,7 @@ pub enum Error {
     /// A flight-recorder setting out of range: a window outside 1 µs..=60 s
     /// ([`Builder::flight_recorder`](crate::Builder::flight_recorder)), or a buffer size
     /// that is not a power of two up to
-    /// [`MAX_FLIGHT_ENTRIES`](crate::Builder::MAX_FLIGHT_ENTRIES)
+    /// [`Limit::FLIGHT_ENTRIES`](crate::Limit::FLIGHT_ENTRIES)
     /// ([`Builder::flight_entries`](crate::Builder::flight_entries)).
     FlightRecorder {
         /// The window asked for.
@@ -72,13 +72,13 @@ pub enum Error {
         requested: Duration,
     },
     /// A number of slowest samples to keep above
-    /// [`MAX_SLOWEST`](crate::Builder::MAX_SLOWEST).
+    /// [`Limit::SLOWEST`](crate::Limit::SLOWEST).
     Slowest {
         /// The value that was asked for.
         requested: usize,
     },
     /// A number of frames to list above
-    /// [`MAX_FRAMES_LISTED`](crate::Builder::MAX_FRAMES_LISTED).
+    /// [`Limit::FRAMES_LISTED`](crate::Limit::FRAMES_LISTED).
     FramesListed {
         /// The value that was asked for.
         requested: usize,

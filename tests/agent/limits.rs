@@ -8,7 +8,7 @@
 //! recording later, a capacity to rings made later).
 
 use crate::common;
-use latte::{Builder, Cleaning, Error, Guard, Id, Mode, Report, ReportOptions};
+use latte::{Builder, Cleaning, Error, Guard, Id, Limit, Mode, Report, ReportOptions};
 
 /// A quiet agent (no output, no final report) with `settings`.
 fn start(settings: impl FnOnce(Builder) -> Builder) -> Result<Guard, Error> {
@@ -37,8 +37,8 @@ fn whole_run_row(component: &str) -> latte::report::Row {
 #[test]
 fn ring_capacities_past_the_limits_are_refused_by_value() {
     let _one = common::exclusive();
-    assert_eq!(Builder::MIN_RING_CAPACITY, 2);
-    assert_eq!(Builder::MAX_RING_CAPACITY, 1 << 28);
+    assert_eq!(Limit::RING_CAPACITY.min, 2);
+    assert_eq!(Limit::RING_CAPACITY.max, 1 << 28);
     for bad in [0, 1, 3, 1 << 29, usize::MAX] {
         let err = start(|b| b.ring_capacity(bad)).unwrap_err();
         assert_eq!(err, Error::RingCapacity { requested: bad });
@@ -53,14 +53,14 @@ fn ring_capacities_past_the_limits_are_refused_by_value() {
     static AFTER: Id = Id::new("limits/capacity_after_refusals");
     let me = common::on_named_thread("limits-after-refusals", || latte::record(&AFTER, 1));
     let ring = me.component(AFTER.name()).unwrap();
-    assert_eq!(ring.capacity, Builder::DEFAULT_RING_CAPACITY);
+    assert_eq!(ring.capacity, Limit::RING_CAPACITY.default);
     common::assert_a_new_agent_can_start();
 }
 
 #[test]
 fn the_smallest_ring_keeps_the_newest_two_and_counts_the_rest() {
     let _one = common::exclusive();
-    let guard = start(|b| b.ring_capacity(Builder::MIN_RING_CAPACITY)).unwrap();
+    let guard = start(|b| b.ring_capacity(Limit::RING_CAPACITY.min)).unwrap();
     static TINY: Id = Id::new("limits/tiny_ring");
     let me = common::on_named_thread("limits-tiny-ring", || {
         for v in 10..15 {
@@ -94,7 +94,7 @@ fn the_largest_ring_capacity_is_accepted() {
     let _ = latte::analyze::calibration();
     let before = latte::footprint();
     let guard = start(|b| {
-        b.ring_capacity(Builder::MAX_RING_CAPACITY)
+        b.ring_capacity(Limit::RING_CAPACITY.max)
             .memory_cap(1 << 31)
     })
     .unwrap();
@@ -107,7 +107,7 @@ fn the_largest_ring_capacity_is_accepted() {
 #[test]
 fn stack_depths_past_the_limits_are_refused_by_value() {
     let _one = common::exclusive();
-    assert_eq!(Builder::MAX_STACK_DEPTH, 4096);
+    assert_eq!(Limit::STACK_DEPTH.max, 4096);
     for bad in [0, 4097, usize::MAX] {
         let err = start(|b| b.stack_depth(bad)).unwrap_err();
         assert_eq!(err, Error::StackDepth { requested: bad });
@@ -132,7 +132,7 @@ fn nest(outer: &'static Id, depth: usize, inner: Option<&'static Id>) {
 #[test]
 fn a_stack_of_one_and_the_deepest_stack_work_as_documented() {
     let _one = common::exclusive();
-    for depth in [1, Builder::MAX_STACK_DEPTH] {
+    for depth in [1, Limit::STACK_DEPTH.max] {
         let guard = start(|b| b.stack_depth(depth)).unwrap();
         let outer: &'static Id = Box::leak(Box::new(Id::new(if depth == 1 {
             "limits/depth_1_outer"
@@ -170,14 +170,14 @@ fn a_stack_of_one_and_the_deepest_stack_work_as_documented() {
 #[test]
 fn the_slowest_list_at_and_past_its_limit() {
     let _one = common::exclusive();
-    assert_eq!(Builder::MAX_SLOWEST, 1_000);
-    let err = start(|b| b.slowest(Builder::MAX_SLOWEST + 1)).unwrap_err();
+    assert_eq!(Limit::SLOWEST.max, 1_000);
+    let err = start(|b| b.slowest(Limit::SLOWEST.max + 1)).unwrap_err();
     assert_eq!(err, Error::Slowest { requested: 1_001 });
     assert!(err.to_string().contains("at most 1000"), "{err}");
 
     let guard = start(|b| {
-        b.slowest(Builder::MAX_SLOWEST)
-            .ring_capacity(Builder::DEFAULT_RING_CAPACITY)
+        b.slowest(Limit::SLOWEST.max)
+            .ring_capacity(Limit::RING_CAPACITY.default)
     })
     .unwrap();
     static SLOW: Id = Id::new("limits/slowest_max");

@@ -140,11 +140,11 @@ impl Drop for Exclusive {
             latte::builder()
                 .final_report(false)
                 .sink(std::io::sink())
-                .ring_capacity(latte::Builder::DEFAULT_RING_CAPACITY)
-                .stack_depth(latte::Builder::DEFAULT_STACK_DEPTH)
-                .memory_cap(latte::Builder::DEFAULT_MEMORY_CAP)
-                .slowest(latte::Builder::DEFAULT_SLOWEST)
-                .max_exited_threads(latte::Builder::DEFAULT_MAX_EXITED_THREADS)
+                .ring_capacity(latte::Limit::RING_CAPACITY.default)
+                .stack_depth(latte::Limit::STACK_DEPTH.default)
+                .memory_cap(latte::Limit::MEMORY_CAP.default as u64)
+                .slowest(latte::Limit::SLOWEST.default)
+                .max_exited_threads(latte::Limit::EXITED_THREADS.default)
                 .start()?
                 .stop()
         });
@@ -169,7 +169,7 @@ impl Drop for Exclusive {
 /// table leaves of its 16 KiB.
 pub fn churn_bound(f: &latte::collect::Footprint, max_exited: u64, samples_per_thread: u64) -> u64 {
     // The churn tests run with the default ring capacity.
-    let capacity = latte::Builder::DEFAULT_RING_CAPACITY as u64;
+    let capacity = latte::Limit::RING_CAPACITY.default as u64;
     assert!(
         f.histograms <= f.live_threads + max_exited + 2,
         "one histogram per kept thread, and the series' one: {f:?}"

@@ -21,12 +21,12 @@ impl Settings {
 
 impl Drop for Settings {
     fn drop(&mut self) {
-        use latte::Builder;
+        use latte::Limit;
         let defaults = latte::builder()
             .final_report(false)
-            .ring_capacity(Builder::DEFAULT_RING_CAPACITY)
-            .stack_depth(Builder::DEFAULT_STACK_DEPTH)
-            .node_limit(Builder::DEFAULT_NODE_LIMIT);
+            .ring_capacity(Limit::RING_CAPACITY.default)
+            .stack_depth(Limit::STACK_DEPTH.default)
+            .node_limit(Limit::NODE_LIMIT.default);
         defaults.start().and_then(|g| g.stop()).unwrap();
     }
 }
@@ -333,7 +333,7 @@ fn a_hundred_thousand_paths_stay_within_the_node_limit_and_a_memory_bound() {
         let after = latte::collect::footprint().ring_bytes_reserved;
         RESERVED.store(after.saturating_sub(before), Relaxed);
     });
-    let limit = latte::Builder::DEFAULT_NODE_LIMIT;
+    let limit = latte::Limit::NODE_LIMIT.default;
     assert_eq!(
         me.anomalies.folded_paths,
         (PARENTS * CHILDREN - limit) as u64

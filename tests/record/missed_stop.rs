@@ -7,10 +7,10 @@
 
 use crate::common;
 use latte::collect::{FrameCounts, ThreadCapture};
-use latte::{Builder, latte_start, latte_stop};
+use latte::{Limit, latte_start, latte_stop};
 
 const CALLS: u64 = 1_000;
-const DEPTH: u64 = Builder::DEFAULT_STACK_DEPTH as u64;
+const DEPTH: u64 = Limit::STACK_DEPTH.default as u64;
 
 /// Runs `f` on a new thread `name` and returns its capture, asserting it exited.
 fn on_thread(name: &str, f: impl FnOnce() + Send + 'static) -> ThreadCapture {
