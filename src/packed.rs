@@ -3,7 +3,7 @@
 //! Neighbouring buckets of a histogram of 3 significant digits are at most 1/1,024 of
 //! their value apart and most counts are small, so a bucket takes 2 to 4 bytes where
 //! the pair of `u64`s takes 16. The collector's blocks of time and a report's
-//! [`Distribution`](crate::report::Distribution) hold their buckets this way.
+//! `Distribution` hold their buckets this way.
 
 /// `buckets` (ascending lowest values, each with its count) packed.
 pub(crate) fn pack(buckets: impl IntoIterator<Item = (u64, u64)>) -> Box<[u8]> {

@@ -140,16 +140,7 @@ impl Drain {
         };
         self.exporters.schedule(now);
         loop {
-            // Reports wait for the start-up calibration: until it ends, their due times
-            // (past, once due) must not be the deadline, or the drain would spin a CPU
-            // away from the calibration it waits for. The folds' pace looks again.
-            let calibrated = self.calibrated();
-            let deadline = [at.next_periodic, self.exporters.next_due()]
-                .into_iter()
-                .flatten()
-                .filter(|_| calibrated)
-                .fold(at.next_fold, Instant::min);
-            match super::running::next_command(&self.rx, deadline) {
+            match super::running::next_command(&self.rx, self.deadline(&at)) {
                 Ok(Command::Report(reply)) => {
                     let _ = reply.send(self.whole_run(None));
                 }
@@ -186,6 +177,19 @@ impl Drain {
             }
             self.due_work(&mut at);
         }
+    }
+
+    /// When the drain next has work of its own: the next fold, or a report due
+    /// sooner. Reports wait for the start-up calibration: until it ends, their due
+    /// times (past, once due) must not be the deadline, or the drain would spin a CPU
+    /// away from the calibration it waits for; the folds' pace looks again.
+    fn deadline(&self, at: &Schedule) -> Instant {
+        let calibrated = self.calibrated();
+        [at.next_periodic, self.exporters.next_due()]
+            .into_iter()
+            .flatten()
+            .filter(|_| calibrated)
+            .fold(at.next_fold, Instant::min)
     }
 
     /// Whether the start-up calibration has ended (reports wait for it).

@@ -19,7 +19,7 @@ impl Report {
     /// it: each row, tree node and thread with calls since, its counts and totals the
     /// differences, its quantiles read from the difference of the distributions; the
     /// threads' anomaly and frame counts the differences. A row whose calls went down
-    /// (the run was [`reset`](crate::collect::reset) in between) counts from zero.
+    /// (the run was reset, `collect::reset`, in between) counts from zero.
     /// What an interval of two whole-run reports does not know is NaN (`min`,
     /// `std_dev`, `skew`, the cleaned figures; `max` is its bucket's middle) or left
     /// out (the slowest samples, the series, per-frame spreads). The rest (unit,
@@ -150,6 +150,18 @@ fn rows_since(now: &[Row], then: &[Row]) -> Vec<Row> {
         .collect()
 }
 
+/// The cleaned figures of an interval: not known from two whole-run reports.
+const UNKNOWN_CLEANED: CleanedSummary = CleanedSummary {
+    samples: 0,
+    avg: f64::NAN,
+    median: f64::NAN,
+    std_dev: f64::NAN,
+    skew: f64::NAN,
+    min: f64::NAN,
+    max: f64::NAN,
+    range: f64::NAN,
+};
+
 impl Row {
     /// What this row gained over `earlier` (the same component in an earlier report),
     /// if it has calls since: all of it without `earlier`, or when its calls went down.
@@ -166,9 +178,10 @@ impl Row {
         let samples = s.samples.saturating_sub(o.samples);
         let total = (s.total - o.total).max(0.0);
         let q = |q: f64| distribution.quantile(q);
-        let (min, max) = match distribution.is_empty() {
-            true => (f64::NAN, f64::NAN),
-            false => (f64::NAN, q(1.0)),
+        let max = if distribution.is_empty() {
+            f64::NAN
+        } else {
+            q(1.0)
         };
         let stats = Summary {
             samples,
@@ -182,7 +195,7 @@ impl Row {
             median: q(0.5),
             std_dev: f64::NAN,
             skew: f64::NAN,
-            min,
+            min: f64::NAN,
             max,
             range: f64::NAN,
             p90: q(0.9),
@@ -197,13 +210,7 @@ impl Row {
             outliers_total: (s.outliers_total - o.outliers_total).max(0.0),
             cleaned: CleanedSummary {
                 samples: s.cleaned.samples.saturating_sub(o.cleaned.samples),
-                avg: f64::NAN,
-                median: f64::NAN,
-                std_dev: f64::NAN,
-                skew: f64::NAN,
-                min: f64::NAN,
-                max: f64::NAN,
-                range: f64::NAN,
+                ..UNKNOWN_CLEANED
             },
         };
         Some(Row {
