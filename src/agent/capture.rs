@@ -1,6 +1,6 @@
 //! The flight recorder's captures, as the user sets them: what triggers one
-//! ([`CaptureTrigger`], in `collect`), where they go and their bounds (the [`Builder`]
-//! settings).
+//! ([`CaptureTrigger`], in `collect`), where they go and their bounds (set through
+//! [`Builder`](crate::Builder), checked here).
 //! The drain's side is `capturer.rs`.
 
 use super::builder::Builder;
@@ -108,75 +108,5 @@ impl Settings {
             }
         }
         above
-    }
-}
-
-impl Builder {
-    /// Where captures go unless set: `latte-captures` in the current directory.
-    pub const DEFAULT_CAPTURE_DIR: &'static str = "latte-captures";
-    /// Capture files kept in the directory unless set.
-    pub const DEFAULT_CAPTURE_FILES: usize = 16;
-    /// Bytes of capture files kept unless set: 64 MiB.
-    pub const DEFAULT_CAPTURE_BYTES: u64 = 64 << 20;
-    /// Shortest time between two triggered captures unless set.
-    pub const DEFAULT_CAPTURE_GAP: Duration = Duration::from_secs(1);
-
-    /// Captures every thread's timeline around a sample that `trigger` picks out (may
-    /// be given several times; needs [`flight_recorder`](Builder::flight_recorder)):
-    /// a scope above a threshold or above its component's running tail, or a frame
-    /// over [`frame_budget`](Builder::frame_budget) ([`CaptureTrigger`]).
-    /// The drain checks each sample as it folds it; after a fold that found some, the
-    /// slowest is captured, unless the last capture is more recent than
-    /// [`capture_gap`](Builder::capture_gap): then it is counted as skipped. A capture
-    /// is a Chrome trace-event JSON file (Perfetto UI and `chrome://tracing` open it)
-    /// in [`capture_dir`](Builder::capture_dir): every live thread's scopes within the
-    /// window before the capture, the scopes still open, and the triggering scope
-    /// marked. A capture that cannot be written is counted and named in the next
-    /// report, never retried, never fatal.
-    ///
-    /// ```no_run
-    /// use latte::Id;
-    /// use latte::collect::CaptureTrigger;
-    /// use std::time::Duration;
-    /// static ORDER: Id = Id::new("on_order");
-    /// let _latte = latte::builder()
-    ///     .flight_recorder(Duration::from_millis(50))
-    ///     .capture_when(CaptureTrigger::above(&ORDER, Duration::from_micros(200)))
-    ///     .capture_when(CaptureTrigger::tail(0.999, 10_000))
-    ///     .capture_dir("/var/tmp/latte")
-    ///     .start()?;
-    /// # Ok::<(), latte::Error>(())
-    /// ```
-    pub fn capture_when(mut self, trigger: CaptureTrigger) -> Builder {
-        self.capture.triggers.push(trigger);
-        self
-    }
-
-    /// The directory captures are written to (made if missing), default
-    /// [`DEFAULT_CAPTURE_DIR`](Builder::DEFAULT_CAPTURE_DIR).
-    pub fn capture_dir(mut self, dir: impl Into<PathBuf>) -> Builder {
-        self.capture.dir = dir.into();
-        self
-    }
-
-    /// The most capture files and bytes of them this agent keeps in the directory
-    /// (defaults [`DEFAULT_CAPTURE_FILES`](Builder::DEFAULT_CAPTURE_FILES) and
-    /// [`DEFAULT_CAPTURE_BYTES`](Builder::DEFAULT_CAPTURE_BYTES)): before writing one
-    /// past either bound, it removes its own oldest captures. A capture larger than
-    /// the byte bound alone is not written (counted as failed). Files it did not write
-    /// are never touched.
-    pub fn capture_limits(mut self, files: usize, bytes: u64) -> Builder {
-        self.capture.max_files = files;
-        self.capture.max_bytes = bytes;
-        self
-    }
-
-    /// The shortest time between two triggered captures (default
-    /// [`DEFAULT_CAPTURE_GAP`](Builder::DEFAULT_CAPTURE_GAP)); captures asked for
-    /// with [`Guard::capture_timeline`](crate::Guard::capture_timeline) are not held
-    /// back.
-    pub fn capture_gap(mut self, gap: Duration) -> Builder {
-        self.capture.gap = gap;
-        self
     }
 }

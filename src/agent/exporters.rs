@@ -3,7 +3,6 @@
 //! to by the drain thread on their own schedules, stopped by it as it ends. Every call
 //! into an exporter is guarded: a panic is an error, never the agent's end.
 
-use super::builder::Builder;
 use super::drain::next_tick;
 use super::guard::Command;
 use super::running::Line;
@@ -63,6 +62,19 @@ fn failed(name: &str, error: impl Into<Box<dyn std::error::Error + Send + Sync>>
 }
 
 impl Exporters {
+    /// Registers `exporter` ([`Builder::exporter`](crate::Builder::exporter)).
+    pub(super) fn register(&mut self, exporter: Box<dyn Exporter>) {
+        self.list.push(Registered {
+            name: exporter.name().to_owned(),
+            interval: exporter.interval(),
+            exporter,
+            running: false,
+            broken: false,
+            next: None,
+            failures: Arc::default(),
+        });
+    }
+
     /// Refuses a push interval shorter than [`MIN_PERIODIC`].
     pub(super) fn validate(&self) -> Result<(), Error> {
         for r in &self.list {
@@ -212,38 +224,5 @@ impl Registered {
 impl Drop for Exporters {
     fn drop(&mut self) {
         self.stop();
-    }
-}
-
-impl Builder {
-    /// Registers an exporter ([`latte::exporter`](crate::exporter)): it is started
-    /// with the agent, gets a whole-run report every [`Exporter::interval`] and at
-    /// stop, may ask for one whenever it needs, and is stopped with the agent. Several
-    /// may be registered; each is started in turn, and one that cannot start makes
-    /// [`start`](Builder::start) return [`Error::Exporter`] (the ones before it are
-    /// stopped again). The Prometheus `/metrics` endpoint is the crate
-    /// `latte-telemetry-prometheus`, the OTLP push `latte-telemetry-otlp`.
-    ///
-    /// ```
-    /// use latte::exporter::{Exporter, StartError, Handle};
-    /// struct Refuses;
-    /// impl Exporter for Refuses {
-    ///     fn name(&self) -> &str { "refuses" }
-    ///     fn start(&mut self, _: Handle) -> Result<(), StartError> { Err("no endpoint".into()) }
-    /// }
-    /// let err = latte::builder().exporter(Refuses).start().unwrap_err();
-    /// assert_eq!(err.to_string(), "the latte exporter refuses failed: no endpoint");
-    /// ```
-    pub fn exporter(mut self, exporter: impl Exporter) -> Builder {
-        self.exporters.list.push(Registered {
-            name: exporter.name().to_owned(),
-            interval: exporter.interval(),
-            exporter: Box::new(exporter),
-            running: false,
-            broken: false,
-            next: None,
-            failures: Arc::default(),
-        });
-        self
     }
 }

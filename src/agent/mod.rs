@@ -32,8 +32,6 @@ mod failures;
 mod flight;
 mod guard;
 mod hlog;
-mod limits;
-mod output;
 mod pace;
 mod placement;
 mod running;
