@@ -76,7 +76,7 @@ fn child(case: &str) {
         .ring_capacity(if case.starts_with("bursts") {
             numbers[0] as usize
         } else {
-            latte::Limit::RING_CAPACITY.default
+            latte::collect::Limit::RING_CAPACITY.default
         })
         .periodic(Duration::from_millis(100))
         .periodic_sink(std::io::sink())

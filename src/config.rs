@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 /// recorder, the builder's checks and its docs.
 ///
 /// ```
-/// use latte::Limit;
+/// use latte::collect::Limit;
 /// assert_eq!(Limit::RING_CAPACITY.default, 1 << 16);
 /// assert!(Limit::SLOWEST.accepts(10) && !Limit::SLOWEST.accepts(Limit::SLOWEST.max + 1));
 /// ```

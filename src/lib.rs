@@ -156,7 +156,6 @@ pub mod report;
 
 // Record.
 pub use clock::Mode;
-pub use config::Limit;
 #[doc(inline)]
 pub use latte_telemetry_macros::timed;
 pub use record::{Id, Scope, Timer, pulse, record, scope, set_recording, start, stop};

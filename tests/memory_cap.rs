@@ -8,8 +8,9 @@
 //! leave less for new rings, and past the cap pooled rings are freed for them.
 
 mod common;
+use latte::collect::Limit;
 use latte::report::JsonStyle;
-use latte::{Error, Id, Limit, Report, ReportOptions};
+use latte::{Error, Id, Report, ReportOptions};
 
 /// 1,024 samples: 8 KiB per ring.
 const CAPACITY: usize = 1024;

@@ -522,11 +522,11 @@ impl Builder {
 
 /// What the recorder holds: ring capacity, stack depth, call-tree nodes, the memory cap,
 /// the slowest samples, the frames kept whole, exited threads (each declared once, with
-/// its default and bounds, as a [`Limit`](crate::Limit)).
+/// its default and bounds, as a [`Limit`](crate::collect::Limit)).
 impl Builder {
     /// Samples kept per (thread, id), overwrite-oldest: a power of two within
-    /// [`Limit::RING_CAPACITY`](crate::Limit::RING_CAPACITY)..=[`Limit::RING_CAPACITY`](crate::Limit::RING_CAPACITY)
-    /// (default [`Limit::RING_CAPACITY`](crate::Limit::RING_CAPACITY)). Applies to
+    /// [`Limit::RING_CAPACITY`](crate::collect::Limit::RING_CAPACITY)..=[`Limit::RING_CAPACITY`](crate::collect::Limit::RING_CAPACITY)
+    /// (default [`Limit::RING_CAPACITY`](crate::collect::Limit::RING_CAPACITY)). Applies to
     /// rings created after [`start`](Builder::start), and stays after the agent stops.
     /// A ring starts at 1,024 slots (8 KiB; the capacity if smaller) and doubles on its
     /// thread's push that would first overwrite a sample, up to the capacity, so an id
@@ -537,8 +537,8 @@ impl Builder {
         self
     }
 
-    /// Open scopes per thread, 1..=[`Limit::STACK_DEPTH`](crate::Limit::STACK_DEPTH)
-    /// (default [`Limit::STACK_DEPTH`](crate::Limit::STACK_DEPTH)). A Start on a
+    /// Open scopes per thread, 1..=[`Limit::STACK_DEPTH`](crate::collect::Limit::STACK_DEPTH)
+    /// (default [`Limit::STACK_DEPTH`](crate::collect::Limit::STACK_DEPTH)). A Start on a
     /// full stack gives up the oldest open scope, counted as abandoned under its id, so
     /// the newest scopes keep recording; the abandoned scope's Stop is absorbed. Applies
     /// to threads that start recording after [`start`](Builder::start), and stays after
@@ -549,8 +549,8 @@ impl Builder {
     }
 
     /// Call-tree nodes a thread may make below the root, at most
-    /// [`Limit::NODE_LIMIT`](crate::Limit::NODE_LIMIT) (default
-    /// [`Limit::NODE_LIMIT`](crate::Limit::NODE_LIMIT), 4,096). Each scope records
+    /// [`Limit::NODE_LIMIT`](crate::collect::Limit::NODE_LIMIT) (default
+    /// [`Limit::NODE_LIMIT`](crate::collect::Limit::NODE_LIMIT), 4,096). Each scope records
     /// under the scope open below it on its thread: a node per distinct path, each
     /// with a ring of its own (starting at 1,024 slots, 8 KiB, charged against the
     /// [`memory_cap`](Builder::memory_cap); a node of a [`prepare`](crate::collect::prepare)d
@@ -595,7 +595,7 @@ impl Builder {
     }
 
     /// Bytes the rings of all the user's threads and the whole run's histograms may
-    /// take together (default [`Limit::MEMORY_CAP`](crate::Limit::MEMORY_CAP); a
+    /// take together (default [`Limit::MEMORY_CAP`](crate::collect::Limit::MEMORY_CAP); a
     /// ring reserves 8 bytes per sample of [`ring_capacity`](Builder::ring_capacity)).
     /// Ids are not known in advance, so the cap is enforced at an id's first use on a
     /// thread: past it, no ring is made, the id records nothing on that thread, and
@@ -625,8 +625,8 @@ impl Builder {
 
     /// How many of the slowest samples of each (thread, id) the whole run keeps, with
     /// their thread and when they were recorded (default
-    /// [`Limit::SLOWEST`](crate::Limit::SLOWEST), at most
-    /// [`Limit::SLOWEST`](crate::Limit::SLOWEST); 0 keeps none). Reports list them per
+    /// [`Limit::SLOWEST`](crate::collect::Limit::SLOWEST), at most
+    /// [`Limit::SLOWEST`](crate::collect::Limit::SLOWEST); 0 keeps none). Reports list them per
     /// component, slowest first ([`Row::slowest`](crate::report::Row::slowest)).
     /// Applies from [`start`](Builder::start) on, and stays after the agent stops.
     ///
@@ -640,7 +640,7 @@ impl Builder {
     }
 
     /// Exited threads kept individually in reports (default
-    /// [`Limit::EXITED_THREADS`](crate::Limit::EXITED_THREADS)); older ones are merged
+    /// [`Limit::EXITED_THREADS`](crate::collect::Limit::EXITED_THREADS)); older ones are merged
     /// into one `<exited threads>` entry per id, which keeps memory bounded under
     /// thread churn.
     pub fn max_exited_threads(mut self, threads: usize) -> Builder {
@@ -649,8 +649,8 @@ impl Builder {
     }
 
     /// How many of the longest frames each thread keeps whole (default
-    /// [`Limit::FRAMES_LISTED`](crate::Limit::FRAMES_LISTED), at most
-    /// [`Limit::FRAMES_LISTED`](crate::Limit::FRAMES_LISTED)): a report lists every frame
+    /// [`Limit::FRAMES_LISTED`](crate::collect::Limit::FRAMES_LISTED), at most
+    /// [`Limit::FRAMES_LISTED`](crate::collect::Limit::FRAMES_LISTED)): a report lists every frame
     /// over budget among them, with what ate it
     /// ([`PerFrame::worst`](crate::report::PerFrame::worst)), and counts those beyond
     /// ([`PerFrame::unlisted`](crate::report::PerFrame::unlisted)); the table names the
@@ -700,7 +700,7 @@ impl Builder {
     /// back (1 µs to 60 s; 50 ms is a good start), or
     /// [`flight_entries`](Builder::flight_entries) scopes, whichever is shorter. Its
     /// memory is fixed when a thread registers and stated in the report's header:
-    /// 24 bytes a scope, [`Limit::FLIGHT_ENTRIES`](crate::Limit::FLIGHT_ENTRIES)
+    /// 24 bytes a scope, [`Limit::FLIGHT_ENTRIES`](crate::collect::Limit::FLIGHT_ENTRIES)
     /// unless set. Applies to threads that first record after
     /// [`start`](Builder::start) (an agent started later without it turns it off for
     /// the threads after it).
@@ -731,8 +731,8 @@ impl Builder {
     }
 
     /// Closed scopes each thread's flight-recorder buffer holds: a power of two up to
-    /// [`Limit::FLIGHT_ENTRIES`](crate::Limit::FLIGHT_ENTRIES) (default
-    /// [`Limit::FLIGHT_ENTRIES`](crate::Limit::FLIGHT_ENTRIES)), 24 bytes each. A
+    /// [`Limit::FLIGHT_ENTRIES`](crate::collect::Limit::FLIGHT_ENTRIES) (default
+    /// [`Limit::FLIGHT_ENTRIES`](crate::collect::Limit::FLIGHT_ENTRIES)), 24 bytes each. A
     /// thread that closes more scopes within the window than this keeps the newest.
     /// Turns the flight recorder on with a 50 ms window if
     /// [`flight_recorder`](Builder::flight_recorder) has not.

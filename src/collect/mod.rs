@@ -36,6 +36,7 @@ pub use triggers::CaptureTrigger;
 #[cfg(feature = "agent")]
 mod window;
 
+pub use crate::config::Limit;
 pub use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
 pub use crate::record::{Sample, SampleKind, Switch, prepare, recording};
 

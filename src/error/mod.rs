@@ -17,17 +17,17 @@ use std::time::Duration;
 #[non_exhaustive]
 pub enum Error {
     /// A ring capacity that is not a power of two within
-    /// [`Limit::RING_CAPACITY`](crate::Limit::RING_CAPACITY)..=[`Limit::RING_CAPACITY`](crate::Limit::RING_CAPACITY).
+    /// [`Limit::RING_CAPACITY`](crate::collect::Limit::RING_CAPACITY)..=[`Limit::RING_CAPACITY`](crate::collect::Limit::RING_CAPACITY).
     RingCapacity {
         /// The value that was asked for.
         requested: usize,
     },
-    /// A stack depth outside 1..=[`Limit::STACK_DEPTH`](crate::Limit::STACK_DEPTH).
+    /// A stack depth outside 1..=[`Limit::STACK_DEPTH`](crate::collect::Limit::STACK_DEPTH).
     StackDepth {
         /// The value that was asked for.
         requested: usize,
     },
-    /// A call-tree node limit above [`Limit::NODE_LIMIT`](crate::Limit::NODE_LIMIT).
+    /// A call-tree node limit above [`Limit::NODE_LIMIT`](crate::collect::Limit::NODE_LIMIT).
     NodeLimit {
         /// The value that was asked for.
         requested: usize,
@@ -35,7 +35,7 @@ pub enum Error {
     /// A flight-recorder setting out of range: a window outside 1 µs..=60 s
     /// ([`Builder::flight_recorder`](crate::Builder::flight_recorder)), or a buffer size
     /// that is not a power of two up to
-    /// [`Limit::FLIGHT_ENTRIES`](crate::Limit::FLIGHT_ENTRIES)
+    /// [`Limit::FLIGHT_ENTRIES`](crate::collect::Limit::FLIGHT_ENTRIES)
     /// ([`Builder::flight_entries`](crate::Builder::flight_entries)).
     FlightRecorder {
         /// The window asked for.
@@ -72,13 +72,13 @@ pub enum Error {
         requested: Duration,
     },
     /// A number of slowest samples to keep above
-    /// [`Limit::SLOWEST`](crate::Limit::SLOWEST).
+    /// [`Limit::SLOWEST`](crate::collect::Limit::SLOWEST).
     Slowest {
         /// The value that was asked for.
         requested: usize,
     },
     /// A number of frames to list above
-    /// [`Limit::FRAMES_LISTED`](crate::Limit::FRAMES_LISTED).
+    /// [`Limit::FRAMES_LISTED`](crate::collect::Limit::FRAMES_LISTED).
     FramesListed {
         /// The value that was asked for.
         requested: usize,

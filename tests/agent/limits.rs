@@ -8,7 +8,8 @@
 //! recording later, a capacity to rings made later).
 
 use crate::common;
-use latte::{Builder, Cleaning, Error, Guard, Id, Limit, Mode, Report, ReportOptions};
+use latte::collect::Limit;
+use latte::{Builder, Cleaning, Error, Guard, Id, Mode, Report, ReportOptions};
 
 /// A quiet agent (no output, no final report) with `settings`.
 fn start(settings: impl FnOnce(Builder) -> Builder) -> Result<Guard, Error> {

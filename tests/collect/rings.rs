@@ -49,7 +49,14 @@ fn exited_threads_rings_read_exactly() {
 #[test]
 fn invalid_capacities_are_clear_errors() {
     let _rings = small_rings();
-    for bad in [0, 1, 3, 1000, 65_535, latte::Limit::RING_CAPACITY.max * 2] {
+    for bad in [
+        0,
+        1,
+        3,
+        1000,
+        65_535,
+        latte::collect::Limit::RING_CAPACITY.max * 2,
+    ] {
         let err = latte::builder().ring_capacity(bad).start().unwrap_err();
         assert_eq!(err, Error::RingCapacity { requested: bad });
         let msg = err.to_string();

@@ -140,11 +140,11 @@ impl Drop for Exclusive {
             latte::builder()
                 .final_report(false)
                 .sink(std::io::sink())
-                .ring_capacity(latte::Limit::RING_CAPACITY.default)
-                .stack_depth(latte::Limit::STACK_DEPTH.default)
-                .memory_cap(latte::Limit::MEMORY_CAP.default as u64)
-                .slowest(latte::Limit::SLOWEST.default)
-                .max_exited_threads(latte::Limit::EXITED_THREADS.default)
+                .ring_capacity(latte::collect::Limit::RING_CAPACITY.default)
+                .stack_depth(latte::collect::Limit::STACK_DEPTH.default)
+                .memory_cap(latte::collect::Limit::MEMORY_CAP.default as u64)
+                .slowest(latte::collect::Limit::SLOWEST.default)
+                .max_exited_threads(latte::collect::Limit::EXITED_THREADS.default)
                 .start()?
                 .stop()
         });
@@ -169,7 +169,7 @@ impl Drop for Exclusive {
 /// table leaves of its 16 KiB.
 pub fn churn_bound(f: &latte::collect::Footprint, max_exited: u64, samples_per_thread: u64) -> u64 {
     // The churn tests run with the default ring capacity.
-    let capacity = latte::Limit::RING_CAPACITY.default as u64;
+    let capacity = latte::collect::Limit::RING_CAPACITY.default as u64;
     assert!(
         f.histograms <= f.live_threads + max_exited + 2,
         "one histogram per kept thread, and the series' one: {f:?}"

@@ -21,7 +21,7 @@ impl Settings {
 
 impl Drop for Settings {
     fn drop(&mut self) {
-        use latte::Limit;
+        use latte::collect::Limit;
         let defaults = latte::builder()
             .final_report(false)
             .ring_capacity(Limit::RING_CAPACITY.default)
@@ -333,7 +333,7 @@ fn a_hundred_thousand_paths_stay_within_the_node_limit_and_a_memory_bound() {
         let after = latte::collect::footprint().ring_bytes_reserved;
         RESERVED.store(after.saturating_sub(before), Relaxed);
     });
-    let limit = latte::Limit::NODE_LIMIT.default;
+    let limit = latte::collect::Limit::NODE_LIMIT.default;
     assert_eq!(
         me.anomalies.folded_paths,
         (PARENTS * CHILDREN - limit) as u64

@@ -6,8 +6,9 @@
 //! thread back from `latte::capture()` after it has exited.
 
 use crate::common;
+use latte::collect::Limit;
 use latte::collect::{FrameCounts, ThreadCapture};
-use latte::{Limit, latte_start, latte_stop};
+use latte::{latte_start, latte_stop};
 
 const CALLS: u64 = 1_000;
 const DEPTH: u64 = Limit::STACK_DEPTH.default as u64;
