@@ -524,9 +524,8 @@ impl Builder {
 /// the slowest samples, the frames kept whole, exited threads (each declared once, with
 /// its default and bounds, as a [`Limit`](crate::collect::Limit)).
 impl Builder {
-    /// Samples kept per (thread, id), overwrite-oldest: a power of two within
-    /// [`Limit::RING_CAPACITY`](crate::collect::Limit::RING_CAPACITY)..=[`Limit::RING_CAPACITY`](crate::collect::Limit::RING_CAPACITY)
-    /// (default [`Limit::RING_CAPACITY`](crate::collect::Limit::RING_CAPACITY)). Applies to
+    /// Samples kept per (thread, id), overwrite-oldest: a power of two within the
+    /// bounds of [`Limit::RING_CAPACITY`](crate::collect::Limit::RING_CAPACITY) (2 to 2^28; default 2^16). Applies to
     /// rings created after [`start`](Builder::start), and stays after the agent stops.
     /// A ring starts at 1,024 slots (8 KiB; the capacity if smaller) and doubles on its
     /// thread's push that would first overwrite a sample, up to the capacity, so an id
@@ -537,8 +536,8 @@ impl Builder {
         self
     }
 
-    /// Open scopes per thread, 1..=[`Limit::STACK_DEPTH`](crate::collect::Limit::STACK_DEPTH)
-    /// (default [`Limit::STACK_DEPTH`](crate::collect::Limit::STACK_DEPTH)). A Start on a
+    /// Open scopes per thread, within [`Limit::STACK_DEPTH`](crate::collect::Limit::STACK_DEPTH) (1 to 4,096; default
+    /// 64). A Start on a
     /// full stack gives up the oldest open scope, counted as abandoned under its id, so
     /// the newest scopes keep recording; the abandoned scope's Stop is absorbed. Applies
     /// to threads that start recording after [`start`](Builder::start), and stays after
@@ -548,9 +547,8 @@ impl Builder {
         self
     }
 
-    /// Call-tree nodes a thread may make below the root, at most
-    /// [`Limit::NODE_LIMIT`](crate::collect::Limit::NODE_LIMIT) (default
-    /// [`Limit::NODE_LIMIT`](crate::collect::Limit::NODE_LIMIT), 4,096). Each scope records
+    /// Call-tree nodes a thread may make below the root, within
+    /// [`Limit::NODE_LIMIT`](crate::collect::Limit::NODE_LIMIT) (0 to 2^20; default 4,096). Each scope records
     /// under the scope open below it on its thread: a node per distinct path, each
     /// with a ring of its own (starting at 1,024 slots, 8 KiB, charged against the
     /// [`memory_cap`](Builder::memory_cap); a node of a [`prepare`](crate::collect::prepare)d
@@ -595,7 +593,7 @@ impl Builder {
     }
 
     /// Bytes the rings of all the user's threads and the whole run's histograms may
-    /// take together (default [`Limit::MEMORY_CAP`](crate::collect::Limit::MEMORY_CAP); a
+    /// take together (default 1 GiB, [`Limit::MEMORY_CAP`](crate::collect::Limit::MEMORY_CAP); a
     /// ring reserves 8 bytes per sample of [`ring_capacity`](Builder::ring_capacity)).
     /// Ids are not known in advance, so the cap is enforced at an id's first use on a
     /// thread: past it, no ring is made, the id records nothing on that thread, and
@@ -624,9 +622,8 @@ impl Builder {
     }
 
     /// How many of the slowest samples of each (thread, id) the whole run keeps, with
-    /// their thread and when they were recorded (default
-    /// [`Limit::SLOWEST`](crate::collect::Limit::SLOWEST), at most
-    /// [`Limit::SLOWEST`](crate::collect::Limit::SLOWEST); 0 keeps none). Reports list them per
+    /// their thread and when they were recorded, within [`Limit::SLOWEST`](crate::collect::Limit::SLOWEST)
+    /// (0, none, to 1,000; default 10). Reports list them per
     /// component, slowest first ([`Row::slowest`](crate::report::Row::slowest)).
     /// Applies from [`start`](Builder::start) on, and stays after the agent stops.
     ///
@@ -639,7 +636,7 @@ impl Builder {
         self
     }
 
-    /// Exited threads kept individually in reports (default
+    /// Exited threads kept individually in reports (default 256,
     /// [`Limit::EXITED_THREADS`](crate::collect::Limit::EXITED_THREADS)); older ones are merged
     /// into one `<exited threads>` entry per id, which keeps memory bounded under
     /// thread churn.
@@ -648,9 +645,8 @@ impl Builder {
         self
     }
 
-    /// How many of the longest frames each thread keeps whole (default
-    /// [`Limit::FRAMES_LISTED`](crate::collect::Limit::FRAMES_LISTED), at most
-    /// [`Limit::FRAMES_LISTED`](crate::collect::Limit::FRAMES_LISTED)): a report lists every frame
+    /// How many of the longest frames each thread keeps whole, within
+    /// [`Limit::FRAMES_LISTED`](crate::collect::Limit::FRAMES_LISTED) (0 to 100,000; default 1,000): a report lists every frame
     /// over budget among them, with what ate it
     /// ([`PerFrame::worst`](crate::report::PerFrame::worst)), and counts those beyond
     /// ([`PerFrame::unlisted`](crate::report::PerFrame::unlisted)); the table names the
@@ -700,7 +696,7 @@ impl Builder {
     /// back (1 µs to 60 s; 50 ms is a good start), or
     /// [`flight_entries`](Builder::flight_entries) scopes, whichever is shorter. Its
     /// memory is fixed when a thread registers and stated in the report's header:
-    /// 24 bytes a scope, [`Limit::FLIGHT_ENTRIES`](crate::collect::Limit::FLIGHT_ENTRIES)
+    /// 24 bytes a scope, 2^14 scopes ([`Limit::FLIGHT_ENTRIES`](crate::collect::Limit::FLIGHT_ENTRIES))
     /// unless set. Applies to threads that first record after
     /// [`start`](Builder::start) (an agent started later without it turns it off for
     /// the threads after it).
@@ -730,9 +726,8 @@ impl Builder {
         self
     }
 
-    /// Closed scopes each thread's flight-recorder buffer holds: a power of two up to
-    /// [`Limit::FLIGHT_ENTRIES`](crate::collect::Limit::FLIGHT_ENTRIES) (default
-    /// [`Limit::FLIGHT_ENTRIES`](crate::collect::Limit::FLIGHT_ENTRIES)), 24 bytes each. A
+    /// Closed scopes each thread's flight-recorder buffer holds: a power of two within
+    /// [`Limit::FLIGHT_ENTRIES`](crate::collect::Limit::FLIGHT_ENTRIES) (up to 2^24; default 2^14), 24 bytes each. A
     /// thread that closes more scopes within the window than this keeps the newest.
     /// Turns the flight recorder on with a 50 ms window if
     /// [`flight_recorder`](Builder::flight_recorder) has not.

@@ -16,18 +16,18 @@ use std::time::Duration;
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum Error {
-    /// A ring capacity that is not a power of two within
-    /// [`Limit::RING_CAPACITY`](crate::collect::Limit::RING_CAPACITY)..=[`Limit::RING_CAPACITY`](crate::collect::Limit::RING_CAPACITY).
+    /// A ring capacity that is not a power of two within the bounds of
+    /// `latte::collect::Limit::RING_CAPACITY`.
     RingCapacity {
         /// The value that was asked for.
         requested: usize,
     },
-    /// A stack depth outside 1..=[`Limit::STACK_DEPTH`](crate::collect::Limit::STACK_DEPTH).
+    /// A stack depth outside the bounds of `latte::collect::Limit::STACK_DEPTH`.
     StackDepth {
         /// The value that was asked for.
         requested: usize,
     },
-    /// A call-tree node limit above [`Limit::NODE_LIMIT`](crate::collect::Limit::NODE_LIMIT).
+    /// A call-tree node limit above `latte::collect::Limit::NODE_LIMIT`'s bound.
     NodeLimit {
         /// The value that was asked for.
         requested: usize,
@@ -35,7 +35,7 @@ pub enum Error {
     /// A flight-recorder setting out of range: a window outside 1 µs..=60 s
     /// ([`Builder::flight_recorder`](crate::Builder::flight_recorder)), or a buffer size
     /// that is not a power of two up to
-    /// [`Limit::FLIGHT_ENTRIES`](crate::collect::Limit::FLIGHT_ENTRIES)
+    /// `latte::collect::Limit::FLIGHT_ENTRIES`'s bound
     /// ([`Builder::flight_entries`](crate::Builder::flight_entries)).
     FlightRecorder {
         /// The window asked for.
@@ -71,14 +71,14 @@ pub enum Error {
         /// The value that was asked for.
         requested: Duration,
     },
-    /// A number of slowest samples to keep above
-    /// [`Limit::SLOWEST`](crate::collect::Limit::SLOWEST).
+    /// A number of slowest samples to keep above `latte::collect::Limit::SLOWEST`'s
+    /// bound.
     Slowest {
         /// The value that was asked for.
         requested: usize,
     },
-    /// A number of frames to list above
-    /// [`Limit::FRAMES_LISTED`](crate::collect::Limit::FRAMES_LISTED).
+    /// A number of frames to list above `latte::collect::Limit::FRAMES_LISTED`'s
+    /// bound.
     FramesListed {
         /// The value that was asked for.
         requested: usize,
