@@ -103,7 +103,7 @@ impl Exponential {
 
     /// `dist`'s values (a row's histogram, in the report's unit; `per_second` turns
     /// that unit into seconds), each at its bucket's middle, as [`from_values`]
-    /// takes them.
+    /// takes them; an empty distribution gives the empty default.
     ///
     /// [`from_values`]: Exponential::from_values
     pub fn of(
@@ -112,6 +112,9 @@ impl Exponential {
         max_scale: i32,
         max_buckets: usize,
     ) -> Exponential {
+        if dist.is_empty() {
+            return Exponential::default();
+        }
         let values: Vec<(f64, u64)> = dist
             .buckets()
             .map(|b| (b.value * per_second, b.count))

@@ -260,11 +260,7 @@ fn series(row: &Row, thread: Option<&Thread>, report: &Report, bounds: &[f64]) -
         component: row.component.clone(),
         thread: thread.cloned(),
         buckets: spread(dist, report, bounds),
-        exponential: if dist.is_empty() {
-            Exponential::default()
-        } else {
-            Exponential::of(dist, unit, Exponential::MAX_SCALE, max)
-        },
+        exponential: Exponential::of(dist, unit, Exponential::MAX_SCALE, max),
         count: row.stats.samples,
         sum: row.stats.total * unit,
         quantiles: [row.stats.median, row.stats.p99, row.stats.p999].map(|v| v * unit),

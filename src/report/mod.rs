@@ -199,7 +199,7 @@ fn unknown_inside(inside: &[[f64; 3]; 3]) -> bool {
 }
 
 /// One thread's section of a report.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ThreadReport {
     /// Thread name (`thread-<serial>` if it had none).
     pub name: String,

@@ -229,13 +229,13 @@ impl Row {
 /// without calls is left out with its subtree (a scope closes inside its parent).
 fn tree_since(now: &[TreeNode], then: &[TreeNode]) -> Vec<TreeNode> {
     let before: HashMap<Vec<&str>, &TreeNode> = (then.iter().enumerate())
-        .map(|(i, n)| (path(then, i), n))
+        .map(|(i, n)| (TreeNode::path(then, i), n))
         .collect();
     let mut kept: Vec<Option<usize>> = Vec::with_capacity(now.len());
     let mut nodes: Vec<TreeNode> = Vec::new();
     for (i, node) in now.iter().enumerate() {
         let parent = node.parent.and_then(|p| kept.get(p).copied().flatten());
-        let was = before.get(&path(now, i)).copied();
+        let was = before.get(&TreeNode::path(now, i)).copied();
         let row = node.row.since(was.map(|w| &w.row));
         let Some(row) = row.filter(|_| node.parent.is_none() || parent.is_some()) else {
             kept.push(None);
@@ -303,19 +303,6 @@ fn parts_since(
         None => a,
     });
     (self_time, account)
-}
-
-/// The components from the root down to node `i` of `tree`.
-fn path(tree: &[TreeNode], i: usize) -> Vec<&str> {
-    let mut path = vec![tree[i].row.component.as_str()];
-    let mut at = i;
-    // A parent comes before its children; anything else is not followed.
-    while let Some(p) = tree[at].parent.filter(|&p| p < at) {
-        path.push(tree[p].row.component.as_str());
-        at = p;
-    }
-    path.reverse();
-    path
 }
 
 #[cfg(test)]

@@ -63,6 +63,32 @@ pub struct TreeNode {
     pub of_root: f64,
 }
 
+impl TreeNode {
+    /// The components from the root down to node `i` of `tree` (a list as a report
+    /// holds one, depth first); a `parent` that is not a node before its child is not
+    /// followed. How a node is matched across reports and named on screen.
+    ///
+    /// ```
+    /// use latte::report::{Row, TreeNode};
+    /// let node = |parent, depth, name| TreeNode {
+    ///     parent, depth, row: Row::with_ticks(name, &[(10, 1)]),
+    ///     self_time: None, account: None, of_parent: None, of_root: 1.0,
+    /// };
+    /// let tree = [node(None, 0, "frame"), node(Some(0), 1, "physics")];
+    /// assert_eq!(TreeNode::path(&tree, 1), ["frame", "physics"]);
+    /// ```
+    pub fn path(tree: &[TreeNode], i: usize) -> Vec<&str> {
+        let mut path = vec![tree[i].row.component.as_str()];
+        let mut at = i;
+        while let Some(p) = tree[at].parent.filter(|&p| p < at) {
+            path.push(tree[p].row.component.as_str());
+            at = p;
+        }
+        path.reverse();
+        path
+    }
+}
+
 /// A tree node as JSON holds it, in any format that has a tree (3 on).
 #[derive(Deserialize)]
 struct TreeNodeWire {

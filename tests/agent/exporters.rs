@@ -82,6 +82,16 @@ impl Exporter for Probe {
     }
 }
 
+/// A quiet agent (no final report, output discarded) exporting to `probe`.
+fn quiet_with(probe: Probe) -> latte::Guard {
+    latte::builder()
+        .exporter(probe)
+        .final_report(false)
+        .sink(std::io::sink())
+        .start()
+        .unwrap()
+}
+
 /// Waits (with a deadline) until `done` holds.
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -97,12 +107,7 @@ fn an_exporter_is_pushed_every_interval_and_at_stop_and_pulls_fresh_reports() {
     static PUSHED: Id = Id::new("agent_exporters_pushed");
     let _turn = common::exclusive();
     let probe = Probe::new("probe", PUSHED.name(), Some(Duration::from_millis(10)));
-    let guard = latte::builder()
-        .exporter(probe.clone())
-        .final_report(false)
-        .sink(std::io::sink())
-        .start()
-        .unwrap();
+    let guard = quiet_with(probe.clone());
     assert!(probe.seen().started);
     wait_until("two periodic pushes", || probe.seen().pushes.len() >= 2);
     for i in 0..500 {
@@ -243,12 +248,7 @@ fn a_panicking_exporter_is_an_error_and_the_agent_goes_on() {
 fn early_exporter_child() {
     static EARLY: Id = Id::new("agent_exporters_early");
     let probe = Probe::new("early", EARLY.name(), Some(Duration::from_millis(1)));
-    let guard = latte::builder()
-        .exporter(probe.clone())
-        .final_report(false)
-        .sink(std::io::sink())
-        .start()
-        .unwrap();
+    let guard = quiet_with(probe.clone());
     // Waits for the start-up calibration, however long a busy machine makes it (the
     // calibrating thread runs at nice 19), then for the push that follows it.
     let took = latte::analyze::calibration().took.as_nanos();

@@ -104,18 +104,6 @@ pub fn layout(tree: &[TreeNode], width: f64) -> Vec<Cell> {
     cells
 }
 
-/// The ids from the root down to node `i`.
-pub fn path(tree: &[TreeNode], i: usize) -> Vec<&str> {
-    let mut ids = vec![tree[i].row.component.as_str()];
-    let mut at = tree[i].parent;
-    while let Some(p) = at {
-        ids.push(&tree[p].row.component);
-        at = tree[p].parent;
-    }
-    ids.reverse();
-    ids
-}
-
 /// The chart of `tree` as an `<svg>` element, values in `unit`; `None` when it has
 /// nothing to draw.
 pub fn svg(tree: &[TreeNode], unit: &str) -> Option<String> {
@@ -138,7 +126,7 @@ pub fn svg(tree: &[TreeNode], unit: &str) -> Option<String> {
              stroke=\"#fff\" stroke-width=\"1\" data-path=\"{data}\"><title>{title}</title></rect>",
             h = ROW - 1.0,
             fill = colour(&node.row.component),
-            data = safe(&path(tree, cell.node).join(" > ")),
+            data = safe(&TreeNode::path(tree, cell.node).join(" > ")),
             title = safe(&title(tree, cell.node, unit)),
         );
         let share = node.parent.map(|_| node.of_root);
@@ -232,7 +220,7 @@ pub fn title(tree: &[TreeNode], i: usize, unit: &str) -> String {
     };
     format!(
         "{}\ntotal {}, {own}, {} calls\n{shares}",
-        path(tree, i).join(" > "),
+        TreeNode::path(tree, i).join(" > "),
         value(node.row.stats.total, unit),
         node.row.stats.samples,
     )

@@ -56,14 +56,9 @@ fn thread(name: &str, serial: u64, rows: &[Row], per_frame: Option<PerFrame>) ->
     ThreadReport {
         name: name.into(),
         serial,
-        exited: false,
-        anomalies: Default::default(),
-        frames: Vec::new(),
-        open: Vec::new(),
         rows: rows.to_vec(),
-        tree: Vec::new(),
-        tree_left_out: 0,
         per_frame,
+        ..ThreadReport::default()
     }
 }
 

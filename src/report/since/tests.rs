@@ -30,14 +30,9 @@ fn report(rows: Vec<Row>) -> Report {
     let thread = ThreadReport {
         name: "worker".into(),
         serial: 1,
-        exited: false,
-        anomalies: Default::default(),
-        frames: Vec::new(),
-        open: Vec::new(),
         rows: rows.clone(),
         tree: tree.clone(),
-        tree_left_out: 0,
-        per_frame: None,
+        ..ThreadReport::default()
     };
     Report {
         threads: vec![thread],

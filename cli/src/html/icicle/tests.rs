@@ -123,7 +123,7 @@ fn titles_give_the_full_path_and_the_figures() {
     // ... and draws both, below the node at the right end of its span.
     assert_eq!(svg.matches("class=\"latte\"").count(), 1);
     assert_eq!(svg.matches("class=\"unplaced\"").count(), 1);
-    assert_eq!(path(&tree, 2), ["frame", "a", "b"]);
+    assert_eq!(TreeNode::path(&tree, 2), ["frame", "a", "b"]);
     // Rows by depth.
     assert!(svg.contains(&format!("y=\"{}\"", 2.0 * ROW)));
     assert!(svg.contains(&format!("height=\"{}\"", 3.0 * ROW)));

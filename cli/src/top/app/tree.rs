@@ -16,15 +16,8 @@ pub struct TreeLine {
 impl App {
     /// The path of tree node `i` (components from the root).
     fn path(view: &Interval, i: usize) -> Vec<String> {
-        let tree = &view.report.tree;
-        let mut path = vec![tree[i].row.component.clone()];
-        let mut at = i;
-        while let Some(p) = tree[at].parent.filter(|&p| p < at) {
-            path.push(tree[p].row.component.clone());
-            at = p;
-        }
-        path.reverse();
-        path
+        let path = latte::report::TreeNode::path(&view.report.tree, i);
+        path.into_iter().map(str::to_owned).collect()
     }
 
     /// The tree lines to draw: nodes under a folded one left out; a node that a
