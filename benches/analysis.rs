@@ -107,7 +107,7 @@ fn synthetic_capture() -> Capture {
                     }
                 })
                 .collect(),
-            frames: Vec::new(),
+            unpaired: Vec::new(),
         })
         .collect();
     Capture {

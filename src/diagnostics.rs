@@ -69,16 +69,16 @@ macro_rules! anomaly_list {
 }
 
 anomaly_list! {
-    abandoned_frames: "abandoned frame" / "abandoned frames", "Open scopes given up because the stack was full: a Start on a full stack takes the oldest frame's place (its Stop is absorbed later). Per id in `ThreadCapture::frames`.";
-    empty_stops: "empty stop" / "empty stops", "Stops with no open scope at all. Per id in `ThreadCapture::frames`.";
-    unmatched_stops: "unmatched stop" / "unmatched stops", "Stops whose id matched no open scope (the stack was left as it was). Per id in `ThreadCapture::frames`.";
-    orphaned_frames: "orphaned frame" / "orphaned frames", "Open scopes discarded because a Stop for a scope below them arrived first. Per id in `ThreadCapture::frames`.";
+    abandoned_frames: "abandoned frame" / "abandoned frames", "Open scopes given up because the stack was full: a Start on a full stack takes the oldest frame's place (its Stop is absorbed later). Per id in `ThreadCapture::unpaired`.";
+    empty_stops: "empty stop" / "empty stops", "Stops with no open scope at all. Per id in `ThreadCapture::unpaired`.";
+    unmatched_stops: "unmatched stop" / "unmatched stops", "Stops whose id matched no open scope (the stack was left as it was). Per id in `ThreadCapture::unpaired`.";
+    orphaned_frames: "orphaned frame" / "orphaned frames", "Open scopes discarded because a Stop for a scope below them arrived first. Per id in `ThreadCapture::unpaired`.";
     clock_anomalies: "clock anomaly" / "clock anomalies", "Deltas discarded because the counter went backwards or jumped past `Sample::MAX_TICKS`.";
     cross_core: "cross-core delta" / "cross-core deltas", "Deltas discarded because they were read on two cores whose counters disagree: a `Timer` closed on another thread, or a scope whose Mid/Hard reads name two CPUs, whose counter appeared to go backwards or jump past `Sample::MAX_TICKS`. Not counted in `clock_anomalies`.";
     unordered_stops: "out-of-order span exit" / "out-of-order span exits", "Scopes closed out of LIFO order by the `tracing` bridge: recorded correctly, the scopes opened after them kept open.";
-    open_at_exit: "scope open at exit" / "scopes open at exit", "Scopes still open (and not abandoned) when the thread exited. Per id in `ThreadCapture::frames`.";
+    open_at_exit: "scope open at exit" / "scopes open at exit", "Scopes still open (and not abandoned) when the thread exited. Per id in `ThreadCapture::unpaired`.";
     reentrant: "reentrant record" / "reentrant records", "Records made from inside another record on the same thread, dropped and counted: a signal handler's record into the ring whose push it interrupted (or during a cold path), or a record from an instrumented allocator inside latte's first-use path.";
-    over_cap: "record past the memory cap" / "records past the memory cap", "Records dropped because the memory cap (`Builder::memory_cap`) refused their id a ring on this thread: such an id records nothing there. Per id in `ThreadCapture::frames` (`FrameCounts::over_cap`).";
+    over_cap: "record past the memory cap" / "records past the memory cap", "Records dropped because the memory cap (`Builder::memory_cap`) refused their id a ring on this thread: such an id records nothing there. Per id in `ThreadCapture::unpaired` (`Unpaired::over_cap`).";
     folded_paths: "call path folded into its parent" / "call paths folded into their parents", "Call-tree paths the thread could not give a node of their own, past its node limit (`Builder::node_limit`): their scopes record under the enclosing scope's node (and in their id's flat row, as always). Counted once per path.";
     frames_lost: "frame dropped" / "frames dropped", "Frames (from one `latte_frame!` mark to the next) dropped because the thread's queue of frames for the reader was full (`record::marks::QUEUED_FRAMES`, 4,096): no report came for that long. Their scopes are in every other figure; only the per-frame figures miss them.";
 }
@@ -125,14 +125,14 @@ pub(crate) fn bump(counter: &AtomicU64, n: u64) {
 /// and has no thread counter.
 ///
 /// ```
-/// use latte::collect::FrameCounts;
-/// let leak = FrameCounts { abandoned: 936, open_at_exit: 64, ..Default::default() };
+/// use latte::collect::Unpaired;
+/// let leak = Unpaired { abandoned: 936, open_at_exit: 64, ..Default::default() };
 /// assert_eq!(leak.total(), 1_000);
 /// assert_eq!(leak.plus(&leak).abandoned, 1_872);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "agent", derive(Serialize, Deserialize))]
-pub struct FrameCounts {
+pub struct Unpaired {
     /// Frames given up because the stack was full: a newer Start took their place.
     pub abandoned: u64,
     /// Frames discarded because a Stop for a scope below them arrived first.
@@ -157,9 +157,9 @@ pub struct FrameCounts {
 }
 
 /// Which way a frame ended without its Stop, or a Stop without its frame: selects a
-/// field of [`FrameCounts`] and the thread counter it adds to.
+/// field of [`Unpaired`] and the thread counter it adds to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum FrameEnd {
+pub(crate) enum UnpairedKind {
     Abandoned,
     Orphaned,
     OpenAtExit,
@@ -169,10 +169,10 @@ pub(crate) enum FrameEnd {
     UnmatchedStop,
 }
 
-impl FrameCounts {
+impl Unpaired {
     /// Field-wise sum (saturating).
-    pub fn plus(&self, other: &FrameCounts) -> FrameCounts {
-        FrameCounts {
+    pub fn plus(&self, other: &Unpaired) -> Unpaired {
+        Unpaired {
             abandoned: self.abandoned.saturating_add(other.abandoned),
             orphaned: self.orphaned.saturating_add(other.orphaned),
             open_at_exit: self.open_at_exit.saturating_add(other.open_at_exit),
@@ -184,8 +184,8 @@ impl FrameCounts {
     }
 
     /// Field-wise difference since an earlier reading of the same counts (saturating).
-    pub fn since(&self, earlier: &FrameCounts) -> FrameCounts {
-        FrameCounts {
+    pub fn since(&self, earlier: &Unpaired) -> Unpaired {
+        Unpaired {
             abandoned: self.abandoned.saturating_sub(earlier.abandoned),
             orphaned: self.orphaned.saturating_sub(earlier.orphaned),
             open_at_exit: self.open_at_exit.saturating_sub(earlier.open_at_exit),
@@ -199,7 +199,7 @@ impl FrameCounts {
     }
 
     /// Frames that ended without their Stop, all ways together (saturating).
-    pub fn frames(&self) -> u64 {
+    pub fn scopes(&self) -> u64 {
         self.abandoned
             .saturating_add(self.orphaned)
             .saturating_add(self.open_at_exit)
@@ -210,38 +210,38 @@ impl FrameCounts {
         self.empty_stops.saturating_add(self.unmatched_stops)
     }
 
-    /// Every count of the id: [`frames`](Self::frames), [`stops`](Self::stops),
+    /// Every count of the id: [`scopes`](Self::scopes), [`stops`](Self::stops),
     /// [`over_cap`](Self::over_cap) and [`cancelled_timers`](Self::cancelled_timers)
     /// (saturating). An id is listed with its counts when this is not zero.
     pub fn total(&self) -> u64 {
-        self.frames()
+        self.scopes()
             .saturating_add(self.stops())
             .saturating_add(self.over_cap)
             .saturating_add(self.cancelled_timers)
     }
 
     /// Adds `n` frames that ended `end`'s way (saturating).
-    pub(crate) fn add(&mut self, end: FrameEnd, n: u64) {
+    pub(crate) fn add(&mut self, end: UnpairedKind, n: u64) {
         let field = match end {
-            FrameEnd::Abandoned => &mut self.abandoned,
-            FrameEnd::Orphaned => &mut self.orphaned,
-            FrameEnd::OpenAtExit => &mut self.open_at_exit,
-            FrameEnd::EmptyStop => &mut self.empty_stops,
-            FrameEnd::UnmatchedStop => &mut self.unmatched_stops,
+            UnpairedKind::Abandoned => &mut self.abandoned,
+            UnpairedKind::Orphaned => &mut self.orphaned,
+            UnpairedKind::OpenAtExit => &mut self.open_at_exit,
+            UnpairedKind::EmptyStop => &mut self.empty_stops,
+            UnpairedKind::UnmatchedStop => &mut self.unmatched_stops,
         };
         *field = field.saturating_add(n);
     }
 }
 
 impl Counters {
-    /// The thread counter that sums [`FrameCounts`] of `end`'s field over ids.
-    pub(crate) fn frames(&self, end: FrameEnd) -> &AtomicU64 {
+    /// The thread counter that sums [`Unpaired`] of `end`'s field over ids.
+    pub(crate) fn unpaired(&self, end: UnpairedKind) -> &AtomicU64 {
         match end {
-            FrameEnd::Abandoned => &self.abandoned_frames,
-            FrameEnd::Orphaned => &self.orphaned_frames,
-            FrameEnd::OpenAtExit => &self.open_at_exit,
-            FrameEnd::EmptyStop => &self.empty_stops,
-            FrameEnd::UnmatchedStop => &self.unmatched_stops,
+            UnpairedKind::Abandoned => &self.abandoned_frames,
+            UnpairedKind::Orphaned => &self.orphaned_frames,
+            UnpairedKind::OpenAtExit => &self.open_at_exit,
+            UnpairedKind::EmptyStop => &self.empty_stops,
+            UnpairedKind::UnmatchedStop => &self.unmatched_stops,
         }
     }
 }

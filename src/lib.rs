@@ -78,7 +78,7 @@
 //!   discarded as orphans, and the right component is recorded), a delta from a
 //!   counter that went backwards, a record during thread teardown: each has a counter
 //!   in [`collect::Anomalies`], and the frames that ended without their Stop are also
-//!   counted per id ([`collect::ThreadCapture::frames`]).
+//!   counted per id ([`collect::ThreadCapture::unpaired`]).
 //! * **Threads.** Samples of an exited thread stay readable under its name; its memory
 //!   is compacted to the retained samples, and beyond [`Builder::max_exited_threads`]
 //!   the oldest exited threads are folded together, so thread churn cannot grow memory

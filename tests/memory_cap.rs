@@ -80,18 +80,18 @@ fn the_capture_counts_what_was_refused() {
     let a = capture.thread("cap-a").unwrap();
     for id in &IDS[..3] {
         assert_eq!(a.component(id.name()).unwrap().seen, 10, "{}", id.name());
-        assert_eq!(a.frame_counts(id.name()).over_cap, 0);
+        assert_eq!(a.unpaired(id.name()).over_cap, 0);
     }
     for id in [&IDS[3], &IDS[4], &PULSED] {
         assert!(a.component(id.name()).is_none(), "{} has a ring", id.name());
     }
-    assert_eq!(a.frame_counts("cap/m3").over_cap, 10);
-    assert_eq!(a.frame_counts("cap/m4").over_cap, 10);
-    assert_eq!(a.frame_counts("cap/pulsed").over_cap, 3);
+    assert_eq!(a.unpaired("cap/m3").over_cap, 10);
+    assert_eq!(a.unpaired("cap/m4").over_cap, 10);
+    assert_eq!(a.unpaired("cap/pulsed").over_cap, 3);
     assert_eq!(a.anomalies.over_cap, 23);
     let b = capture.thread("cap-b").unwrap();
     assert!(b.components.is_empty(), "{:?}", b.components);
-    assert_eq!(b.frame_counts("cap/m0").over_cap, 5);
+    assert_eq!(b.unpaired("cap/m0").over_cap, 5);
     assert_eq!(b.anomalies.over_cap, 5);
 }
 
@@ -117,7 +117,7 @@ fn the_report_names_what_was_refused() {
     assert!(text.contains("not recorded: cap/m0 5"), "{text}");
     let back: Report = serde_json::from_str(&report.to_json(JsonStyle::Compact)).unwrap();
     let a = back.threads.iter().find(|t| t.name == "cap-a").unwrap();
-    let m4 = a.frames.iter().find(|f| f.component == "cap/m4").unwrap();
+    let m4 = a.unpaired.iter().find(|f| f.component == "cap/m4").unwrap();
     assert_eq!(m4.counts.over_cap, 10);
     assert_eq!(a.anomalies.over_cap, 23);
 }
@@ -248,7 +248,7 @@ fn histogram_bytes_count_against_the_cap_and_leave_less_for_rings() {
         );
     }
     assert!(b.component("cap/h4").is_none());
-    assert_eq!(b.frame_counts("cap/h4").over_cap, 10);
+    assert_eq!(b.unpaired("cap/h4").over_cap, 10);
 
     // The next fold makes hist-b's first histograms dense too: with hist-b's three
     // rings pooled, that passes the cap, and pooled rings are freed (newest first)

@@ -599,7 +599,7 @@ impl Builder {
     /// thread: past it, no ring is made, the id records nothing on that thread, and
     /// every record it drops is counted under its name (the report's `over_cap`
     /// anomaly and a line naming the ids;
-    /// [`FrameCounts::over_cap`](crate::collect::FrameCounts::over_cap) per id). It is
+    /// [`Unpaired::over_cap`](crate::collect::Unpaired::over_cap) per id). It is
     /// charged again each time a ring doubles; a doubling it refuses leaves the ring at
     /// its size, wrapping there (counted in `Footprint::rings_kept_small`, named in
     /// the report). Rings

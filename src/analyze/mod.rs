@@ -39,10 +39,12 @@ pub(crate) use timeline::around as timeline_around;
 pub use timeline::timeline;
 
 use crate::collect::{self, Blocks, Capture, ComponentTotals, SampleKind, Totals};
-use crate::diagnostics::FrameCounts;
+use crate::diagnostics::Unpaired;
 use crate::error::Error;
 use crate::report::{Data, ReportOptions};
-use crate::report::{EndedFrames, Focus, Overhead, Report, Row, ThreadReport, TreeNode, by_total};
+use crate::report::{
+    Focus, Overhead, Report, Row, ThreadReport, TreeNode, UnpairedScopes, by_total,
+};
 use prepare::{Prepared, RowOutput};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -283,7 +285,7 @@ fn sections(
                 serial: *serial,
                 exited: t.exited,
                 anomalies: t.anomalies,
-                frames: ended_frames(&t.frames),
+                unpaired: unpaired_scopes(&t.unpaired),
                 open: t.open.clone(),
                 rows,
                 tree,
@@ -303,11 +305,11 @@ fn sections(
 }
 
 /// The ids with frames that ended without their Stop.
-fn ended_frames(frames: &[(&'static str, FrameCounts)]) -> Vec<EndedFrames> {
+fn unpaired_scopes(frames: &[(&'static str, Unpaired)]) -> Vec<UnpairedScopes> {
     frames
         .iter()
         .filter(|(_, counts)| counts.total() > 0)
-        .map(|(name, counts)| EndedFrames {
+        .map(|(name, counts)| UnpairedScopes {
             component: (*name).to_owned(),
             counts: *counts,
         })

@@ -295,7 +295,7 @@ mod tests {
                 exited: false,
                 anomalies: Anomalies::default(),
                 components,
-                frames: Vec::new(),
+                unpaired: Vec::new(),
             }],
             teardown_drops: 0,
         }

@@ -155,7 +155,7 @@ mod tests {
             exited: false,
             anomalies: Anomalies::default(),
             components,
-            frames: Vec::new(),
+            unpaired: Vec::new(),
         }
     }
 

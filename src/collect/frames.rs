@@ -58,7 +58,7 @@ impl PartialOrd for ByLength {
 
 /// One id's per-frame distributions over the frames in which it had a call.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct IdFrames {
+pub(crate) struct IdUnpaired {
     pub(crate) name: &'static str,
     pub(crate) ticks: Tally,
     pub(crate) calls: Tally,
@@ -70,7 +70,7 @@ pub(crate) struct FrameTotals {
     /// Frame lengths, in ticks (its count is the frames).
     pub(crate) length: Tally,
     /// Per id, in order of first appearance.
-    pub(crate) ids: Vec<IdFrames>,
+    pub(crate) ids: Vec<IdUnpaired>,
     /// The longest frames (`config::frames_listed` of them at most), the shortest of
     /// them on top: a frame shorter than all costs one compare.
     pub(crate) worst: BinaryHeap<ByLength>,
@@ -148,9 +148,9 @@ impl FrameTotals {
         match self.ids.iter().position(|i| i.name == name) {
             Some(at) => at,
             None => {
-                self.ids.push(IdFrames {
+                self.ids.push(IdUnpaired {
                     name,
-                    ..IdFrames::default()
+                    ..IdUnpaired::default()
                 });
                 self.ids.len() - 1
             }

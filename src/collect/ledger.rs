@@ -21,7 +21,7 @@ use super::timeline::{self, Timeline};
 use super::totals::{ComponentTotals, ThreadTotals, Totals};
 use super::triggers::Triggers;
 use crate::config;
-use crate::diagnostics::{Anomalies, FrameCounts};
+use crate::diagnostics::{Anomalies, Unpaired};
 use crate::record::budget::RINGS;
 use crate::record::fork::PerProcess;
 use crate::record::node::RingKey;
@@ -144,7 +144,7 @@ pub(crate) fn take_hits() -> Vec<super::triggers::Hit> {
 
 /// A thread's counters as the registry holds them: anomalies, and frames that ended
 /// without their Stop per id index.
-type Counts<'a> = (Anomalies, &'a [(u32, FrameCounts)]);
+type Counts<'a> = (Anomalies, &'a [(u32, Unpaired)]);
 
 /// How far the ledger has read one ring: its samples, and its self-time sum.
 #[derive(Clone, Copy, Debug, Default)]
@@ -199,7 +199,7 @@ impl Ledger {
             self.fold_live(thread, me.as_deref(), &mut names, &mut stats);
         }
         for c in &view.exited {
-            self.thread(c.serial, &c.name, true, (c.anomalies, &c.frames));
+            self.thread(c.serial, &c.name, true, (c.anomalies, &c.unpaired));
             for (k, ring) in c.components.iter().enumerate() {
                 let from = self.component(c.serial, k, ring.key, &mut names);
                 if from < ring.seen {
@@ -245,7 +245,7 @@ impl Ledger {
         // `exited` before the rings: once set, no push can follow.
         let exited = thread.exited();
         let quiet = exited || me.is_some_and(|m| std::ptr::eq(m, thread));
-        let frames = thread.frames();
+        let frames = thread.unpaired();
         let counts = (thread.counters.read(), frames.as_slice());
         self.thread(thread.serial, &thread.name, exited, counts);
         let mut buf = Vec::new();
@@ -323,16 +323,16 @@ impl Ledger {
             t.exited = exited;
             if k == 0 {
                 t.anomalies = anomalies;
-                if t.frames.len() != frames.len() || frames.is_empty() {
+                if t.unpaired.len() != frames.len() || frames.is_empty() {
                     // Frame counts are rare (misuse): names are looked up again only
                     // when an id joins the list.
                     let names = id::names();
-                    t.frames = frames
+                    t.unpaired = frames
                         .iter()
                         .map(|(i, c)| (names.get(*i as usize).copied().unwrap_or(""), *c))
                         .collect();
                 } else {
-                    for (mine, (_, c)) in t.frames.iter_mut().zip(frames) {
+                    for (mine, (_, c)) in t.unpaired.iter_mut().zip(frames) {
                         mine.1 = *c;
                     }
                 }

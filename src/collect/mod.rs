@@ -37,7 +37,7 @@ pub use triggers::CaptureTrigger;
 mod window;
 
 pub use crate::config::Limit;
-pub use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
+pub use crate::diagnostics::{Anomalies, Footprint, Unpaired};
 pub use crate::record::{Sample, SampleKind, Switch, prepare, recording};
 
 // The whole run, which only the agent reads.
@@ -84,17 +84,17 @@ pub struct ThreadCapture {
     /// orphaned, open at exit), records dropped past the memory cap or timers
     /// cancelled, in order of the first such event: the per-id split of those four
     /// `anomalies`, and the cancels (which are not anomalies).
-    pub frames: Vec<IdFrames>,
+    pub unpaired: Vec<IdUnpaired>,
 }
 
 /// One (thread, id)'s scopes that ended without their Stop, records dropped past the
 /// memory cap, and timers cancelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct IdFrames {
+pub struct IdUnpaired {
     /// The id's name.
     pub name: &'static str,
     /// How many ended which way.
-    pub counts: FrameCounts,
+    pub counts: Unpaired,
 }
 
 /// One (thread, component) ring's retained samples.
@@ -207,14 +207,14 @@ impl ThreadCapture {
     /// latte::stop(&OUTER, Mode::Fast); // closes OUTER, drops LEAKED as an orphan
     /// let capture = latte::capture();
     /// let me = capture.thread(std::thread::current().name().unwrap()).unwrap();
-    /// assert_eq!(me.frame_counts("doc_frames_leaked").orphaned, 1);
-    /// assert_eq!(me.frame_counts("doc_frames_outer").total(), 0);
+    /// assert_eq!(me.unpaired("doc_frames_leaked").orphaned, 1);
+    /// assert_eq!(me.unpaired("doc_frames_outer").total(), 0);
     /// ```
-    pub fn frame_counts(&self, name: &str) -> FrameCounts {
-        self.frames
+    pub fn unpaired(&self, name: &str) -> Unpaired {
+        self.unpaired
             .iter()
             .find(|f| f.name == name)
-            .map_or_else(FrameCounts::default, |f| f.counts)
+            .map_or_else(Unpaired::default, |f| f.counts)
     }
 }
 

@@ -1,7 +1,7 @@
 //! Reading every ring's retained window, live threads while they record: what a
 //! [`Capture`] and [`snapshot`](super::snapshot) are made of.
 
-use super::{Anomalies, Capture, ComponentCapture, FrameCounts, IdFrames, Sample, ThreadCapture};
+use super::{Anomalies, Capture, ComponentCapture, IdUnpaired, Sample, ThreadCapture, Unpaired};
 use crate::record::id;
 use crate::record::local;
 use crate::record::node::RingKey;
@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering::Relaxed;
 type Indexed = Vec<(u32, ComponentCapture)>;
 
 /// A thread before names are looked up: the capture, its components, its frame counts.
-type Unnamed = (ThreadCapture, Indexed, Vec<(u32, FrameCounts)>);
+type Unnamed = (ThreadCapture, Indexed, Vec<(u32, Unpaired)>);
 
 /// Reads every thread (or only component `only`), live ones while they record.
 pub(super) fn read(only: Option<u32>) -> Capture {
@@ -28,11 +28,11 @@ pub(super) fn read(only: Option<u32>) -> Capture {
     }
     for c in &view.exited {
         let t = compacted(c.serial, &c.name, c.anomalies, &c.components, only);
-        threads.push((t.0, t.1, c.frames.clone()));
+        threads.push((t.0, t.1, c.unpaired.clone()));
     }
     if let Some(f) = &view.merged {
         let t = compacted(0, MERGED_NAME, f.anomalies, &f.components, only);
-        threads.push((t.0, t.1, f.frames.clone()));
+        threads.push((t.0, t.1, f.unpaired.clone()));
     }
     // Capture order: order of first record (the merged threads are the oldest).
     threads.sort_by_key(|(t, _, _)| t.serial);
@@ -49,9 +49,9 @@ pub(super) fn read(only: Option<u32>) -> Capture {
                         ..c
                     })
                     .collect();
-                t.frames = frames
+                t.unpaired = frames
                     .into_iter()
-                    .map(|(i, counts)| IdFrames {
+                    .map(|(i, counts)| IdUnpaired {
                         name: names[i as usize],
                         counts,
                     })
@@ -90,7 +90,7 @@ fn read_live(thread: &ThreadShared, me: Option<&Arc<ThreadShared>>, only: Option
         })
         .collect();
     let t = thread_capture(thread.serial, &thread.name, exited, thread.counters.read());
-    (t, components, Vec::clone(&thread.frames()))
+    (t, components, Vec::clone(&thread.unpaired()))
 }
 
 /// A compacted (or merged) thread's retained samples.
@@ -128,7 +128,7 @@ fn thread_capture(serial: u64, name: &str, exited: bool, anomalies: Anomalies) -
         exited,
         anomalies,
         components: Vec::new(),
-        frames: Vec::new(),
+        unpaired: Vec::new(),
     }
 }
 

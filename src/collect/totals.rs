@@ -6,7 +6,7 @@ use super::frames::FrameTotals;
 use super::tally::Tally;
 use super::{Capture, Sample, SampleKind};
 use crate::config;
-use crate::diagnostics::{Anomalies, FrameCounts, OpenScopes};
+use crate::diagnostics::{Anomalies, OpenScopes, Unpaired};
 use crate::record::id;
 use crate::record::node::{RingKey, merge_by_path};
 use crate::record::registry::MERGED_NAME;
@@ -31,7 +31,7 @@ pub(crate) struct ThreadTotals {
     pub(crate) anomalies: Anomalies,
     /// Per id, the frames that ended without their Stop (in an interval being
     /// accumulated: their values when the interval began).
-    pub(crate) frames: Vec<(&'static str, FrameCounts)>,
+    pub(crate) unpaired: Vec<(&'static str, Unpaired)>,
     /// The scopes open on the thread when the report is taken: set in the whole run
     /// just before (`Ledger::note_open_scopes`), read from there by every window.
     pub(crate) open: Vec<OpenScopes>,
@@ -46,7 +46,7 @@ impl ThreadTotals {
     fn is_empty(&self) -> bool {
         self.components.is_empty()
             && self.anomalies == Anomalies::default()
-            && self.frames.is_empty()
+            && self.unpaired.is_empty()
             && self.per_frame.frames() == 0
     }
 
@@ -56,7 +56,7 @@ impl ThreadTotals {
             name,
             exited,
             anomalies: Anomalies::default(),
-            frames: Vec::new(),
+            unpaired: Vec::new(),
             open: Vec::new(),
             components: Vec::new(),
             per_frame: FrameTotals::default(),
@@ -362,7 +362,7 @@ impl Totals {
                 .collect();
             let thread = ThreadTotals {
                 anomalies: t.anomalies,
-                frames: t.frames.iter().map(|f| (f.name, f.counts)).collect(),
+                unpaired: t.unpaired.iter().map(|f| (f.name, f.counts)).collect(),
                 components,
                 ..ThreadTotals::new(t.name.clone(), t.exited)
             };
@@ -413,10 +413,10 @@ impl Totals {
             // Frames of merged threads are added as one thread's (their lengths and
             // per-id figures stay each frame's own).
             merged.per_frame.add(&t.per_frame);
-            for (name, counts) in &t.frames {
-                match merged.frames.iter_mut().find(|(n, _)| n == name) {
+            for (name, counts) in &t.unpaired {
+                match merged.unpaired.iter_mut().find(|(n, _)| n == name) {
                     Some((_, mine)) => *mine = mine.plus(counts),
-                    None => merged.frames.push((name, *counts)),
+                    None => merged.unpaired.push((name, *counts)),
                 }
             }
             let keep = config::slowest();

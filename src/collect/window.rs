@@ -16,7 +16,7 @@ use super::ledger::{Ledger, ledger};
 use super::timeline::{self, Timeline};
 use super::totals::{ComponentTotals, ThreadTotals, Totals};
 use crate::config;
-use crate::diagnostics::FrameCounts;
+use crate::diagnostics::Unpaired;
 use std::collections::BTreeMap;
 
 /// Folds, then runs `f` on the whole run's totals and timeline (since the last reset,
@@ -135,7 +135,7 @@ fn rebase(window: &mut Totals, now: &Totals) {
     for (serial, t) in &mut window.threads {
         let now = &now.threads[serial];
         t.anomalies = now.anomalies;
-        t.frames.clone_from(&now.frames);
+        t.unpaired.clone_from(&now.unpaired);
         t.components
             .iter_mut()
             .filter(|c| c.seen > 0)
@@ -166,7 +166,7 @@ fn counters(now: &Totals) -> Totals {
         .map(|(serial, t)| {
             let t = ThreadTotals {
                 anomalies: t.anomalies,
-                frames: t.frames.clone(),
+                unpaired: t.unpaired.clone(),
                 ..ThreadTotals::new(t.name.clone(), t.exited)
             };
             (*serial, t)
@@ -189,7 +189,7 @@ fn increments(now: &Totals, base: &Totals, samples: &Totals) -> Totals {
     for (serial, t) in &samples.threads {
         let (now, base) = (&now.threads[serial], &base.threads[serial]);
         let since = now.anomalies.since(&base.anomalies);
-        let frames = frames_since(&now.frames, &base.frames);
+        let unpaired = unpaired_since(&now.unpaired, &base.unpaired);
         // Every component, those with nothing seen too: a call-tree node names its
         // parent by its place in the list (rows leave the empty ones out).
         let components = t.components.clone();
@@ -198,12 +198,12 @@ fn increments(now: &Totals, base: &Totals, samples: &Totals) -> Totals {
         let open = now.open.clone();
         let per_frame = t.per_frame.clone();
         let framed = per_frame.frames() > 0;
-        if any || framed || since.total() > 0 || !frames.is_empty() || !open.is_empty() {
+        if any || framed || since.total() > 0 || !unpaired.is_empty() || !open.is_empty() {
             let thread = ThreadTotals {
                 name: t.name.clone(),
                 exited: t.exited,
                 anomalies: since,
-                frames,
+                unpaired,
                 open,
                 components,
                 per_frame,
@@ -214,11 +214,11 @@ fn increments(now: &Totals, base: &Totals, samples: &Totals) -> Totals {
     out
 }
 
-/// Per id, the frame counts gained since `base` (ids with none left out).
-fn frames_since(
-    now: &[(&'static str, FrameCounts)],
-    base: &[(&'static str, FrameCounts)],
-) -> Vec<(&'static str, FrameCounts)> {
+/// Per id, the unpaired counts gained since `base` (ids with none left out).
+fn unpaired_since(
+    now: &[(&'static str, Unpaired)],
+    base: &[(&'static str, Unpaired)],
+) -> Vec<(&'static str, Unpaired)> {
     now.iter()
         .map(|(name, c)| {
             let before = base

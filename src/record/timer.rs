@@ -71,7 +71,7 @@ use crate::clock::{self, Mode};
 /// `forward.send(order)` compiles, where `drop(order.timer)` moves the timer out of
 /// the message and makes the next use of `order` an error (E0382, use of a partially
 /// moved value). A cancel is not misuse: it is counted per id, on the thread that
-/// cancels, as `collect::FrameCounts::cancelled_timers`,
+/// cancels, as `collect::Unpaired::cancelled_timers`,
 /// and the report lists it as information, not among the anomalies.
 #[must_use = "the timer records when it drops (or at `stop`)"]
 #[derive(Debug)]
@@ -187,7 +187,7 @@ impl<'a> Timer<'a> {
 
     /// Cancels the timer: it records nothing, now or when it drops. The cancel is
     /// counted under the timer's id on the calling thread
-    /// (`collect::FrameCounts::cancelled_timers`),
+    /// (`collect::Unpaired::cancelled_timers`),
     /// as information: a cancel is not misuse. Cancelling a timer already stopped or
     /// cancelled does nothing. Costs no counter read; the count is a cold path (the
     /// first cancel of an id on a thread allocates, later ones do not).
@@ -204,7 +204,7 @@ impl<'a> Timer<'a> {
     /// assert!(latte::snapshot("doc_timer_cancel").is_empty());
     /// let capture = latte::capture();
     /// let me = capture.thread(std::thread::current().name().unwrap()).unwrap();
-    /// assert_eq!(me.frame_counts("doc_timer_cancel").cancelled_timers, 1);
+    /// assert_eq!(me.unpaired("doc_timer_cancel").cancelled_timers, 1);
     /// assert_eq!(me.anomalies.total(), 0);
     /// ```
     pub fn cancel(&mut self) {

@@ -28,7 +28,7 @@ pub(crate) use focus::by_total;
 pub use row::{CleanedSummary, Corrected, Row, RowKind, Slowest, Summary};
 
 pub use crate::diagnostics::OpenScopes;
-use crate::diagnostics::{Anomalies, Footprint, FrameCounts};
+use crate::diagnostics::{Anomalies, Footprint, Unpaired};
 pub use focus::{Focus, Sort};
 pub use frames::{Culprit, FrameComponent, PerFrame, Spread, WorstFrame};
 pub use histogram::{Bucket, Distribution, rank};
@@ -212,11 +212,11 @@ pub struct ThreadReport {
     /// Per id, the scopes that ended without their own Stop (abandoned on a full
     /// stack, orphaned by a missed Stop, open at exit), the records dropped past the
     /// memory cap and the timers cancelled; ids with none are left out.
-    #[serde(default)]
-    pub frames: Vec<EndedFrames>,
+    #[serde(default, alias = "frames")]
+    pub unpaired: Vec<UnpairedScopes>,
     /// Per id, the scopes open on the thread when the report was taken, outermost
     /// first: a snapshot read while the thread runs, which may be a scope off (see
-    /// `docs/report-format.md`). Empty for an exited thread (see `frames`) and for a
+    /// `docs/report-format.md`). Empty for an exited thread (see `unpaired`) and for a
     /// report made from a capture.
     #[serde(default)]
     pub open: Vec<OpenScopes>,
@@ -243,12 +243,12 @@ fn is_zero(n: &u64) -> bool {
 /// One id's scopes that ended without their own Stop, its records dropped past the
 /// memory cap, and its timers cancelled, on one thread.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct EndedFrames {
+pub struct UnpairedScopes {
     /// The id's name.
     pub component: String,
     /// How many ended which way.
     #[serde(flatten)]
-    pub counts: FrameCounts,
+    pub counts: Unpaired,
 }
 
 /// The ENVIRONMENT block of a report: what the numbers rest on, and what to beware of.
@@ -390,7 +390,7 @@ impl Report {
     /// The JSON format a report made by this latte follows (see
     /// [`format_version`](Report::format_version)); `CHANGELOG.md` says what each
     /// version changed.
-    pub const FORMAT_VERSION: u32 = 5;
+    pub const FORMAT_VERSION: u32 = 6;
 
     /// The factor from counter ticks to the report's unit (1 for cycles): what turns
     /// an [`Account`]'s ticks into the figures beside it.
@@ -445,7 +445,7 @@ impl Report {
     /// use latte::report::JsonStyle;
     /// # let report = latte::Report::collect(&latte::ReportOptions::default());
     /// let json = report.to_json(JsonStyle::Pretty);
-    /// assert!(json.contains("\"unit\": \"Time\"") && json.contains("\"format_version\": 5"));
+    /// assert!(json.contains("\"unit\": \"Time\"") && json.contains("\"format_version\": 6"));
     /// let back: latte::Report = serde_json::from_str(&json).unwrap();
     /// assert_eq!(back.to_json(JsonStyle::Compact), report.to_json(JsonStyle::Compact));
     /// ```

@@ -10,7 +10,7 @@
 
 use super::frames::{PerFrame, Spread};
 use super::{
-    Account, CleanedSummary, EndedFrames, Report, Row, SelfTime, Summary, ThreadReport, TreeNode,
+    Account, CleanedSummary, Report, Row, SelfTime, Summary, ThreadReport, TreeNode, UnpairedScopes,
 };
 use std::collections::HashMap;
 
@@ -85,12 +85,12 @@ impl ThreadReport {
             Some(e) => self.anomalies.since(&e.anomalies),
             None => self.anomalies,
         };
-        let frames: Vec<EndedFrames> = (self.frames.iter())
+        let unpaired: Vec<UnpairedScopes> = (self.unpaired.iter())
             .filter_map(|f| {
                 let before =
-                    earlier.and_then(|e| e.frames.iter().find(|o| o.component == f.component));
+                    earlier.and_then(|e| e.unpaired.iter().find(|o| o.component == f.component));
                 let counts = before.map_or(f.counts, |b| f.counts.since(&b.counts));
-                (counts != Default::default()).then(|| EndedFrames {
+                (counts != Default::default()).then(|| UnpairedScopes {
                     component: f.component.clone(),
                     counts,
                 })
@@ -101,7 +101,7 @@ impl ThreadReport {
             per_frame_since(now, before)
         });
         let framed = per_frame.as_ref().is_some_and(|f| f.frames > 0);
-        if rows.is_empty() && anomalies == Default::default() && frames.is_empty() && !framed {
+        if rows.is_empty() && anomalies == Default::default() && unpaired.is_empty() && !framed {
             return None;
         }
         Some(ThreadReport {
@@ -109,7 +109,7 @@ impl ThreadReport {
             serial: self.serial,
             exited: self.exited,
             anomalies,
-            frames,
+            unpaired,
             open: self.open.clone(),
             rows,
             tree: tree_since(&self.tree, earlier.map_or(&[][..], |e| &e.tree)),

@@ -136,14 +136,14 @@ mod tests {
     }
 
     #[test]
-    fn formats_4_and_5_read_and_every_other_is_refused_saying_why() {
-        for v in 4..=5 {
+    fn formats_4_to_6_read_and_every_other_is_refused_saying_why() {
+        for v in 4..=6 {
             assert_eq!(version(v).unwrap(), v as u32);
         }
-        assert_eq!(Report::FORMAT_VERSION, 5);
-        let newer = version(6).unwrap_err().to_string();
+        assert_eq!(Report::FORMAT_VERSION, 6);
+        let newer = version(7).unwrap_err().to_string();
         assert!(
-            newer.contains("report format version 6: this latte reads versions 4 to 5"),
+            newer.contains("report format version 7: this latte reads versions 4 to 6"),
             "{newer}"
         );
         for v in 1..=3 {

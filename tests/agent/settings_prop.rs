@@ -425,7 +425,7 @@ fn check_whole_run(
         report
             .threads
             .iter()
-            .flat_map(|t| &t.frames)
+            .flat_map(|t| &t.unpaired)
             .filter(|f| f.component == id.name())
             .map(|f| f.counts.over_cap)
             .sum::<u64>()

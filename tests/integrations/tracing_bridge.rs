@@ -181,7 +181,7 @@ fn spans_deeper_than_the_stack_keep_the_innermost_and_pair_afterwards() {
     let later: u64 = deep.samples[64..].iter().map(|s| s.ticks()).sum();
     assert_eq!(busy.samples[0].ticks(), later, "closed first: spans[0]");
     let me = mine();
-    assert_eq!(me.frame_counts("bridge_deep").abandoned, 36);
+    assert_eq!(me.unpaired("bridge_deep").abandoned, 36);
     assert_eq!(me.anomalies.total(), 36, "{:?}", me.anomalies);
 }
 
@@ -214,7 +214,7 @@ fn an_abandoned_span_exiting_first_leaves_the_held_ones_paired() {
     );
     assert!(my_component("bridge_abandoned (poll)").is_none());
     let me = mine();
-    assert_eq!(me.frame_counts("bridge_abandoned").abandoned, 1);
+    assert_eq!(me.unpaired("bridge_abandoned").abandoned, 1);
     assert_eq!(me.anomalies.total(), 1, "{:?}", me.anomalies);
 }
 

@@ -49,7 +49,7 @@ fn a_scope_records_iff_recording_was_on_at_its_start() {
         assert_eq!(latte::snapshot(off), [0u64; 0], "{off}");
     }
     // Balanced: nothing orphaned, unmatched or implausible.
-    for frames in &thread.frames {
+    for frames in &thread.unpaired {
         assert_eq!(
             frames.counts.total(),
             0,

@@ -7,7 +7,7 @@
 
 use crate::common;
 use latte::collect::Limit;
-use latte::collect::{FrameCounts, ThreadCapture};
+use latte::collect::{ThreadCapture, Unpaired};
 use latte::{latte_start, latte_stop};
 
 const CALLS: u64 = 1_000;
@@ -48,7 +48,7 @@ fn a_leak_outside_any_scope_does_not_stop_the_scope_beside_it() {
             latte_stop!("ms_beside");
         }
     });
-    let leak = t.frame_counts("ms_leak_outside");
+    let leak = t.unpaired("ms_leak_outside");
     println!(
         "ms_beside: {} samples; ms_leak_outside: {leak:?}; anomalies {:?}",
         seen(&t, "ms_beside"),
@@ -60,15 +60,15 @@ fn a_leak_outside_any_scope_does_not_stop_the_scope_beside_it() {
     // more leaked frame: at exit the stack holds DEPTH - 1 of them, not DEPTH.
     assert_eq!(
         leak,
-        FrameCounts {
+        Unpaired {
             abandoned: CALLS - (DEPTH - 1),
             orphaned: 0,
             open_at_exit: DEPTH - 1,
-            ..FrameCounts::default()
+            ..Unpaired::default()
         }
     );
     assert_eq!(leak.total(), CALLS, "every leaked frame is counted once");
-    assert_eq!(t.frames.len(), 1, "only the leaking id: {:?}", t.frames);
+    assert_eq!(t.unpaired.len(), 1, "only the leaking id: {:?}", t.unpaired);
     assert_eq!(t.anomalies.abandoned_frames, leak.abandoned);
     assert_eq!(t.anomalies.open_at_exit, leak.open_at_exit);
     assert_eq!(t.anomalies.total(), CALLS, "{:?}", t.anomalies);
@@ -80,7 +80,7 @@ fn a_leak_outside_any_scope_does_not_stop_the_scope_beside_it() {
         .find(|t| t.name == "ms-outside")
         .unwrap();
     let named: Vec<_> = section
-        .frames
+        .unpaired
         .iter()
         .map(|f| (f.component.as_str(), f.counts))
         .collect();
@@ -111,7 +111,7 @@ fn a_leak_inside_a_scope_is_orphaned_by_its_stop() {
             latte_stop!("ms_around");
         }
     });
-    let leak = t.frame_counts("ms_leak_nested");
+    let leak = t.unpaired("ms_leak_nested");
     println!(
         "ms_around: {} samples; ms_leak_nested: {leak:?}",
         seen(&t, "ms_around")
@@ -119,12 +119,12 @@ fn a_leak_inside_a_scope_is_orphaned_by_its_stop() {
     assert_eq!(seen(&t, "ms_around"), CALLS);
     assert_eq!(
         leak,
-        FrameCounts {
+        Unpaired {
             orphaned: CALLS,
-            ..FrameCounts::default()
+            ..Unpaired::default()
         }
     );
-    assert_eq!(t.frames.len(), 1, "{:?}", t.frames);
+    assert_eq!(t.unpaired.len(), 1, "{:?}", t.unpaired);
     assert_eq!(t.anomalies.orphaned_frames, CALLS);
     assert_eq!(t.anomalies.total(), CALLS, "{:?}", t.anomalies);
 }
@@ -154,17 +154,17 @@ fn recursion_deeper_than_the_stack_keeps_the_innermost_and_pairs_afterwards() {
     println!(
         "ms_recursive: {} samples, {:?}; anomalies {:?}",
         all,
-        t.frame_counts("ms_recursive"),
+        t.unpaired("ms_recursive"),
         t.anomalies
     );
     // Each deep recursion: the 64 innermost record, the 36 outermost are abandoned and
     // their Stops absorbed.
     assert_eq!(all, 64 + 10 * 5 + 64);
     assert_eq!(
-        t.frame_counts("ms_recursive"),
-        FrameCounts {
+        t.unpaired("ms_recursive"),
+        Unpaired {
             abandoned: 2 * 36,
-            ..FrameCounts::default()
+            ..Unpaired::default()
         }
     );
     assert_eq!(t.anomalies.total(), 2 * 36, "{:?}", t.anomalies);

@@ -69,8 +69,8 @@ fn sixty_fifth_start_gives_up_the_oldest_frame_while_the_rest_pair() {
     }
     assert_eq!(me.anomalies.abandoned_frames, 1);
     assert_eq!(me.anomalies.total(), 1, "{:?}", me.anomalies);
-    assert_eq!(me.frame_counts("deep_0").abandoned, 1);
-    assert_eq!(me.frames.len(), 1, "{:?}", me.frames);
+    assert_eq!(me.unpaired("deep_0").abandoned, 1);
+    assert_eq!(me.unpaired.len(), 1, "{:?}", me.unpaired);
 
     // The stack is empty again: a new pair works and nothing else was counted.
     latte_start!("deep_after");
@@ -117,7 +117,7 @@ fn missed_stop_recovers_the_right_component_and_counts_orphans() {
     assert_eq!(me.anomalies.orphaned_frames, 2);
     assert_eq!(me.anomalies.total(), 2, "{:?}", me.anomalies);
     for orphan in ["mm_b", "mm_c"] {
-        assert_eq!(me.frame_counts(orphan).orphaned, 1, "{orphan}");
+        assert_eq!(me.unpaired(orphan).orphaned, 1, "{orphan}");
     }
     // Their Starts made their nodes; no sample was stored.
     assert!(me.samples("mm_b").is_empty() && me.samples("mm_c").is_empty());
@@ -188,9 +188,9 @@ fn scopes_left_open_at_thread_exit_are_counted() {
     assert!(t.exited);
     assert_eq!(t.anomalies.open_at_exit, 2);
     for open in ["oae_outer", "oae_inner"] {
-        assert_eq!(t.frame_counts(open).open_at_exit, 1, "{open}");
+        assert_eq!(t.unpaired(open).open_at_exit, 1, "{open}");
     }
-    assert_eq!(t.frames.len(), 2);
+    assert_eq!(t.unpaired.len(), 2);
     assert_eq!(t.component("oae_done").unwrap().samples.len(), 1);
 }
 

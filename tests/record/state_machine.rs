@@ -17,7 +17,7 @@
 
 use crate::common;
 use latte::collect::Anomalies;
-use latte::collect::{FrameCounts, Sample, SampleKind};
+use latte::collect::{Sample, SampleKind, Unpaired};
 use latte::{Capture, Id, Mode};
 use proptest::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -80,7 +80,7 @@ struct Model {
     /// The held frames: (component, start mode), bottom first; at most `DEPTH`.
     frames: Vec<(usize, Mode)>,
     /// Frames that ended without their Stop, and Stops without a frame, per component.
-    ends: [FrameCounts; COMPONENTS],
+    ends: [Unpaired; COMPONENTS],
     /// Whether the component has had its baseline pulse.
     pulsed: [bool; COMPONENTS],
     /// Samples recorded per component, in order.
@@ -243,15 +243,15 @@ fn check(capture: &Capture, name: &str, model: &Model) -> Result<(), TestCaseErr
     prop_assert_eq!(thread.anomalies, model.anomalies, "anomalies of {}", name);
     let with_ends = model.ends.iter().filter(|e| e.total() > 0).count();
     prop_assert_eq!(
-        thread.frames.len(),
+        thread.unpaired.len(),
         with_ends,
         "{}: {:?}",
         name,
-        thread.frames
+        thread.unpaired
     );
     for (c, ends) in model.ends.iter().enumerate() {
         let id = IDS[c].name();
-        prop_assert_eq!(thread.frame_counts(id), *ends, "{}: frames of {}", name, id);
+        prop_assert_eq!(thread.unpaired(id), *ends, "{}: frames of {}", name, id);
     }
 
     // An id's samples are spread over its call-tree nodes (a Start makes one; a
@@ -416,17 +416,17 @@ fn full_stack_gives_up_the_oldest_then_mismatched_stops() {
             ..Anomalies::default()
         }
     );
-    let ends = |abandoned, orphaned| FrameCounts {
+    let ends = |abandoned, orphaned| Unpaired {
         abandoned,
         orphaned,
-        ..FrameCounts::default()
+        ..Unpaired::default()
     };
     // The unmatched Stop was B's, the empty one A's.
-    let b = FrameCounts {
+    let b = Unpaired {
         unmatched_stops: 1,
         ..ends(1, 1)
     };
-    let a = FrameCounts {
+    let a = Unpaired {
         empty_stops: 1,
         ..ends(1, 1)
     };

@@ -89,7 +89,7 @@ fn a_timer_in_a_message_stops_in_place_and_the_message_is_used_after() {
             stop: Mode::Mid
         }));
     assert_eq!(consumer.anomalies.total(), 0, "{:?}", consumer.anomalies);
-    assert_eq!(consumer.frame_counts("traps_queued").total(), 0);
+    assert_eq!(consumer.unpaired("traps_queued").total(), 0);
 }
 
 #[test]
@@ -105,14 +105,14 @@ fn a_cancelled_timer_records_nothing_and_is_counted_as_information() {
         drop(Timer::start(&FETCH, Mode::Fast, Mode::Fast));
     });
     assert_eq!(t.component("traps_fetch").unwrap().seen, 1);
-    let counts = t.frame_counts("traps_fetch");
+    let counts = t.unpaired("traps_fetch");
     assert_eq!(counts.cancelled_timers, 1);
-    assert_eq!(counts.frames(), 0);
+    assert_eq!(counts.scopes(), 0);
     assert_eq!(t.anomalies.total(), 0, "a cancel is not an anomaly");
 
     let report = Report::collect(&ReportOptions::default());
     let s = section(&report, "traps-cancel");
-    let fetch = s.frames.iter().find(|f| f.component == "traps_fetch");
+    let fetch = s.unpaired.iter().find(|f| f.component == "traps_fetch");
     assert_eq!(fetch.map(|f| f.counts.cancelled_timers), Some(1));
     let text = section_text(&report, "traps-cancel");
     assert!(
@@ -142,9 +142,9 @@ fn empty_and_unmatched_stops_name_their_ids() {
         latte::stop(&COMMIT, Mode::Fast); // no open scope of it: unmatched
         latte::stop(&OUTER, Mode::Fast); // the stack was left as it was
     });
-    assert_eq!(t.frame_counts("traps_parse").empty_stops, 2);
-    assert_eq!(t.frame_counts("traps_commit").unmatched_stops, 1);
-    assert_eq!(t.frame_counts("traps_outer").total(), 0);
+    assert_eq!(t.unpaired("traps_parse").empty_stops, 2);
+    assert_eq!(t.unpaired("traps_commit").unmatched_stops, 1);
+    assert_eq!(t.unpaired("traps_outer").total(), 0);
     assert_eq!(t.component("traps_outer").unwrap().seen, 1);
     let a = t.anomalies;
     assert_eq!((a.empty_stops, a.unmatched_stops, a.total()), (2, 1, 3));
@@ -152,11 +152,11 @@ fn empty_and_unmatched_stops_name_their_ids() {
     let report = Report::collect(&ReportOptions::default());
     let s = section(&report, "traps-stops");
     let counts = |id: &str| {
-        s.frames
+        s.unpaired
             .iter()
             .find(|f| f.component == id)
             .map(|f| f.counts)
-            .unwrap_or_else(|| panic!("{id} not in the report: {:?}", s.frames))
+            .unwrap_or_else(|| panic!("{id} not in the report: {:?}", s.unpaired))
     };
     assert_eq!(counts("traps_parse").empty_stops, 2);
     assert_eq!(counts("traps_commit").unmatched_stops, 1);
@@ -187,7 +187,7 @@ fn a_long_list_of_ids_names_six_and_the_json_has_all() {
     let s = section(&report, "traps-many");
     assert_eq!(s.anomalies.empty_stops, 36);
     let per_id: Vec<(String, u64)> = s
-        .frames
+        .unpaired
         .iter()
         .map(|f| (f.component.clone(), f.counts.empty_stops))
         .collect();
@@ -219,7 +219,7 @@ fn a_report_without_the_new_fields_still_reads() {
     for t in json["threads"].as_array_mut().unwrap() {
         let t = t.as_object_mut().unwrap();
         t.remove("open");
-        for f in t["frames"].as_array_mut().unwrap() {
+        for f in t["unpaired"].as_array_mut().unwrap() {
             let f = f.as_object_mut().unwrap();
             for key in ["empty_stops", "unmatched_stops", "cancelled_timers"] {
                 assert!(f.remove(key).is_some(), "{key} is written");
@@ -229,7 +229,7 @@ fn a_report_without_the_new_fields_still_reads() {
     let old: Report = serde_json::from_value(json).unwrap();
     let s = section(&old, "traps-old-json");
     assert_eq!(s.anomalies.empty_stops, 1);
-    assert!(s.frames.iter().all(|f| f.counts.total() == 0));
+    assert!(s.unpaired.iter().all(|f| f.counts.total() == 0));
     // Without per-id counts the line names no id.
     let text = section_text(&old, "traps-old-json");
     assert!(
@@ -305,7 +305,13 @@ fn scopes_open_when_a_report_is_taken_are_listed_per_thread_and_id() {
     let report = Report::collect(&ReportOptions::default());
     let s = section(&report, "traps-open");
     assert!(s.exited && s.open.is_empty(), "{:?}", s.open);
-    let at_exit = |id: &str| s.frames.iter().find(|f| f.component == id).unwrap().counts;
+    let at_exit = |id: &str| {
+        s.unpaired
+            .iter()
+            .find(|f| f.component == id)
+            .unwrap()
+            .counts
+    };
     assert_eq!(at_exit("traps_frame").open_at_exit, 1);
     assert_eq!(at_exit("traps_physics").open_at_exit, 2);
     assert!(

@@ -32,7 +32,7 @@ fn report(anomalies: Anomalies) -> Report {
             exited: true,
             anomalies,
             components: Vec::new(),
-            frames: Vec::new(),
+            unpaired: Vec::new(),
         }],
         teardown_drops: 0,
     };

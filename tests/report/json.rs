@@ -47,7 +47,7 @@ fn capture() -> Capture {
                 first: 100,
                 samples,
             }],
-            frames: Vec::new(),
+            unpaired: Vec::new(),
         }],
         teardown_drops: 2,
     }
@@ -123,7 +123,7 @@ fn reports_of_formats_no_release_wrote_are_refused_saying_so() {
     assert!(
         err.to_string().contains(
             "missing field `cleaned`: a summary without it is format 1's, which no release \
-             of latte wrote; this latte reads versions 4 to 5"
+             of latte wrote; this latte reads versions 4 to 6"
         ),
         "{err}"
     );
@@ -237,4 +237,40 @@ fn exporter_failures_round_trip_and_are_left_out_when_there_are_none() {
     );
     let back: Report = serde_json::from_str(&json).unwrap();
     assert_eq!(back.exporter_failures, report.exporter_failures);
+}
+
+#[test]
+fn a_format_5_report_reads_its_per_id_frames_list_as_unpaired() {
+    static OUTER: Id = Id::new("json_format5_outer");
+    static LEAKED: Id = Id::new("json_format5_leaked");
+    let name = "json_format5";
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(|| {
+            latte::start(&OUTER, Mode::Fast);
+            latte::start(&LEAKED, Mode::Fast); // its Stop is missed
+            latte::stop(&OUTER, Mode::Fast); // drops LEAKED as an orphan
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    let report = Report::collect(&ReportOptions::default());
+    let thread = report.threads.iter().find(|t| t.name == name).unwrap();
+    let leaked = thread
+        .unpaired
+        .iter()
+        .find(|u| u.component == LEAKED.name());
+    assert_eq!(leaked.map(|u| u.counts.orphaned), Some(1), "{thread:?}");
+    // Format 5 wrote the same list under `frames`.
+    let mut old: serde_json::Value =
+        serde_json::from_str(&report.to_json(JsonStyle::Compact)).unwrap();
+    old["format_version"] = 5.into();
+    for t in old["threads"].as_array_mut().unwrap() {
+        let list = t.as_object_mut().unwrap().remove("unpaired").unwrap();
+        t["frames"] = list;
+    }
+    let back: Report = serde_json::from_value(old).unwrap();
+    assert_eq!(back.format_version, 5);
+    let thread_back = back.threads.iter().find(|t| t.name == name).unwrap();
+    assert_eq!(thread_back.unpaired, thread.unpaired);
 }

@@ -72,7 +72,7 @@ fn capture() -> Capture {
                 component("tight", &tight),
                 component("bucket", &bucket),
             ],
-            frames: Vec::new(),
+            unpaired: Vec::new(),
         }],
         teardown_drops: 0,
     }

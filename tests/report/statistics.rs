@@ -462,7 +462,7 @@ fn thread(serial: u64, components: Vec<ComponentCapture>) -> ThreadCapture {
             ..Anomalies::default()
         },
         components,
-        frames: Vec::new(),
+        unpaired: Vec::new(),
     }
 }
 

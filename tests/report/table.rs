@@ -3,8 +3,8 @@
 
 use crate::common;
 
-use latte::collect::{Anomalies, FrameCounts};
-use latte::report::{Column, EndedFrames, Overhead, Row, Summary, TableOptions, ThreadReport};
+use latte::collect::{Anomalies, Unpaired};
+use latte::report::{Column, Overhead, Row, Summary, TableOptions, ThreadReport, UnpairedScopes};
 use latte::{Cleaning, Data, Report, Unit};
 use unicode_width::UnicodeWidthStr;
 
@@ -239,12 +239,12 @@ fn two_threads(rows: &[Row]) -> Vec<ThreadReport> {
             serial: 1,
             exited: false,
             anomalies: main_anomalies,
-            frames: vec![EndedFrames {
+            unpaired: vec![UnpairedScopes {
                 component: "Sim_Leaky".to_owned(),
-                counts: FrameCounts {
+                counts: Unpaired {
                     abandoned: 1,
                     orphaned: 2,
-                    ..FrameCounts::default()
+                    ..Unpaired::default()
                 },
             }],
             open: Vec::new(),
@@ -258,7 +258,7 @@ fn two_threads(rows: &[Row]) -> Vec<ThreadReport> {
             serial: 2,
             exited: true,
             anomalies: Anomalies::default(),
-            frames: Vec::new(),
+            unpaired: Vec::new(),
             open: Vec::new(),
             rows: vec![row("Idle_Component", Summary::default()), rows[2].clone()],
             tree: Vec::new(),
@@ -304,7 +304,7 @@ fn raw_cycles() -> Report {
             serial: 1,
             exited: false,
             anomalies: Anomalies::default(),
-            frames: Vec::new(),
+            unpaired: Vec::new(),
             open: Vec::new(),
             rows: rows.clone(),
             tree: Vec::new(),
@@ -447,7 +447,7 @@ fn extreme() -> Report {
             serial: u64::MAX,
             exited: true,
             anomalies: all,
-            frames: Vec::new(),
+            unpaired: Vec::new(),
             open: Vec::new(),
             rows: vec![row(&"é\t".repeat(40), huge)],
             tree: Vec::new(),
@@ -780,7 +780,7 @@ fn a_compact_table_shows_twenty_rows_and_counts_the_rest() {
             serial: 1,
             exited: false,
             anomalies: Anomalies::default(),
-            frames: Vec::new(),
+            unpaired: Vec::new(),
             open: Vec::new(),
             rows,
             tree: Vec::new(),

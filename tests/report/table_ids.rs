@@ -47,7 +47,7 @@ fn report(ids: &[String]) -> Report {
             serial: 1,
             exited: false,
             anomalies: Default::default(),
-            frames: Vec::new(),
+            unpaired: Vec::new(),
             open: Vec::new(),
             rows: rows.clone(),
             tree: Vec::new(),

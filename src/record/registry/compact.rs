@@ -10,7 +10,7 @@
 
 use super::{Lists, Registry, ThreadShared};
 use crate::config;
-use crate::diagnostics::{Anomalies, FrameCounts};
+use crate::diagnostics::{Anomalies, Unpaired};
 use crate::record::node::{RingKey, merge_by_path};
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
@@ -22,7 +22,7 @@ pub(crate) struct Compacted {
     pub(crate) name: String,
     pub(crate) anomalies: Anomalies,
     /// Frames that ended without their Stop, per id index.
-    pub(crate) frames: Vec<(u32, FrameCounts)>,
+    pub(crate) unpaired: Vec<(u32, Unpaired)>,
     pub(crate) components: Vec<CompactRing>,
 }
 
@@ -52,7 +52,7 @@ pub(crate) struct Merged {
     pub(crate) threads: u64,
     pub(crate) anomalies: Anomalies,
     /// Frames that ended without their Stop, per id index, summed over the threads.
-    pub(crate) frames: Vec<(u32, FrameCounts)>,
+    pub(crate) unpaired: Vec<(u32, Unpaired)>,
     pub(crate) components: Vec<CompactRing>,
 }
 
@@ -171,7 +171,7 @@ fn compact_copy(t: &ThreadShared) -> Compacted {
         serial: t.serial,
         name: t.name.clone(),
         anomalies: t.counters.read(),
-        frames: Vec::clone(&t.frames()),
+        unpaired: Vec::clone(&t.unpaired()),
         components,
     }
 }
@@ -181,10 +181,10 @@ fn compact_copy(t: &ThreadShared) -> Compacted {
 fn merge_into(merged: &mut Merged, t: &Compacted) {
     merged.threads += 1;
     merged.anomalies = merged.anomalies.plus(&t.anomalies);
-    for (index, counts) in &t.frames {
-        match merged.frames.iter_mut().find(|(i, _)| i == index) {
+    for (index, counts) in &t.unpaired {
+        match merged.unpaired.iter_mut().find(|(i, _)| i == index) {
             Some((_, sum)) => *sum = sum.plus(counts),
-            None => merged.frames.push((*index, *counts)),
+            None => merged.unpaired.push((*index, *counts)),
         }
     }
     let adopt = |r: &CompactRing, key| CompactRing {
@@ -220,17 +220,17 @@ fn merge_into(merged: &mut Merged, t: &Compacted) {
 #[cfg(all(test, not(latte_loom)))]
 mod tests {
     use super::*;
-    use crate::diagnostics::FrameEnd;
+    use crate::diagnostics::UnpairedKind;
 
     #[test]
-    fn frame_counts_survive_compaction_and_sum_per_id_when_folded() {
+    fn unpaired_counts_survive_compaction_and_sum_per_id_when_folded() {
         let (a, b) = (
             ThreadShared::new(1, "a".into()),
             ThreadShared::new(2, "b".into()),
         );
-        a.count_frames(FrameEnd::Abandoned, [7, 7, 9]);
-        a.count_frames(FrameEnd::OpenAtExit, [9]);
-        b.count_frames(FrameEnd::Orphaned, [9, 11]);
+        a.count_unpaired(UnpairedKind::Abandoned, [7, 7, 9]);
+        a.count_unpaired(UnpairedKind::OpenAtExit, [9]);
+        b.count_unpaired(UnpairedKind::Orphaned, [9, 11]);
         // Records dropped past the memory cap join the same per-id list.
         b.add_capped(11)
             .store(4, std::sync::atomic::Ordering::Relaxed);
@@ -240,17 +240,17 @@ mod tests {
         b.count_cancel(12);
         b.count_cancel(12);
         let (a, b) = (compact_copy(&a), compact_copy(&b));
-        let counts = |abandoned, orphaned, open_at_exit| FrameCounts {
+        let counts = |abandoned, orphaned, open_at_exit| Unpaired {
             abandoned,
             orphaned,
             open_at_exit,
-            ..FrameCounts::default()
+            ..Unpaired::default()
         };
-        let capped = |over_cap, orphaned| FrameCounts {
+        let capped = |over_cap, orphaned| Unpaired {
             over_cap,
             ..counts(0, orphaned, 0)
         };
-        assert_eq!(a.frames, [(7, counts(2, 0, 0)), (9, counts(1, 0, 1))]);
+        assert_eq!(a.unpaired, [(7, counts(2, 0, 0)), (9, counts(1, 0, 1))]);
         assert_eq!(
             (a.anomalies.abandoned_frames, a.anomalies.open_at_exit),
             (3, 1)
@@ -259,14 +259,14 @@ mod tests {
         merge_into(&mut merged, &a);
         merge_into(&mut merged, &b);
         assert_eq!(
-            merged.frames,
+            merged.unpaired,
             [
                 (7, counts(2, 0, 0)),
                 (9, counts(1, 1, 1)),
                 (11, capped(4, 1)),
                 (
                     12,
-                    FrameCounts {
+                    Unpaired {
                         cancelled_timers: 2,
                         ..capped(5, 0)
                     }

@@ -192,11 +192,11 @@ impl Registry {
         };
         for c in &view.exited {
             f.bytes += 128 + c.name.len() as u64 + compact_bytes(&c.components);
-            f.bytes += FRAME_COUNT_BYTES * c.frames.len() as u64;
+            f.bytes += UNPAIRED_ENTRY_BYTES * c.unpaired.len() as u64;
         }
         if let Some(merged) = &view.merged {
             f.bytes += compact_bytes(&merged.components);
-            f.bytes += FRAME_COUNT_BYTES * merged.frames.len() as u64;
+            f.bytes += UNPAIRED_ENTRY_BYTES * merged.unpaired.len() as u64;
         }
         for ring in lock(&self.pool).iter() {
             f.bytes += ring.resident_bytes();
@@ -209,8 +209,8 @@ impl Registry {
 /// the shared record.
 const PER_THREAD_BYTES: u64 = 2048;
 
-/// One id's frame counts, `(u32, FrameCounts)`.
-const FRAME_COUNT_BYTES: u64 = 32;
+/// One id's unpaired counts, `(u32, Unpaired)`.
+const UNPAIRED_ENTRY_BYTES: u64 = 32;
 
 /// The process's registry.
 pub(crate) fn global() -> &'static Registry {

@@ -2,7 +2,7 @@
 //! registry (in debug builds a marker says whether the calling thread holds a registry
 //! lock, so a test allocator can check nothing is allocated or freed under one).
 
-use crate::diagnostics::{Counters, FrameCounts, FrameEnd, bump};
+use crate::diagnostics::{Counters, Unpaired, UnpairedKind, bump};
 use crate::record::flight::Flight;
 use crate::record::local::Local;
 use crate::record::node::RingKey;
@@ -17,7 +17,7 @@ pub(crate) type RingList = Arc<Vec<(RingKey, Arc<Ring>)>>;
 
 /// A thread's frames that ended without their Stop, per id index, in order of first
 /// such frame.
-pub(crate) type FrameList = Arc<Vec<(u32, FrameCounts)>>;
+pub(crate) type UnpairedList = Arc<Vec<(u32, Unpaired)>>;
 
 /// Per id index, a count written by the owning thread only (a load and a store) and
 /// read by anyone: the records an id dropped past the memory cap, the timers of an id
@@ -37,12 +37,12 @@ pub(crate) struct ThreadShared {
     internal: AtomicBool,
     pub(crate) counters: Counters,
     /// Copy-on-write like `rings`: the per-id split of three of the `counters`.
-    frames: Mutex<FrameList>,
+    unpaired: Mutex<UnpairedList>,
     /// Copy-on-write like `rings`: the per-id split of the `over_cap` counter. Read
-    /// through [`frames`](Self::frames).
+    /// through [`unpaired`](Self::unpaired).
     capped: Mutex<CountList>,
     /// Copy-on-write like `rings`: the timers cancelled per id (no thread counter: a
-    /// cancel is not an anomaly). Read through [`frames`](Self::frames).
+    /// cancel is not an anomaly). Read through [`unpaired`](Self::unpaired).
     cancelled: Mutex<CountList>,
     /// The thread's recorder, for readers of its open scopes: set once the recorder
     /// has its stack, cleared by the recorder's destructor (see
@@ -154,7 +154,7 @@ impl ThreadShared {
             exited: AtomicBool::new(false),
             internal: AtomicBool::new(false),
             counters: Counters::default(),
-            frames: Mutex::new(Arc::new(Vec::new())),
+            unpaired: Mutex::new(Arc::new(Vec::new())),
             capped: Mutex::new(Arc::new(Vec::new())),
             cancelled: Mutex::new(Arc::new(Vec::new())),
             recorder: Link::new(),
@@ -179,21 +179,21 @@ impl ThreadShared {
     /// thread, cold paths only), per id and in the thread total. Like
     /// [`add_rings`](Self::add_rings), the new list is built and the old one freed outside
     /// the lock.
-    pub(crate) fn count_frames(&self, end: FrameEnd, ids: impl IntoIterator<Item = u32>) {
+    pub(crate) fn count_unpaired(&self, end: UnpairedKind, ids: impl IntoIterator<Item = u32>) {
         let mut ids = ids.into_iter().peekable();
         if ids.peek().is_none() {
             return;
         }
-        let current = lock(&self.frames).clone();
+        let current = lock(&self.unpaired).clone();
         let mut list = Vec::clone(&current);
         let mut n = 0;
         for idx in ids {
             entry(&mut list, idx).add(end, 1);
             n += 1;
         }
-        bump(self.counters.frames(end), n);
+        bump(self.counters.unpaired(end), n);
         let list = Arc::new(list);
-        let old = std::mem::replace(&mut *lock(&self.frames), list);
+        let old = std::mem::replace(&mut *lock(&self.unpaired), list);
         drop(old);
     }
 
@@ -223,10 +223,10 @@ impl ThreadShared {
     }
 
     /// The per-id frame counts, with the records each capped id dropped
-    /// ([`FrameCounts::over_cap`]) and the timers cancelled
-    /// ([`FrameCounts::cancelled_timers`]).
-    pub(crate) fn frames(&self) -> FrameList {
-        let frames = lock(&self.frames).clone();
+    /// ([`Unpaired::over_cap`]) and the timers cancelled
+    /// ([`Unpaired::cancelled_timers`]).
+    pub(crate) fn unpaired(&self) -> UnpairedList {
+        let frames = lock(&self.unpaired).clone();
         let capped = lock(&self.capped).clone();
         let cancelled = lock(&self.cancelled).clone();
         if capped.is_empty() && cancelled.is_empty() {
@@ -289,11 +289,11 @@ impl ThreadShared {
 }
 
 /// The counts of `idx` in `list`, added (all zero) if missing.
-fn entry(list: &mut Vec<(u32, FrameCounts)>, idx: u32) -> &mut FrameCounts {
+fn entry(list: &mut Vec<(u32, Unpaired)>, idx: u32) -> &mut Unpaired {
     let at = match list.iter().position(|(i, _)| *i == idx) {
         Some(at) => at,
         None => {
-            list.push((idx, FrameCounts::default()));
+            list.push((idx, Unpaired::default()));
             list.len() - 1
         }
     };

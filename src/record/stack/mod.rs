@@ -27,7 +27,7 @@ use super::local::{Local, push_frame};
 use super::word::{Word, signal_fence};
 use crate::clock::{Mode, Stamp};
 use crate::config;
-use crate::diagnostics::FrameEnd;
+use crate::diagnostics::UnpairedKind;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Open scopes, structure-of-arrays: a view of the thread's stack words, the tags
@@ -221,7 +221,7 @@ impl Local {
             if d == u32::MAX as usize {
                 // 2^32 - 1 open scopes (a Stop missed billions of times): no position
                 // left, so this frame is given up at once.
-                shared.count_frames(FrameEnd::Abandoned, [idx]);
+                shared.count_unpaired(UnpairedKind::Abandoned, [idx]);
                 return;
             }
             // The parent is the frame below, unless it was given up on a full stack
@@ -236,7 +236,7 @@ impl Local {
                 // Give that frame up, unless it already is (the floor is above it).
                 let oldest = d - len;
                 if oldest >= l.floor.get() as usize {
-                    shared.count_frames(FrameEnd::Abandoned, [stack.id(oldest)]);
+                    shared.count_unpaired(UnpairedKind::Abandoned, [stack.id(oldest)]);
                     l.floor.set(oldest as u32 + 1);
                 }
             }
@@ -274,7 +274,7 @@ impl Local {
         let found = self.cold(|l, shared| {
             let d = l.depth.get() as usize;
             let Some(stack) = l.stack().filter(|_| d > 0) else {
-                shared.count_frames(FrameEnd::EmptyStop, [idx]);
+                shared.count_unpaired(UnpairedKind::EmptyStop, [idx]);
                 return None;
             };
             let (top, floor) = (d - 1, l.floor.get() as usize);
@@ -289,10 +289,10 @@ impl Local {
             // Search down for ours; the frames above it will never be closed correctly,
             // so they are dropped and counted rather than mispaired with later Stops.
             let Some(k) = (floor..=top).rev().find(|&p| stack.id(p) == idx) else {
-                shared.count_frames(FrameEnd::UnmatchedStop, [idx]);
+                shared.count_unpaired(UnpairedKind::UnmatchedStop, [idx]);
                 return None;
             };
-            shared.count_frames(FrameEnd::Orphaned, (k + 1..=top).map(|p| stack.id(p)));
+            shared.count_unpaired(UnpairedKind::Orphaned, (k + 1..=top).map(|p| stack.id(p)));
             let frame = stack.frame(k);
             (k..=top).for_each(|p| stack.clear(p));
             l.depth.set(k as u32);
@@ -313,12 +313,12 @@ impl Local {
         let found = self.cold(|l, shared| {
             let (d, floor) = (l.depth.get() as usize, l.floor.get() as usize);
             let Some(stack) = l.stack().filter(|_| d > 0) else {
-                shared.count_frames(FrameEnd::EmptyStop, [idx]);
+                shared.count_unpaired(UnpairedKind::EmptyStop, [idx]);
                 return None;
             };
             let Some(k) = (floor..d).rev().find(|&p| stack.id(p) == idx) else {
                 if floor == 0 {
-                    shared.count_frames(FrameEnd::UnmatchedStop, [idx]);
+                    shared.count_unpaired(UnpairedKind::UnmatchedStop, [idx]);
                     return None;
                 }
                 // Not held: taken as the exit of a span given up on a full stack
@@ -345,7 +345,7 @@ impl Local {
     pub(super) fn count_open_at_exit(&self) {
         if let (Some(shared), Some(stack)) = (self.shared.get(), self.stack()) {
             let (floor, d) = (self.floor.get() as usize, self.depth.get() as usize);
-            shared.count_frames(FrameEnd::OpenAtExit, (floor..d).map(|p| stack.id(p)));
+            shared.count_unpaired(UnpairedKind::OpenAtExit, (floor..d).map(|p| stack.id(p)));
         }
     }
 }

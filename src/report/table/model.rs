@@ -250,7 +250,7 @@ fn thread(report: &Report, t: &ThreadReport, options: &TableOptions) -> Section 
 /// cancelled and the scopes open now.
 fn thread_notes(t: &ThreadReport, wide: bool) -> Vec<String> {
     let mut lines: Vec<String> = notes::anomalies(t, wide).into_iter().collect();
-    lines.extend(notes::ended_frames(&t.frames, wide));
+    lines.extend(notes::unpaired_scopes(&t.unpaired, wide));
     lines.extend(notes::cancelled(t, wide));
     lines.extend(notes::open_now(t, wide));
     lines

@@ -5,9 +5,11 @@
 //! summarised (wide shows them whole).
 
 use super::text::value;
-use crate::diagnostics::{Anomalies, FrameCounts};
+use crate::diagnostics::{Anomalies, Unpaired};
 use crate::report::numbers::count;
-use crate::report::{EndedFrames, ExporterFailures, PeriodicFailures, Report, Row, ThreadReport};
+use crate::report::{
+    ExporterFailures, PeriodicFailures, Report, Row, ThreadReport, UnpairedScopes,
+};
 
 /// Names a summarised list shows before `and N more` (a wide table shows them all).
 pub(super) const LISTED: usize = 6;
@@ -108,9 +110,9 @@ pub(super) fn listed(names: Vec<String>, wide: bool) -> String {
 /// every counter is zero. Ids are named as far as the report has them per id (a report
 /// written before they were counted per id has none).
 pub(super) fn anomalies(thread: &ThreadReport, wide: bool) -> Option<String> {
-    let ids = |count: fn(&FrameCounts) -> u64| {
+    let ids = |count: fn(&Unpaired) -> u64| {
         let per_id = thread
-            .frames
+            .unpaired
             .iter()
             .map(|f| (f.component.as_str(), count(&f.counts)));
         by_count(per_id)
@@ -140,7 +142,7 @@ pub(super) fn anomalies(thread: &ThreadReport, wide: bool) -> Option<String> {
 pub(super) fn cancelled(thread: &ThreadReport, wide: bool) -> Option<String> {
     let ids = by_count(
         thread
-            .frames
+            .unpaired
             .iter()
             .map(|f| (f.component.as_str(), f.counts.cancelled_timers)),
     );
@@ -180,10 +182,10 @@ fn named(ids: Vec<(&str, u64)>, wide: bool) -> String {
 /// The ids whose scopes ended without their Stop, e.g. `scopes without their Stop:
 /// parse 937 abandoned + 63 open at exit`, and those that recorded nothing past the
 /// memory cap, e.g. `past the memory cap, not recorded: quote 12`.
-pub(super) fn ended_frames(frames: &[EndedFrames], wide: bool) -> Vec<String> {
-    let ended: Vec<String> = frames
+pub(super) fn unpaired_scopes(unpaired: &[UnpairedScopes], wide: bool) -> Vec<String> {
+    let ended: Vec<String> = unpaired
         .iter()
-        .filter(|f| f.counts.frames() > 0)
+        .filter(|f| f.counts.scopes() > 0)
         .map(|f| {
             let c = &f.counts;
             let parts: Vec<String> = [
@@ -198,7 +200,7 @@ pub(super) fn ended_frames(frames: &[EndedFrames], wide: bool) -> Vec<String> {
             format!("{} {}", f.component, parts.join(" + "))
         })
         .collect();
-    let capped: Vec<String> = frames
+    let capped: Vec<String> = unpaired
         .iter()
         .filter(|f| f.counts.over_cap > 0)
         .map(|f| format!("{} {}", f.component, count(f.counts.over_cap)))
@@ -223,7 +225,7 @@ pub(super) fn ended_frames(frames: &[EndedFrames], wide: bool) -> Vec<String> {
 fn over_cap(report: &Report, wide: bool) -> Option<String> {
     let mut ids: Vec<String> = Vec::new();
     let mut dropped = 0u64;
-    for f in report.threads.iter().flat_map(|t| &t.frames) {
+    for f in report.threads.iter().flat_map(|t| &t.unpaired) {
         if f.counts.over_cap > 0 {
             dropped = dropped.saturating_add(f.counts.over_cap);
             if !ids.contains(&f.component) {
