@@ -157,9 +157,16 @@ impl Capturer {
             std::process::id(),
             self.seq
         ));
-        std::fs::write(&path, &json).map_err(|e| Error::Capture {
-            reason: format!("{}: {e}", path.display()),
-        })?;
+        // Written beside its name and renamed into it: a reader watching the directory
+        // (a tool, a test) never opens a capture half written.
+        let part = path.with_extension("json.part");
+        let written = std::fs::write(&part, &json).and_then(|()| std::fs::rename(&part, &path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&part);
+            return Err(Error::Capture {
+                reason: format!("{}: {e}", path.display()),
+            });
+        }
         self.files.push_back((path.clone(), bytes));
         Ok(path)
     }
