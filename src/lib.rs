@@ -298,7 +298,7 @@ pub mod test_hooks {
     /// ```
     #[cfg(feature = "agent")]
     pub fn set_block_clock(ms: Option<u64>) {
-        crate::collect::timeline::hook::set(ms)
+        crate::collect::series::hook::set(ms)
     }
 
     /// The platform facts gathered when the clock was chosen.

@@ -313,9 +313,9 @@ impl Drain {
         // Calibration first: it may still be running, and the ledger must not wait.
         let calibration = calibration();
         let series = self.series();
-        let (mut report, blocks) = collect::whole_run(|totals, timeline| {
+        let (mut report, blocks) = collect::whole_run(|totals, log| {
             let report = self.assemble_as(totals, calibration, label);
-            (report, series.then(|| timeline.blocks()))
+            (report, series.then(|| log.blocks()))
         });
         if let Some(blocks) = blocks {
             // After the ledger's lock: the folds need not wait for the encoding.

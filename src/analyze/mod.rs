@@ -12,7 +12,7 @@
 //! the runs; counts, the uncleaned mean and standard deviation and the extremes come
 //! from exact sums kept beside each histogram. The all-threads view of an id merges the
 //! threads' runs (cleaning stays per thread, where preemption happens). A whole-run
-//! report's series (`series.rs`) treats each block of the collector's timeline as a
+//! report's series (`series.rs`) treats each block of the collector's series log as a
 //! row's values are treated, over all threads.
 
 mod calibrate;
@@ -88,10 +88,10 @@ impl Report {
         // Calibration before the ledger's lock: a first calibration takes ~50 ms,
         // and the drain's folds must not wait for it.
         let calibration = calibration();
-        let (mut report, blocks) = collect::whole_run(|totals, timeline| {
+        let (mut report, blocks) = collect::whole_run(|totals, series| {
             (
                 assemble(totals, calibration, options, live),
-                timeline.blocks(),
+                series.blocks(),
             )
         });
         add_series(&mut report, &blocks, calibration, options.data);
@@ -140,11 +140,11 @@ impl Report {
             live: true,
         };
         let calibration = calibration();
-        let (mut report, blocks) = collect::whole_run(|totals, timeline| {
+        let (mut report, blocks) = collect::whole_run(|totals, series| {
             let totals = of_threads(totals, threads.as_ref());
-            // The timeline is over all threads: it goes with ALL THREADS only when
+            // The series log is over all threads: it goes with ALL THREADS only when
             // ALL THREADS is all threads.
-            let blocks = threads.is_none().then(|| timeline.blocks());
+            let blocks = threads.is_none().then(|| series.blocks());
             (assemble(&totals, calibration, options, live), blocks)
         });
         if let Some(blocks) = blocks {
@@ -224,7 +224,7 @@ fn recording_off() -> Option<crate::report::RecordingOff> {
     })
 }
 
-/// Gives a whole-run report its series: `blocks`, the whole run's timeline of the
+/// Gives a whole-run report its series: `blocks`, the whole run's series log of the
 /// same threads as the report (taken with the totals it was made of), in the report's
 /// `data`. Called after the ledger's lock is released.
 pub(crate) fn add_series(

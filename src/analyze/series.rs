@@ -1,5 +1,5 @@
 //! The run's time structure for a report ([`Series`]): each block of the collector's
-//! timeline turned into the data of the report's rows, as a row's values are (the
+//! series log turned into the data of the report's rows, as a row's values are (the
 //! kind's overhead taken off each bucket's middle when calibrated, the kinds merged),
 //! each a distribution as a row's. Made from a snapshot of the blocks after the
 //! ledger's lock is released: the drain's folds must not wait for it.
@@ -12,7 +12,7 @@ use crate::report::histogram::bucketed;
 use crate::report::{Data, Row, Series, SeriesComponent};
 use std::collections::HashMap;
 
-/// The blocks of the whole run's timeline for the components of `rows` (the
+/// The blocks of the whole run's series log for the components of `rows` (the
 /// all-threads rows, in their order), in the report's `data`; `None` when there are
 /// no rows.
 pub(super) fn series(
@@ -66,7 +66,7 @@ mod tests {
     use super::*;
     use crate::analyze::{Context, add_series, assemble};
     use crate::clock::Mode;
-    use crate::collect::timeline::Timeline;
+    use crate::collect::series::SeriesLog;
     use crate::collect::{ComponentTotals, Sample, SampleKind, ThreadTotals, Totals};
     use crate::record::Id;
     use crate::report::{Cleaning, ReportOptions, Unit};
@@ -93,9 +93,9 @@ mod tests {
     }
 
     /// Two threads recording ids `a` and `b` in samples of four kinds, folded at 0,
-    /// 60, 130, 131 and 400 ms: the whole run's totals and timeline. `value` gives the
+    /// 60, 130, 131 and 400 ms: the whole run's totals and series. `value` gives the
     /// `i`-th value of a fold from a seeded draw.
-    fn run(ids: [&'static Id; 2], value: fn(u64) -> u64) -> (Totals, Timeline) {
+    fn run(ids: [&'static Id; 2], value: fn(u64) -> u64) -> (Totals, SeriesLog) {
         let kinds = [
             SampleKind::Scope {
                 start: Mode::Fast,
@@ -108,10 +108,10 @@ mod tests {
             SampleKind::Pulse,
             SampleKind::Recorded,
         ];
-        let (mut totals, mut timeline) = (Totals::default(), Timeline::default());
+        let (mut totals, mut series) = (Totals::default(), SeriesLog::default());
         let mut x = 11u64;
         for at in [0, 60, 130, 131, 400] {
-            timeline.begin_fold(at);
+            series.begin_fold(at);
             for serial in 1..=2 {
                 let t = totals
                     .threads
@@ -129,12 +129,12 @@ mod tests {
                         let sample = Sample::new(value(x >> 20), kind, false).unwrap();
                         c.record(sample);
                         c.seen += 1;
-                        timeline.record(c.index, kind, &[sample.ticks()]);
+                        series.record(c.index, kind, &[sample.ticks()]);
                     }
                 }
             }
         }
-        (totals, timeline)
+        (totals, series)
     }
 
     /// Each block's buckets of `component` in `report`, merged: (low, high, value,
@@ -155,7 +155,7 @@ mod tests {
 
     /// The blocks of each row, merged, are the row's values: the same buckets, the
     /// same counts, the same quantiles.
-    fn assert_blocks_add_up(totals: &Totals, timeline: &Timeline, data: Data, unit: Unit) {
+    fn assert_blocks_add_up(totals: &Totals, series: &SeriesLog, data: Data, unit: Unit) {
         let options = ReportOptions {
             data,
             unit,
@@ -163,7 +163,7 @@ mod tests {
             ..ReportOptions::default()
         };
         let mut report = assemble(totals, &calibration(), &options, Context::default());
-        add_series(&mut report, &timeline.blocks(), &calibration(), data);
+        add_series(&mut report, &series.blocks(), &calibration(), data);
         let series = report.series.as_ref().unwrap();
         assert_eq!((series.blocks, series.block_ms), (9, 50));
         assert_eq!(series.components.len(), report.all_threads.len());
@@ -217,11 +217,11 @@ mod tests {
         ];
         // Values below 2,048 ticks, before and after the overheads: exact buckets, so
         // calibrated data adds up exactly too.
-        let (totals, timeline) = run(ids, |x| 40 + x % 2_000);
-        assert_blocks_add_up(&totals, &timeline, Data::Calibrated, Unit::Time);
-        assert_blocks_add_up(&totals, &timeline, Data::Raw, Unit::Cycles);
+        let (totals, series) = run(ids, |x| 40 + x % 2_000);
+        assert_blocks_add_up(&totals, &series, Data::Calibrated, Unit::Time);
+        assert_blocks_add_up(&totals, &series, Data::Raw, Unit::Cycles);
         // Any values, in buckets up to 1/1,024 wide: raw data adds up exactly.
-        let (totals, timeline) = run(ids, |x| x % (1 << (x % 40)));
-        assert_blocks_add_up(&totals, &timeline, Data::Raw, Unit::Time);
+        let (totals, series) = run(ids, |x| x % (1 << (x % 40)));
+        assert_blocks_add_up(&totals, &series, Data::Raw, Unit::Time);
     }
 }

@@ -17,7 +17,7 @@
 //! raw windows (a thread is folded in the registry only once the ledger has read all
 //! of it).
 
-use super::timeline::{self, Timeline};
+use super::series::{self, SeriesLog};
 use super::totals::{ComponentTotals, ThreadTotals, Totals};
 use super::triggers::Triggers;
 use crate::config;
@@ -53,7 +53,7 @@ pub(super) struct Ledger {
     pub(super) since_reset: Option<Totals>,
     /// The whole run (since the start, or the last reset) per id in blocks of time:
     /// every fold's samples, whichever window they went to.
-    pub(super) timeline: Timeline,
+    pub(super) series: SeriesLog,
     /// The flight recorder's triggers, checked as samples are folded.
     pub(crate) triggers: Triggers,
     /// Per thread (by serial), per ring in the thread's order: how many of its
@@ -82,7 +82,7 @@ static LEDGER: PerProcess<Mutex<Ledger>> = PerProcess::new(|| {
         whole: Totals::default(),
         interval: None,
         since_reset: None,
-        timeline: Timeline::default(),
+        series: SeriesLog::default(),
         triggers: Triggers::default(),
         reads: BTreeMap::new(),
         last_fold_ms: 0,
@@ -188,7 +188,7 @@ impl Ledger {
     pub(super) fn fold(&mut self) -> FoldStats {
         self.now_ms = unix_ms();
         let began = std::time::Instant::now();
-        self.timeline.begin_fold(timeline::clock_ms(began));
+        self.series.begin_fold(series::clock_ms(began));
         self.triggers.begin_fold();
         registry::compact();
         let view = registry::global().view();
@@ -286,8 +286,8 @@ impl Ledger {
         self.reads.retain(|serial, _| listed.contains(serial));
     }
 
-    /// Publishes how many histograms the ledger holds (the timeline's open tables
-    /// among them) and their bytes (the timeline's closed blocks too), for
+    /// Publishes how many histograms the ledger holds (the series log's open tables
+    /// among them) and their bytes (the log's closed blocks too), for
     /// [`footprint`](super::footprint) (which must not wait for the ledger's lock),
     /// and charges their change in bytes against the memory cap (`record/budget.rs`),
     /// freeing pooled rings if that passes the cap.
@@ -297,7 +297,7 @@ impl Ledger {
             .flat_map(|t| t.threads.values())
             .flat_map(|t| &t.components)
             .flat_map(|c| &c.kinds);
-        let (mut count, mut bytes) = self.timeline.size();
+        let (mut count, mut bytes) = self.series.size();
         for (_, tally) in tallies {
             count += 1;
             bytes += tally.heap_bytes();
@@ -395,11 +395,11 @@ impl Ledger {
         };
         let keep = config::slowest();
         let when = (self.last_fold_ms, self.now_ms);
-        // The open window and the timeline, borrowed apart.
+        // The open window and the series log, borrowed apart.
         let Ledger {
             whole,
             interval,
-            timeline,
+            series,
             triggers,
             ..
         } = self;
@@ -418,7 +418,7 @@ impl Ledger {
         c.lost += lost;
         let index = c.index;
         let mut also = |kind, ticks: &[u64]| {
-            timeline.record(index, kind, ticks);
+            series.record(index, kind, ticks);
             triggers.check(serial, k, index, kind, ticks);
         };
         c.fold(batch.words, keep, when, &mut also);

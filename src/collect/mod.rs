@@ -6,7 +6,7 @@
 //!   per-kind histograms with exact counts and sums, every overwritten one counted as
 //!   lost; what reports are made of. `window.rs` cuts the windows a report covers
 //!   from it: the whole run (since the start, or since [`reset`]) and one interval.
-//!   Beside them, `timeline.rs` keeps the whole run per id in blocks of time (what a
+//!   Beside them, `series.rs` keeps the whole run per id in blocks of time (what a
 //!   report's `series` is made of).
 //! - **The ring window** ([`Capture`]): a copy of the newest samples each ring still
 //!   holds, raw, plus every thread's counters. [`snapshot`] reads one component's
@@ -24,9 +24,9 @@ pub(crate) mod frames;
 mod ledger;
 mod read;
 #[cfg(feature = "agent")]
-mod tally;
+pub(crate) mod series;
 #[cfg(feature = "agent")]
-pub(crate) mod timeline;
+mod tally;
 #[cfg(feature = "agent")]
 mod totals;
 #[cfg(feature = "agent")]
@@ -44,8 +44,8 @@ pub use crate::record::{Sample, SampleKind, Switch, prepare, recording};
 #[cfg(feature = "agent")]
 pub(crate) use {
     ledger::{arm_triggers, fold, set_absolute, take_hits},
+    series::Blocks,
     tally::{Exact, Tally, skewness},
-    timeline::Blocks,
     totals::{ComponentTotals, ThreadTotals, Totals},
     window::{take_interval, whole_run},
 };

@@ -181,7 +181,7 @@ impl ComponentTotals {
 
     /// Folds the samples of one ring read, recorded between `when.0` and `when.1`
     /// (milliseconds since the Unix epoch), keeping the `keep` largest; hands each run
-    /// of one kind's ticks to `also` too (the timeline's open block).
+    /// of one kind's ticks to `also` too (the series log's open block).
     ///
     /// The fold's per-sample path. A ring's samples come in runs of one kind (most
     /// rings hold one kind only): each run is decoded once and handed to its tally

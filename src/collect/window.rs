@@ -13,15 +13,15 @@
 //! The whole run's [`Timeline`] goes with the whole run; an interval has none.
 
 use super::ledger::{Ledger, ledger};
-use super::timeline::{self, Timeline};
+use super::series::SeriesLog;
 use super::totals::{ComponentTotals, ThreadTotals, Totals};
 use crate::config;
 use crate::diagnostics::Unpaired;
 use std::collections::BTreeMap;
 
-/// Folds, then runs `f` on the whole run's totals and timeline (since the last reset,
+/// Folds, then runs `f` on the whole run's totals and series log (since the last reset,
 /// if any).
-pub(crate) fn whole_run<R>(f: impl FnOnce(&Totals, &Timeline) -> R) -> R {
+pub(crate) fn whole_run<R>(f: impl FnOnce(&Totals, &SeriesLog) -> R) -> R {
     let mut ledger = ledger();
     ledger.fold();
     ledger.note_open_scopes();
@@ -29,16 +29,13 @@ pub(crate) fn whole_run<R>(f: impl FnOnce(&Totals, &Timeline) -> R) -> R {
         whole,
         interval,
         since_reset,
-        timeline,
+        series,
         ..
     } = &*ledger;
     match (interval, since_reset) {
         // Every sample went into `whole`, and every counter counts from the start.
-        (None, None) => f(whole, timeline),
-        (interval, since_reset) => f(
-            &run(whole, interval.as_ref(), since_reset.as_ref()),
-            timeline,
-        ),
+        (None, None) => f(whole, series),
+        (interval, since_reset) => f(&run(whole, interval.as_ref(), since_reset.as_ref()), series),
     }
 }
 
@@ -73,7 +70,7 @@ pub(crate) fn take_interval() -> Totals {
 }
 
 /// Drops what was recorded so far from the whole run, the open interval and the
-/// timeline: all start again from now, emptied in place. See [`reset`](super::reset).
+/// series log: all start again from now, emptied in place. See [`reset`](super::reset).
 pub(crate) fn reset() {
     let mut ledger = ledger();
     ledger.fold();
@@ -81,10 +78,10 @@ pub(crate) fn reset() {
         whole,
         interval,
         since_reset,
-        timeline,
+        series,
         ..
     } = &mut *ledger;
-    timeline.reset(timeline::clock_ms(std::time::Instant::now()));
+    series.reset(super::series::clock_ms(std::time::Instant::now()));
     for window in std::iter::once(&mut *whole).chain(interval.as_mut()) {
         window.threads.values_mut().for_each(|t| {
             t.components.iter_mut().for_each(ComponentTotals::clear);

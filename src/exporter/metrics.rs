@@ -10,7 +10,7 @@ use crate::diagnostics::Anomalies;
 use crate::report::{Distribution, Report, Row, Unit};
 use std::time::Duration;
 
-/// The quantiles of each series: p50, p99, p99.9 (as [`Series::quantiles`] holds them).
+/// The quantiles of each component: p50, p99, p99.9 (as [`Component::quantiles`] holds them).
 pub const QUANTILES: [f64; 3] = [0.5, 0.99, 0.999];
 
 /// The latency histogram's bucket upper bounds, in seconds: at least one, above zero,
@@ -102,7 +102,7 @@ impl std::error::Error for InvalidBuckets {}
 /// latte::record(&PARSE, 1_000);
 /// let report = Report::collect(&ReportOptions::default());
 /// let set = MetricSet::of(&report, &Buckets::default(), false);
-/// let parse = set.series.iter().find(|s| s.component == "doc_metric_set").unwrap();
+/// let parse = set.components.iter().find(|s| s.component == "doc_metric_set").unwrap();
 /// assert_eq!(parse.count, 1);
 /// assert_eq!(parse.buckets.iter().sum::<u64>(), 1);
 /// ```
@@ -118,7 +118,7 @@ pub struct MetricSet {
     /// The histograms' bucket upper bounds in seconds (`+Inf` implied after the last).
     pub bounds: Vec<f64>,
     /// One per component (per component and thread with the thread label).
-    pub series: Vec<Series>,
+    pub components: Vec<Component>,
     /// Anomaly counts, by kind (and thread, with the thread label).
     pub anomalies: Vec<Anomaly>,
     /// Frames ([`latte_frame!`](crate::latte_frame)) and frames over budget, per
@@ -151,7 +151,7 @@ impl Thread {
 
 /// One component's metrics (on one thread, with the thread label).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Series {
+pub struct Component {
     /// The component (the id's name).
     pub component: String,
     /// The thread, with the thread label.
@@ -198,7 +198,8 @@ impl MetricSet {
     /// if `by_thread`, else per component over all threads.
     pub fn of(report: &Report, buckets: &Buckets, by_thread: bool) -> MetricSet {
         let bounds = buckets.seconds();
-        let series_of = |row: &Row, thread: Option<&Thread>| series(row, thread, report, bounds);
+        let component_of =
+            |row: &Row, thread: Option<&Thread>| component(row, thread, report, bounds);
         let mut set = MetricSet {
             clock: report.clock.clone(),
             frequency_hz: report.ticks_per_ns * 1e9,
@@ -217,16 +218,16 @@ impl MetricSet {
                     serial: thread.serial.to_string(),
                 };
                 let rows = thread.rows.iter();
-                set.series
-                    .extend(rows.map(|row| series_of(row, Some(&label))));
+                set.components
+                    .extend(rows.map(|row| component_of(row, Some(&label))));
                 set.anomalies
                     .extend(anomalies(&thread.anomalies, Some(&label)));
             }
         } else {
-            set.series = report
+            set.components = report
                 .all_threads
                 .iter()
-                .map(|r| series_of(r, None))
+                .map(|r| component_of(r, None))
                 .collect();
             let mut total = Anomalies::default();
             for thread in &report.threads {
@@ -251,12 +252,12 @@ fn anomalies<'a>(
     })
 }
 
-/// One row's series: its buckets over `bounds`, its exponential buckets, its counts.
-fn series(row: &Row, thread: Option<&Thread>, report: &Report, bounds: &[f64]) -> Series {
+/// One row's metrics: its buckets over `bounds`, its exponential buckets, its counts.
+fn component(row: &Row, thread: Option<&Thread>, report: &Report, bounds: &[f64]) -> Component {
     let unit = seconds_per_unit(report);
     let dist = &row.distribution;
     let max = Exponential::DEFAULT_MAX_BUCKETS;
-    Series {
+    Component {
         component: row.component.clone(),
         thread: thread.cloned(),
         buckets: spread(dist, report, bounds),
@@ -337,7 +338,7 @@ mod tests {
             ..report(Unit::Cycles, 2.0)
         };
         let set = MetricSet::of(&report, &Buckets::default(), false);
-        let e = &set.series[0].exponential;
+        let e = &set.components[0].exponential;
         // 10 to 101 ns: 3.3 doublings, 3,400 buckets at scale 10; 1,700 at scale 9.
         assert_eq!((e.scale, e.count()), (9, 15));
         assert!(e.counts.len() <= Exponential::DEFAULT_MAX_BUCKETS);

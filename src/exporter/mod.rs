@@ -64,7 +64,7 @@ mod metrics;
 pub use exponential::Exponential;
 pub use frames::{FrameCounter, Frames};
 pub use interval::Interval;
-pub use metrics::{Anomaly, Buckets, InvalidBuckets, MetricSet, QUANTILES, Series, Thread};
+pub use metrics::{Anomaly, Buckets, Component, InvalidBuckets, MetricSet, QUANTILES, Thread};
 
 use crate::report::Report;
 use std::sync::{Arc, Mutex};

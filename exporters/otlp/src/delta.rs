@@ -6,7 +6,7 @@
 //! difference of the two distributions, at the finest scale that difference fits.
 
 use latte::Report;
-use latte::exporter::{Buckets, Exponential, MetricSet, Series};
+use latte::exporter::{Buckets, Component, Exponential, MetricSet};
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -48,8 +48,8 @@ impl Baseline {
             return set;
         };
         let gained = MetricSet::of(&report.since(earlier), buckets, by_thread);
-        for s in &mut set.series {
-            let got = gained.series.iter().find(|g| same(g, s));
+        for s in &mut set.components {
+            let got = gained.components.iter().find(|g| same(g, s));
             if histograms {
                 s.exponential = got.map_or_else(Exponential::default, |g| g.exponential.clone());
                 s.count = got.map_or(0, |g| g.count);
@@ -81,7 +81,7 @@ impl Baseline {
 }
 
 /// Whether two series are the same component on the same thread.
-fn same(a: &Series, b: &Series) -> bool {
+fn same(a: &Component, b: &Component) -> bool {
     a.component == b.component
         && a.thread.as_ref().map(|t| &t.serial) == b.thread.as_ref().map(|t| &t.serial)
 }

@@ -4,7 +4,7 @@
 
 use crate::Histograms;
 use crate::config::Temporality;
-use latte::exporter::{Frames, MetricSet, QUANTILES, Series, Thread};
+use latte::exporter::{Component, Frames, MetricSet, QUANTILES, Thread};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, InstrumentationScope, KeyValue, any_value};
 use opentelemetry_proto::tonic::metrics::v1::{
@@ -30,7 +30,7 @@ fn text(key: &str, value: &str) -> KeyValue {
     }
 }
 
-fn attributes(s: &Series) -> Vec<KeyValue> {
+fn attributes(s: &Component) -> Vec<KeyValue> {
     let mut attributes = vec![text("component", &s.component)];
     attributes.extend(thread_attributes(s.thread.as_ref()));
     attributes
@@ -126,7 +126,7 @@ fn histogram(set: &MetricSet, window: Window, kind: Histograms) -> Data {
     let (at, temporality) = window.histograms();
     match kind {
         Histograms::Explicit => {
-            let points = set.series.iter().map(|s| HistogramDataPoint {
+            let points = set.components.iter().map(|s| HistogramDataPoint {
                 attributes: attributes(s),
                 start_time_unix_nano: at.start,
                 time_unix_nano: at.time,
@@ -142,7 +142,7 @@ fn histogram(set: &MetricSet, window: Window, kind: Histograms) -> Data {
             })
         }
         Histograms::Exponential => {
-            let points = set.series.iter().map(|s| {
+            let points = set.components.iter().map(|s| {
                 let e = &s.exponential;
                 ExponentialHistogramDataPoint {
                     attributes: attributes(s),
@@ -171,7 +171,7 @@ fn histogram(set: &MetricSet, window: Window, kind: Histograms) -> Data {
 fn latency(set: &MetricSet, window: Window, kind: Histograms) -> [Metric; 2] {
     let histogram = histogram(set, window, kind);
     let at = window.gauges();
-    let quantiles = set.series.iter().flat_map(|s| {
+    let quantiles = set.components.iter().flat_map(|s| {
         QUANTILES.iter().zip(s.quantiles).map(|(q, v)| {
             let mut attributes = attributes(s);
             attributes.push(text("quantile", &q.to_string()));
@@ -202,7 +202,7 @@ fn latency(set: &MetricSet, window: Window, kind: Histograms) -> [Metric; 2] {
 fn counts(set: &MetricSet, window: Window) -> Vec<Metric> {
     let (at, temporality) = window.sums();
     let gauge_at = window.gauges();
-    type Pick = fn(&Series) -> u64;
+    type Pick = fn(&Component) -> u64;
     let counts: [(&str, bool, Pick); 4] = [
         ("latte.samples.seen", true, |s| s.seen),
         ("latte.samples.lost", true, |s| s.lost),
@@ -218,7 +218,7 @@ fn counts(set: &MetricSet, window: Window) -> Vec<Metric> {
     };
     let mut metrics = Vec::new();
     for (name, monotonic, pick) in counts {
-        let points = set.series.iter();
+        let points = set.components.iter();
         let stamp = if monotonic { at } else { gauge_at };
         let data_points = points
             .map(|s| stamp.point(attributes(s), as_int(pick(s))))

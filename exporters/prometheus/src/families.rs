@@ -13,7 +13,7 @@
 //! | `latte_frames_total`, `latte_frames_over_budget_total` | counter | (thread, thread_serial) |
 //! | `latte_clock_info` | info (OpenMetrics), gauge of 1 (classic, protobuf) | clock, frequency_hz, hypervisor |
 
-use latte::exporter::{FrameCounter, Frames, MetricSet, Series, Thread};
+use latte::exporter::{Component, FrameCounter, Frames, MetricSet, Thread};
 
 /// A metric family's type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,9 +48,9 @@ pub(crate) enum Value<'a> {
     /// A counter's or a gauge's count.
     Count(u64),
     /// The latency histogram of a series, over `bounds` (seconds, `+Inf` implied).
-    Histogram(&'a Series, &'a [f64]),
+    Histogram(&'a Component, &'a [f64]),
     /// The quantiles of a series, with its sum and count.
-    Summary(&'a Series),
+    Summary(&'a Component),
     /// An info metric: its labels are the information, its value 1.
     Info,
 }
@@ -68,7 +68,7 @@ impl Family<'_> {
 }
 
 /// A series' labels: component, then the thread's if there is one.
-fn labels(s: &Series) -> Vec<(&'static str, String)> {
+fn labels(s: &Component) -> Vec<(&'static str, String)> {
     let mut labels = vec![("component", s.component.clone())];
     labels.extend(s.thread.iter().flat_map(thread));
     labels
@@ -89,11 +89,11 @@ pub(crate) fn families(set: &MetricSet) -> Vec<Family<'_>> {
     families
 }
 
-/// A family with one series per [`Series`] of `set`, valued by `value`.
+/// A family with one series per [`Component`] of `set`, valued by `value`.
 fn per_series<'a>(
     set: &'a MetricSet,
     (name, kind, help): (&str, Kind, &'static str),
-    value: impl Fn(&'a Series) -> Value<'a>,
+    value: impl Fn(&'a Component) -> Value<'a>,
 ) -> Family<'a> {
     let unit = matches!(kind, Kind::Histogram | Kind::Summary).then_some("seconds");
     Family {
@@ -102,7 +102,7 @@ fn per_series<'a>(
         unit,
         help,
         metrics: set
-            .series
+            .components
             .iter()
             .map(|s| Metric {
                 labels: labels(s),
@@ -231,7 +231,7 @@ pub(crate) fn example_set() -> MetricSet {
     set.frequency_hz = 2.6e9;
     set.hypervisor = "yes";
     set.bounds = vec![1e-6, 1e-3];
-    set.series = vec![Series {
+    set.components = vec![Component {
         component: "say \"hi\"".into(),
         buckets: vec![2, 3, 1],
         count: 6,
@@ -240,7 +240,7 @@ pub(crate) fn example_set() -> MetricSet {
         seen: 7,
         lost: 1,
         exponential: Exponential::from_values([(1e-6, 2), (5e-4, 3), (0.25, 1)], 10, 2_048),
-        ..Series::default()
+        ..Component::default()
     }];
     set.anomalies = vec![Anomaly {
         thread: None,

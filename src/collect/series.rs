@@ -6,7 +6,7 @@
 //! previous fold began: each fold's samples go to the block in which the fold began
 //! (the drain folds at least every 10 ms by default, so a value lands at most one
 //! fold late). Blocks are [`BLOCK_MS`] long, counted from the ledger's first fold (or
-//! the last reset), on the monotonic clock. The timeline is per id over all threads
+//! the last reset), on the monotonic clock. The log is per id over all threads
 //! (exited ones too), apart from the windows: interval reports neither cut nor read it.
 //!
 //! The open block keeps a bucket table per (id, sample kind) (`buckets.rs`: the
@@ -31,7 +31,7 @@ use std::time::Instant;
 
 /// The whole run's values per id in blocks of time.
 #[derive(Debug)]
-pub(crate) struct Timeline {
+pub(crate) struct SeriesLog {
     /// When block 0 began, on the block clock ([`clock_ms`]); `None` before the first
     /// fold.
     start: Option<u64>,
@@ -100,9 +100,9 @@ impl Entry {
     }
 }
 
-impl Default for Timeline {
-    fn default() -> Timeline {
-        Timeline {
+impl Default for SeriesLog {
+    fn default() -> SeriesLog {
+        SeriesLog {
             start: None,
             block_ms: BLOCK_MS,
             closed: Vec::new(),
@@ -143,7 +143,7 @@ pub(crate) mod hook {
     }
 }
 
-impl Timeline {
+impl SeriesLog {
     /// A fold begins at `now_ms` on the block clock: what it reads goes to the block
     /// `now_ms` falls in. The first fold starts block 0; a later block closes the open
     /// one (and adds an empty block for each block length that passed without a
@@ -209,7 +209,7 @@ impl Timeline {
     }
 
     /// Tables in the open block (one per id and kind the run recorded), and the bytes
-    /// the timeline holds on the heap.
+    /// the log holds on the heap.
     pub(crate) fn size(&self) -> (u64, u64) {
         let tables = self.open.iter().flat_map(|id| &id.kinds);
         let (mut count, mut bytes) = (0, self.closed_bytes);

@@ -9,7 +9,7 @@ const SCOPE: SampleKind = SampleKind::Scope {
 
 /// Every block's values of id `index` and `kind`, as (value, count) lists, oldest
 /// block first (empty for none).
-fn values(t: &Timeline, index: u32, kind: SampleKind) -> Vec<Vec<(u64, u64)>> {
+fn values(t: &SeriesLog, index: u32, kind: SampleKind) -> Vec<Vec<(u64, u64)>> {
     t.blocks()
         .blocks
         .iter()
@@ -23,9 +23,9 @@ fn values(t: &Timeline, index: u32, kind: SampleKind) -> Vec<Vec<(u64, u64)>> {
         .collect()
 }
 
-/// A timeline whose block 0 began at 0 ms.
-fn started() -> Timeline {
-    let mut t = Timeline::default();
+/// A log whose block 0 began at 0 ms.
+fn started() -> SeriesLog {
+    let mut t = SeriesLog::default();
     t.begin_fold(0);
     t
 }
