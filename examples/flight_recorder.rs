@@ -1,13 +1,13 @@
 //! An order gateway whose database call stalls now and then: the flight recorder keeps
-//! each thread's last 50 ms of scopes, and a stall captures every thread's timeline
-//! around it as trace-event JSON (draw it with `latte-telemetry html CAPTURE -o
+//! each thread's last 50 ms of scopes, and a stall dumps every thread's timeline
+//! around it as trace-event JSON (draw it with `latte-telemetry html DUMP -o
 //! timeline.html`, or open it in <https://ui.perfetto.dev> or `chrome://tracing`).
 //!
-//! `cargo run --release --example flight_recorder [DIR]` (captures go to DIR, by
-//! default `target/latte-captures`; the example ends with the files it wrote, and
+//! `cargo run --release --example flight_recorder [DIR]` (dumps go to DIR, by
+//! default `target/latte-dumps`; the example ends with the files it wrote, and
 //! fails if it wrote none).
 
-use latte::collect::CaptureTrigger;
+use latte::collect::DumpTrigger;
 use latte::{Id, latte_scope};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,14 +44,14 @@ fn on_order(n: u64) {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::args()
         .nth(1)
-        .map_or_else(|| "target/latte-captures".into(), std::path::PathBuf::from);
+        .map_or_else(|| "target/latte-dumps".into(), std::path::PathBuf::from);
     let guard = latte::builder()
         .flight_recorder(Duration::from_millis(50))
         // An order over 1 ms, or any scope above its own p99.9 once it has 5,000 samples.
-        .capture_when(CaptureTrigger::above(&ON_ORDER, Duration::from_millis(1)))
-        .capture_when(CaptureTrigger::tail(0.999, 5_000))
-        .capture_gap(Duration::from_millis(200))
-        .capture_dir(&dir)
+        .dump_when(DumpTrigger::above(&ON_ORDER, Duration::from_millis(1)))
+        .dump_when(DumpTrigger::tail(0.999, 5_000))
+        .dump_gap(Duration::from_millis(200))
+        .dump_dir(&dir)
         .start()?;
 
     let running = AtomicBool::new(true);
@@ -87,12 +87,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     // Oldest first.
     files.sort_by_key(|p| p.metadata().and_then(|m| m.modified()).ok());
-    eprintln!("\ntimeline captures in {}:", dir.display());
+    eprintln!("\ntimeline dumps in {}:", dir.display());
     for f in &files {
         eprintln!("  {}", f.display());
     }
     if files.is_empty() {
-        return Err("no capture was written".into());
+        return Err("no dump was written".into());
     }
     eprintln!(
         "draw one as a timeline page: cargo run --release -p latte-telemetry-cli -- html {} -o timeline.html\n\

@@ -1,5 +1,5 @@
 //! Reading report files: one JSON report, or the agent's stream of one report per
-//! line; for `html`, also the flight recorder's captures. Every error names the file
+//! line; for `html`, also the flight recorder's dumps. Every error names the file
 //! and what is wrong with it.
 //!
 //! A report is refused, whatever the subcommand, when it holds what no latte writes: a
@@ -37,8 +37,8 @@ impl Loaded {
 pub fn load(path: &Path) -> Result<Loaded, Failure> {
     match input(path)? {
         Input::Report(loaded) => Ok(*loaded),
-        Input::Capture(_) => Err(Failure(format!(
-            "{}: a flight-recorder capture (trace-event JSON), not a report: \
+        Input::Dump(_) => Err(Failure(format!(
+            "{}: a flight-recorder dump (trace-event JSON), not a report: \
              `latte-telemetry html` draws it as a timeline",
             path.display()
         ))),
@@ -49,19 +49,19 @@ pub fn load(path: &Path) -> Result<Loaded, Failure> {
 pub enum Input {
     /// A report ([`load`]).
     Report(Box<Loaded>),
-    /// A flight-recorder capture: trace-event JSON.
-    Capture(Capture),
+    /// A flight-recorder dump: trace-event JSON.
+    Dump(Dump),
 }
 
-/// A capture read from a file.
-pub struct Capture {
+/// A dump read from a file.
+pub struct Dump {
     /// The file, as the user gave it.
     pub path: PathBuf,
     /// Its timeline.
     pub trace: Trace,
 }
 
-/// Reads `path`: a report as [`load`] does, or a flight-recorder capture (a JSON
+/// Reads `path`: a report as [`load`] does, or a flight-recorder dump (a JSON
 /// object with a `traceEvents` array).
 pub fn input(path: &Path) -> Result<Input, Failure> {
     let fail = |problem: String| Failure(format!("{}: {problem}", path.display()));
@@ -74,8 +74,8 @@ pub fn input(path: &Path) -> Result<Input, Failure> {
         && one.get("traceEvents").is_some()
     {
         let trace =
-            Trace::from_json(one).map_err(|e| fail(format!("a capture latte cannot read: {e}")))?;
-        return Ok(Input::Capture(Capture {
+            Trace::from_json(one).map_err(|e| fail(format!("a dump latte cannot read: {e}")))?;
+        return Ok(Input::Dump(Dump {
             path: path.to_path_buf(),
             trace,
         }));

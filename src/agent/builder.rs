@@ -7,7 +7,7 @@ use super::guard::Guard;
 use super::running::{self, Ends, Line};
 use super::{drain, hlog, placement, signals};
 use crate::clock::{self, ClockChoice};
-use crate::collect::CaptureTrigger;
+use crate::collect::DumpTrigger;
 use crate::config;
 use crate::error::Error;
 use crate::exporter::Exporter;
@@ -35,8 +35,8 @@ pub struct Builder {
     pub(super) node_limit: Option<usize>,
     /// The flight recorder (see `flight.rs`), off unless set.
     pub(super) flight: Option<super::flight::Flight>,
-    /// What triggers captures, where they go (see `capture.rs`).
-    pub(super) capture: super::capture::Settings,
+    /// What triggers dumps, where they go (see `dump.rs`).
+    pub(super) dump: super::dump::Settings,
     pub(super) options: ReportOptions,
     pub(super) format: Format,
     pub(super) focus: Focus,
@@ -65,7 +65,7 @@ impl Default for Builder {
             memory_cap: None,
             node_limit: None,
             flight: None,
-            capture: super::capture::Settings::default(),
+            dump: super::dump::Settings::default(),
             // Time on calibrated data: what a reader wants first. The seed's view
             // (cycles, raw) is `.unit(Unit::Cycles).data(Data::Raw)`.
             options: ReportOptions::default(),
@@ -96,7 +96,7 @@ impl core::fmt::Debug for Builder {
             .field("memory_cap", &self.memory_cap)
             .field("node_limit", &self.node_limit)
             .field("flight", &self.flight)
-            .field("capture", &self.capture)
+            .field("dump", &self.dump)
             .field("options", &self.options)
             .field("format", &self.format)
             .field("focus", &self.focus)
@@ -239,7 +239,7 @@ impl Builder {
     pub fn start(mut self) -> Result<Guard, Error> {
         // The frame trigger's budget is the reports' (set by `frame_budget` or
         // `report_options`).
-        self.capture.frame_budget = self.options.frame_budget;
+        self.dump.frame_budget = self.options.frame_budget;
         self.validate()?;
         let on_signals = self.on_signals;
         if on_signals {
@@ -258,7 +258,7 @@ impl Builder {
         if let Some(flight) = &self.flight {
             flight.validate()?;
         }
-        self.capture.validate(self.flight.is_some())?;
+        self.dump.validate(self.flight.is_some())?;
         let capacity = self.ring_capacity.unwrap_or_else(config::ring_capacity);
         let (cap, ring_bytes) = (
             self.memory_cap.unwrap_or_else(config::memory_cap),
@@ -318,7 +318,7 @@ impl Builder {
         crate::record::flight::ORIGIN.store(clock::ticks(), std::sync::atomic::Ordering::Relaxed);
         // An earlier agent's triggers end with it. The absolute thresholds follow once
         // the drain has the calibrated frequency.
-        crate::collect::arm_triggers(self.capture.arms());
+        crate::collect::arm_triggers(self.dump.arms());
         let hlog = match &self.hlog {
             Some(path) => Some(
                 hlog::Hlog::create(path, std::time::SystemTime::now())
@@ -348,7 +348,7 @@ impl Builder {
             headed: (false, false),
             exporters,
             calibrating: None,
-            captures: super::capturer::Capturer::new(self.capture, self.flight.is_some()),
+            dumper: super::dumper::Dumper::new(self.dump, self.flight.is_some()),
         };
         let handle = drain.spawn(self.placement, alive_tx)?;
         let guard = Guard {
@@ -688,8 +688,8 @@ impl Builder {
 }
 
 /// The flight recorder: each thread's timeline of its recent scopes
-/// (`record/flight.rs` holds the buffer), and its captures (`capture.rs` checks them,
-/// `capturer.rs` writes them).
+/// (`record/flight.rs` holds the buffer), and its dumps (`dump.rs` checks them,
+/// `dumper.rs` writes them).
 impl Builder {
     /// Turns the flight recorder on: each thread keeps a timeline of its recent
     /// scopes (start and end ticks, id, depth on the thread's stack), reaching `window`
@@ -750,71 +750,71 @@ impl Builder {
         self
     }
 
-    /// Where captures go unless set: `latte-captures` in the current directory.
-    pub const DEFAULT_CAPTURE_DIR: &'static str = "latte-captures";
-    /// Capture files kept in the directory unless set.
-    pub const DEFAULT_CAPTURE_FILES: usize = 16;
-    /// Bytes of capture files kept unless set: 64 MiB.
-    pub const DEFAULT_CAPTURE_BYTES: u64 = 64 << 20;
-    /// Shortest time between two triggered captures unless set.
-    pub const DEFAULT_CAPTURE_GAP: Duration = Duration::from_secs(1);
+    /// Where dumps go unless set: `latte-dumps` in the current directory.
+    pub const DEFAULT_DUMP_DIR: &'static str = "latte-dumps";
+    /// Dump files kept in the directory unless set.
+    pub const DEFAULT_DUMP_FILES: usize = 16;
+    /// Bytes of dump files kept unless set: 64 MiB.
+    pub const DEFAULT_DUMP_BYTES: u64 = 64 << 20;
+    /// Shortest time between two triggered dumps unless set.
+    pub const DEFAULT_DUMP_GAP: Duration = Duration::from_secs(1);
 
-    /// Captures every thread's timeline around a sample that `trigger` picks out (may
+    /// Dumps every thread's timeline around a sample that `trigger` picks out (may
     /// be given several times; needs [`flight_recorder`](Builder::flight_recorder)):
     /// a scope above a threshold or above its component's running tail, or a frame
-    /// over [`frame_budget`](Builder::frame_budget) ([`CaptureTrigger`]).
+    /// over [`frame_budget`](Builder::frame_budget) ([`DumpTrigger`]).
     /// The drain checks each sample as it folds it; after a fold that found some, the
-    /// slowest is captured, unless the last capture is more recent than
-    /// [`capture_gap`](Builder::capture_gap): then it is counted as skipped. A capture
+    /// slowest is dumped, unless the last dump is more recent than
+    /// [`dump_gap`](Builder::dump_gap): then it is counted as skipped. A dump
     /// is a Chrome trace-event JSON file (Perfetto UI and `chrome://tracing` open it)
-    /// in [`capture_dir`](Builder::capture_dir): every live thread's scopes within the
-    /// window before the capture, the scopes still open, and the triggering scope
-    /// marked. A capture that cannot be written is counted and named in the next
+    /// in [`dump_dir`](Builder::dump_dir): every live thread's scopes within the
+    /// window before the dump, the scopes still open, and the triggering scope
+    /// marked. A dump that cannot be written is counted and named in the next
     /// report, never retried, never fatal.
     ///
     /// ```no_run
     /// use latte::Id;
-    /// use latte::collect::CaptureTrigger;
+    /// use latte::collect::DumpTrigger;
     /// use std::time::Duration;
     /// static ORDER: Id = Id::new("on_order");
     /// let _latte = latte::builder()
     ///     .flight_recorder(Duration::from_millis(50))
-    ///     .capture_when(CaptureTrigger::above(&ORDER, Duration::from_micros(200)))
-    ///     .capture_when(CaptureTrigger::tail(0.999, 10_000))
-    ///     .capture_dir("/var/tmp/latte")
+    ///     .dump_when(DumpTrigger::above(&ORDER, Duration::from_micros(200)))
+    ///     .dump_when(DumpTrigger::tail(0.999, 10_000))
+    ///     .dump_dir("/var/tmp/latte")
     ///     .start()?;
     /// # Ok::<(), latte::Error>(())
     /// ```
-    pub fn capture_when(mut self, trigger: CaptureTrigger) -> Builder {
-        self.capture.triggers.push(trigger);
+    pub fn dump_when(mut self, trigger: DumpTrigger) -> Builder {
+        self.dump.triggers.push(trigger);
         self
     }
 
-    /// The directory captures are written to (made if missing), default
-    /// [`DEFAULT_CAPTURE_DIR`](Builder::DEFAULT_CAPTURE_DIR).
-    pub fn capture_dir(mut self, dir: impl Into<PathBuf>) -> Builder {
-        self.capture.dir = dir.into();
+    /// The directory dumps are written to (made if missing), default
+    /// [`DEFAULT_DUMP_DIR`](Builder::DEFAULT_DUMP_DIR).
+    pub fn dump_dir(mut self, dir: impl Into<PathBuf>) -> Builder {
+        self.dump.dir = dir.into();
         self
     }
 
-    /// The most capture files and bytes of them this agent keeps in the directory
-    /// (defaults [`DEFAULT_CAPTURE_FILES`](Builder::DEFAULT_CAPTURE_FILES) and
-    /// [`DEFAULT_CAPTURE_BYTES`](Builder::DEFAULT_CAPTURE_BYTES)): before writing one
-    /// past either bound, it removes its own oldest captures. A capture larger than
+    /// The most dump files and bytes of them this agent keeps in the directory
+    /// (defaults [`DEFAULT_DUMP_FILES`](Builder::DEFAULT_DUMP_FILES) and
+    /// [`DEFAULT_DUMP_BYTES`](Builder::DEFAULT_DUMP_BYTES)): before writing one
+    /// past either bound, it removes its own oldest dumps. A dump larger than
     /// the byte bound alone is not written (counted as failed). Files it did not write
     /// are never touched.
-    pub fn capture_limits(mut self, files: usize, bytes: u64) -> Builder {
-        self.capture.max_files = files;
-        self.capture.max_bytes = bytes;
+    pub fn dump_limits(mut self, files: usize, bytes: u64) -> Builder {
+        self.dump.max_files = files;
+        self.dump.max_bytes = bytes;
         self
     }
 
-    /// The shortest time between two triggered captures (default
-    /// [`DEFAULT_CAPTURE_GAP`](Builder::DEFAULT_CAPTURE_GAP)); captures asked for
-    /// with [`Guard::capture_timeline`](crate::Guard::capture_timeline) are not held
+    /// The shortest time between two triggered dumps (default
+    /// [`DEFAULT_DUMP_GAP`](Builder::DEFAULT_DUMP_GAP)); dumps asked for
+    /// with [`Guard::dump_timeline`](crate::Guard::dump_timeline) are not held
     /// back.
-    pub fn capture_gap(mut self, gap: Duration) -> Builder {
-        self.capture.gap = gap;
+    pub fn dump_gap(mut self, gap: Duration) -> Builder {
+        self.dump.gap = gap;
         self
     }
 }

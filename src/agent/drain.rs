@@ -47,8 +47,8 @@ pub(super) struct Drain {
     /// The start-up calibration, while it runs: periodic reports and exporters wait
     /// for it (the folds do not), so the drain never blocks on it.
     pub(super) calibrating: Option<JoinHandle<()>>,
-    /// The flight recorder's captures.
-    pub(super) captures: super::capturer::Capturer,
+    /// The flight recorder's dumps.
+    pub(super) dumper: super::dumper::Dumper,
 }
 
 /// Which sink a report goes to.
@@ -149,8 +149,8 @@ impl Drain {
                         let _ = reply.send(report);
                     }
                 }
-                Ok(Command::CaptureTimeline(reply)) => {
-                    let _ = reply.send(self.captures.capture(None));
+                Ok(Command::DumpTimeline(reply)) => {
+                    let _ = reply.send(self.dumper.dump(None));
                 }
                 Ok(Command::ReportInterval(reply)) => {
                     let _ = reply.send(self.interval(&mut at, true));
@@ -224,7 +224,7 @@ impl Drain {
             let stats = collect::fold();
             super::placement::publish_cpu_time();
             if calibrated {
-                self.captures.after_fold();
+                self.dumper.after_fold();
             }
             let wait = self.pace.next_wait(stats.fill_rate, now - at.last_fold);
             at.last_fold = now;
@@ -357,7 +357,7 @@ impl Drain {
         let mut report = report.focus(&self.focus)?;
         self.failures.show_in(&mut report);
         self.exporters.show_in(&mut report);
-        self.captures.show_in(&mut report);
+        self.dumper.show_in(&mut report);
         let (sink, sink_kind) = match &mut self.periodic_sink {
             Some(periodic) if interval.is_some() => (periodic, SinkKind::Periodic),
             _ => (&mut self.sink, SinkKind::Main),

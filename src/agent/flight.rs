@@ -9,7 +9,7 @@ use std::time::Duration;
 /// The flight recorder as the builder holds it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Flight {
-    /// How far back a timeline reaches from its capture.
+    /// How far back a timeline reaches from its dump.
     pub(crate) window: Duration,
     /// Closed scopes each thread's buffer holds.
     pub(crate) entries: usize,

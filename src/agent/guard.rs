@@ -26,8 +26,8 @@ pub(crate) enum Command {
     Shutdown(Sender<Result<(), Error>>),
     /// A fresh whole-run report for an exporter, returned rather than written.
     WholeRun(Sender<Arc<Report>>),
-    /// Write a flight-recorder capture now; its file.
-    CaptureTimeline(Sender<Result<std::path::PathBuf, Error>>),
+    /// Write a flight-recorder dump now; its file.
+    DumpTimeline(Sender<Result<std::path::PathBuf, Error>>),
 }
 
 /// The running agent. Dropping it writes the final report and stops the drain thread.
@@ -85,33 +85,33 @@ impl Guard {
     }
 
     /// Writes every thread's timeline now (the flight recorder's window before this
-    /// moment, and the scopes open) as a capture file in
-    /// [`capture_dir`](crate::Builder::capture_dir), within its bounds, and returns
-    /// its path. Not held back by [`capture_gap`](crate::Builder::capture_gap).
-    /// [`Error::Capture`] when the flight recorder is off or the file cannot be
+    /// moment, and the scopes open) as a dump file in
+    /// [`dump_dir`](crate::Builder::dump_dir), within its bounds, and returns
+    /// its path. Not held back by [`dump_gap`](crate::Builder::dump_gap).
+    /// [`Error::Dump`] when the flight recorder is off or the file cannot be
     /// written (counted in the next report too).
     ///
     /// ```
     /// use latte::{Id, Mode};
     /// use std::time::Duration;
-    /// static STEP: Id = Id::new("doc_capture_step");
-    /// let dir = std::env::temp_dir().join(format!("latte-doc-capture-{}", std::process::id()));
+    /// static STEP: Id = Id::new("doc_dump_step");
+    /// let dir = std::env::temp_dir().join(format!("latte-doc-dump-{}", std::process::id()));
     /// let guard = latte::builder()
     ///     .flight_recorder(Duration::from_secs(1))
-    ///     .capture_dir(&dir)
+    ///     .dump_dir(&dir)
     ///     .final_report(false)
     ///     .start()?;
     /// latte::start(&STEP, Mode::Fast);
     /// latte::stop(&STEP, Mode::Fast);
-    /// let file = guard.capture_timeline()?;
+    /// let file = guard.dump_timeline()?;
     /// let json = std::fs::read_to_string(&file).unwrap();
-    /// assert!(json.contains("\"traceEvents\"") && json.contains("doc_capture_step"));
+    /// assert!(json.contains("\"traceEvents\"") && json.contains("doc_dump_step"));
     /// guard.stop()?;
     /// std::fs::remove_dir_all(&dir).unwrap();
     /// # Ok::<(), latte::Error>(())
     /// ```
-    pub fn capture_timeline(&self) -> Result<std::path::PathBuf, Error> {
-        self.ask(Command::CaptureTimeline)?
+    pub fn dump_timeline(&self) -> Result<std::path::PathBuf, Error> {
+        self.ask(Command::DumpTimeline)?
     }
 
     /// Periodic reports that could not be written so far, and exporters that panicked

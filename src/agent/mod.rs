@@ -24,9 +24,9 @@
 //! without forcing an agent on the application.
 
 mod builder;
-mod capture;
-mod capturer;
 mod drain;
+mod dump;
+mod dumper;
 mod exporters;
 mod failures;
 mod flight;

@@ -209,7 +209,7 @@ pub(crate) fn assemble(
         exporter_failures: Vec::new(),
         // `add_series`, for a whole-run report.
         series: None,
-        captures: None,
+        dumps: None,
         recording_off: context.live.then(recording_off).flatten(),
     }
 }

@@ -40,7 +40,7 @@ use std::sync::atomic::Ordering::Relaxed;
 /// let trace = latte::analyze::timeline();
 /// guard.stop()?;
 /// // Exited threads keep no timeline: read while the threads live (the trigger
-/// // captures do). Here the main thread's lane is all there is, if it recorded.
+/// // dumps do). Here the main thread's lane is all there is, if it recorded.
 /// assert!(trace.covers.0 <= trace.covers.1);
 /// # Ok::<(), latte::Error>(())
 /// ```

@@ -32,7 +32,7 @@ mod totals;
 #[cfg(feature = "agent")]
 pub(crate) mod triggers;
 #[cfg(feature = "agent")]
-pub use triggers::CaptureTrigger;
+pub use triggers::DumpTrigger;
 #[cfg(feature = "agent")]
 mod window;
 

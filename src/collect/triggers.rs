@@ -1,6 +1,6 @@
 //! The flight recorder's triggers, checked in the fold: each run of scope samples the
 //! fold hands its tallies is also compared with the thresholds of its component, and a
-//! sample above one is noted as a hit for the agent to capture.
+//! sample above one is noted as a hit for the agent to dump.
 //!
 //! Three kinds of threshold, in ticks: an absolute one per id (every thread's scopes of
 //! that id), a component's own running tail (its whole-run quantile, such as p99.9,
@@ -14,12 +14,12 @@ use crate::record::{Id, SampleKind};
 use std::collections::HashMap;
 use std::time::Duration;
 
-/// What makes the agent capture every thread's timeline
-/// ([`Builder::capture_when`](crate::Builder::capture_when)). The flight recorder must be on
+/// What makes the agent dump every thread's timeline
+/// ([`Builder::dump_when`](crate::Builder::dump_when)). The flight recorder must be on
 /// ([`Builder::flight_recorder`](crate::Builder::flight_recorder)).
 #[derive(Clone, Copy, Debug)]
 #[non_exhaustive]
-pub enum CaptureTrigger {
+pub enum DumpTrigger {
     /// A scope of `id`, on any thread, longer than `threshold`.
     Above {
         /// The component.
@@ -43,9 +43,9 @@ pub enum CaptureTrigger {
 
 /// Triggers are equal when they are the same case with the same values; ids compare
 /// by name.
-impl PartialEq for CaptureTrigger {
-    fn eq(&self, other: &CaptureTrigger) -> bool {
-        use CaptureTrigger::{Above, FrameOverBudget, Tail};
+impl PartialEq for DumpTrigger {
+    fn eq(&self, other: &DumpTrigger) -> bool {
+        use DumpTrigger::{Above, FrameOverBudget, Tail};
         match (self, other) {
             (
                 Above {
@@ -73,58 +73,58 @@ impl PartialEq for CaptureTrigger {
     }
 }
 
-impl CaptureTrigger {
+impl DumpTrigger {
     /// A scope of `id` longer than `threshold`.
     ///
     /// ```
     /// use latte::Id;
-    /// use latte::collect::CaptureTrigger;
+    /// use latte::collect::DumpTrigger;
     /// use std::time::Duration;
-    /// static ORDER: Id = Id::new("doc_capture_order");
-    /// let trigger = CaptureTrigger::above(&ORDER, Duration::from_micros(50));
-    /// assert!(matches!(trigger, CaptureTrigger::Above { .. }));
+    /// static ORDER: Id = Id::new("doc_dump_order");
+    /// let trigger = DumpTrigger::above(&ORDER, Duration::from_micros(50));
+    /// assert!(matches!(trigger, DumpTrigger::Above { .. }));
     /// ```
-    pub fn above(id: &'static Id, threshold: Duration) -> CaptureTrigger {
-        CaptureTrigger::Above { id, threshold }
+    pub fn above(id: &'static Id, threshold: Duration) -> DumpTrigger {
+        DumpTrigger::Above { id, threshold }
     }
 
     /// A scope above its component's running `quantile`, after `min_count` samples.
     ///
     /// ```
     /// // Above its own p99.9, once a component has 10,000 samples.
-    /// let trigger = latte::collect::CaptureTrigger::tail(0.999, 10_000);
-    /// assert!(matches!(trigger, latte::collect::CaptureTrigger::Tail { .. }));
+    /// let trigger = latte::collect::DumpTrigger::tail(0.999, 10_000);
+    /// assert!(matches!(trigger, latte::collect::DumpTrigger::Tail { .. }));
     /// ```
-    pub fn tail(quantile: f64, min_count: u64) -> CaptureTrigger {
-        CaptureTrigger::Tail {
+    pub fn tail(quantile: f64, min_count: u64) -> DumpTrigger {
+        DumpTrigger::Tail {
             quantile,
             min_count,
         }
     }
 
-    /// A frame longer than the frame budget: the capture holds every thread's
+    /// A frame longer than the frame budget: the dump holds every thread's
     /// timeline around it, the frame drawn as the outermost scope of its thread.
     ///
     /// ```
-    /// use latte::collect::CaptureTrigger;
+    /// use latte::collect::DumpTrigger;
     /// use std::time::Duration;
     /// let _latte = latte::builder()
     ///     .frame_budget(Duration::from_micros(16_667))
     ///     .flight_recorder(Duration::from_millis(100))
-    ///     .capture_when(CaptureTrigger::frame_over_budget())
+    ///     .dump_when(DumpTrigger::frame_over_budget())
     ///     .final_report(false)
     ///     .start()?;
     /// // Without the budget, start refuses it.
     /// # drop(_latte);
     /// let refused = latte::builder()
     ///     .flight_recorder(Duration::from_millis(100))
-    ///     .capture_when(CaptureTrigger::frame_over_budget())
+    ///     .dump_when(DumpTrigger::frame_over_budget())
     ///     .start();
     /// assert!(refused.is_err());
     /// # Ok::<(), latte::Error>(())
     /// ```
-    pub fn frame_over_budget() -> CaptureTrigger {
-        CaptureTrigger::FrameOverBudget
+    pub fn frame_over_budget() -> DumpTrigger {
+        DumpTrigger::FrameOverBudget
     }
 }
 

@@ -43,7 +43,7 @@ impl Error {
             | Error::StackDepth { .. }
             | Error::NodeLimit { .. }
             | Error::FlightRecorder { .. } => self.fmt_recorder_limit(f),
-            Error::Capture { reason } => write!(f, "flight recorder capture: {reason}"),
+            Error::Dump { reason } => write!(f, "flight recorder dump: {reason}"),
             Error::Interval { requested } => {
                 write!(
                     f,

@@ -43,9 +43,9 @@ pub enum Error {
         /// The entries per thread asked for.
         entries: usize,
     },
-    /// A flight-recorder capture setting refused at start, or a capture that could not
-    /// be made or written ([`Guard::capture_timeline`](crate::Guard::capture_timeline)).
-    Capture {
+    /// A flight-recorder dump setting refused at start, or a dump that could not be
+    /// made or written ([`Guard::dump_timeline`](crate::Guard::dump_timeline)).
+    Dump {
         /// Why, in words.
         reason: String,
     },
@@ -172,7 +172,7 @@ impl PartialEq for Error {
                 matches!(other, RingCapacity { requested: b } if a == b)
             }
             StackDepth { requested: a } => matches!(other, StackDepth { requested: b } if a == b),
-            Capture { reason } => matches!(other, Capture { reason: r } if reason == r),
+            Dump { reason } => matches!(other, Dump { reason: r } if reason == r),
             FlightRecorder { window, entries } => {
                 matches!(other, FlightRecorder { window: w, entries: e } if (window, entries) == (w, e))
             }
@@ -263,7 +263,7 @@ impl Error {
             | Error::StackDepth { .. }
             | Error::NodeLimit { .. }
             | Error::FlightRecorder { .. }
-            | Error::Capture { .. }
+            | Error::Dump { .. }
             | Error::MemoryCap { .. }
             | Error::Pattern { .. }
             | Error::Interval { .. }

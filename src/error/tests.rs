@@ -58,7 +58,7 @@ fn every_case() -> Vec<Error> {
             window: Duration::ZERO,
             entries: 1000,
         },
-        Error::Capture {
+        Error::Dump {
             reason: "the flight recorder is off".into(),
         },
         Error::FramesListed { requested: 1 << 20 },
@@ -89,7 +89,7 @@ fn case(error: &Error) -> usize {
         Error::Exporter { .. } => 19,
         Error::NodeLimit { .. } => 20,
         Error::FlightRecorder { .. } => 21,
-        Error::Capture { .. } => 22,
+        Error::Dump { .. } => 22,
         Error::FramesListed { .. } => 23,
     }
 }

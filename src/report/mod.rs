@@ -32,7 +32,7 @@ use crate::diagnostics::{Anomalies, Footprint, Unpaired};
 pub use focus::{Focus, Sort};
 pub use frames::{Culprit, FrameComponent, PerFrame, Spread, WorstFrame};
 pub use histogram::{Bucket, Distribution, rank};
-pub use notices::{Captures, ExporterFailures, PeriodicFailures, RecordingOff};
+pub use notices::{Dumps, ExporterFailures, PeriodicFailures, RecordingOff};
 pub use series::{Series, SeriesComponent};
 pub use table::{Column, SEED_WIDTH, TableOptions};
 pub use tree::{Account, SelfTime, TreeNode};
@@ -168,10 +168,10 @@ pub struct Report {
     /// Format 4 on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<Series>,
-    /// The flight recorder's captures so far (`None` when none was asked for, and for
-    /// reports not written by the agent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub captures: Option<Captures>,
+    /// The flight recorder's dumps so far (`None` when none was asked for, and for
+    /// reports not written by the agent). Format 5 called it `captures`.
+    #[serde(default, alias = "captures", skip_serializing_if = "Option::is_none")]
+    pub dumps: Option<Dumps>,
     /// How long recording was switched off ([`set_recording`](crate::set_recording))
     /// since the process started: `None` when it never was, for reports made from a
     /// capture, and for reports of older versions.
@@ -380,7 +380,7 @@ impl Default for Report {
             periodic_failures: None,
             exporter_failures: Vec::new(),
             series: None,
-            captures: None,
+            dumps: None,
             recording_off: None,
         }
     }

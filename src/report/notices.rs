@@ -1,5 +1,5 @@
 //! What a report says besides its figures, in a line under its tables: periodic
-//! reports that failed, exporters' failures, the flight recorder's captures, recording
+//! reports that failed, exporters' failures, the flight recorder's dumps, recording
 //! switched off.
 
 use serde::{Deserialize, Serialize};
@@ -26,42 +26,42 @@ pub struct RecordingOff {
     pub now: bool,
 }
 
-/// The flight recorder's captures of the run so far: timelines written around slow
-/// samples or on request ([`Builder::capture_when`](crate::Builder::capture_when),
-/// [`Guard::capture_timeline`](crate::Guard::capture_timeline)).
+/// The flight recorder's dumps of the run so far: timelines written around slow
+/// samples or on request ([`Builder::dump_when`](crate::Builder::dump_when),
+/// [`Guard::dump_timeline`](crate::Guard::dump_timeline)).
 ///
 /// ```
 /// let mut report = latte::Report::collect(&latte::ReportOptions::default());
-/// report.captures = Some(latte::report::Captures {
-///     dir: "latte-captures".into(),
+/// report.dumps = Some(latte::report::Dumps {
+///     dir: "latte-dumps".into(),
 ///     written: 3,
 ///     skipped: 40,
 ///     failed: 1,
-///     last_file: Some("latte-captures/capture-4242-3-on_order.json".into()),
+///     last_file: Some("latte-dumps/dump-4242-3-on_order.json".into()),
 ///     last_error: Some("No space left on device (os error 28)".into()),
 /// });
 /// let mut table = Vec::new();
 /// report.write(&mut table, latte::Format::default())?;
 /// let table = String::from_utf8(table).unwrap();
-/// assert!(table.contains("3 timeline captures written"), "{table}");
+/// assert!(table.contains("3 timeline dumps written"), "{table}");
 /// # Ok::<(), latte::Error>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Captures {
-    /// The directory captures are written to.
+pub struct Dumps {
+    /// The directory dumps are written to.
     pub dir: String,
-    /// Captures written (some may since have been removed to keep the directory within
+    /// Dumps written (some may since have been removed to keep the directory within
     /// its bounds).
     pub written: u64,
-    /// Triggering samples not captured: within the gap after a capture, or beside a
+    /// Triggering samples not dumped: within the gap after a dump, or beside a
     /// slower one in the same fold.
     pub skipped: u64,
-    /// Captures that could not be written.
+    /// Dumps that could not be written.
     pub failed: u64,
-    /// The newest capture's file.
+    /// The newest dump's file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_file: Option<String>,
-    /// Why the last failed capture failed.
+    /// Why the last failed dump failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
 }

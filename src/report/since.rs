@@ -69,7 +69,7 @@ impl Report {
             periodic_failures: self.periodic_failures.clone(),
             exporter_failures: self.exporter_failures.clone(),
             series: None,
-            captures: self.captures.clone(),
+            dumps: self.dumps.clone(),
             recording_off: self.recording_off,
         }
     }

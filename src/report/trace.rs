@@ -160,7 +160,7 @@ impl Trace {
     }
 
     /// The document, serialised as it is walked: no tree of JSON values is built (a
-    /// capture of 18,000 scopes took 105-143 ms on the drain that way).
+    /// dump of 18,000 scopes took 105-143 ms on the drain that way).
     fn document(&self) -> Document<'_> {
         let (first, last) = (self.ns(self.covers.0), self.ns(self.covers.1));
         Document {

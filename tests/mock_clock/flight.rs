@@ -1,14 +1,14 @@
-//! The flight recorder's captures on a counter under the test's control (1 tick = 1 ns
+//! The flight recorder's dumps on a counter under the test's control (1 tick = 1 ns
 //! under the mock: calibration cannot measure it): a 2 ms stall in `db`, under `risk`
 //! under `request`, among 2,000 requests of 100 ticks, while two other threads hold
-//! scopes open; a p99.9 trigger captures the stall with its parents and the other
-//! threads' scopes; a frame over its budget is captured as the outermost scope of its
+//! scopes open; a p99.9 trigger dumps the stall with its parents and the other
+//! threads' scopes; a frame over its budget is dumped as the outermost scope of its
 //! thread; continuous triggers keep the directory within its bounds; a directory that
 //! cannot be written is counted, not fatal.
 
 use crate::common::{SharedSink, trace_events};
 use crate::{at, mock};
-use latte::collect::CaptureTrigger;
+use latte::collect::DumpTrigger;
 use latte::{Format, Id, Mode};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -109,15 +109,15 @@ fn request(t: u64, db: u64) {
     mark(&REQUEST, t + 100 + db, false);
 }
 
-/// A fresh directory for a test's captures.
+/// A fresh directory for a test's dumps.
 fn fresh_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("latte-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }
 
-/// The capture files in `dir`.
-fn captures_in(dir: &Path) -> Vec<PathBuf> {
+/// The dump files in `dir`.
+fn dumps_in(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -129,7 +129,7 @@ fn captures_in(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Polls `done` until it holds, for at most 30 s (the drain captures on its own folds,
+/// Polls `done` until it holds, for at most 30 s (the drain dumps on its own folds,
 /// every few milliseconds: the wait ends as soon as it has).
 fn wait_for<T>(what: &str, mut done: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -198,7 +198,7 @@ fn record_the_stall(guard: &latte::Guard, [worker, a, b]: [&Puppet; 3], dir: &Pa
     // Two folds: the first takes the samples, the next the components' p99.9.
     guard.report().unwrap();
     guard.report().unwrap();
-    assert!(captures_in(dir).is_empty(), "nothing slow yet");
+    assert!(dumps_in(dir).is_empty(), "nothing slow yet");
     worker.act(Act::Request {
         t: 500_000,
         db: 2_000_000,
@@ -207,14 +207,14 @@ fn record_the_stall(guard: &latte::Guard, [worker, a, b]: [&Puppet; 3], dir: &Pa
 }
 
 #[test]
-fn a_tail_trigger_captures_the_stall_its_parents_and_the_other_threads() {
+fn a_tail_trigger_dumps_the_stall_its_parents_and_the_other_threads() {
     let _mock = mock();
     let dir = fresh_dir("mock-flight-stall");
-    at(100); // the agent's start: zero on the capture's axis
+    at(100); // the agent's start: zero on the dump's axis
     let guard = latte::builder()
         .flight_recorder(Duration::from_secs(10))
-        .capture_when(CaptureTrigger::tail(0.999, 1_000))
-        .capture_dir(&dir)
+        .dump_when(DumpTrigger::tail(0.999, 1_000))
+        .dump_dir(&dir)
         .final_report(false)
         .sink(std::io::sink())
         .start()
@@ -225,7 +225,7 @@ fn a_tail_trigger_captures_the_stall_its_parents_and_the_other_threads() {
         Puppet::new("mf-other-b"),
     );
     record_the_stall(&guard, [&worker, &a, &b], &dir);
-    let file = wait_for("capture", || captures_in(&dir).pop());
+    let file = wait_for("dump", || dumps_in(&dir).pop());
     let json: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     trace_events::validate(&json).unwrap_or_else(|e| panic!("{e}"));
     let events = json["traceEvents"].as_array().unwrap();
@@ -267,15 +267,15 @@ fn a_tail_trigger_captures_the_stall_its_parents_and_the_other_threads() {
 }
 
 #[test]
-fn a_frame_over_budget_is_captured_as_the_outermost_scope_of_its_thread() {
+fn a_frame_over_budget_is_dumped_as_the_outermost_scope_of_its_thread() {
     let _mock = mock();
     let dir = fresh_dir("mock-flight-frame");
     at(100);
     let guard = latte::builder()
         .flight_recorder(Duration::from_secs(10))
         .frame_budget(Duration::from_nanos(16_000))
-        .capture_when(CaptureTrigger::frame_over_budget())
-        .capture_dir(&dir)
+        .dump_when(DumpTrigger::frame_over_budget())
+        .dump_dir(&dir)
         .final_report(false)
         .sink(std::io::sink())
         .start()
@@ -291,13 +291,13 @@ fn a_frame_over_budget_is_captured_as_the_outermost_scope_of_its_thread() {
     }
     game.act(Act::Frame(210_000));
     guard.report().unwrap();
-    assert!(captures_in(&dir).is_empty(), "no frame over budget yet");
+    assert!(dumps_in(&dir).is_empty(), "no frame over budget yet");
     // The update after the mark at 210,000 is long: frame 21 lasts 40,000 ticks.
     game.act(Act::Start(&UPDATE, 212_000));
     game.act(Act::Stop(&UPDATE, 247_000));
     game.act(Act::Frame(250_000));
     guard.report().unwrap();
-    let file = wait_for("capture", || captures_in(&dir).pop());
+    let file = wait_for("dump", || dumps_in(&dir).pop());
     let json: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     trace_events::validate(&json).unwrap_or_else(|e| panic!("{e}"));
     let events = json["traceEvents"].as_array().unwrap();
@@ -331,11 +331,11 @@ fn a_frame_over_budget_is_captured_as_the_outermost_scope_of_its_thread() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The agent's report of the captures so far, from its JSON.
-fn captures(guard: &latte::Guard, sink: &SharedSink) -> Value {
+/// The agent's report of the dumps so far, from its JSON.
+fn dumps(guard: &latte::Guard, sink: &SharedSink) -> Value {
     guard.report().unwrap();
     let reports = sink.json_reports();
-    reports.last().unwrap()["captures"].clone()
+    reports.last().unwrap()["dumps"].clone()
 }
 
 #[test]
@@ -346,10 +346,10 @@ fn continuous_triggers_keep_the_directory_within_its_bounds() {
     at(100);
     let guard = latte::builder()
         .flight_recorder(Duration::from_secs(10))
-        .capture_when(CaptureTrigger::above(&DB, Duration::from_micros(1)))
-        .capture_gap(Duration::ZERO)
-        .capture_limits(3, 1 << 30)
-        .capture_dir(&dir)
+        .dump_when(DumpTrigger::above(&DB, Duration::from_micros(1)))
+        .dump_gap(Duration::ZERO)
+        .dump_limits(3, 1 << 30)
+        .dump_dir(&dir)
         .format(Format::Json)
         .final_report(false)
         .sink(sink.clone())
@@ -357,39 +357,39 @@ fn continuous_triggers_keep_the_directory_within_its_bounds() {
         .unwrap();
     let worker = Puppet::new("mf-bounds");
     let mut t = 10_000;
-    let written = wait_for("8 captures", || {
+    let written = wait_for("8 dumps", || {
         // Every db of 5,000 ticks is over the 1 us (1,000 ticks) threshold.
         worker.act(Act::Request { t, db: 5_000 });
         t += 10_000;
-        let c = captures(&guard, &sink);
+        let c = dumps(&guard, &sink);
         let written = c["written"].as_u64().unwrap_or(0);
-        assert!(captures_in(&dir).len() <= 3, "{:?}", captures_in(&dir));
+        assert!(dumps_in(&dir).len() <= 3, "{:?}", dumps_in(&dir));
         (written >= 8).then_some(written)
     });
     assert!(written >= 8);
-    assert_eq!(captures_in(&dir).len(), 3, "the newest 3 of {written}");
+    assert_eq!(dumps_in(&dir).len(), 3, "the newest 3 of {written}");
     drop(worker);
     guard.stop().unwrap();
 
-    // A byte bound no capture fits: none written, each counted as failed.
+    // A byte bound no dump fits: none written, each counted as failed.
     let sink = SharedSink::default();
     let small = fresh_dir("mock-flight-small");
     let guard = latte::builder()
         .flight_recorder(Duration::from_secs(10))
-        .capture_when(CaptureTrigger::above(&DB, Duration::from_micros(1)))
-        .capture_limits(16, 100)
-        .capture_dir(&small)
+        .dump_when(DumpTrigger::above(&DB, Duration::from_micros(1)))
+        .dump_limits(16, 100)
+        .dump_dir(&small)
         .format(Format::Json)
         .final_report(false)
         .sink(sink.clone())
         .start()
         .unwrap();
     let worker = Puppet::new("mf-small");
-    let c = wait_for("a failed capture", || {
+    let c = wait_for("a failed dump", || {
         // Until the triggers are armed (once the drain has the calibration) and fire.
         worker.act(Act::Request { t, db: 5_000 });
         t += 10_000;
-        let c = captures(&guard, &sink);
+        let c = dumps(&guard, &sink);
         (c["failed"].as_u64() >= Some(1)).then_some(c)
     });
     assert_eq!(c["written"], 0, "{c}");
@@ -400,7 +400,7 @@ fn continuous_triggers_keep_the_directory_within_its_bounds() {
             .contains("over the directory's bound of 100 bytes"),
         "{c}"
     );
-    assert!(captures_in(&small).is_empty());
+    assert!(dumps_in(&small).is_empty());
     drop(worker);
     guard.stop().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
@@ -414,16 +414,16 @@ fn a_directory_that_cannot_be_written_is_counted_and_the_agent_goes_on() {
     let sink = SharedSink::default();
     let guard = latte::builder()
         .flight_recorder(Duration::from_secs(10))
-        .capture_dir(file.join("captures"))
+        .dump_dir(file.join("dumps"))
         .format(Format::Json)
         .final_report(false)
         .sink(sink.clone())
         .start()
         .unwrap();
-    let err = guard.capture_timeline().unwrap_err();
-    assert!(matches!(err, latte::Error::Capture { .. }), "{err:?}");
+    let err = guard.dump_timeline().unwrap_err();
+    assert!(matches!(err, latte::Error::Dump { .. }), "{err:?}");
     assert!(err.to_string().contains("latte-mock-flight-file"), "{err}");
-    let c = captures(&guard, &sink);
+    let c = dumps(&guard, &sink);
     assert_eq!(
         (c["written"].as_u64(), c["failed"].as_u64()),
         (Some(0), Some(1)),
@@ -434,20 +434,20 @@ fn a_directory_that_cannot_be_written_is_counted_and_the_agent_goes_on() {
     guard.stop().unwrap();
     std::fs::remove_file(&file).unwrap();
 
-    // And without the flight recorder, a capture is refused with what to set.
+    // And without the flight recorder, a dump is refused with what to set.
     let guard = latte::builder()
         .final_report(false)
         .sink(std::io::sink())
         .start()
         .unwrap();
-    let err = guard.capture_timeline().unwrap_err();
+    let err = guard.dump_timeline().unwrap_err();
     assert!(
         err.to_string().contains("Builder::flight_recorder"),
         "{err}"
     );
     guard.stop().unwrap();
     let refused = latte::builder()
-        .capture_when(CaptureTrigger::tail(0.999, 10))
+        .dump_when(DumpTrigger::tail(0.999, 10))
         .start()
         .unwrap_err();
     assert!(

@@ -240,7 +240,7 @@ fn exporter_failures_round_trip_and_are_left_out_when_there_are_none() {
 }
 
 #[test]
-fn a_format_5_report_reads_its_per_id_frames_list_as_unpaired() {
+fn a_format_5_report_reads_its_frames_list_as_unpaired_and_its_captures_as_dumps() {
     static OUTER: Id = Id::new("json_format5_outer");
     static LEAKED: Id = Id::new("json_format5_leaked");
     let name = "json_format5";
@@ -254,17 +254,25 @@ fn a_format_5_report_reads_its_per_id_frames_list_as_unpaired() {
         .unwrap()
         .join()
         .unwrap();
-    let report = Report::collect(&ReportOptions::default());
+    let mut report = Report::collect(&ReportOptions::default());
+    report.dumps = Some(latte::report::Dumps {
+        dir: "latte-dumps".into(),
+        written: 2,
+        ..Default::default()
+    });
     let thread = report.threads.iter().find(|t| t.name == name).unwrap();
     let leaked = thread
         .unpaired
         .iter()
         .find(|u| u.component == LEAKED.name());
     assert_eq!(leaked.map(|u| u.counts.orphaned), Some(1), "{thread:?}");
-    // Format 5 wrote the same list under `frames`.
+    // Format 5 wrote the same list under `frames`, and the flight recorder's dumps
+    // under `captures`.
     let mut old: serde_json::Value =
         serde_json::from_str(&report.to_json(JsonStyle::Compact)).unwrap();
     old["format_version"] = 5.into();
+    let dumps = old.as_object_mut().unwrap().remove("dumps").unwrap();
+    old["captures"] = dumps;
     for t in old["threads"].as_array_mut().unwrap() {
         let list = t.as_object_mut().unwrap().remove("unpaired").unwrap();
         t["frames"] = list;
@@ -273,4 +281,5 @@ fn a_format_5_report_reads_its_per_id_frames_list_as_unpaired() {
     assert_eq!(back.format_version, 5);
     let thread_back = back.threads.iter().find(|t| t.name == name).unwrap();
     assert_eq!(thread_back.unpaired, thread.unpaired);
+    assert_eq!(back.dumps, report.dumps);
 }

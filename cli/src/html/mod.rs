@@ -1,4 +1,4 @@
-//! `html`: one self-contained page with each flight-recorder capture's timeline
+//! `html`: one self-contained page with each flight-recorder dump's timeline
 //! ([`timeline`]), each report's call tree (an icicle chart, [`icicle`]) and every
 //! component's distribution, several reports overlaid.
 
@@ -14,11 +14,11 @@ use std::path::PathBuf;
 /// Arguments of `html`.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Examples:\n  latte-telemetry html base.json new.json -o latency.html\n  latte-telemetry html latte-captures/capture-4711-1-on_order.json -o stall.html"
+    after_help = "Examples:\n  latte-telemetry html base.json new.json -o latency.html\n  latte-telemetry html latte-dumps/dump-4711-1-on_order.json -o stall.html"
 )]
 pub struct HtmlArgs {
     /// One or more JSON reports, overlaid in distinct colours, and flight-recorder
-    /// captures (`capture-*.json`), each drawn as a timeline.
+    /// dumps (`dump-*.json`), each drawn as a timeline.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Draw only the components whose id matches this glob (e.g. 'Sim_*'); the call
@@ -33,11 +33,11 @@ pub struct HtmlArgs {
 /// Runs `html`.
 pub fn run(args: &HtmlArgs) -> Result<Outcome, Failure> {
     let mut reports = Vec::new();
-    let mut captures = Vec::new();
+    let mut dumps = Vec::new();
     for path in &args.files {
         match load::input(path)? {
             load::Input::Report(loaded) => reports.push(*loaded),
-            load::Input::Capture(capture) => captures.push(capture),
+            load::Input::Dump(dump) => dumps.push(dump),
         }
     }
     load::comparable(&reports.iter().collect::<Vec<_>>())?;
@@ -46,7 +46,7 @@ pub fn run(args: &HtmlArgs) -> Result<Outcome, Failure> {
     if let Some(pattern) = &filter {
         components.retain(|(name, _)| pattern.matches(name));
     }
-    if components.is_empty() && captures.is_empty() {
+    if components.is_empty() && dumps.is_empty() {
         return Err(Failure(match &args.filter {
             Some(pattern) => {
                 format!("--filter '{pattern}' matches no component with samples: nothing to draw")
@@ -54,7 +54,7 @@ pub fn run(args: &HtmlArgs) -> Result<Outcome, Failure> {
             None => "no component of these reports has samples: nothing to draw".into(),
         }));
     }
-    let page = page::page(&captures, &reports, &components);
+    let page = page::page(&dumps, &reports, &components);
     std::fs::write(&args.output, page).map_err(|e| {
         Failure(format!(
             "{}: cannot write the page: {e}",

@@ -1,4 +1,4 @@
-//! The page around the plots: each capture's timelines first, then the legend of
+//! The page around the plots: each dump's timelines first, then the legend of
 //! reports, each report's call tree (an icicle chart, when it has one), one section
 //! per component (its plot and its marked quantiles), each report's ENVIRONMENT block
 //! beside them. One file with inline SVG and CSS: nothing is fetched.
@@ -7,7 +7,7 @@ use super::icicle;
 use super::plot::{self, MARKED, Series};
 use super::timeline;
 use crate::diff::render::{unit_name, value};
-use crate::load::{Capture, Loaded};
+use crate::load::{Dump, Loaded};
 use html_escape::encode_text as text;
 use latte::report::Distribution as Dist;
 use latte::report::trace::Trace;
@@ -23,16 +23,16 @@ td,th{padding:2px 8px;text-align:right}td:first-child,th:first-child{text-align:
 .warning{color:#a33}.tree svg{width:100%;height:auto;display:block}\
 .tree rect:hover{stroke:#222;stroke-width:1.5}\
 .tree figure{margin:12px 0 20px}.tree figcaption{font-weight:bold;margin-bottom:4px}\
-.capture{max-width:1100px}.capture figure{margin:12px 0 24px}.capture figcaption{font-weight:bold;margin-bottom:4px}\
+.dump{max-width:1100px}.dump figure{margin:12px 0 24px}.dump figcaption{font-weight:bold;margin-bottom:4px}\
 .timeline svg{width:100%;height:auto;display:block}.timeline rect:hover{stroke:#222;stroke-width:1.5}.key{font-size:13px;color:#444}";
 
 /// One component: its name and, per report that has it, (report index, distribution).
 pub type Component = (String, Vec<(usize, Dist)>);
 
-/// The whole page: the captures' timelines, then the reports' call trees and
+/// The whole page: the dumps' timelines, then the reports' call trees and
 /// distributions.
-pub fn page(captures: &[Capture], reports: &[Loaded], components: &[Component]) -> String {
-    let title = match (captures.is_empty(), reports.is_empty()) {
+pub fn page(dumps: &[Dump], reports: &[Loaded], components: &[Component]) -> String {
+    let title = match (dumps.is_empty(), reports.is_empty()) {
         (false, true) => "latte: flight-recorder timeline",
         (false, false) => "latte: timelines and latency distributions",
         _ => "latte: latency distributions",
@@ -41,7 +41,7 @@ pub fn page(captures: &[Capture], reports: &[Loaded], components: &[Component]) 
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>{title}</title><style>{STYLE}</style></head><body>"
     );
-    html.push_str(&timelines(captures));
+    html.push_str(&timelines(dumps));
     if reports.is_empty() {
         html.push_str("</body></html>\n");
         return html;
@@ -81,11 +81,11 @@ pub fn page(captures: &[Capture], reports: &[Loaded], components: &[Component]) 
     html
 }
 
-/// Each capture's timelines: the whole capture, then the stretch around its trigger.
-fn timelines(captures: &[Capture]) -> String {
+/// Each dump's timelines: the whole dump, then the stretch around its trigger.
+fn timelines(dumps: &[Dump]) -> String {
     let mut html = String::new();
-    for capture in captures {
-        let trace = &capture.trace;
+    for dump in dumps {
+        let trace = &dump.trace;
         let scopes: usize = trace.lanes.iter().map(|l| l.spans.len()).sum();
         let first = trace.nanos(trace.covers.0.saturating_sub(trace.origin) as f64);
         let length = trace.nanos(trace.covers.1.saturating_sub(trace.covers.0) as f64);
@@ -100,34 +100,34 @@ fn timelines(captures: &[Capture]) -> String {
         };
         let _ = write!(
             html,
-            "<section class=\"capture\" data-file=\"{file}\"><h1>Timeline: {name}</h1><p>{what} \
-             The capture covers {length} from {first} after the agent started: {scopes} scope(s) \
+            "<section class=\"dump\" data-file=\"{file}\"><h1>Timeline: {name}</h1><p>{what} \
+             The dump covers {length} from {first} after the agent started: {scopes} scope(s) \
              on {threads} thread(s).</p><p class=\"key\">One lane per thread, its scopes stacked by \
              depth under its name; times are from the trigger's start. The trigger is outlined in \
              red, its stretch shaded across every lane; a dashed scope was still open when the \
-             capture was taken; a pale bar is a run of scopes too short to draw apart, labelled \
+             dump was taken; a pale bar is a run of scopes too short to draw apart, labelled \
              with how many (hover over any bar for its times). Alignment across threads is as good as the counters' \
              synchronisation across cores.</p>",
-            file = html_escape::encode_double_quoted_attribute(&capture.path.display().to_string()),
-            name = text(&capture.path.display().to_string()),
+            file = html_escape::encode_double_quoted_attribute(&dump.path.display().to_string()),
+            name = text(&dump.path.display().to_string()),
             length = value(length, "ns"),
             first = value(first, "ns"),
             threads = trace.lanes.len(),
             scopes = latte::report::numbers::count(scopes as u64),
         );
         if scopes == 0 {
-            html.push_str("<p class=\"warning\">No scope was recorded in this capture.</p>");
+            html.push_str("<p class=\"warning\">No scope was recorded in this dump.</p>");
         }
         let _ = write!(
             html,
-            "<figure class=\"timeline\" data-view=\"whole\"><figcaption>The whole capture</figcaption>{}</figure>",
+            "<figure class=\"timeline\" data-view=\"whole\"><figcaption>The whole dump</figcaption>{}</figure>",
             timeline::svg(trace, timeline::whole(trace))
         );
         if let Some(view) = timeline::around_trigger(trace) {
             let _ = write!(
                 html,
                 "<figure class=\"timeline\" data-view=\"trigger\"><figcaption>Around the trigger: \
-                 its scope, and half its length on either side within the capture</figcaption>{}</figure>",
+                 its scope, and half its length on either side within the dump</figcaption>{}</figure>",
                 timeline::svg(trace, view)
             );
         }

@@ -1,13 +1,13 @@
-//! A flight-recorder capture as SVG timelines: one lane per thread, its scopes stacked
-//! by depth under its name, every lane on the one time axis of the capture; drawn for
-//! the whole capture and again for the stretch around the scope that triggered it.
+//! A flight-recorder dump as SVG timelines: one lane per thread, its scopes stacked
+//! by depth under its name, every lane on the one time axis of the dump; drawn for
+//! the whole dump and again for the stretch around the scope that triggered it.
 //!
 //! Hand-written SVG, as the icicle chart ([`super::icicle`]): rectangles, labels
 //! clipped to them, a `<title>` on each (the browser shows it on hover) and a linear
 //! time axis; plotters draws charts of series on axes and has no timeline.
 //!
-//! A capture holds thousands of scopes, most of them far narrower than a pixel over
-//! the whole capture. Neighbours at one depth of one lane that are each narrower than
+//! A dump holds thousands of scopes, most of them far narrower than a pixel over
+//! the whole dump. Neighbours at one depth of one lane that are each narrower than
 //! [`FINE`] pixels and closer than [`GAP`] are drawn as one paler bar in the colour of
 //! their most frequent name, labelled with how many it holds (`1,204 x on_order`) and saying on hover how
 //! much of its stretch they fill; the triggering scope is always drawn by itself.
@@ -60,14 +60,14 @@ pub struct Bar {
     pub trigger: bool,
 }
 
-/// A stretch of the capture's ticks, first and last, and the tick its axis calls 0.
+/// A stretch of the dump's ticks, first and last, and the tick its axis calls 0.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct View {
     /// First tick shown.
     pub from: u64,
     /// Last tick shown.
     pub to: u64,
-    /// The axis's zero: the trigger's start, else the capture's.
+    /// The axis's zero: the trigger's start, else the dump's.
     pub zero: u64,
 }
 
@@ -79,7 +79,7 @@ impl View {
     }
 }
 
-/// The lane and index of the scope that triggered the capture, if it is in it.
+/// The lane and index of the scope that triggered the dump, if it is in it.
 pub fn trigger(trace: &Trace) -> Option<(usize, usize)> {
     let t = trace.trigger.as_ref()?;
     trace.lanes.iter().enumerate().find_map(|(l, lane)| {
@@ -91,12 +91,12 @@ pub fn trigger(trace: &Trace) -> Option<(usize, usize)> {
     })
 }
 
-/// Where a scope ends on the axis: its end, or the capture's last tick when it is open.
+/// Where a scope ends on the axis: its end, or the dump's last tick when it is open.
 pub(super) fn end(trace: &Trace, span: &Span) -> u64 {
     span.end.unwrap_or(trace.covers.1)
 }
 
-/// The whole capture, zero at the trigger's start (the capture's start without one).
+/// The whole dump, zero at the trigger's start (the dump's start without one).
 pub fn whole(trace: &Trace) -> View {
     let zero = trigger(trace).map_or(trace.covers.0, |(l, i)| trace.lanes[l].spans[i].start);
     View {
@@ -107,8 +107,8 @@ pub fn whole(trace: &Trace) -> View {
 }
 
 /// The stretch around the triggering scope: half its length on each side, within the
-/// capture, so it fills half the width; `None` without a trigger, or when that stretch
-/// is most of the capture anyway.
+/// dump, so it fills half the width; `None` without a trigger, or when that stretch
+/// is most of the dump anyway.
 pub fn around_trigger(trace: &Trace) -> Option<View> {
     let (l, i) = trigger(trace)?;
     let span = &trace.lanes[l].spans[i];

@@ -1,9 +1,9 @@
-//! A flight-recorder capture drawn by `latte-telemetry html` and rendered by Chromium:
+//! A flight-recorder dump drawn by `latte-telemetry html` and rendered by Chromium:
 //! one lane per thread under its name; in the browser's own boxes, each nested scope
 //! lies inside its parent's stretch and one row below it, widths are in proportion to
 //! durations, the trigger is outlined and the axis's 0 sits at its start; the other
 //! thread's scopes during the stall are drawn beside it; every text lies inside its
-//! picture. The capture is written by the library's own trace writer.
+//! picture. The dump is written by the library's own trace writer.
 
 use super::{browser_or_skip, html_page, screenshot};
 use crate::cli_support::dir;
@@ -32,7 +32,7 @@ fn span(name: &str, start: u64, end: u64, depth: u32) -> Span {
 /// The gateway's request > parse, request > risk > db with a 2.3 ms stall in db (the
 /// trigger), then 200 short requests; market data's 50 us ticks every 100 us
 /// throughout; over 9.8 ms.
-fn capture() -> Trace {
+fn dump() -> Trace {
     let mut gateway = vec![
         span("request", us(1_000), us(4_000), 0),
         span("parse", us(1_100), us(1_300), 1),
@@ -151,26 +151,26 @@ fn width(d: &Drawn) -> f64 {
     d.b[2] - d.b[0]
 }
 
-fn write_capture(d: &Path) -> PathBuf {
-    let file = d.join("capture-1-1-db.json");
+fn write_dump(d: &Path) -> PathBuf {
+    let file = d.join("dump-1-1-db.json");
     let mut json = Vec::new();
-    capture().write_json(&mut json).unwrap();
+    dump().write_json(&mut json).unwrap();
     std::fs::write(&file, json).unwrap();
     file
 }
 
 #[test]
-fn a_capture_is_drawn_as_lanes_of_nested_scopes_with_the_trigger_outlined() {
+fn a_dump_is_drawn_as_lanes_of_nested_scopes_with_the_trigger_outlined() {
     let Some(browser) = browser_or_skip() else {
         return;
     };
     let d = dir("browser_timeline");
-    let page = html_page(&d, &[write_capture(&d)]);
+    let page = html_page(&d, &[write_dump(&d)]);
     // Each rectangle's and text's box, relative to its timeline.
     let dom = super::readable::dom_with(&browser, &page, "figure.timeline > svg", "rect, text");
     assert!(dom.contains("Triggered by <b>db</b> on thread gateway: 2.300 ms"));
     around_the_trigger(&dom);
-    the_whole_capture(&dom);
+    the_whole_dump(&dom);
 
     // A picture to look at: `/tmp/latte-timeline.png`.
     screenshot(&browser, &page, "latte-timeline.png", "1200,800");
@@ -212,9 +212,9 @@ fn around_the_trigger(dom: &str) {
     assert!((width(ticks[0]) / width(db) - 50.0 / 2_300.0).abs() < 0.002);
 }
 
-/// The whole capture: the same nest, the 200 short requests merged and counted, a
+/// The whole dump: the same nest, the 200 short requests merged and counted, a
 /// lane per thread, every text inside the picture.
-fn the_whole_capture(dom: &str) {
+fn the_whole_dump(dom: &str) {
     let (rects, texts) = drawn(dom, "whole");
     let parse = one(&rects, "scope", "parse");
     let request = rects
@@ -246,17 +246,17 @@ fn the_whole_capture(dom: &str) {
 }
 
 #[test]
-fn show_refuses_a_capture_and_says_what_draws_it() {
-    let d = dir("capture_to_show");
+fn show_refuses_a_dump_and_says_what_draws_it() {
+    let d = dir("dump_to_show");
     let out = Command::new(env!("CARGO_BIN_EXE_latte-telemetry"))
         .arg("show")
-        .arg(write_capture(&d))
+        .arg(write_dump(&d))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("a flight-recorder capture (trace-event JSON), not a report")
+        err.contains("a flight-recorder dump (trace-event JSON), not a report")
             && err.contains("latte-telemetry html"),
         "{err}"
     );

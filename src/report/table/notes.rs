@@ -24,7 +24,7 @@ pub(super) fn notices(report: &Report, wide: bool) -> Vec<String> {
         .map(periodic_failures)
         .collect();
     lines.extend(report.exporter_failures.iter().map(exporter_failures));
-    lines.extend(report.captures.as_ref().map(captures));
+    lines.extend(report.dumps.as_ref().map(dumps));
     lines.extend(report.recording_off.as_ref().map(recording_off));
     lines.extend(over_cap(report, wide));
     lines.extend(lost(report, wide));
@@ -52,11 +52,11 @@ fn exporter_failures(failures: &ExporterFailures) -> String {
     )
 }
 
-/// The flight recorder's line: captures written, where, the newest; those skipped and
+/// The flight recorder's line: dumps written, where, the newest; those skipped and
 /// those that failed, with the last error.
-fn captures(c: &crate::report::Captures) -> String {
+fn dumps(c: &crate::report::Dumps) -> String {
     let mut line = format!(
-        "{} timeline capture{} written to {}",
+        "{} timeline dump{} written to {}",
         count(c.written),
         if c.written == 1 { "" } else { "s" },
         c.dir
@@ -66,7 +66,7 @@ fn captures(c: &crate::report::Captures) -> String {
     }
     if c.skipped > 0 {
         line += &format!(
-            "; {} slow samples not captured (too soon after one)",
+            "; {} slow samples not dumped (too soon after one)",
             count(c.skipped)
         );
     }

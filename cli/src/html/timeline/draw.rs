@@ -1,4 +1,4 @@
-//! Drawing a capture's timeline: the SVG of a [`View`], its lanes, bars, labels, hover
+//! Drawing a dump's timeline: the SVG of a [`View`], its lanes, bars, labels, hover
 //! texts and time axis.
 
 use super::{Bar, Mark, View, WIDTH, end, layout, trigger};
@@ -209,7 +209,7 @@ fn draw(svg: &mut String, trace: &Trace, view: View, bar: &Bar, top: f64) {
 }
 
 /// A scope's hover text: its name, length and depth, where it lies on the axis, and
-/// what sets it apart (the trigger's reason, open, begun before the capture).
+/// what sets it apart (the trigger's reason, open, begun before the dump).
 fn scope_title(trace: &Trace, view: View, s: &Span) -> String {
     let stop = end(trace, s);
     let mut title = format!(
@@ -226,10 +226,10 @@ fn scope_title(trace: &Trace, view: View, s: &Span) -> String {
         let _ = write!(title, "\nthe trigger: {}", t.reason);
     }
     if s.end.is_none() {
-        title.push_str("\nstill open when the capture was taken (drawn to its end)");
+        title.push_str("\nstill open when the dump was taken (drawn to its end)");
     }
     if s.start < trace.covers.0 {
-        title.push_str("\nbegan before the capture's first tick");
+        title.push_str("\nbegan before the dump's first tick");
     }
     title
 }

@@ -145,7 +145,7 @@ fn the_trigger_is_drawn_by_itself_among_narrow_neighbours() {
 }
 
 #[test]
-fn an_open_scope_reaches_the_capture_end_and_says_so() {
+fn an_open_scope_reaches_the_dump_end_and_says_so() {
     let mut trace = nest();
     trace.lanes[1].spans.push(span("wait", 700, None, 0));
     let bars = layout(&trace, whole(&trace), 1_000.0);
@@ -156,7 +156,7 @@ fn an_open_scope_reaches_the_capture_end_and_says_so() {
     assert_eq!((wait.x, wait.width), (700.0, 300.0));
     let svg = svg(&trace, whole(&trace));
     assert!(svg.contains("class=\"scope open\""));
-    assert!(svg.contains("still open when the capture was taken"));
+    assert!(svg.contains("still open when the dump was taken"));
 }
 
 #[test]
@@ -175,7 +175,7 @@ fn the_view_around_the_trigger_gives_it_half_the_width() {
     let bars = layout(&trace, view, 1_000.0);
     let db = bars.iter().find(|b| b.trigger).unwrap();
     assert_eq!((db.x, db.width), (250.0, 500.0));
-    // A trigger that is most of the capture has no second view.
+    // A trigger that is most of the dump has no second view.
     assert_eq!(around_trigger(&nest()), None);
     trace.trigger = None;
     assert_eq!(around_trigger(&trace), None);

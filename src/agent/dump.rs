@@ -1,25 +1,25 @@
-//! The flight recorder's captures, as the user sets them: what triggers one
-//! ([`CaptureTrigger`], in `collect`), where they go and their bounds (set through
+//! The flight recorder's dumps, as the user sets them: what triggers one
+//! ([`DumpTrigger`], in `collect`), where they go and their bounds (set through
 //! [`Builder`](crate::Builder), checked here).
-//! The drain's side is `capturer.rs`.
+//! The drain's side is `dumper.rs`.
 
 use super::builder::Builder;
-use crate::collect::CaptureTrigger;
+use crate::collect::DumpTrigger;
 use crate::error::Error;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// The capture settings as the builder holds them.
+/// The dump settings as the builder holds them.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Settings {
-    pub(crate) triggers: Vec<CaptureTrigger>,
+    pub(crate) triggers: Vec<DumpTrigger>,
     pub(crate) dir: PathBuf,
     pub(crate) max_files: usize,
     pub(crate) max_bytes: u64,
     pub(crate) gap: Duration,
     /// The frame budget ([`Builder::frame_budget`]), for
-    /// [`CaptureTrigger::FrameOverBudget`]: `start` copies it from the report options.
+    /// [`DumpTrigger::FrameOverBudget`]: `start` copies it from the report options.
     pub(crate) frame_budget: Option<Duration>,
 }
 
@@ -27,10 +27,10 @@ impl Default for Settings {
     fn default() -> Settings {
         Settings {
             triggers: Vec::new(),
-            dir: PathBuf::from(Builder::DEFAULT_CAPTURE_DIR),
-            max_files: Builder::DEFAULT_CAPTURE_FILES,
-            max_bytes: Builder::DEFAULT_CAPTURE_BYTES,
-            gap: Builder::DEFAULT_CAPTURE_GAP,
+            dir: PathBuf::from(Builder::DEFAULT_DUMP_DIR),
+            max_files: Builder::DEFAULT_DUMP_FILES,
+            max_bytes: Builder::DEFAULT_DUMP_BYTES,
+            gap: Builder::DEFAULT_DUMP_GAP,
             frame_budget: None,
         }
     }
@@ -40,33 +40,33 @@ impl Settings {
     /// Refuses triggers without the flight recorder, a quantile outside (0, 1), a
     /// frame trigger without a frame budget, and bounds that hold nothing.
     pub(super) fn validate(&self, flight_on: bool) -> Result<(), Error> {
-        let refuse = |reason: String| Err(Error::Capture { reason });
+        let refuse = |reason: String| Err(Error::Dump { reason });
         if !self.triggers.is_empty() && !flight_on {
             return refuse(
                 "a trigger needs the flight recorder: set Builder::flight_recorder".into(),
             );
         }
         if !self.triggers.is_empty() && !cfg!(feature = "json") {
-            return refuse("captures are trace-event JSON: enable latte's `json` feature".into());
+            return refuse("dumps are trace-event JSON: enable latte's `json` feature".into());
         }
         for t in &self.triggers {
-            if let CaptureTrigger::Tail { quantile, .. } = t
+            if let DumpTrigger::Tail { quantile, .. } = t
                 && !(*quantile > 0.0 && *quantile < 1.0)
             {
                 return refuse(format!(
                     "tail quantile {quantile} must be above 0 and below 1"
                 ));
             }
-            if *t == CaptureTrigger::FrameOverBudget && self.frame_budget.is_none() {
+            if *t == DumpTrigger::FrameOverBudget && self.frame_budget.is_none() {
                 return refuse(
-                    "CaptureTrigger::frame_over_budget needs a budget: set Builder::frame_budget"
+                    "DumpTrigger::frame_over_budget needs a budget: set Builder::frame_budget"
                         .into(),
                 );
             }
         }
         if self.max_files == 0 || self.max_bytes == 0 {
             return refuse(format!(
-                "a capture directory bounded to {} files and {} bytes holds nothing",
+                "a dump directory bounded to {} files and {} bytes holds nothing",
                 self.max_files, self.max_bytes
             ));
         }
@@ -78,7 +78,7 @@ impl Settings {
     pub(super) fn arms(&self) -> crate::collect::triggers::Arms {
         let mut arms = crate::collect::triggers::Arms::default();
         for t in &self.triggers {
-            if let CaptureTrigger::Tail {
+            if let DumpTrigger::Tail {
                 quantile,
                 min_count,
             } = *t
@@ -93,7 +93,7 @@ impl Settings {
     pub(super) fn frame(&self, ticks_per_ns: f64) -> Option<u64> {
         let budget = self.frame_budget?;
         self.triggers
-            .contains(&CaptureTrigger::FrameOverBudget)
+            .contains(&DumpTrigger::FrameOverBudget)
             .then_some((budget.as_nanos() as f64 * ticks_per_ns) as u64)
     }
 
@@ -101,7 +101,7 @@ impl Settings {
     pub(super) fn above(&self, ticks_per_ns: f64) -> HashMap<u32, u64> {
         let mut above = HashMap::new();
         for t in &self.triggers {
-            if let CaptureTrigger::Above { id, threshold } = *t {
+            if let DumpTrigger::Above { id, threshold } = *t {
                 let ticks = (threshold.as_nanos() as f64 * ticks_per_ns) as u64;
                 let old = above.entry(id.index()).or_insert(ticks);
                 *old = (*old).min(ticks);

@@ -1,39 +1,39 @@
-//! The flight recorder's captures, the drain's side: after each fold, the slowest
-//! sample above a threshold (if the gap since the last capture has passed) has every
+//! The flight recorder's dumps, the drain's side: after each fold, the slowest
+//! sample above a threshold (if the gap since the last dump has passed) has every
 //! thread's timeline written around it as trace-event JSON, within the directory's
 //! bounds; the counts go into the reports.
 
-use super::capture::Settings;
+use super::dump::Settings;
 use crate::error::Error;
-use crate::report::Captures;
+use crate::report::Dumps;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::time::Instant;
 
 /// The drain's side: the settings, the files written, the counts. (Without the `json`
-/// feature nothing is written: `start` refuses triggers, and a capture on request is
+/// feature nothing is written: `start` refuses triggers, and a dump on request is
 /// an error.)
 #[cfg_attr(not(feature = "json"), allow(dead_code))]
-pub(super) struct Capturer {
+pub(super) struct Dumper {
     settings: Settings,
     /// Whether the flight recorder is on.
     on: bool,
-    /// This agent's capture files still in the directory, oldest first, with sizes.
+    /// This agent's dump files still in the directory, oldest first, with sizes.
     files: VecDeque<(PathBuf, u64)>,
     last: Option<Instant>,
     seq: u64,
-    counts: Captures,
+    counts: Dumps,
     /// Whether the absolute thresholds are set (once calibration gave the frequency).
     armed: bool,
 }
 
-impl Capturer {
-    pub(super) fn new(settings: Settings, on: bool) -> Capturer {
-        let counts = Captures {
+impl Dumper {
+    pub(super) fn new(settings: Settings, on: bool) -> Dumper {
+        let counts = Dumps {
             dir: settings.dir.display().to_string(),
-            ..Captures::default()
+            ..Dumps::default()
         };
-        Capturer {
+        Dumper {
             settings,
             on,
             files: VecDeque::new(),
@@ -44,23 +44,23 @@ impl Capturer {
         }
     }
 
-    /// Whether reports should show the captures: something was asked for.
+    /// Whether reports should show the dumps: something was asked for.
     fn asked(&self) -> bool {
         !self.settings.triggers.is_empty()
             || self.counts
-                != Captures {
+                != Dumps {
                     dir: self.counts.dir.clone(),
-                    ..Captures::default()
+                    ..Dumps::default()
                 }
     }
 
     /// Puts the counts into `report`, about to be written.
     pub(super) fn show_in(&self, report: &mut crate::report::Report) {
-        report.captures = self.asked().then(|| self.counts.clone());
+        report.dumps = self.asked().then(|| self.counts.clone());
     }
 
     /// After a fold, once calibrated: sets the absolute thresholds (the first time),
-    /// and captures the slowest sample above a threshold, if the gap allows.
+    /// and dumps the slowest sample above a threshold, if the gap allows.
     pub(super) fn after_fold(&mut self) {
         if self.settings.triggers.is_empty() {
             return;
@@ -88,16 +88,16 @@ impl Capturer {
         }
         self.counts.skipped += hits.len() as u64 - 1;
         self.last = Some(Instant::now());
-        let _ = self.capture(Some(hit));
+        let _ = self.dump(Some(hit));
     }
 
-    /// Writes a capture now (around `hit` if a sample triggered it); its file.
-    pub(super) fn capture(
+    /// Writes a dump now (around `hit` if a sample triggered it); its file.
+    pub(super) fn dump(
         &mut self,
         hit: Option<&crate::collect::triggers::Hit>,
     ) -> Result<PathBuf, Error> {
         if !self.on {
-            return Err(Error::Capture {
+            return Err(Error::Dump {
                 reason: "the flight recorder is off: set Builder::flight_recorder".into(),
             });
         }
@@ -119,20 +119,20 @@ impl Capturer {
     fn write(&mut self, hit: Option<&crate::collect::triggers::Hit>) -> Result<PathBuf, Error> {
         let trace = crate::analyze::timeline_around(hit);
         let mut json = Vec::new();
-        trace.write_json(&mut json).map_err(|e| Error::Capture {
+        trace.write_json(&mut json).map_err(|e| Error::Dump {
             reason: e.to_string(),
         })?;
         let bytes = json.len() as u64;
         if bytes > self.settings.max_bytes {
-            return Err(Error::Capture {
+            return Err(Error::Dump {
                 reason: format!(
-                    "a capture of {bytes} bytes is over the directory's bound of {} bytes",
+                    "a dump of {bytes} bytes is over the directory's bound of {} bytes",
                     self.settings.max_bytes
                 ),
             });
         }
         self.make_room(bytes);
-        let io = |e: std::io::Error| Error::Capture {
+        let io = |e: std::io::Error| Error::Dump {
             reason: format!("{}: {e}", self.settings.dir.display()),
         };
         std::fs::create_dir_all(&self.settings.dir).map_err(io)?;
@@ -153,17 +153,17 @@ impl Capturer {
             .take(64)
             .collect();
         let path = self.settings.dir.join(format!(
-            "capture-{}-{}-{name}.json",
+            "dump-{}-{}-{name}.json",
             std::process::id(),
             self.seq
         ));
         // Written beside its name and renamed into it: a reader watching the directory
-        // (a tool, a test) never opens a capture half written.
+        // (a tool, a test) never opens a dump half written.
         let part = path.with_extension("json.part");
         let written = std::fs::write(&part, &json).and_then(|()| std::fs::rename(&part, &path));
         if let Err(e) = written {
             let _ = std::fs::remove_file(&part);
-            return Err(Error::Capture {
+            return Err(Error::Dump {
                 reason: format!("{}: {e}", path.display()),
             });
         }
@@ -173,12 +173,12 @@ impl Capturer {
 
     #[cfg(not(feature = "json"))]
     fn write(&mut self, _: Option<&crate::collect::triggers::Hit>) -> Result<PathBuf, Error> {
-        Err(Error::Capture {
-            reason: "captures are trace-event JSON: enable latte's `json` feature".into(),
+        Err(Error::Dump {
+            reason: "dumps are trace-event JSON: enable latte's `json` feature".into(),
         })
     }
 
-    /// Removes this agent's oldest captures until one more of `bytes` fits both bounds.
+    /// Removes this agent's oldest dumps until one more of `bytes` fits both bounds.
     #[cfg_attr(not(feature = "json"), allow(dead_code))]
     fn make_room(&mut self, bytes: u64) {
         let held = |files: &VecDeque<(PathBuf, u64)>| files.iter().map(|(_, b)| b).sum::<u64>();
