@@ -25,7 +25,7 @@
 //! | `options.rs` | [`TableOptions`], [`Column`], which columns at which width |
 //! | `model.rs` | the report as title, head lines and blocks of text and cells |
 //! | `tree.rs` | a call tree's rows, and the lines under a parent that divide its time |
-//! | `text.rs` | the words: header lines, ENVIRONMENT, overhead, notes |
+//! | `text.rs` | the words: header lines, ENVIRONMENT, overhead, notices |
 //! | `layout.rs` | the columns that fit, their widths, the ids' texts |
 //! | `ids.rs` | ids escaped onto one line and shortened, always distinct |
 //! | `write.rs` | padding, wrapping, the footer |
@@ -34,7 +34,7 @@ mod frames;
 mod ids;
 mod layout;
 mod model;
-mod notes;
+mod notices;
 mod options;
 mod text;
 mod tree;

@@ -2,10 +2,10 @@
 //! formatted once (text and width) for every column, before any column is chosen.
 //!
 //! A [`Doc`] is the title, the lines under it, and blocks: text, fixed-width lines
-//! (the overhead matrix), sections (a title, rows of cells, notes) and the tails
+//! (the overhead matrix), sections (a title, rows of cells, notices) and the tails
 //! block (per component: flagged samples and the slowest).
 
-use super::notes::{self, LISTED};
+use super::notices::{self, LISTED};
 use super::options::{Column, TableOptions};
 use super::text;
 use super::tree;
@@ -51,7 +51,7 @@ pub(super) struct Section {
     pub(super) title: String,
     pub(super) rows: Vec<Cells>,
     /// Lines under the rows: rows left out, anomalies, scopes without their Stop.
-    pub(super) notes: Vec<String>,
+    pub(super) notices: Vec<String>,
 }
 
 /// One component's cells, formatted once, indexed by [`Column::index`].
@@ -93,7 +93,7 @@ impl Doc {
         let mut blocks = Vec::new();
         if options.compact {
             head.push(text::clock(report));
-            head.extend(notes::notices(report, wide));
+            head.extend(notices::notices(report, wide));
         } else {
             head.extend(text::header(report, wide));
         }
@@ -112,7 +112,7 @@ impl Doc {
                 blocks.extend(super::frames::blocks(report, t, options.resolved_width()));
             }
             blocks.extend(tails(report, wide).map(Block::Tails));
-            let corrected = notes::corrected(report);
+            let corrected = notices::corrected(report);
             if !corrected.is_empty() {
                 blocks.push(Block::Text(corrected));
             }
@@ -160,7 +160,7 @@ impl Doc {
 /// Full reports: each thread's section; ALL THREADS after them only when a component
 /// was recorded on more than one thread (otherwise it would repeat their rows), or
 /// when there are no thread sections (a focus left none). Compact reports: ALL
-/// THREADS, then each thread's section only with `per_thread`; their notes carry the
+/// THREADS, then each thread's section only with `per_thread`; their notices carry the
 /// thread's name.
 fn sections(report: &Report, options: &TableOptions) -> Vec<Section> {
     let mut out = Vec::new();
@@ -186,13 +186,13 @@ fn sections(report: &Report, options: &TableOptions) -> Vec<Section> {
         out.push(Section {
             title: "no samples were recorded".to_owned(),
             rows: Vec::new(),
-            notes: Vec::new(),
+            notices: Vec::new(),
         });
     }
     out
 }
 
-/// The ALL THREADS section; in a compact report it also carries every thread's notes,
+/// The ALL THREADS section; in a compact report it also carries every thread's notices,
 /// each naming its thread.
 fn all_threads(report: &Report, options: &TableOptions) -> Section {
     let n = report.threads.len();
@@ -203,7 +203,7 @@ fn all_threads(report: &Report, options: &TableOptions) -> Section {
     let mut section = Section {
         title,
         rows: Vec::new(),
-        notes: Vec::new(),
+        notices: Vec::new(),
     };
     if options.flat || report.tree.is_empty() {
         fill(&mut section, report, &report.all_threads, options);
@@ -211,14 +211,14 @@ fn all_threads(report: &Report, options: &TableOptions) -> Section {
         tree::fill_tree(&mut section, report, &report.tree, options);
         tree::left_out(&mut section, report.tree_left_out);
     }
-    section.notes.extend(kinds(&report.all_threads));
+    section.notices.extend(kinds(&report.all_threads));
     if options.compact && !options.per_thread {
         for t in &report.threads {
             let name = format!("{} (#{})", t.name, t.serial);
-            let notes = thread_notes(t, options.wide);
+            let notices = thread_notices(t, options.wide);
             section
-                .notes
-                .extend(notes.into_iter().map(|n| format!("{name}: {n}")));
+                .notices
+                .extend(notices.into_iter().map(|n| format!("{name}: {n}")));
         }
     }
     section
@@ -230,7 +230,7 @@ fn thread(report: &Report, t: &ThreadReport, options: &TableOptions) -> Section 
     let mut section = Section {
         title: format!("THREAD {} (#{}){exited}", t.name, t.serial),
         rows: Vec::new(),
-        notes: Vec::new(),
+        notices: Vec::new(),
     };
     if options.flat || t.tree.is_empty() {
         fill(&mut section, report, &t.rows, options);
@@ -238,21 +238,21 @@ fn thread(report: &Report, t: &ThreadReport, options: &TableOptions) -> Section 
         tree::fill_tree(&mut section, report, &t.tree, options);
         tree::left_out(&mut section, t.tree_left_out);
     }
-    section.notes.extend(kinds(&t.rows));
+    section.notices.extend(kinds(&t.rows));
     if t.rows.is_empty() {
-        section.notes.insert(0, "no samples recorded".to_owned());
+        section.notices.insert(0, "no samples recorded".to_owned());
     }
-    section.notes.extend(thread_notes(t, options.wide));
+    section.notices.extend(thread_notices(t, options.wide));
     section
 }
 
 /// A thread's anomalies, the scopes that ended without their Stop, the timers
 /// cancelled and the scopes open now.
-fn thread_notes(t: &ThreadReport, wide: bool) -> Vec<String> {
-    let mut lines: Vec<String> = notes::anomalies(t, wide).into_iter().collect();
-    lines.extend(notes::unpaired_scopes(&t.unpaired, wide));
-    lines.extend(notes::cancelled(t, wide));
-    lines.extend(notes::open_now(t, wide));
+fn thread_notices(t: &ThreadReport, wide: bool) -> Vec<String> {
+    let mut lines: Vec<String> = notices::anomalies(t, wide).into_iter().collect();
+    lines.extend(notices::unpaired_scopes(&t.unpaired, wide));
+    lines.extend(notices::cancelled(t, wide));
+    lines.extend(notices::open_now(t, wide));
     lines
 }
 
@@ -271,22 +271,22 @@ fn kinds(rows: &[Row]) -> Vec<String> {
             .map(|r| r.component.as_str())
             .collect()
     };
-    let mut notes = Vec::new();
+    let mut notices = Vec::new();
     let busy = named(RowKind::Busy);
     if !busy.is_empty() {
-        notes.push(format!(
+        notices.push(format!(
             "busy time (a span's polls added up, not its wall time): {}",
             busy.join(", ")
         ));
     }
     let timers = named(RowKind::Timer);
     if !timers.is_empty() {
-        notes.push(format!(
+        notices.push(format!(
             "wall time off the stack (a Timer, an async fn, a span's lifetime; no SELF): {}",
             timers.join(", ")
         ));
     }
-    notes
+    notices
 }
 
 /// How many of `n` rows a section shows: all, or the first [`COMPACT_ROWS`] in a
@@ -300,7 +300,7 @@ pub(super) fn shown(section: &mut Section, n: usize, options: &TableOptions) -> 
     if shown < n {
         let more = count((n - shown) as u64);
         section
-            .notes
+            .notices
             .push(format!("and {more} more (wide shows every row)"));
     }
     shown

@@ -1,5 +1,5 @@
 //! The words of a report, as lines before wrapping: the title and header lines,
-//! ENVIRONMENT and the overhead matrix (the notes are in `notes.rs`).
+//! ENVIRONMENT and the overhead matrix (the notices are in `notices.rs`).
 
 use crate::report::numbers::{self, count, plain};
 use crate::report::{Cleaning, Data, Figures, Unit};
@@ -83,7 +83,7 @@ fn flight_recorder(f: &crate::diagnostics::Footprint) -> String {
 /// the flagging rule.
 pub(super) fn header(report: &Report, wide: bool) -> Vec<String> {
     let mut lines = vec![clock(report)];
-    lines.extend(super::notes::notices(report, wide));
+    lines.extend(super::notices::notices(report, wide));
     if let Some(f) = &report.footprint {
         let memory = if wide {
             format!(

@@ -105,7 +105,7 @@ fn signed_share(part: f64, whole: f64) -> String {
 /// The note under a tree that left nodes out.
 pub(super) fn left_out(section: &mut Section, n: u64) {
     if n > 0 {
-        section.notes.push(format!(
+        section.notices.push(format!(
             "the tree shows its largest nodes and their parents; {} more are in the flat rows",
             count(n)
         ));

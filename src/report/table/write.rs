@@ -118,7 +118,7 @@ fn words(line: &str) -> Box<dyn Iterator<Item = textwrap::core::Word<'_>> + '_> 
     )
 }
 
-/// A section: title, header, rule, rows, notes.
+/// A section: title, header, rule, rows, notices.
 fn write_section(lines: &mut Lines, section: &Section, layout: &Layout) {
     lines.text(&section.title);
     if !section.rows.is_empty() {
@@ -130,7 +130,7 @@ fn write_section(lines: &mut Lines, section: &Section, layout: &Layout) {
             lines.fixed(&cells(layout, r));
         }
     }
-    section.notes.iter().for_each(|n| lines.text(n));
+    section.notices.iter().for_each(|n| lines.text(n));
 }
 
 /// A row of the table: the name padded to its column, each cell right-aligned.

@@ -1,4 +1,4 @@
-//! The notes of a report: what must be seen in every report (periodic reports that
+//! The notices of a report, as the table writes them: what must be seen in every report (periodic reports that
 //! failed, exporters that failed, the memory cap, lost samples), what goes under a thread's table (anomalies
 //! with the ids of the Stops that found no scope, scopes without their Stop, timers
 //! cancelled on purpose, scopes open now) and the corrected tails. Long lists are
