@@ -171,7 +171,7 @@ fn fold_load(
     for round in 0..5u64 {
         // Before the thread: the footprint compacts the previous round's exited
         // thread, which is not the fold's work.
-        let before = latte::footprint();
+        let before = latte::collect::footprint();
         // The recording thread stays alive while the fold is timed, as the threads a
         // drain folds do: an exited thread would be compacted (its retained samples
         // copied) first, a cost of its exit, not of folding.
@@ -195,7 +195,7 @@ fn fold_load(
         load.per_sample
             .push(took.as_secs_f64() * 1e9 / load.samples as f64);
         if round == 0 {
-            let after = latte::footprint();
+            let after = latte::collect::footprint();
             load.histograms = after.histograms - before.histograms;
             load.bytes = after.histogram_bytes - before.histogram_bytes;
         }

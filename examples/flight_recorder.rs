@@ -7,7 +7,7 @@
 //! default `target/latte-dumps`; the example ends with the files it wrote, and
 //! fails if it wrote none).
 
-use latte::collect::DumpTrigger;
+use latte::flight::DumpTrigger;
 use latte::{Id, latte_scope};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};

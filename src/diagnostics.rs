@@ -275,7 +275,7 @@ pub struct OpenScopes {
 /// ```
 /// latte::latte_pulse!("doc_footprint");
 /// latte::latte_pulse!("doc_footprint");
-/// let f = latte::footprint();
+/// let f = latte::collect::footprint();
 /// assert!(f.live_threads >= 1 && f.rings >= 1 && f.bytes > 0);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

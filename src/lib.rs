@@ -34,7 +34,7 @@
 //! |---|---|
 //! | **Record** (the hot path) | [`latte_start!`], [`latte_stop!`], [`latte_pulse!`], [`latte_scope!`], [`#[timed]`](timed), [`start`], [`stop`], [`pulse`], [`record`], [`scope`], [`Scope`], [`Timer`], [`Id`] ([`Id::intern`] for ids known only at run time), [`Mode`] |
 //! | **Run the agent** | [`init`], [`builder`], [`Builder`], [`Guard`], [`Format`] |
-//! | **Read the rings** (raw samples, the newest window) | [`capture`], [`snapshot`], [`footprint`], [`Capture`]; the parts in [`collect`], and [`collect::prepare`] to make a thread's rings ahead of its hot loop |
+//! | **Read the rings** (raw samples, the newest window) | [`capture`], [`snapshot`], [`Capture`], [`collect::footprint`]; the parts in [`collect`], and [`collect::prepare`] to make a thread's rings ahead of its hot loop |
 //! | **Report** (statistics) | [`Report`], [`ReportOptions`], [`Unit`], [`Data`], [`Cleaning`]; the parts in [`report`]; the statistics and calibration in [`analyze`] |
 //! | **Clocks** | [`clock`]: reads, the clock in use and why |
 //! | **Export** (dashboards, many processes) | [`Exporter`], [`Builder::exporter`]; the parts in [`exporter`]. Prometheus `/metrics` and OTLP pushes are crates of their own: `latte-telemetry-prometheus`, `latte-telemetry-otlp` |
@@ -146,6 +146,8 @@ mod diagnostics;
 mod error;
 #[cfg(feature = "agent")]
 pub mod exporter;
+#[cfg(feature = "agent")]
+pub mod flight;
 mod integrations;
 mod macros;
 mod packed;
@@ -167,7 +169,7 @@ pub use exporter::Exporter;
 #[cfg(feature = "agent")]
 pub use report::Format;
 // Read the rings.
-pub use collect::{Capture, capture, footprint, snapshot};
+pub use collect::{Capture, capture, snapshot};
 // Report.
 #[cfg(feature = "agent")]
 pub use report::Report;

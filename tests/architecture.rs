@@ -18,6 +18,8 @@ const FLOW: &[&[&str]] = &[
     &["agent", "analyze", "collect", "record", "clock", "platform"],
     &["analyze", "report"],
     &["agent", "exporter", "report"],
+    &["agent", "flight", "analyze"],
+    &["flight", "report"],
     &["integrations", "record"],
     &["macros"],
     &["error", "config"],

@@ -23,7 +23,7 @@ fn ten_thousand_short_lived_threads() {
         .unwrap();
     let mut peak_reserved = 0;
     common::churn(THREADS, WAVE, "churn-", &CHURN, PER_THREAD, |_| {
-        peak_reserved = peak_reserved.max(latte::footprint().ring_bytes_reserved);
+        peak_reserved = peak_reserved.max(latte::collect::footprint().ring_bytes_reserved);
     });
     // A report runs the drain's housekeeping: compact exited threads, fold the oldest.
     guard.report().unwrap();
@@ -31,7 +31,7 @@ fn ten_thousand_short_lived_threads() {
     capture_accounts_for_every_sample();
     whole_run_report_counts_every_sample();
 
-    let f = latte::footprint();
+    let f = latte::collect::footprint();
     let bound = common::assert_churn_footprint(&f, THREADS as u64, MAX_EXITED as u64, PER_THREAD);
     println!(
         "after {THREADS} threads: {f:?}; bound {bound} B; at most {peak_reserved} B of ring address space reserved at once"

@@ -32,7 +32,7 @@ fn twenty_thousand_short_lived_threads() {
     let mut peak = (0, 0, 0);
     let mut peak_bytes = 0;
     common::churn(THREADS, WAVE, PREFIX, &CHURN, PER_THREAD, |wave| {
-        let f = latte::footprint();
+        let f = latte::collect::footprint();
         if f.ring_bytes_reserved > peak.0 {
             peak = (f.ring_bytes_reserved, f.rings, wave);
         }
@@ -44,7 +44,7 @@ fn twenty_thousand_short_lived_threads() {
 
     let (kept, merged_seen) = capture_accounts_for_every_sample();
 
-    let f = latte::footprint();
+    let f = latte::collect::footprint();
     assert_eq!(kept, f.exited_threads, "{f:?}");
     assert_eq!(merged_seen, f.merged_threads * PER_THREAD, "{f:?}");
     let bound = common::assert_churn_footprint(&f, THREADS as u64, MAX_EXITED as u64, PER_THREAD);

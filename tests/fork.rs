@@ -311,7 +311,7 @@ fn a_child_forked_while_the_drain_folds_still_reports() {
             latte::latte_frame!();
             latte::latte_frame!();
             let report = latte::Report::collect(&latte::ReportOptions::default());
-            let _ = latte::footprint();
+            let _ = latte::collect::footprint();
             let samples = report
                 .all_threads
                 .iter()

@@ -125,7 +125,7 @@ fn the_report_names_what_was_refused() {
 #[test]
 fn ids_past_the_memory_cap_record_nothing_and_are_counted_and_named() {
     let _one = common::exclusive();
-    let used = latte::footprint().memory_cap_used;
+    let used = latte::collect::footprint().memory_cap_used;
     let cap = used + 3 * RING;
     // The settings stay after the agent stops: no drain thread holds rings meanwhile.
     latte::builder()
@@ -144,7 +144,7 @@ fn ids_past_the_memory_cap_record_nothing_and_are_counted_and_named() {
         }
         (0..3).for_each(|_| latte::pulse(&PULSED));
         // Exactly three rings charged: the cap, to the byte.
-        assert_eq!(latte::footprint().memory_cap_used, cap);
+        assert_eq!(latte::collect::footprint().memory_cap_used, cap);
         // While cap-a holds the whole cap: a prepared id gets no ring either.
         common::on_named_thread("cap-b", || {
             latte::collect::prepare(&[&IDS[0]]);
@@ -157,7 +157,7 @@ fn ids_past_the_memory_cap_record_nothing_and_are_counted_and_named() {
 
     // The footprint shows the cap full; an exited thread's rings are pooled (still
     // charged) or freed, so a new thread's id records again.
-    let f = latte::footprint();
+    let f = latte::collect::footprint();
     assert_eq!(f.memory_cap, cap);
     assert!(f.memory_cap_used <= cap, "{f:?}");
     common::on_named_thread("cap-c", || (0..2).for_each(|v| latte::record(&IDS[4], v)));
@@ -165,7 +165,7 @@ fn ids_past_the_memory_cap_record_nothing_and_are_counted_and_named() {
     let c = c.thread("cap-c").unwrap();
     assert_eq!(c.component("cap/m4").unwrap().seen, 2);
     assert_eq!(c.anomalies.over_cap, 0);
-    assert!(latte::footprint().memory_cap_used <= cap);
+    assert!(latte::collect::footprint().memory_cap_used <= cap);
 }
 
 /// 2,048 samples: 16 KiB per ring (a size no other test here uses, so no ring pooled
@@ -203,7 +203,7 @@ fn rings_charged(f: &latte::collect::Footprint) -> u64 {
 #[test]
 fn histogram_bytes_count_against_the_cap_and_leave_less_for_rings() {
     let _one = common::exclusive();
-    let base = latte::footprint();
+    let base = latte::collect::footprint();
     // The settings stay after the agent stops.
     let set_cap = |cap| {
         latte::builder()
@@ -221,10 +221,10 @@ fn histogram_bytes_count_against_the_cap_and_leave_less_for_rings() {
     // One ring; once a fold has read it, histograms larger than the ring (the id's
     // tally, and its table in the open block of the run's series).
     common::on_named_thread("hist-a", || spread(&HIST[0]));
-    let before = latte::footprint(); // hist-a compacted: its ring pooled, still charged
+    let before = latte::collect::footprint(); // hist-a compacted: its ring pooled, still charged
     assert_eq!(before.memory_cap_used, base.memory_cap_used + BIG_RING);
     Report::collect(&ReportOptions::default());
-    let after = latte::footprint();
+    let after = latte::collect::footprint();
     let grown = after.histogram_bytes - before.histogram_bytes;
     assert!(grown > BIG_RING, "{after:?}");
     assert_eq!(after.memory_cap_used, before.memory_cap_used + grown);
@@ -253,10 +253,10 @@ fn histogram_bytes_count_against_the_cap_and_leave_less_for_rings() {
     // The next fold makes hist-b's first histograms dense too: with hist-b's three
     // rings pooled, that passes the cap, and pooled rings are freed (newest first)
     // until the total is back under it, and no more.
-    let f = latte::footprint();
+    let f = latte::collect::footprint();
     assert_eq!(rings_charged(&f), rings_charged(&base) + 3 * BIG_RING);
     Report::collect(&ReportOptions::default());
-    let f = latte::footprint();
+    let f = latte::collect::footprint();
     assert!(
         f.histogram_bytes - after.histogram_bytes > BIG_RING,
         "{f:?}"
@@ -282,8 +282,8 @@ static GROWN: Id = Id::new("cap/grown");
 #[test]
 fn a_growth_past_the_cap_keeps_the_ring_as_it_is_and_is_named() {
     let _one = common::exclusive();
-    let used = latte::footprint().memory_cap_used;
-    let kept_small = latte::footprint().rings_kept_small;
+    let used = latte::collect::footprint().memory_cap_used;
+    let kept_small = latte::collect::footprint().rings_kept_small;
     let cap = used + 8 * 4096; // room for one ring of 4,096, not for 8 + 16 + 32 KiB
     latte::builder()
         .sink(std::io::sink())
@@ -306,7 +306,7 @@ fn a_growth_past_the_cap_keeps_the_ring_as_it_is_and_is_named() {
     assert_eq!((grown.seen, grown.capacity), (5_000, 2_048));
     let kept: Vec<u64> = grown.samples.iter().map(|s| s.ticks()).collect();
     assert_eq!(kept, (5_000 - 2_048..5_000).collect::<Vec<_>>());
-    assert_eq!(latte::footprint().rings_kept_small, kept_small + 1);
+    assert_eq!(latte::collect::footprint().rings_kept_small, kept_small + 1);
     let mut table = Vec::new();
     Report::collect(&ReportOptions::default())
         .write(&mut table, latte::Format::default())

@@ -93,14 +93,14 @@ fn no_allocation_or_free_under_a_registry_lock() {
         threads.into_iter().for_each(|t| t.join().unwrap());
         guard.report().unwrap(); // compacts, folds beyond 4, recycles rings, reports
         let _ = latte::snapshot("noalloc");
-        let _ = latte::footprint();
+        let _ = latte::collect::footprint();
     }
     let report = latte::Report::collect(&latte::ReportOptions::default());
     let me = std::thread::current().name().unwrap().to_owned();
     let mine = report.threads.iter().find(|t| t.name == me && !t.exited);
     assert_eq!(mine.unwrap().open[0].component, "noalloc_open");
     latte::latte_stop!("noalloc_open");
-    let f = latte::footprint();
+    let f = latte::collect::footprint();
     assert!(f.merged_threads > 0, "the workload merged threads: {f:?}");
     guard.stop().unwrap();
     assert!(

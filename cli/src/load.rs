@@ -11,7 +11,7 @@
 use crate::outcome::Failure;
 use latte::Report;
 use latte::Unit;
-use latte::report::trace::Trace;
+use latte::flight::trace::Trace;
 use latte::report::{Distribution, TreeNode};
 use std::path::{Path, PathBuf};
 

@@ -2,15 +2,15 @@
 
 use super::exporters::Exporters;
 use super::failures::{Failures, Shared};
-use super::flight::Flight;
 use super::guard::Guard;
 use super::running::{self, Ends, Line};
 use super::{drain, hlog, placement, signals};
 use crate::clock::{self, ClockChoice};
-use crate::collect::DumpTrigger;
 use crate::config;
 use crate::error::Error;
 use crate::exporter::Exporter;
+use crate::flight::DumpTrigger;
+use crate::flight::{self, DumpSettings, Flight};
 use crate::report::{Cleaning, Data, Focus, Format, ReportOptions, Unit};
 use std::io::Write;
 use std::path::PathBuf;
@@ -34,9 +34,9 @@ pub struct Builder {
     pub(super) memory_cap: Option<u64>,
     pub(super) node_limit: Option<usize>,
     /// The flight recorder (see `flight.rs`), off unless set.
-    pub(super) flight: Option<super::flight::Flight>,
+    pub(super) flight: Option<Flight>,
     /// What triggers dumps, where they go (see `dump.rs`).
-    pub(super) dump: super::dump::Settings,
+    pub(super) dump: DumpSettings,
     pub(super) options: ReportOptions,
     pub(super) format: Format,
     pub(super) focus: Focus,
@@ -65,7 +65,7 @@ impl Default for Builder {
             memory_cap: None,
             node_limit: None,
             flight: None,
-            dump: super::dump::Settings::default(),
+            dump: DumpSettings::default(),
             // Time on calibrated data: what a reader wants first. The seed's view
             // (cycles, raw) is `.unit(Unit::Cycles).data(Data::Raw)`.
             options: ReportOptions::default(),
@@ -318,7 +318,7 @@ impl Builder {
         crate::record::flight::ORIGIN.store(clock::ticks(), std::sync::atomic::Ordering::Relaxed);
         // An earlier agent's triggers end with it. The absolute thresholds follow once
         // the drain has the calibrated frequency.
-        crate::collect::arm_triggers(self.dump.arms());
+        flight::arm(self.dump.arms());
         let hlog = match &self.hlog {
             Some(path) => Some(
                 hlog::Hlog::create(path, std::time::SystemTime::now())
@@ -348,7 +348,7 @@ impl Builder {
             headed: (false, false),
             exporters,
             calibrating: None,
-            dumper: super::dumper::Dumper::new(self.dump, self.flight.is_some()),
+            dumper: flight::Dumper::new(self.dump, self.flight.is_some()),
         };
         let handle = drain.spawn(self.placement, alive_tx)?;
         let guard = Guard {
@@ -750,15 +750,6 @@ impl Builder {
         self
     }
 
-    /// Where dumps go unless set: `latte-dumps` in the current directory.
-    pub const DEFAULT_DUMP_DIR: &'static str = "latte-dumps";
-    /// Dump files kept in the directory unless set.
-    pub const DEFAULT_DUMP_FILES: usize = 16;
-    /// Bytes of dump files kept unless set: 64 MiB.
-    pub const DEFAULT_DUMP_BYTES: u64 = 64 << 20;
-    /// Shortest time between two triggered dumps unless set.
-    pub const DEFAULT_DUMP_GAP: Duration = Duration::from_secs(1);
-
     /// Dumps every thread's timeline around a sample that `trigger` picks out (may
     /// be given several times; needs [`flight_recorder`](Builder::flight_recorder)):
     /// a scope above a threshold or above its component's running tail, or a frame
@@ -774,7 +765,7 @@ impl Builder {
     ///
     /// ```no_run
     /// use latte::Id;
-    /// use latte::collect::DumpTrigger;
+    /// use latte::flight::DumpTrigger;
     /// use std::time::Duration;
     /// static ORDER: Id = Id::new("on_order");
     /// let _latte = latte::builder()
@@ -791,15 +782,15 @@ impl Builder {
     }
 
     /// The directory dumps are written to (made if missing), default
-    /// [`DEFAULT_DUMP_DIR`](Builder::DEFAULT_DUMP_DIR).
+    /// [`DEFAULT_DUMP_DIR`](crate::flight::DEFAULT_DUMP_DIR).
     pub fn dump_dir(mut self, dir: impl Into<PathBuf>) -> Builder {
         self.dump.dir = dir.into();
         self
     }
 
     /// The most dump files and bytes of them this agent keeps in the directory
-    /// (defaults [`DEFAULT_DUMP_FILES`](Builder::DEFAULT_DUMP_FILES) and
-    /// [`DEFAULT_DUMP_BYTES`](Builder::DEFAULT_DUMP_BYTES)): before writing one
+    /// (defaults [`DEFAULT_DUMP_FILES`](crate::flight::DEFAULT_DUMP_FILES) and
+    /// [`DEFAULT_DUMP_BYTES`](crate::flight::DEFAULT_DUMP_BYTES)): before writing one
     /// past either bound, it removes its own oldest dumps. A dump larger than
     /// the byte bound alone is not written (counted as failed). Files it did not write
     /// are never touched.
@@ -810,7 +801,7 @@ impl Builder {
     }
 
     /// The shortest time between two triggered dumps (default
-    /// [`DEFAULT_DUMP_GAP`](Builder::DEFAULT_DUMP_GAP)); dumps asked for
+    /// [`DEFAULT_DUMP_GAP`](crate::flight::DEFAULT_DUMP_GAP)); dumps asked for
     /// with [`Guard::dump_timeline`](crate::Guard::dump_timeline) are not held
     /// back.
     pub fn dump_gap(mut self, gap: Duration) -> Builder {

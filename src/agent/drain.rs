@@ -48,7 +48,7 @@ pub(super) struct Drain {
     /// for it (the folds do not), so the drain never blocks on it.
     pub(super) calibrating: Option<JoinHandle<()>>,
     /// The flight recorder's dumps.
-    pub(super) dumper: super::dumper::Dumper,
+    pub(super) dumper: crate::flight::Dumper,
 }
 
 /// Which sink a report goes to.

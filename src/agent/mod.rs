@@ -25,11 +25,8 @@
 
 mod builder;
 mod drain;
-mod dump;
-mod dumper;
 mod exporters;
 mod failures;
-mod flight;
 mod guard;
 mod hlog;
 mod pace;

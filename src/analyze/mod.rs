@@ -24,8 +24,6 @@ mod frames;
 mod prepare;
 mod series;
 mod stats;
-#[cfg(feature = "json")]
-mod timeline;
 mod tree;
 
 pub(crate) use calibrate::block_signals;
@@ -33,10 +31,6 @@ pub use calibrate::{Calibration, calibration};
 pub use clean::{Cleaned, clean};
 pub(crate) use encode::per_id as per_id_histograms;
 pub use stats::{Moments, moments, quantile};
-#[cfg(feature = "json")]
-pub(crate) use timeline::around as timeline_around;
-#[cfg(feature = "json")]
-pub use timeline::timeline;
 
 use crate::collect::{self, Blocks, Capture, ComponentTotals, SampleKind, Totals};
 use crate::diagnostics::Unpaired;

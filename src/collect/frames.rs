@@ -9,7 +9,7 @@
 
 use super::tally::Tally;
 use super::totals::{ComponentTotals, Totals};
-use super::triggers::Triggers;
+use super::watch::FoldWatch;
 use crate::config;
 use crate::record::marks::FrameRecord;
 use std::cmp::Ordering;
@@ -172,12 +172,13 @@ impl FrameTotals {
 }
 
 /// Folds every thread's queued frames into its entry of `window` (a thread without
-/// one, folded away meanwhile, loses them), each checked against the frame budget's
-/// trigger.
-pub(crate) fn fold_queued(window: &mut Totals, triggers: &mut Triggers) {
+/// one, folded away meanwhile, loses them), each shown to the fold's observer.
+pub(crate) fn fold_queued(window: &mut Totals, mut watch: Option<&mut dyn FoldWatch>) {
     crate::record::marks::take_frames(|serial, frames| {
-        for f in frames.iter() {
-            triggers.check_frame(serial, f.number, f.length, f.end);
+        if let Some(w) = watch.as_deref_mut().filter(|w| w.armed()) {
+            for f in frames.iter() {
+                w.frame(serial, f.number, f.length, f.end);
+            }
         }
         if let Some(t) = window.threads.get_mut(&serial) {
             frames

@@ -19,7 +19,7 @@
 
 use super::series::{self, SeriesLog};
 use super::totals::{ComponentTotals, ThreadTotals, Totals};
-use super::triggers::Triggers;
+use super::watch::FoldWatch;
 use crate::config;
 use crate::diagnostics::{Anomalies, Unpaired};
 use crate::record::budget::RINGS;
@@ -54,8 +54,8 @@ pub(super) struct Ledger {
     /// The whole run (since the start, or the last reset) per id in blocks of time:
     /// every fold's samples, whichever window they went to.
     pub(super) series: SeriesLog,
-    /// The flight recorder's triggers, checked as samples are folded.
-    pub(crate) triggers: Triggers,
+    /// The fold's observer, if a feature installed one (`watch.rs`).
+    pub(super) watch: Option<Box<dyn FoldWatch>>,
     /// Per thread (by serial), per ring in the thread's order: how many of its
     /// samples the ledger has read (its `seen` as of the previous fold), and its
     /// self-time sum then.
@@ -83,7 +83,7 @@ static LEDGER: PerProcess<Mutex<Ledger>> = PerProcess::new(|| {
         interval: None,
         since_reset: None,
         series: SeriesLog::default(),
-        triggers: Triggers::default(),
+        watch: None,
         reads: BTreeMap::new(),
         last_fold_ms: 0,
         now_ms: 0,
@@ -124,22 +124,6 @@ pub(crate) fn fold() -> FoldStats {
     let mut stats = ledger.fold();
     stats.fill_rate = std::mem::take(&mut ledger.peak_fill_rate);
     stats
-}
-
-/// Arms the flight recorder's triggers (replacing what was armed).
-pub(crate) fn arm_triggers(arms: super::triggers::Arms) {
-    ledger().triggers.arm(arms);
-}
-
-/// Sets the triggers' absolute thresholds, in ticks: per id index, and the frame
-/// budget.
-pub(crate) fn set_absolute(above: std::collections::HashMap<u32, u64>, frame: Option<u64>) {
-    ledger().triggers.set_absolute(above, frame);
-}
-
-/// The samples above a trigger's threshold since the last take, slowest first.
-pub(crate) fn take_hits() -> Vec<super::triggers::Hit> {
-    ledger().triggers.take()
 }
 
 /// A thread's counters as the registry holds them: anomalies, and frames that ended
@@ -189,7 +173,9 @@ impl Ledger {
         self.now_ms = unix_ms();
         let began = std::time::Instant::now();
         self.series.begin_fold(series::clock_ms(began));
-        self.triggers.begin_fold();
+        if let Some(w) = self.watch.as_mut() {
+            w.begin_fold();
+        }
         registry::compact();
         let view = registry::global().view();
         let me = local::current_shared();
@@ -218,7 +204,7 @@ impl Ledger {
         // After the rings: a frame's nodes are then all listed.
         // The window this fold's samples go to: the open interval, else the whole run.
         let window = self.interval.as_mut().unwrap_or(&mut self.whole);
-        super::frames::fold_queued(window, &mut self.triggers);
+        super::frames::fold_queued(window, self.watch.as_deref_mut());
         self.whole.teardown_drops = TEARDOWN_DROPS.load(Relaxed);
         self.fold_threads_away(&view);
         self.publish_size();
@@ -400,12 +386,13 @@ impl Ledger {
             whole,
             interval,
             series,
-            triggers,
+            watch,
             ..
         } = self;
-        if triggers.armed() {
+        let mut watch = watch.as_deref_mut().filter(|w| w.armed());
+        if let Some(w) = watch.as_deref_mut() {
             let c = &whole.threads.get(&serial).expect("thread() ran").components[k];
-            triggers.refresh_tail(serial, k, c);
+            w.component(serial, k, c);
         }
         let open = interval.as_mut().unwrap_or(whole);
         let c = &mut open
@@ -419,7 +406,9 @@ impl Ledger {
         let index = c.index;
         let mut also = |kind, ticks: &[u64]| {
             series.record(index, kind, ticks);
-            triggers.check(serial, k, index, kind, ticks);
+            if let Some(w) = watch.as_deref_mut() {
+                w.samples(serial, k, index, kind, ticks);
+            }
         };
         c.fold(batch.words, keep, when, &mut also);
         c.fold(batch.more, keep, when, &mut also);

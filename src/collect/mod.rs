@@ -30,9 +30,7 @@ mod tally;
 #[cfg(feature = "agent")]
 mod totals;
 #[cfg(feature = "agent")]
-pub(crate) mod triggers;
-#[cfg(feature = "agent")]
-pub use triggers::DumpTrigger;
+mod watch;
 #[cfg(feature = "agent")]
 mod window;
 
@@ -43,10 +41,11 @@ pub use crate::record::{Sample, SampleKind, Switch, prepare, recording};
 // The whole run, which only the agent reads.
 #[cfg(feature = "agent")]
 pub(crate) use {
-    ledger::{arm_triggers, fold, set_absolute, take_hits},
+    ledger::fold,
     series::Blocks,
     tally::{Exact, Tally, skewness},
     totals::{ComponentTotals, ThreadTotals, Totals},
+    watch::{FoldWatch, watch_folds, with_watch},
     window::{take_interval, whole_run},
 };
 

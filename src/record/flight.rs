@@ -108,7 +108,7 @@ impl Flight {
     /// or later if older ones were overwritten) and the entries pushed so far. `quiet`:
     /// no push can run meanwhile (the owner is the reader, or has exited), so every
     /// copied entry is exact.
-    #[cfg_attr(not(feature = "json"), allow(dead_code))] // read by `analyze::timeline`
+    #[cfg_attr(not(feature = "json"), allow(dead_code))] // read by `flight::timeline`
     pub(crate) fn read(&self, since: u64, quiet: bool, out: &mut Vec<Entry>) -> (u64, u64) {
         let n = self.slots.len() as u64;
         let h1 = self.head.load(Ordering::Acquire) >> 1;

@@ -18,8 +18,6 @@ mod row;
 mod series;
 mod since;
 mod table;
-#[cfg(feature = "json")]
-pub mod trace;
 mod tree;
 mod wire;
 

@@ -69,7 +69,7 @@ fn a_timeline_holds_each_threads_scopes_nested_and_the_open_one() {
         b.flight_recorder(Duration::from_secs(30))
             .flight_entries(1024)
     });
-    let trace = run("fl-worker", "fl-other", latte::analyze::timeline);
+    let trace = run("fl-worker", "fl-other", latte::flight::timeline);
     let lane = |name: &str| {
         trace
             .lanes
@@ -94,7 +94,7 @@ fn a_timeline_holds_each_threads_scopes_nested_and_the_open_one() {
     assert_eq!(count(&REQUEST, 0, true), 1);
     assert_eq!(worker.spans.len(), 4 * REQUESTS + 1);
     // Each db lies inside a risk, inside a request, in ticks.
-    let within = |inner: &latte::report::trace::Span, outer: &str, depth: u32| {
+    let within = |inner: &latte::flight::trace::Span, outer: &str, depth: u32| {
         worker.spans.iter().any(|o| {
             o.name == outer
                 && o.depth == depth
@@ -122,7 +122,7 @@ fn a_timeline_holds_each_threads_scopes_nested_and_the_open_one() {
 
 /// The JSON: the fields Perfetto needs, the nesting, every scope of `tid`, the open
 /// request marked.
-fn json_holds_them(trace: &latte::report::trace::Trace, tid: u64) {
+fn json_holds_them(trace: &latte::flight::trace::Trace, tid: u64) {
     let json = trace.to_json();
     let events = trace_events::validate(&json).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(events[&tid].len(), 4 * REQUESTS + 1);
@@ -144,7 +144,7 @@ fn a_busy_thread_keeps_its_newest_scopes_and_the_trace_says_what_it_covers() {
         b.flight_recorder(Duration::from_secs(30))
             .flight_entries(16)
     });
-    let trace = run("fl-busy", "fl-beside", latte::analyze::timeline);
+    let trace = run("fl-busy", "fl-beside", latte::flight::timeline);
     let worker = trace.lanes.iter().find(|l| l.thread == "fl-busy").unwrap();
     let closed: Vec<_> = worker.spans.iter().filter(|s| s.end.is_some()).collect();
     assert!(

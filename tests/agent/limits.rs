@@ -93,13 +93,13 @@ fn the_largest_ring_capacity_is_accepted() {
     // which records on its own thread, is finished first. One such ring is past the
     // default memory cap (`tests/memory_cap.rs`), so the cap is raised with it.
     let _ = latte::analyze::calibration();
-    let before = latte::footprint();
+    let before = latte::collect::footprint();
     let guard = start(|b| {
         b.ring_capacity(Limit::RING_CAPACITY.max)
             .memory_cap(1 << 31)
     })
     .unwrap();
-    let after = latte::footprint();
+    let after = latte::collect::footprint();
     assert_eq!(after.rings, before.rings, "{after:?}");
     assert_eq!(after.ring_bytes_reserved, before.ring_bytes_reserved);
     guard.stop().unwrap();

@@ -288,7 +288,7 @@ fn builder(s: &Settings, sink: &SharedSink, case: u64) -> (Builder, Option<PathB
             if s.ring_capacity.is_none() {
                 b = b.ring_capacity(capacity);
             }
-            let charged = latte::footprint().memory_cap_used;
+            let charged = latte::collect::footprint().memory_cap_used;
             b = b.memory_cap(
                 charged.saturating_add(n.saturating_mul((capacity as u64).saturating_mul(8))),
             );

@@ -8,7 +8,7 @@
 
 use crate::common::{SharedSink, trace_events};
 use crate::{at, mock};
-use latte::collect::DumpTrigger;
+use latte::flight::DumpTrigger;
 use latte::{Format, Id, Mode};
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -1,9 +1,9 @@
-//! `latte::report::trace`: the flight recorder's trace-event JSON holds what Perfetto
+//! `latte::flight::trace`: the flight recorder's trace-event JSON holds what Perfetto
 //! and `chrome://tracing` need (required fields, thread metadata), its scopes nest by
 //! time as they did in ticks, and it says the span it covers.
 
 use crate::common::trace_events::validate;
-use latte::report::trace::{Lane, Span, Trace, Trigger};
+use latte::flight::trace::{Lane, Span, Trace, Trigger};
 use proptest::prelude::*;
 use serde_json::Value;
 

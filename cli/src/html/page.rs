@@ -9,8 +9,8 @@ use super::timeline;
 use crate::diff::render::{unit_name, value};
 use crate::load::{Dump, Loaded};
 use html_escape::encode_text as text;
+use latte::flight::trace::Trace;
 use latte::report::Distribution as Dist;
-use latte::report::trace::Trace;
 use std::fmt::Write;
 
 const STYLE: &str = "body{font-family:sans-serif;margin:24px;color:#222}\

@@ -15,7 +15,7 @@
 mod draw;
 
 pub use draw::svg;
-use latte::report::trace::{Span, Trace};
+use latte::flight::trace::{Span, Trace};
 use std::collections::BTreeMap;
 
 /// Width of a timeline's coordinate system, in pixels (the page scales it to fit).

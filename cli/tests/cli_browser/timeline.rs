@@ -7,7 +7,7 @@
 
 use super::{browser_or_skip, html_page, screenshot};
 use crate::cli_support::dir;
-use latte::report::trace::{Lane, Span, Trace, Trigger};
+use latte::flight::trace::{Lane, Span, Trace, Trigger};
 use regex::Regex;
 use std::path::{Path, PathBuf};
 use std::process::Command;

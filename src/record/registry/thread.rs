@@ -265,7 +265,7 @@ impl ThreadShared {
 
     /// The frames the thread holds open now, bottom first, with their start ticks (see
     /// [`open::open_frames`]).
-    #[cfg_attr(not(feature = "json"), allow(dead_code))] // read by `analyze::timeline`
+    #[cfg_attr(not(feature = "json"), allow(dead_code))] // read by `flight::timeline`
     pub(crate) fn open_frames(&self) -> Vec<open::OpenFrame> {
         open::open_frames(&self.recorder)
     }

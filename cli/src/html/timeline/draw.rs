@@ -6,8 +6,8 @@ use crate::diff::render::value;
 use crate::html::icicle::{colour, label};
 use crate::html::plot::axis::tick_label;
 use html_escape::encode_safe as safe;
+use latte::flight::trace::{Span, Trace};
 use latte::report::numbers::count as count_text;
-use latte::report::trace::{Span, Trace};
 use std::fmt::Write;
 
 /// Height of one depth's row, in pixels.

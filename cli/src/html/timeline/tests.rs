@@ -1,6 +1,6 @@
 use super::draw::{offset, ticks};
 use super::*;
-use latte::report::trace::{Lane, Trigger};
+use latte::flight::trace::{Lane, Trigger};
 
 fn span(name: &str, start: u64, end: Option<u64>, depth: u32) -> Span {
     Span {

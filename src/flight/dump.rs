@@ -1,14 +1,26 @@
 //! The flight recorder's dumps, as the user sets them: what triggers one
-//! ([`DumpTrigger`], in `collect`), where they go and their bounds (set through
+//! ([`DumpTrigger`], in `triggers.rs`), where they go and their bounds (set through
 //! [`Builder`](crate::Builder), checked here).
 //! The drain's side is `dumper.rs`.
 
-use super::builder::Builder;
-use crate::collect::DumpTrigger;
+use super::triggers::DumpTrigger;
 use crate::error::Error;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// Where dumps go unless set ([`Builder::dump_dir`](crate::Builder::dump_dir)):
+/// `latte-dumps` in the current directory.
+pub const DEFAULT_DUMP_DIR: &str = "latte-dumps";
+/// Dump files kept in the directory unless set
+/// ([`Builder::dump_limits`](crate::Builder::dump_limits)).
+pub const DEFAULT_DUMP_FILES: usize = 16;
+/// Bytes of dump files kept unless set
+/// ([`Builder::dump_limits`](crate::Builder::dump_limits)): 64 MiB.
+pub const DEFAULT_DUMP_BYTES: u64 = 64 << 20;
+/// Shortest time between two triggered dumps unless set
+/// ([`Builder::dump_gap`](crate::Builder::dump_gap)).
+pub const DEFAULT_DUMP_GAP: Duration = Duration::from_secs(1);
 
 /// The dump settings as the builder holds them.
 #[derive(Clone, Debug, PartialEq)]
@@ -27,10 +39,10 @@ impl Default for Settings {
     fn default() -> Settings {
         Settings {
             triggers: Vec::new(),
-            dir: PathBuf::from(Builder::DEFAULT_DUMP_DIR),
-            max_files: Builder::DEFAULT_DUMP_FILES,
-            max_bytes: Builder::DEFAULT_DUMP_BYTES,
-            gap: Builder::DEFAULT_DUMP_GAP,
+            dir: PathBuf::from(DEFAULT_DUMP_DIR),
+            max_files: DEFAULT_DUMP_FILES,
+            max_bytes: DEFAULT_DUMP_BYTES,
+            gap: DEFAULT_DUMP_GAP,
             frame_budget: None,
         }
     }
@@ -39,7 +51,7 @@ impl Default for Settings {
 impl Settings {
     /// Refuses triggers without the flight recorder, a quantile outside (0, 1), a
     /// frame trigger without a frame budget, and bounds that hold nothing.
-    pub(super) fn validate(&self, flight_on: bool) -> Result<(), Error> {
+    pub(crate) fn validate(&self, flight_on: bool) -> Result<(), Error> {
         let refuse = |reason: String| Err(Error::Dump { reason });
         if !self.triggers.is_empty() && !flight_on {
             return refuse(
@@ -75,8 +87,8 @@ impl Settings {
 
     /// What the fold compares samples with from the start: the running tail, which
     /// needs no frequency (the absolute thresholds follow, [`Settings::above`]).
-    pub(super) fn arms(&self) -> crate::collect::triggers::Arms {
-        let mut arms = crate::collect::triggers::Arms::default();
+    pub(crate) fn arms(&self) -> super::triggers::Arms {
+        let mut arms = super::triggers::Arms::default();
         for t in &self.triggers {
             if let DumpTrigger::Tail {
                 quantile,
@@ -90,7 +102,7 @@ impl Settings {
     }
 
     /// The frame budget in ticks at `ticks_per_ns`, if a trigger asks for it.
-    pub(super) fn frame(&self, ticks_per_ns: f64) -> Option<u64> {
+    pub(crate) fn frame(&self, ticks_per_ns: f64) -> Option<u64> {
         let budget = self.frame_budget?;
         self.triggers
             .contains(&DumpTrigger::FrameOverBudget)
@@ -98,7 +110,7 @@ impl Settings {
     }
 
     /// The absolute thresholds per id index, in ticks at `ticks_per_ns`.
-    pub(super) fn above(&self, ticks_per_ns: f64) -> HashMap<u32, u64> {
+    pub(crate) fn above(&self, ticks_per_ns: f64) -> HashMap<u32, u64> {
         let mut above = HashMap::new();
         for t in &self.triggers {
             if let DumpTrigger::Above { id, threshold } = *t {

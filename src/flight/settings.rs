@@ -21,7 +21,7 @@ impl Flight {
     /// Longest accepted window.
     const MAX_WINDOW: Duration = Duration::from_secs(60);
 
-    pub(super) fn validate(&self) -> Result<(), Error> {
+    pub(crate) fn validate(&self) -> Result<(), Error> {
         let window_ok = (Flight::MIN_WINDOW..=Flight::MAX_WINDOW).contains(&self.window);
         if window_ok && config::flight_entries_ok(self.entries) {
             return Ok(());

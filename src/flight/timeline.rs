@@ -1,13 +1,13 @@
 //! The flight recorder's timelines read into a [`Trace`]: every live thread's recent
 //! scopes and the ones it holds open, on the run's one time axis.
 
-use super::calibration;
-use crate::collect::triggers::Hit;
+use super::trace::{Lane, Span, Trace, Trigger, usable_ticks_per_ns};
+use super::triggers::Hit;
+use crate::analyze::calibration;
 use crate::config;
 use crate::record::registry::{self, ThreadShared};
 use crate::record::{flight, id};
 use crate::report::numbers;
-use crate::report::trace::{Lane, Span, Trace, Trigger, usable_ticks_per_ns};
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Every live thread's timeline as of now: the scopes it closed within the flight
@@ -37,7 +37,7 @@ use std::sync::atomic::Ordering::Relaxed;
 /// })
 /// .join()
 /// .unwrap();
-/// let trace = latte::analyze::timeline();
+/// let trace = latte::flight::timeline();
 /// guard.stop()?;
 /// // Exited threads keep no timeline: read while the threads live (the trigger
 /// // dumps do). Here the main thread's lane is all there is, if it recorded.

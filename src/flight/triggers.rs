@@ -1,6 +1,6 @@
-//! The flight recorder's triggers, checked in the fold: each run of scope samples the
-//! fold hands its tallies is also compared with the thresholds of its component, and a
-//! sample above one is noted as a hit for the agent to dump.
+//! The flight recorder's triggers, the fold's observer ([`FoldWatch`]): each run of
+//! scope samples the fold hands its tallies is also compared with the thresholds of
+//! its component, and a sample above one is noted as a hit for the agent to dump.
 //!
 //! Three kinds of threshold, in ticks: an absolute one per id (every thread's scopes of
 //! that id), a component's own running tail (its whole-run quantile, such as p99.9,
@@ -9,7 +9,7 @@
 //! sample. Hits wait in a short list (at most [`MAX_HITS`], the slowest kept) until the
 //! agent takes them.
 
-use super::totals::ComponentTotals;
+use crate::collect::{self, ComponentTotals, FoldWatch};
 use crate::record::{Id, SampleKind};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -78,7 +78,7 @@ impl DumpTrigger {
     ///
     /// ```
     /// use latte::Id;
-    /// use latte::collect::DumpTrigger;
+    /// use latte::flight::DumpTrigger;
     /// use std::time::Duration;
     /// static ORDER: Id = Id::new("doc_dump_order");
     /// let trigger = DumpTrigger::above(&ORDER, Duration::from_micros(50));
@@ -92,8 +92,8 @@ impl DumpTrigger {
     ///
     /// ```
     /// // Above its own p99.9, once a component has 10,000 samples.
-    /// let trigger = latte::collect::DumpTrigger::tail(0.999, 10_000);
-    /// assert!(matches!(trigger, latte::collect::DumpTrigger::Tail { .. }));
+    /// let trigger = latte::flight::DumpTrigger::tail(0.999, 10_000);
+    /// assert!(matches!(trigger, latte::flight::DumpTrigger::Tail { .. }));
     /// ```
     pub fn tail(quantile: f64, min_count: u64) -> DumpTrigger {
         DumpTrigger::Tail {
@@ -106,7 +106,7 @@ impl DumpTrigger {
     /// timeline around it, the frame drawn as the outermost scope of its thread.
     ///
     /// ```
-    /// use latte::collect::DumpTrigger;
+    /// use latte::flight::DumpTrigger;
     /// use std::time::Duration;
     /// let _latte = latte::builder()
     ///     .frame_budget(Duration::from_micros(16_667))
@@ -292,6 +292,51 @@ impl Triggers {
         hits.sort_by_key(|h| std::cmp::Reverse(h.ticks));
         hits
     }
+}
+
+impl FoldWatch for Triggers {
+    fn begin_fold(&mut self) {
+        Triggers::begin_fold(self);
+    }
+
+    fn armed(&self) -> bool {
+        Triggers::armed(self)
+    }
+
+    fn component(&mut self, serial: u64, k: usize, whole: &ComponentTotals) {
+        self.refresh_tail(serial, k, whole);
+    }
+
+    fn samples(&mut self, serial: u64, k: usize, idx: u32, kind: SampleKind, ticks: &[u64]) {
+        self.check(serial, k, idx, kind, ticks);
+    }
+
+    fn frame(&mut self, serial: u64, number: u64, length: u64, end: u64) {
+        self.check_frame(serial, number, length, end);
+    }
+}
+
+/// Arms the triggers (replacing what was armed, its hits and tails dropped): installs
+/// them as the fold's observer.
+pub(crate) fn arm(arms: Arms) {
+    let mut triggers = Triggers::default();
+    triggers.arm(arms);
+    collect::watch_folds(Some(Box::new(triggers)));
+}
+
+/// Sets the armed triggers' absolute thresholds, in ticks: per id index, and the frame
+/// budget.
+pub(crate) fn set_absolute(above: HashMap<u32, u64>, frame: Option<u64>) {
+    collect::with_watch(|t: Option<&mut Triggers>| {
+        if let Some(t) = t {
+            t.set_absolute(above, frame);
+        }
+    });
+}
+
+/// The samples above a trigger's threshold since the last take, slowest first.
+pub(crate) fn take_hits() -> Vec<Hit> {
+    collect::with_watch(|t: Option<&mut Triggers>| t.map(Triggers::take).unwrap_or_default())
 }
 
 #[cfg(test)]

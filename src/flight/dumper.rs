@@ -14,7 +14,7 @@ use std::time::Instant;
 /// feature nothing is written: `start` refuses triggers, and a dump on request is
 /// an error.)
 #[cfg_attr(not(feature = "json"), allow(dead_code))]
-pub(super) struct Dumper {
+pub(crate) struct Dumper {
     settings: Settings,
     /// Whether the flight recorder is on.
     on: bool,
@@ -28,7 +28,7 @@ pub(super) struct Dumper {
 }
 
 impl Dumper {
-    pub(super) fn new(settings: Settings, on: bool) -> Dumper {
+    pub(crate) fn new(settings: Settings, on: bool) -> Dumper {
         let counts = Dumps {
             dir: settings.dir.display().to_string(),
             ..Dumps::default()
@@ -55,27 +55,27 @@ impl Dumper {
     }
 
     /// Puts the counts into `report`, about to be written.
-    pub(super) fn show_in(&self, report: &mut crate::report::Report) {
+    pub(crate) fn show_in(&self, report: &mut crate::report::Report) {
         report.dumps = self.asked().then(|| self.counts.clone());
     }
 
     /// After a fold, once calibrated: sets the absolute thresholds (the first time),
     /// and dumps the slowest sample above a threshold, if the gap allows.
-    pub(super) fn after_fold(&mut self) {
+    pub(crate) fn after_fold(&mut self) {
         if self.settings.triggers.is_empty() {
             return;
         }
         if !self.armed {
             let ticks_per_ns = crate::analyze::calibration().ticks_per_ns;
             #[cfg(feature = "json")]
-            let ticks_per_ns = crate::report::trace::usable_ticks_per_ns(ticks_per_ns);
-            crate::collect::set_absolute(
+            let ticks_per_ns = super::trace::usable_ticks_per_ns(ticks_per_ns);
+            super::triggers::set_absolute(
                 self.settings.above(ticks_per_ns),
                 self.settings.frame(ticks_per_ns),
             );
             self.armed = true;
         }
-        let hits = crate::collect::take_hits();
+        let hits = super::triggers::take_hits();
         let Some(hit) = hits.first() else {
             return;
         };
@@ -92,10 +92,7 @@ impl Dumper {
     }
 
     /// Writes a dump now (around `hit` if a sample triggered it); its file.
-    pub(super) fn dump(
-        &mut self,
-        hit: Option<&crate::collect::triggers::Hit>,
-    ) -> Result<PathBuf, Error> {
+    pub(crate) fn dump(&mut self, hit: Option<&super::triggers::Hit>) -> Result<PathBuf, Error> {
         if !self.on {
             return Err(Error::Dump {
                 reason: "the flight recorder is off: set Builder::flight_recorder".into(),
@@ -116,8 +113,8 @@ impl Dumper {
     }
 
     #[cfg(feature = "json")]
-    fn write(&mut self, hit: Option<&crate::collect::triggers::Hit>) -> Result<PathBuf, Error> {
-        let trace = crate::analyze::timeline_around(hit);
+    fn write(&mut self, hit: Option<&super::triggers::Hit>) -> Result<PathBuf, Error> {
+        let trace = super::timeline::around(hit);
         let mut json = Vec::new();
         trace.write_json(&mut json).map_err(|e| Error::Dump {
             reason: e.to_string(),
@@ -172,7 +169,7 @@ impl Dumper {
     }
 
     #[cfg(not(feature = "json"))]
-    fn write(&mut self, _: Option<&crate::collect::triggers::Hit>) -> Result<PathBuf, Error> {
+    fn write(&mut self, _: Option<&super::triggers::Hit>) -> Result<PathBuf, Error> {
         Err(Error::Dump {
             reason: "dumps are trace-event JSON: enable latte's `json` feature".into(),
         })

@@ -16,7 +16,7 @@
 //! (an invariant TSC is one counter for every core; the OS clock is one clock).
 //!
 //! ```
-//! use latte::report::trace::{Lane, Span, Trace, Trigger};
+//! use latte::flight::trace::{Lane, Span, Trace, Trigger};
 //! // 1 tick per ns: a request of 5 us with a parse of 1 us inside, on thread 1.
 //! let trace = Trace {
 //!     origin: 1_000,
@@ -140,7 +140,7 @@ impl Trace {
     /// could not measure) counts a tick as a nanosecond.
     ///
     /// ```
-    /// # use latte::report::trace::Trace;
+    /// # use latte::flight::trace::Trace;
     /// let trace = Trace { origin: 0, ticks_per_ns: 2.0, covers: (0, 0), lanes: vec![], trigger: None };
     /// assert_eq!(trace.nanos(500.0), 250.0);
     /// ```
@@ -274,7 +274,7 @@ impl Trace {
     /// the instant event `trigger: COMPONENT` with `otherData.trigger`'s reason.
     ///
     /// ```
-    /// use latte::report::trace::Trace;
+    /// use latte::flight::trace::Trace;
     /// let json = serde_json::json!({ "traceEvents": [
     ///     { "name": "thread_name", "ph": "M", "pid": 1, "tid": 7, "args": { "name": "io" } },
     ///     { "name": "read", "ph": "X", "pid": 1, "tid": 7, "ts": 10.0, "dur": 4.5 },
