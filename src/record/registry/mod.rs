@@ -256,7 +256,7 @@ pub(crate) fn compact() {
 
 /// Compacts exited threads, waiting for any housekeeping already running (the drain's)
 /// to finish first, so every thread that had exited when this was called is compacted
-/// when it returns. For readers off the hot path ([`footprint`](crate::collect::footprint)).
+/// when it returns. For readers off the hot path (`collect::footprint`).
 pub(crate) fn compact_waiting() {
     let _turn = HOUSEKEEPING
         .get()
