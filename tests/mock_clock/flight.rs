@@ -211,10 +211,15 @@ fn a_tail_trigger_dumps_the_stall_its_parents_and_the_other_threads() {
     let _mock = mock();
     let dir = fresh_dir("mock-flight-stall");
     at(100); // the agent's start: zero on the dump's axis
+    // No gap between dumps: the drain folds on its own pace, and a fold that lands
+    // between the stall's inner Stops and the request's (db, then risk, then request)
+    // dumps the inner scope it read first, as it should; the request's fold dumps the
+    // request. Without a gap the request's dump is never skipped.
     let guard = latte::builder()
         .flight_recorder(Duration::from_secs(10))
         .dump_when(DumpTrigger::tail(0.999, 1_000))
         .dump_dir(&dir)
+        .dump_gap(Duration::ZERO)
         .final_report(false)
         .sink(std::io::sink())
         .start()
@@ -225,8 +230,15 @@ fn a_tail_trigger_dumps_the_stall_its_parents_and_the_other_threads() {
         Puppet::new("mf-other-b"),
     );
     record_the_stall(&guard, [&worker, &a, &b], &dir);
-    let file = wait_for("dump", || dumps_in(&dir).pop());
-    let json: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let read = |file: &PathBuf| -> Value {
+        serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap()
+    };
+    let json = wait_for("the request's dump", || {
+        dumps_in(&dir)
+            .iter()
+            .map(read)
+            .find(|d| d["otherData"]["trigger"]["component"] == REQUEST.name())
+    });
     trace_events::validate(&json).unwrap_or_else(|e| panic!("{e}"));
     let events = json["traceEvents"].as_array().unwrap();
     let tid = tid_of(events, "mf-worker");
