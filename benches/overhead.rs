@@ -631,12 +631,11 @@ fn front_ends() -> Vec<Row> {
         }
     }));
     // The tracing bridge: entering and exiting an existing span, with and without
-    // latte's layer on the registry (lifetimes off: that is per span, not per enter).
+    // latte's layer on the registry.
     use tracing_subscriber::layer::SubscriberExt;
     let plain = tracing::Dispatch::new(tracing_subscriber::registry());
     let bridged = tracing::Dispatch::new(
-        tracing_subscriber::registry()
-            .with(latte::tracing::LatteLayer::new().span_lifetimes(false)),
+        tracing_subscriber::registry().with(latte::tracing::LatteLayer::new()),
     );
     for (name, dispatch) in [
         ("span enter+exit, registry only", plain),
@@ -663,22 +662,22 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for NoopLayer {}
 
 /// A span's whole life as a program makes them: a new span per call, made, entered,
 /// exited and closed (dropped), on the registry with a layer that does nothing, with
-/// `LatteLayer::new()` as shipped (Fast reads, span lifetimes on, no per-poll samples,
-/// no event pulses), and with its lifetimes off.
+/// `LatteLayer::new()` as shipped (Fast reads, one busy sample per span: no lifetimes,
+/// per-poll samples or event pulses), and with its lifetimes on (a second measurement
+/// per span).
 fn span_lives() -> Vec<Row> {
     use tracing_subscriber::layer::SubscriberExt;
     let noop = tracing::Dispatch::new(tracing_subscriber::registry().with(NoopLayer));
     let bridged = tracing::Dispatch::new(
         tracing_subscriber::registry().with(latte::tracing::LatteLayer::new()),
     );
-    let busy_only = tracing::Dispatch::new(
-        tracing_subscriber::registry()
-            .with(latte::tracing::LatteLayer::new().span_lifetimes(false)),
+    let with_lifetimes = tracing::Dispatch::new(
+        tracing_subscriber::registry().with(latte::tracing::LatteLayer::new().span_lifetimes(true)),
     );
     [
         ("span life, registry + no-op layer", noop),
         ("span life, LatteLayer", bridged),
-        ("span life, LatteLayer, no lifetimes", busy_only),
+        ("span life, LatteLayer, lifetimes on", with_lifetimes),
     ]
     .into_iter()
     .map(|(name, dispatch)| {
@@ -965,8 +964,8 @@ fn infos(median: &dyn Fn(&str) -> f64) {
     );
     println!("info   LatteLayer's own cost per enter+exit          {layer_cost:>6.1} cycles");
     println!(
-        "info   span life, lifetimes off: cost / Fast S+S      {:>6.3}",
-        (median("span life, LatteLayer, no lifetimes")
+        "info   span life, lifetimes on: cost / Fast S+S       {:>6.3}",
+        (median("span life, LatteLayer, lifetimes on")
             - median("span life, registry + no-op layer"))
             / median("Fast Start+Stop")
     );

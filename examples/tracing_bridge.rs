@@ -56,7 +56,9 @@ fn main() -> Result<(), latte::Error> {
         .unit(Unit::Time)
         .data(Data::Calibrated)
         .start()?;
-    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(LatteLayer::new()))
+    // Lifetimes on: the request's whole life, waits included, beside its busy time.
+    let layer = LatteLayer::new().span_lifetimes(true);
+    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer))
         .expect("no other global subscriber");
 
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -21,7 +21,7 @@ async fn tokio_task(i: usize) -> usize {
 
 #[test]
 fn instrumented_futures_on_four_workers() {
-    let layer = LatteLayer::new().per_poll(true);
+    let layer = LatteLayer::new().per_poll(true).span_lifetimes(true);
     tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer)).unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(4)

@@ -170,26 +170,66 @@ impl SpanCache {
 
     /// The owner: puts its part of `span` in its slot if the slot is empty; else hands
     /// the part back (the slot holds another live span).
+    #[inline(always)]
     pub(super) fn insert(&self, span: u64, part: Part) -> Result<(), Part> {
+        let Part {
+            busy,
+            poll,
+            total,
+            lifetime,
+        } = part;
+        self.put(span, (busy, poll), total, lifetime)
+    }
+
+    /// The owner: puts a new span's part (no poll measured yet) in its slot if the
+    /// slot is empty; else hands the part back. [`insert`](Self::insert) without a
+    /// [`Part`] in between, for the path every span takes.
+    #[inline(always)]
+    pub(super) fn insert_new(
+        &self,
+        span: u64,
+        ids: (u32, u32),
+        lifetime: Option<Timer<'static>>,
+    ) -> Result<(), Part> {
+        self.put(span, ids, None, lifetime)
+    }
+
+    #[inline(always)]
+    fn put(
+        &self,
+        span: u64,
+        (busy, poll): (u32, u32),
+        total: Option<Exit>,
+        lifetime: Option<Timer<'static>>,
+    ) -> Result<(), Part> {
         let slot = self.slot(span);
         // Acquire: the closer that emptied the slot read it before it let go.
         if slot.span.load(Acquire) != 0 {
-            return Err(part);
+            return Err(Part {
+                busy,
+                poll,
+                total,
+                lifetime,
+            });
         }
         slot.ids
-            .store(u64::from(part.busy) | u64::from(part.poll) << 32, Relaxed);
-        let total = part.total.unwrap_or(Exit {
-            ticks: 0,
-            own: 0,
-            node: 0,
-            serial: 0,
-        });
-        slot.ticks.store(total.ticks, Relaxed);
-        slot.own.store(total.own, Relaxed);
-        slot.node.store(total.node, Relaxed);
-        slot.serial.store(total.serial, Relaxed);
-        slot.polled.store(u64::from(part.total.is_some()), Relaxed);
-        match part.lifetime.map(Timer::into_words) {
+            .store(u64::from(busy) | u64::from(poll) << 32, Relaxed);
+        match total {
+            Some(total) => {
+                slot.ticks.store(total.ticks, Relaxed);
+                slot.own.store(total.own, Relaxed);
+                slot.node.store(total.node, Relaxed);
+                slot.serial.store(total.serial, Relaxed);
+                slot.polled.store(1, Relaxed);
+            }
+            // A part's place (node, serial) is read only once a poll was measured.
+            None => {
+                slot.ticks.store(0, Relaxed);
+                slot.own.store(0, Relaxed);
+                slot.polled.store(0, Relaxed);
+            }
+        }
+        match lifetime.map(Timer::into_words) {
             Some((id, words)) => {
                 for (word, value) in slot.life_words.iter().zip(words) {
                     word.store(value, Relaxed);
@@ -205,6 +245,7 @@ impl SpanCache {
 
     /// Takes `span`'s part out of this table (any thread; `span` is closing, so no
     /// owner adds to it any more), leaving its slot empty.
+    #[inline(always)]
     pub(super) fn take(&self, span: u64) -> Option<Part> {
         let slot = self.slot(span);
         if slot.span.load(Acquire) != span {
@@ -254,13 +295,60 @@ pub(super) struct Tables {
     /// it is 1 and the table is the closing thread's, a close looks in that one alone
     /// instead of walking every bucket of `cache`.
     made: std::sync::atomic::AtomicUsize,
+    /// This layer's key for [`LAST`]: unique in the process, 0 until first used.
+    key: std::sync::atomic::AtomicU64,
 }
+
+/// The next [`Tables`] key.
+static NEXT_KEY: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl Tables {
     pub(super) const fn new() -> Tables {
         Tables {
             cache: ThreadLocal::new(),
             made: std::sync::atomic::AtomicUsize::new(0),
+            key: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// This layer's key, given on first use.
+    fn key(&self) -> u64 {
+        match self.key.load(Relaxed) {
+            0 => {
+                let fresh = NEXT_KEY.fetch_add(1, Relaxed);
+                match self.key.compare_exchange(0, fresh, Relaxed, Relaxed) {
+                    Ok(_) => fresh,
+                    Err(given) => given,
+                }
+            }
+            key => key,
+        }
+    }
+
+    /// This thread's table when it is the one this thread used last (one thread-local
+    /// load and a compare, where `ThreadLocal::get` takes a dozen instructions).
+    #[inline(always)]
+    fn last(&self) -> Option<&SpanCache> {
+        let (key, table) = LAST.with(Cell::get);
+        if key == 0 || key != self.key.load(Relaxed) {
+            return None;
+        }
+        // SAFETY: `LAST` holds a non-zero key only as `remember` set it on this
+        // thread, with this thread's entry of the `ThreadLocal` of the `Tables` that
+        // has the key. Keys are never given twice, so that `Tables` is `self`, which
+        // is alive. A `ThreadLocal` keeps its entries on the heap (moving `self` does
+        // not move them) until it is dropped, and an entry is this thread's until the
+        // thread exits; `Gone` clears `LAST` in this thread's teardown, before the
+        // `ThreadLocal`'s guard hands the thread's entries to another thread.
+        Some(unsafe { &*table })
+    }
+
+    /// Makes `table` (this thread's) the one [`last`](Self::last) finds, while the
+    /// thread is live.
+    fn remember(&self, table: &SpanCache) {
+        if STATE.with(Cell::get) == LIVE {
+            let key = self.key();
+            LAST.with(|l| l.set((key, std::ptr::from_ref(table))));
         }
     }
 
@@ -275,11 +363,22 @@ impl Tables {
     /// destructor.)
     #[inline(always)]
     pub(super) fn local(&self) -> Option<&SpanCache> {
-        match STATE.with(Cell::get) {
-            LIVE => Some(self.get_or_make()),
-            NEW => Some(self.first()),
-            _ => None,
+        match self.last() {
+            Some(table) => Some(table),
+            None => self.local_slow(),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn local_slow(&self) -> Option<&SpanCache> {
+        let table = match STATE.with(Cell::get) {
+            LIVE => self.get_or_make(),
+            NEW => self.first(),
+            _ => return None,
+        };
+        self.remember(table);
+        Some(table)
     }
 
     #[inline(always)]
@@ -303,11 +402,30 @@ impl Tables {
         cache
     }
 
+    /// This thread's table when it is the only one: a closing span's parts are all
+    /// in it (see [`take`](Self::take)).
+    #[inline(always)]
+    pub(super) fn only_mine(&self) -> Option<&SpanCache> {
+        self.last().filter(|_| self.made.load(Relaxed) == 1)
+    }
+
     /// Takes a closing span's parts out of every thread's table, summed ([`Part::merge`]).
     /// A thread that made or entered the span made its table first, and its part was
     /// written before the close, so a count of 1 read here, with the closing thread
     /// holding a table, means that table is the only one. Else every table is visited.
+    #[inline(always)]
     pub(super) fn take(&self, span: u64) -> Option<Part> {
+        if let Some(mine) = self.last()
+            && self.made.load(Relaxed) == 1
+        {
+            return mine.take(span);
+        }
+        self.take_slow(span)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn take_slow(&self, span: u64) -> Option<Part> {
         let mine = match STATE.with(Cell::get) {
             LIVE => self.cache.get(),
             _ => None,
@@ -354,6 +472,7 @@ struct Gone;
 impl Drop for Gone {
     fn drop(&mut self) {
         let _ = STATE.try_with(|s| s.set(TORN_DOWN));
+        let _ = LAST.try_with(|l| l.set((0, std::ptr::null())));
     }
 }
 
@@ -361,6 +480,8 @@ thread_local! {
     /// Whether this thread's `SpanCache`s may be used (no destructor: always readable).
     static STATE: Cell<u8> = const { Cell::new(NEW) };
     static GONE: Gone = const { Gone };
+    /// The table this thread used last: its layer's key (0: none) and its address.
+    static LAST: Cell<(u64, *const SpanCache)> = const { Cell::new((0, std::ptr::null())) };
 }
 
 #[cfg(latte_loom)]

@@ -13,10 +13,10 @@ use tracing_core::{Metadata, span};
 /// The ids of one span callsite, made once and kept for the process.
 pub(super) struct CallsiteIds {
     pub(super) busy: Id,
-    lifetime: Id,
+    pub(super) lifetime: Id,
     pub(super) poll: Id,
     /// The callsite's `latte.id` field, if it declares one.
-    named_by: Option<Field>,
+    pub(super) named_by: Option<Field>,
 }
 
 /// A new span's components: busy, lifetime, per poll; and whether its `latte.id` field
@@ -103,6 +103,7 @@ type Recent = Option<(&'static Metadata<'static>, &'static CallsiteIds)>;
 
 /// The ids of a span callsite: from this thread's recent callsites, else from the
 /// shared map (then kept as recent).
+#[inline(always)]
 pub(super) fn span_ids(meta: &'static Metadata<'static>) -> &'static CallsiteIds {
     let address = std::ptr::from_ref(meta).addr() as u64;
     let slot = ((address >> 4).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 60) as usize % RECENT_SLOTS;
@@ -112,6 +113,12 @@ pub(super) fn span_ids(meta: &'static Metadata<'static>) -> &'static CallsiteIds
     {
         return ids;
     }
+    span_ids_slow(meta, slot)
+}
+
+#[cold]
+#[inline(never)]
+fn span_ids_slow(meta: &'static Metadata<'static>, slot: usize) -> &'static CallsiteIds {
     let ids = shared_span_ids(meta);
     let _ = RECENT.try_with(|r| r[slot].set(Some((meta, ids))));
     ids
@@ -158,6 +165,7 @@ impl Visit for NameVisitor<'_> {
 /// The ids of a new span: its `latte.id` field's, interned, or its callsite's (also
 /// when the interner refuses a new text). Lifetime and per-poll ids are interned only
 /// when the layer records them.
+#[inline(always)]
 pub(super) fn new_span_ids(
     attrs: &span::Attributes<'_>,
     lifetimes: bool,
@@ -170,9 +178,22 @@ pub(super) fn new_span_ids(
         poll: &ids.poll,
         named: false,
     };
-    let Some(field) = &ids.named_by else {
-        return callsite;
-    };
+    match &ids.named_by {
+        None => callsite,
+        Some(field) => named_span_ids(attrs, field, callsite, lifetimes, per_poll),
+    }
+}
+
+/// The ids of a new span whose callsite declares a `latte.id` field.
+#[cold]
+#[inline(never)]
+fn named_span_ids(
+    attrs: &span::Attributes<'_>,
+    field: &Field,
+    callsite: SpanIds,
+    lifetimes: bool,
+    per_poll: bool,
+) -> SpanIds {
     let mut visitor = NameVisitor { field, text: None };
     attrs.record(&mut visitor);
     let Some(text) = visitor.text else {

@@ -28,8 +28,8 @@
 //!   [`per_poll(true)`](LatteLayer::per_poll): each enter/exit pair as one sample, on
 //!   the exiting thread (`n + 1` samples for a future polled `n` times). They are the
 //!   very ticks the busy total adds up.
-//! * **Lifetime**, under `"<name> (lifetime)"` when
-//!   [`span_lifetimes`](LatteLayer::span_lifetimes) is on (default): from the span's
+//! * **Lifetime**, under `"<name> (lifetime)"`, only with
+//!   [`span_lifetimes(true)`](LatteLayer::span_lifetimes): from the span's
 //!   creation to its close, once per span, recorded on the closing thread.
 //! * **Events as pulses** when [`event_pulses`](LatteLayer::event_pulses) is on: each
 //!   event is a pulse of its callsite's name, so you get the time between successive
@@ -85,7 +85,9 @@
 //! Each thread keeps its part of the spans it made or entered in a small direct-mapped
 //! table of its own (one per layer and thread, 64 slots keyed by span id: one
 //! multiply, a few loads, no lock): the span's components, the sum of the polls it
-//! measured there, and, on the thread that made the span, its lifetime timer. A span's
+//! measured there, and, on the thread that made the span, its lifetime timer. The
+//! thread remembers the table it used last, so a callback reaches it with one
+//! thread-local load and a compare. A span's
 //! component is resolved once, when it is made (a per-thread table of recent
 //! callsites, then a read-locked map keyed by the callsite's address, or
 //! [`Id::intern`](crate::Id::intern) of its `latte.id`). An enter is a latte Start; an
@@ -107,11 +109,10 @@
 //! own cost against a Fast Start+Stop, per enter and exit and per span's whole life;
 //! figures in `docs/performance.md`.
 
-use super::span_cache::{self, Found, Part, Tables};
-use super::span_ids::{event_id, new_span_ids};
+use super::span_cache::{Found, Part, Tables};
+use super::span_ids::{event_id, span_ids};
 use crate::clock::{self, Mode};
 use crate::record::{self, Timer};
-use std::sync::PoisonError;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use tracing_core::{Event, Subscriber, span};
 use tracing_subscriber::Layer;
@@ -128,7 +129,7 @@ pub struct LatteLayer {
     per_poll: bool,
     /// Each thread's parts of the spans it made or entered.
     cache: Tables,
-    /// Spans with a [`Spilled`] part not yet closed: while 0, a close looks at no
+    /// Spans with a spilled part (in their extensions) not yet closed: while 0, a close looks at no
     /// span's extensions.
     spilled: AtomicUsize,
 }
@@ -163,13 +164,13 @@ impl Default for LatteLayer {
 }
 
 impl LatteLayer {
-    /// Fast reads at both ends, span lifetimes on, one busy sample per span (no
-    /// per-poll samples), events ignored.
+    /// Fast reads at both ends, one busy sample per span (no lifetimes, no per-poll
+    /// samples), events ignored: a span costs about what a latte scope costs.
     pub const fn new() -> LatteLayer {
         LatteLayer {
             start: Mode::Fast,
             stop: Mode::Fast,
-            lifetimes: true,
+            lifetimes: false,
             pulses: false,
             per_poll: false,
             cache: Tables::new(),
@@ -190,7 +191,27 @@ impl LatteLayer {
     }
 
     /// Whether to record each span's lifetime (creation to close) as a separate
-    /// component `"<name> (lifetime)"`. On by default.
+    /// component `"<name> (lifetime)"`. Off by default: a lifetime is a second
+    /// measurement per span, two more counter reads, so a span costs about twice as
+    /// much with it (`cargo bench --bench overhead`, the span life rows). For an
+    /// `async` span it is the answer to "how long did the request take, waiting
+    /// included", where the busy time answers "how long did it run".
+    ///
+    /// ```
+    /// use tracing_subscriber::layer::SubscriberExt;
+    ///
+    /// let layer = latte::tracing::LatteLayer::new().span_lifetimes(true);
+    /// let subscriber = tracing_subscriber::registry().with(layer);
+    /// tracing::subscriber::with_default(subscriber, || {
+    ///     let span = tracing::info_span!("doc_lifetime");
+    ///     std::thread::sleep(std::time::Duration::from_millis(2)); // made, not entered
+    ///     span.in_scope(|| ());
+    /// });
+    /// let busy = latte::snapshot("doc_lifetime");
+    /// let lifetime = latte::snapshot("doc_lifetime (lifetime)");
+    /// assert_eq!((busy.len(), lifetime.len()), (1, 1));
+    /// assert!(lifetime[0] > busy[0]); // the wait is in the lifetime only
+    /// ```
     pub const fn span_lifetimes(mut self, enabled: bool) -> LatteLayer {
         self.lifetimes = enabled;
         self
@@ -236,39 +257,35 @@ impl LatteLayer {
 }
 
 mod extensions;
-use extensions::{Named, Spilled};
 
 impl<S> Layer<S> for LatteLayer
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
     fn on_new_span(&self, attrs: &span::Attributes<'_>, id: &span::Id, ctx: Context<'_, S>) {
-        let ids = new_span_ids(attrs, self.lifetimes, self.per_poll);
-        let (busy, poll) = (
-            ids.busy.index(),
-            if self.per_poll { ids.poll.index() } else { 0 },
-        );
-        if ids.named
-            && let Some(span) = ctx.span(id)
-        {
-            span.extensions_mut().insert(Named { busy, poll });
+        let callsite = span_ids(attrs.metadata());
+        if callsite.named_by.is_some() {
+            return self.new_named_span(attrs, id, &ctx);
         }
+        let busy = callsite.busy.index();
+        let poll = if self.per_poll {
+            callsite.poll.index()
+        } else {
+            0
+        };
         let lifetime = self
             .lifetimes
-            .then(|| Timer::start(ids.lifetime, self.start, self.stop));
-        let part = Part::new(busy, poll, lifetime);
+            .then(|| Timer::start(&callsite.lifetime, self.start, self.stop));
         // A span is most often entered first on the thread that made it: its first
         // enter then finds it in this thread's table.
         let refused = match self.cache.local() {
-            Some(cache) => cache.insert(id.into_u64(), part).err(),
-            None => Some(part),
+            Some(cache) => cache
+                .insert_new(id.into_u64(), (busy, poll), lifetime)
+                .err(),
+            None => Some(Part::new(busy, poll, lifetime)),
         };
         if let Some(part) = refused {
-            match ctx.span(id) {
-                Some(span) => self.spill(&span, part),
-                // Not in the registry: nothing to measure, and no lifetime to record.
-                None => core::mem::forget(part),
-            }
+            self.refused(id, &ctx, part);
         }
     }
 
@@ -286,44 +303,30 @@ where
     fn on_exit(&self, id: &span::Id, ctx: Context<'_, S>) {
         let now = clock::read(self.stop);
         let cache = self.cache.local();
-        let stop = |busy, poll| {
-            let record_as = self.per_poll.then_some(poll);
-            record::stop_unordered(busy, self.stop, now, record_as)
-        };
         match cache.map(|c| c.find(id.into_u64())) {
             Some(Found::Here(slot, busy, poll)) => {
-                if let Some(exit) = stop(busy, poll) {
+                let record_as = self.per_poll.then_some(poll);
+                if let Some(exit) = record::stop_unordered(busy, self.stop, now, record_as) {
                     slot.add(&exit);
                 }
             }
-            _ => self.slow(id, &ctx, cache, stop),
+            _ => self.slow(id, &ctx, cache, |busy, poll| {
+                let record_as = self.per_poll.then_some(poll);
+                record::stop_unordered(busy, self.stop, now, record_as)
+            }),
         }
     }
 
     fn on_close(&self, id: span::Id, ctx: Context<'_, S>) {
-        let mut parts = self.cache.take(id.into_u64());
-        if self.spilled.load(Relaxed) > 0
-            && let Some(span) = ctx.span(&id)
-            && let Some(spilled) = span.extensions_mut().remove::<Spilled>()
-        {
-            self.spilled.fetch_sub(1, Relaxed);
-            let spilled = spilled
-                .part
-                .into_inner()
-                .unwrap_or_else(PoisonError::into_inner);
-            let mut all = Some(spilled);
-            if let Some(part) = parts {
-                span_cache::merge_into(&mut all, part, record::thread_serial());
+        // Most spans live on one thread: their whole part is in its table.
+        match self.cache.only_mine() {
+            Some(mine) if self.spilled.load(Relaxed) == 0 => {
+                if let Some(part) = mine.take(id.into_u64()) {
+                    self.record(part);
+                }
             }
-            parts = all;
+            _ => self.close_slow(&id, &ctx),
         }
-        let Some(part) = parts else { return };
-        // Every exit of the span happened before its close: the total is complete.
-        if let Some(busy) = part.total {
-            record::record_span(part.busy, busy, self.start, self.stop);
-        }
-        // Dropping the part drops its lifetime timer, which records.
-        drop(part);
     }
 
     fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {

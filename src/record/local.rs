@@ -415,6 +415,7 @@ impl Local {
     /// `idx`: into its call-tree node `node` when this is the thread whose stack it
     /// came from (`serial`), else at the id's root node.
     #[cfg(feature = "tracing")]
+    #[inline(always)]
     pub(crate) fn record_span(&self, idx: u32, at: (u64, u64), ticks: u64, own: u64, meta: u64) {
         let (node, serial) = at;
         let here = self.shared.get().is_some_and(|s| s.serial == serial);

@@ -215,6 +215,7 @@ pub(crate) fn thread_serial() -> u64 {
 /// ticks and self times, into the call-tree node of its last measured poll when that
 /// was on this thread (else at the id's root).
 #[cfg(feature = "tracing")]
+#[inline(always)]
 pub(crate) fn record_span(idx: u32, busy: Exit, start: Mode, stop: Mode) {
     #[cfg(feature = "record")]
     {
@@ -225,7 +226,10 @@ pub(crate) fn record_span(idx: u32, busy: Exit, start: Mode, stop: Mode) {
             return;
         }
         let at = (busy.node, busy.serial);
-        local::with(|l| l.record_span(idx, at, busy.ticks, busy.own, meta));
+        local::with(
+            #[inline(always)]
+            |l| l.record_span(idx, at, busy.ticks, busy.own, meta),
+        );
     }
     #[cfg(not(feature = "record"))]
     let _ = (idx, busy, start, stop);

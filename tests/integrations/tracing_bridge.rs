@@ -19,7 +19,7 @@ fn instrumented(n: u64) -> u64 {
 
 #[test]
 fn instrumented_functions_and_manual_spans_have_exact_counts() {
-    with_layer(LatteLayer::new(), || {
+    with_layer(LatteLayer::new().span_lifetimes(true), || {
         for n in 0..25 {
             std::hint::black_box(instrumented(n));
         }
@@ -41,14 +41,9 @@ fn instrumented_functions_and_manual_spans_have_exact_counts() {
 
 #[test]
 fn modes_are_configurable() {
-    with_layer(
-        LatteLayer::new()
-            .modes(Mode::Mid, Mode::Hard)
-            .span_lifetimes(false),
-        || {
-            let _e = tracing::info_span!("bridge_modes").entered();
-        },
-    );
+    with_layer(LatteLayer::new().modes(Mode::Mid, Mode::Hard), || {
+        let _e = tracing::info_span!("bridge_modes").entered();
+    });
     let c = my_component("bridge_modes").unwrap();
     assert_eq!(
         c.samples[0].kind(),
@@ -57,17 +52,21 @@ fn modes_are_configurable() {
             stop: Mode::Hard
         }
     );
+    // Lifetimes are off unless asked for.
     assert!(my_component("bridge_modes (lifetime)").is_none());
 }
 
 #[test]
 fn busy_time_and_lifetimes_are_told_apart_from_stack_scopes() {
     use latte::report::RowKind;
-    with_layer(LatteLayer::new().per_poll(true), || {
-        let _e = tracing::info_span!("bridge_kinds").entered();
-        latte::latte_start!("bridge_kinds_inner");
-        latte::latte_stop!("bridge_kinds_inner");
-    });
+    with_layer(
+        LatteLayer::new().per_poll(true).span_lifetimes(true),
+        || {
+            let _e = tracing::info_span!("bridge_kinds").entered();
+            latte::latte_start!("bridge_kinds_inner");
+            latte::latte_stop!("bridge_kinds_inner");
+        },
+    );
     let fast = (Mode::Fast, Mode::Fast);
     let kind = |id: &str| my_component(id).unwrap().samples[0].kind();
     assert!(matches!(kind("bridge_kinds"), SampleKind::Busy { .. }));
@@ -271,7 +270,7 @@ fn a_span_entered_on_several_threads_at_once() {
 #[test]
 fn more_live_spans_than_table_slots_keep_every_poll() {
     const SPANS: usize = 300;
-    let layer = LatteLayer::new().per_poll(true);
+    let layer = LatteLayer::new().per_poll(true).span_lifetimes(true);
     let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(layer));
     let spans: Vec<_> = tracing::dispatcher::with_default(&dispatch, || {
         let spans: Vec<_> = (0..SPANS)
@@ -325,7 +324,7 @@ fn more_live_spans_than_table_slots_keep_every_poll() {
 
 #[test]
 fn lifetime_spans_creation_to_close_and_contains_the_busy_time() {
-    with_layer(LatteLayer::new(), || {
+    with_layer(LatteLayer::new().span_lifetimes(true), || {
         let span = tracing::info_span!("bridge_life");
         for _ in 0..3 {
             let _e = span.enter();
@@ -366,7 +365,7 @@ fn events_can_be_pulses() {
 #[test]
 fn a_latte_id_field_names_the_component() {
     static STATIC: latte::Id = latte::Id::new("bridge_named_XNAS");
-    with_layer(LatteLayer::new(), || {
+    with_layer(LatteLayer::new().span_lifetimes(true), || {
         for venue in ["XNAS", "XLON", "XNAS"] {
             let name = format!("bridge_named_{venue}");
             tracing::info_span!("bridge_send", latte.id = name.as_str()).in_scope(|| ());
@@ -403,7 +402,7 @@ fn span_ids_used_again_never_find_an_earlier_span_s_component() {
     const NAMES: [&str; 3] = ["bridge_reuse_0", "bridge_reuse_1", "bridge_reuse_2"];
     let (to_worker, worker_in) = std::sync::mpsc::channel::<Option<tracing::Span>>();
     let (to_main, main_in) = std::sync::mpsc::channel::<tracing::Span>();
-    let layer = LatteLayer::new().span_lifetimes(false).per_poll(true);
+    let layer = LatteLayer::new().per_poll(true);
     let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(layer));
     let worker_dispatch = dispatch.clone();
     let worker = std::thread::Builder::new()
@@ -510,7 +509,7 @@ fn ticks(id: &str) -> Vec<u64> {
 
 #[test]
 fn an_async_span_records_one_busy_sample_the_sum_of_its_polls() {
-    run_async_spans(LatteLayer::new(), "bridge_async_busy");
+    run_async_spans(LatteLayer::new().span_lifetimes(true), "bridge_async_busy");
     let busy = ticks("bridge_async_busy");
     let life = ticks("bridge_async_busy (lifetime)");
     let work = ticks("bridge_work");
@@ -574,7 +573,7 @@ fn per_poll_mode_records_each_poll_and_the_total_is_their_sum() {
 /// total recorded into its node with its self time.
 #[test]
 fn nested_spans_build_the_call_tree_with_self_times() {
-    let layer = LatteLayer::new().span_lifetimes(false);
+    let layer = LatteLayer::new();
     let me = crate::common::on_named_thread("bridge-tree", move || {
         with_layer(layer, || {
             for _ in 0..3 {

@@ -137,7 +137,9 @@ fn child() {
     let thread = std::thread::Builder::new()
         .name("syscalls-measured".into())
         .spawn(move || {
-            let layer = tracing_subscriber::registry().with(latte::tracing::LatteLayer::new());
+            // Lifetimes on: a span's timer is a recording path too.
+            let layer = latte::tracing::LatteLayer::new().span_lifetimes(true);
+            let layer = tracing_subscriber::registry().with(layer);
             let dispatch = tracing::Dispatch::new(layer);
             tracing::dispatcher::with_default(&dispatch, || {
                 paths(WARM_UP, false, false);

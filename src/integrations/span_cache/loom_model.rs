@@ -35,7 +35,7 @@ fn loom_a_closer_takes_its_span_s_whole_part_beside_an_owner_claiming_the_slot()
         let other = (2..)
             .find(|&k| std::ptr::eq(cache.slot(k), cache.slot(1)))
             .expect("two ids share a slot");
-        cache.insert(1, Part::new(10, 11, None)).unwrap();
+        cache.insert_new(1, (10, 11), None).unwrap();
         let Found::Here(slot, ..) = cache.find(1) else {
             panic!("span 1 is in its slot")
         };
@@ -48,7 +48,9 @@ fn loom_a_closer_takes_its_span_s_whole_part_beside_an_owner_claiming_the_slot()
         // A schedule point: without it loom runs the closer only after the owner's
         // insert and explores one execution.
         thread::yield_now();
-        let claimed = cache.insert(other, Part::new(20, 0, None)).is_ok();
+        // The claim of a span its thread made (`insert_new`, as every span's first):
+        // the slot's words zeroed over span 1's.
+        let claimed = cache.insert_new(other, (20, 0), None).is_ok();
         if claimed && let Found::Here(slot, ..) = cache.find(other) {
             slot.add(&poll(7, 300));
         }

@@ -121,3 +121,28 @@ fn a_close_takes_and_sums_every_thread_s_part_at_the_closing_thread_s_place() {
     // Three parts summed; the closing thread's place (node 1) wins.
     assert_eq!((total.ticks, total.own, total.node), (15, 12, 1));
 }
+
+/// Each layer's tables are its own: two layers used in turn on one thread each find
+/// their own table (the remembered one moves between them), and a layer made after
+/// another was dropped (perhaps at its very address) starts from an empty table.
+#[test]
+fn layers_used_in_turn_find_their_own_tables_and_a_new_layer_never_an_old_one() {
+    let (one, two) = (Box::new(Tables::new()), Box::new(Tables::new()));
+    one.local().unwrap().insert_new(5, (50, 0), None).unwrap();
+    two.local().unwrap().insert_new(5, (60, 0), None).unwrap();
+    for _ in 0..3 {
+        assert_eq!(here(one.local().unwrap(), 5), Some((50, 0)));
+        assert_eq!(here(two.local().unwrap(), 5), Some((60, 0)));
+    }
+    assert!(!std::ptr::eq(one.local().unwrap(), two.local().unwrap()));
+    // The only table a layer has, when this thread used it last: a close looks in it
+    // alone. Else the close takes the way that visits every table.
+    assert!(one.only_mine().is_none(), "two's table was used last");
+    one.local().unwrap();
+    assert_eq!(one.only_mine().map(|t| here(t, 5)), Some(Some((50, 0))));
+    drop(one);
+    let three = Box::new(Tables::new());
+    assert!(here(three.local().unwrap(), 5).is_none());
+    assert!(three.take(5).is_none());
+    assert_eq!(two.take(5).map(|p| p.busy), Some(60));
+}

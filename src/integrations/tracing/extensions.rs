@@ -4,9 +4,9 @@
 //! that read them.
 
 use super::LatteLayer;
-use crate::integrations::span_cache::{Part, SpanCache};
-use crate::integrations::span_ids::span_ids;
-use crate::record::{self, Exit};
+use crate::integrations::span_cache::{Part, SpanCache, merge_into};
+use crate::integrations::span_ids::{new_span_ids, span_ids};
+use crate::record::{self, Exit, Timer};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Mutex, PoisonError};
 use tracing_core::{Subscriber, span};
@@ -38,6 +38,66 @@ impl Spilled {
 }
 
 impl LatteLayer {
+    /// A new span whose callsite declares a `latte.id` field: its components are
+    /// that field's text, interned, and kept in its extensions for the threads that
+    /// enter it without having made it.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn new_named_span<S>(
+        &self,
+        attrs: &span::Attributes<'_>,
+        id: &span::Id,
+        ctx: &Context<'_, S>,
+    ) where
+        S: Subscriber + for<'a> LookupSpan<'a>,
+    {
+        let ids = new_span_ids(attrs, self.lifetimes, self.per_poll);
+        let (busy, poll) = (
+            ids.busy.index(),
+            if self.per_poll { ids.poll.index() } else { 0 },
+        );
+        if ids.named
+            && let Some(span) = ctx.span(id)
+        {
+            span.extensions_mut().insert(Named { busy, poll });
+        }
+        let lifetime = self
+            .lifetimes
+            .then(|| Timer::start(ids.lifetime, self.start, self.stop));
+        self.keep(id, ctx, Part::new(busy, poll, lifetime));
+    }
+
+    /// Keeps this thread's part of a span it made: in its table, else (its slot
+    /// holds another live span) in the span's extensions.
+    #[inline(always)]
+    pub(super) fn keep<S>(&self, id: &span::Id, ctx: &Context<'_, S>, part: Part)
+    where
+        S: Subscriber + for<'a> LookupSpan<'a>,
+    {
+        // A span is most often entered first on the thread that made it: its first
+        // enter then finds it in this thread's table.
+        let refused = match self.cache.local() {
+            Some(cache) => cache.insert(id.into_u64(), part).err(),
+            None => Some(part),
+        };
+        if let Some(part) = refused {
+            self.refused(id, ctx, part);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn refused<S>(&self, id: &span::Id, ctx: &Context<'_, S>, part: Part)
+    where
+        S: Subscriber + for<'a> LookupSpan<'a>,
+    {
+        match ctx.span(id) {
+            Some(span) => self.spill(&span, part),
+            // Not in the registry: nothing to measure, and no lifetime to record.
+            None => core::mem::forget(part),
+        }
+    }
+
     /// An enter or exit of a span that is not in this thread's table: its part is in
     /// the span's extensions, or this is the thread's first enter of it (its part is
     /// made here). `measure` gets the span's components and returns the poll to add.
@@ -78,6 +138,48 @@ impl LatteLayer {
         };
         if let Some(part) = refused {
             self.spill(&span, part);
+        }
+    }
+
+    /// Records a closing span's parts, summed: its busy total, and its lifetime.
+    #[inline(always)]
+    pub(super) fn record(&self, part: Part) {
+        // Every exit of the span happened before its close: the total is complete.
+        if let Some(busy) = part.total {
+            record::record_span(part.busy, busy, self.start, self.stop);
+        }
+        // The lifetime timer records when dropped.
+        if let Some(lifetime) = part.lifetime {
+            drop(lifetime);
+        }
+    }
+
+    /// A close of a span whose parts may be in other threads' tables, or in its
+    /// extensions.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn close_slow<S>(&self, id: &span::Id, ctx: &Context<'_, S>)
+    where
+        S: Subscriber + for<'a> LookupSpan<'a>,
+    {
+        let mut parts = self.cache.take(id.into_u64());
+        if self.spilled.load(Relaxed) > 0
+            && let Some(span) = ctx.span(id)
+            && let Some(spilled) = span.extensions_mut().remove::<Spilled>()
+        {
+            self.spilled.fetch_sub(1, Relaxed);
+            let spilled = spilled
+                .part
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner);
+            let mut all = Some(spilled);
+            if let Some(part) = parts {
+                merge_into(&mut all, part, record::thread_serial());
+            }
+            parts = all;
+        }
+        if let Some(part) = parts {
+            self.record(part);
         }
     }
 
