@@ -126,7 +126,7 @@ fn lane(
             depth: e.depth,
         });
     let open = t
-        .open_frames()
+        .open_stack()
         .into_iter()
         .filter(|f| f.start <= reach.end)
         .map(|f| Span {

@@ -4,12 +4,12 @@
 //! few instructions long. The stack's own cold paths (a full stack, a missed Stop) are
 //! in `stack.rs`.
 
+use super::id_table::Entry;
 use super::local::{Local, torn_down};
 use super::node::RingKey;
 use super::registry::{self, ThreadShared};
 use super::ring::Ring;
 use super::stack::Stack;
-use super::table::Entry;
 use super::word::signal_fence;
 use crate::config;
 use crate::diagnostics::bump;

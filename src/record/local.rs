@@ -9,13 +9,13 @@
 #![allow(unsafe_code)]
 
 use super::flight::{self, Flight};
+use super::id_table::{Entry, Tables};
 use super::node;
 use super::registry::{TEARDOWN_DROPS, ThreadShared};
 use super::ring::{Pushed, Ring};
 use super::sample::{DELTA_MASK, MIGRATED, OFF, PULSE, RECORD, scope_meta, tag};
-use super::stack::{Frame, Stack};
+use super::stack::{Stack, StackScope};
 use super::switch;
-use super::table::{Entry, Tables};
 use super::word::{Word, Word32, signal_fence};
 use crate::clock::{self, Mode, Stamp};
 use std::cell::{Cell, OnceCell, RefCell};
@@ -75,7 +75,7 @@ pub(crate) struct Local {
     /// are still to come). The scope opened at depth `p` is at *position* `p`, in slot
     /// `p % len` (see `stack.rs`).
     pub(super) depth: Word32,
-    /// The lowest position whose frame the stack still holds: the ones below were
+    /// The lowest position whose scope the stack still holds: the ones below were
     /// given up on a full stack. Changed on cold paths only.
     pub(super) floor: Word32,
     /// The stack's slots: 0 until the stack exists; set after `stack_base`.
@@ -211,13 +211,13 @@ impl Local {
             // The parent's node is in `nodes[d]` (the root's at 0), see `Stack`.
             && let Some(node) = self.child(stack.nodes[d].get(), idx)
         {
-            // Depth first: a signal handler that runs before the frame is written
+            // Depth first: a signal handler that runs before the scope is written
             // opens its scopes above this one, never in its slot.
             self.depth.set(d as u32 + 1);
             signal_fence();
             stack.nodes[d + 1].set(node);
             stack.kids[d + 1].set(0);
-            push_frame(stack, d, idx, mode);
+            push_scope(stack, d, idx, mode);
             return;
         }
         self.start_slow(idx, mode);
@@ -253,8 +253,8 @@ impl Local {
         };
         // One unsigned compare sends both the empty stack (depth 0 wraps) and the
         // positions past a full stack (depth > len) to the caller's cold path. So does
-        // the id compare for a frame given up on a full stack: its slot holds another
-        // frame or the tombstone (see `stack.rs`).
+        // the id compare for a scope given up on a full stack: its slot holds another
+        // scope or the tombstone (see `stack.rs`).
         let top = self.depth.get().wrapping_sub(1) as usize;
         if top >= stack.len() {
             return false;
@@ -265,43 +265,43 @@ impl Local {
         }
         let start_ticks = stack.ticks[top].get();
         let (node, kids) = (stack.nodes[top + 1].get(), stack.kids[top + 1].get());
-        // The frame is read before the depth goes down: a signal handler that runs
+        // The scope is read before the depth goes down: a signal handler that runs
         // after may reuse the slot.
         signal_fence();
         self.depth.set(top as u32);
-        let frame = Frame {
+        let scope = StackScope {
             tag,
             ticks: start_ticks,
             node,
             kids,
         };
         // The parent's children's ticks are in `kids[top]` (the root's sink at 0).
-        self.close(idx, frame, &stack.kids[top], mode, now);
+        self.close(idx, scope, &stack.kids[top], mode, now);
         true
     }
 
-    /// Records a scope of `idx` closed at `now` (its `frame` already off the stack)
+    /// Records a scope of `idx` closed at `now` (its `scope` already off the stack)
     /// into its node, and adds its ticks to `up`, its parent's children's ticks.
     #[inline(always)]
-    pub(super) fn close(&self, idx: u32, frame: Frame, up: &Word, mode: Mode, now: Stamp) {
-        let delta = now.ticks.wrapping_sub(frame.ticks);
-        if frame.tag & OFF != 0 {
+    pub(super) fn close(&self, idx: u32, scope: StackScope, up: &Word, mode: Mode, now: Stamp) {
+        let delta = now.ticks.wrapping_sub(scope.ticks);
+        if scope.tag & OFF != 0 {
             return switch::paused_close(delta, up);
         }
-        let meta = scope_meta(frame.tag, mode, now);
+        let meta = scope_meta(scope.tag, mode, now);
         if delta > DELTA_MASK {
             return self.implausible(meta & MIGRATED != 0);
         }
         up.set(up.get().wrapping_add(delta));
-        // SAFETY: a frame's node word is 0 or was written by `Local::start` from the
+        // SAFETY: a scope's node word is 0 or was written by `Local::start` from the
         // memo (or by `node_of`): a ring of this thread's list, which `self` keeps
         // alive; the reference does not outlive `&self`.
-        let Some(ring) = (unsafe { node::ring_at(frame.node) }) else {
-            return self.refused(idx, frame.node);
+        let Some(ring) = (unsafe { node::ring_at(scope.node) }) else {
+            return self.refused(idx, scope.node);
         };
-        ring.add_own(delta.saturating_sub(frame.kids));
+        ring.add_own(delta.saturating_sub(scope.kids));
         self.push_into(ring, delta | meta);
-        self.to_timeline(idx, frame.ticks, now.ticks);
+        self.to_timeline(idx, scope.ticks, now.ticks);
     }
 
     /// With the flight recorder on, keeps the scope just closed (the depth is its
@@ -451,10 +451,10 @@ impl Local {
     }
 }
 
-/// Writes frame `d`, marked [`OFF`] while recording is paused; the timer is read
+/// Writes scope `d`, marked [`OFF`] while recording is paused; the timer is read
 /// last, after all bookkeeping.
 #[inline(always)]
-pub(super) fn push_frame(stack: Stack<'_>, d: usize, idx: u32, mode: Mode) {
+pub(super) fn push_scope(stack: Stack<'_>, d: usize, idx: u32, mode: Mode) {
     let paused = switch::paused_bit();
     let now = clock::read(mode);
     stack.tags[d].set(tag(idx, mode, now) | paused);

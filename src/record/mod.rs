@@ -14,7 +14,7 @@
 //! | `stack.rs` | the stack of open scopes: positions, the floor, a full stack and missed Stops (cold) |
 //! | `node.rs` | the call tree: how a Start finds its node, self time, the node limit |
 //! | `marks.rs` | frame marks: each node's calls and self time per frame, read off the rings' sums |
-//! | `table.rs`, `word.rs` | the id table's entries; the words a signal handler may touch |
+//! | `id_table.rs`, `word.rs` | the id table's entries; the words a signal handler may touch |
 //! | `open.rs` | another thread's open scopes, read while it records |
 //! | `unordered.rs` | the `tracing` bridge's exit: out of LIFO order, handing back the ticks |
 //! | `sample.rs` | the sample word's private layout, [`Sample`] |
@@ -31,6 +31,7 @@ mod cold;
 pub(crate) mod flight;
 pub(crate) mod fork;
 pub(crate) mod id;
+mod id_table;
 pub(crate) mod local;
 pub(crate) mod marks;
 pub(crate) mod node;
@@ -41,7 +42,6 @@ pub(crate) mod sample;
 mod stack;
 pub(crate) mod switch;
 pub(crate) mod sync;
-mod table;
 mod timer;
 #[cfg(feature = "tracing")]
 mod unordered;
@@ -69,7 +69,7 @@ pub use timer::Timer;
 /// scope, counted as abandoned under its id (`abandoned_frames`, and per id in the
 /// report's `unpaired` and the capture's `ThreadCapture::unpaired`), so the newest
 /// scopes keep recording: a Stop missed on every call of some function fills the stack
-/// with its frames, and they are the ones given up. The Stop of an abandoned scope
+/// with its scopes, and they are the ones given up. The Stop of an abandoned scope
 /// records nothing and counts nothing more.
 ///
 /// ```
@@ -132,7 +132,7 @@ pub fn prepare(ids: &[&Id]) {
 /// Closes the innermost open scope of `id` on this thread and records its duration.
 ///
 /// The timer is read first, before any bookkeeping. If the innermost open scope has a
-/// different id (a Stop was missed), the stack is searched down for `id`; the frames
+/// different id (a Stop was missed), the stack is searched down for `id`; the scopes
 /// above it are discarded and counted as orphans under their ids. A Stop with no open
 /// scope of `id` is counted and changes nothing; the Stop of a scope abandoned on a
 /// full stack (see [`start`]) is absorbed. Nothing here panics.

@@ -3,16 +3,16 @@
 //! A *node* is a path from the root of the thread's tree: (parent node, id). Each node
 //! has a ring of its own, and its samples are the id's samples made under that
 //! parent; the id's flat row is the exact merge of its nodes (`analyze`). A node is
-//! named by its ring's address, which the stack keeps in each frame (`stack.rs`):
+//! named by its ring's address, which the stack keeps in each scope (`stack.rs`):
 //!
-//! - **Start** finds the new frame's node from its parent's (the frame below) and the
+//! - **Start** finds the new scope's node from its parent's (the scope below) and the
 //!   id, in a two-way memo in the id's table entry (`Entry::memo`): two compares when
 //!   the id runs under the same one or two parents as last time, which is how loops
 //!   run. A miss goes to [`Local::node_of`] (cold), which looks the path up, makes its
 //!   node (a ring) if it is new, and updates the memo.
-//! - **Stop** pushes into the frame's node, read from the stack (one load, where a
+//! - **Stop** pushes into the scope's node, read from the stack (one load, where a
 //!   flat recorder looks the id up in its table), adds its ticks to the parent
-//!   frame's children's ticks, and adds its self time (its ticks minus its
+//!   scope's children's ticks, and adds its self time (its ticks minus its
 //!   children's) to the node's self-time sum (`Ring::add_own`): one instruction on
 //!   a line the push writes anyway. So a node's self time is exact in total and
 //!   mean over every call, recorded or lost; its quantiles are not kept (a second
@@ -29,10 +29,10 @@
 //! [`Timer`]: crate::Timer
 #![allow(unsafe_code)]
 
+use super::id_table::{Memo, NEVER};
 use super::local::Local;
 use super::registry::ThreadShared;
 use super::ring::Ring;
-use super::table::{Memo, NEVER};
 use crate::config;
 use crate::diagnostics::bump;
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! A recorder publishes itself through its thread's [`Link`] once its stack exists
 //! (`Stack::of`) and withdraws before it goes (`Local`'s destructor); a reader holds
 //! the link's lock while it reads, so it reads live memory, and the lock orders the
-//! stack's making before the read. The frames themselves are the relaxed atomics the
+//! stack's making before the read. The scopes themselves are the relaxed atomics the
 //! hot path writes: reading them is no data race and costs the writer nothing.
 #![allow(unsafe_code)]
 
@@ -12,20 +12,20 @@ use super::local::Local;
 use super::registry::Link;
 use std::sync::atomic::Ordering::Relaxed;
 
-/// The id indices of the frames a recorder holds open (positions `floor .. depth`),
+/// The id indices of the scopes a recorder holds open (positions `floor .. depth`),
 /// bottom first, read from any thread through the recorder's [`Link`] (set once its
 /// stack exists, cleared by its destructor). Only atomics are read, so a thread that
-/// keeps recording is neither stopped nor slowed; each frame is read once, at a
+/// keeps recording is neither stopped nor slowed; each scope is read once, at a
 /// slightly different moment, so the result may be a scope off while it opens and
-/// closes scopes. A frame being written may still show the tombstone, which is
+/// closes scopes. A scope being written may still show the tombstone, which is
 /// skipped. Allocates outside the link's lock only.
 pub(crate) fn open_ids(link: &Link<Local>) -> Vec<u32> {
-    open_frames(link).into_iter().map(|f| f.idx).collect()
+    open_stack(link).into_iter().map(|f| f.idx).collect()
 }
 
-/// A frame a recorder holds open.
+/// A scope a recorder holds open.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct OpenFrame {
+pub(crate) struct OpenScope {
     /// Its id's index.
     pub(crate) idx: u32,
     /// The tick its Start read.
@@ -34,9 +34,9 @@ pub(crate) struct OpenFrame {
     pub(crate) depth: u32,
 }
 
-/// The frames a recorder holds open, bottom first, as [`open_ids`] reads them (with
+/// The scopes a recorder holds open, bottom first, as [`open_ids`] reads them (with
 /// their start ticks and positions).
-pub(crate) fn open_frames(link: &Link<Local>) -> Vec<OpenFrame> {
+pub(crate) fn open_stack(link: &Link<Local>) -> Vec<OpenScope> {
     let len = link.read(|p| {
         // SAFETY: `Link::read` runs this under the link's lock while the recorder
         // lives (its destructor clears the link first), so `p` points at a live
@@ -47,17 +47,17 @@ pub(crate) fn open_frames(link: &Link<Local>) -> Vec<OpenFrame> {
     let Some(len) = len.filter(|&len| len > 0) else {
         return Vec::new();
     };
-    let mut frames = vec![OpenFrame::default(); len];
+    let mut scopes = vec![OpenScope::default(); len];
     let n = link.read(|p| {
         // SAFETY: as above, `p` is a live `Local`; its thread set the link, under the
         // lock held now, after making its stack (`Stack::of`): `read_open`'s contract.
-        unsafe { read_open(p, &mut frames) }
+        unsafe { read_open(p, &mut scopes) }
     });
-    frames.truncate(n.unwrap_or(0));
-    frames
+    scopes.truncate(n.unwrap_or(0));
+    scopes
 }
 
-/// Writes the frames `local` holds open into `out` (at most its length), bottom first;
+/// Writes the scopes `local` holds open into `out` (at most its length), bottom first;
 /// returns how many.
 ///
 /// # Safety
@@ -65,7 +65,7 @@ pub(crate) fn open_frames(link: &Link<Local>) -> Vec<OpenFrame> {
 /// `local` points at a live `Local`, and its stack, if `stack_len` is not 0, was made
 /// before the caller synchronised with its thread (the caller holds the lock under
 /// which the thread published `local` after making its stack).
-unsafe fn read_open(local: *const Local, out: &mut [OpenFrame]) -> usize {
+unsafe fn read_open(local: *const Local, out: &mut [OpenScope]) -> usize {
     // SAFETY: `local` is live (the caller's contract); each field reached is an
     // atomic, projected without a reference to the whole `Local`.
     let (depth, floor, len, base) = unsafe {
@@ -89,14 +89,14 @@ unsafe fn read_open(local: *const Local, out: &mut [OpenFrame]) -> usize {
             std::slice::from_raw_parts(base.add(len), len),
         )
     };
-    // The held frames are `floor .. depth`, at most `len` of them; a floor read after
+    // The held scopes are `floor .. depth`, at most `len` of them; a floor read after
     // a later depth may be above it (then nothing is held at this snapshot).
     let lowest = floor.max(depth.saturating_sub(len));
     let mut n = 0;
     for p in lowest..depth {
         let idx = tags[p % len].get() as u32;
         if idx != 0 && n < out.len() {
-            out[n] = OpenFrame {
+            out[n] = OpenScope {
                 idx,
                 start: ticks[p % len].get(),
                 depth: p as u32,

@@ -8,7 +8,7 @@
 
 use super::local::Local;
 use super::sample::{BUSY, CPU_MASK, CPU_SHIFT, DELTA_MASK, START_MASK, START_SHIFT};
-use super::stack::Frame;
+use super::stack::StackScope;
 use super::word::{Word, signal_fence};
 use crate::clock::{Mode, Stamp};
 
@@ -37,19 +37,19 @@ impl Local {
         now: Stamp,
         record_as: Option<u32>,
     ) -> Option<Exit> {
-        let (frame, up) = match self.take_top(idx) {
+        let (scope, up) = match self.take_top(idx) {
             Some(top) => top,
             None => {
-                let (k, frame) = self.take_unordered_slow(idx)?;
-                (frame, self.stack()?.parent_kids(k))
+                let (k, scope) = self.take_unordered_slow(idx)?;
+                (scope, self.stack()?.parent_kids(k))
             }
         };
-        let ticks = now.ticks.wrapping_sub(frame.ticks);
+        let ticks = now.ticks.wrapping_sub(scope.ticks);
         match record_as {
             // Recorded as the span's own scope: into its node, as a Stop.
-            Some(id) if id == idx => self.close(idx, frame, up, mode, now),
+            Some(id) if id == idx => self.close(idx, scope, up, mode, now),
             Some(id) => {
-                self.finish(id, (frame.tag, frame.ticks), BUSY, mode, now);
+                self.finish(id, (scope.tag, scope.ticks), BUSY, mode, now);
                 if ticks <= DELTA_MASK {
                     up.set(up.get().wrapping_add(ticks));
                 }
@@ -59,14 +59,14 @@ impl Local {
         }
         if ticks > DELTA_MASK {
             if record_as.is_none() {
-                self.implausible(two_cpus(frame.tag, mode, now));
+                self.implausible(two_cpus(scope.tag, mode, now));
             }
             return None;
         }
         Some(Exit {
             ticks,
-            own: ticks.saturating_sub(frame.kids),
-            node: frame.node,
+            own: ticks.saturating_sub(scope.kids),
+            node: scope.node,
             serial: self.serial(),
         })
     }
@@ -79,7 +79,7 @@ impl Local {
 
     /// The hot case of [`stop_unordered`](Self::stop_unordered), as `Local::pop_top`
     /// does it for a Stop: the innermost open scope is `idx`'s. Closes it and returns
-    /// its frame and its parent's children's ticks; `None` (nothing changed)
+    /// its scope and its parent's children's ticks; `None` (nothing changed)
     /// otherwise.
     ///
     /// The same steps as `pop_top`, kept apart on purpose: `pop_top` written on top of
@@ -87,7 +87,7 @@ impl Local {
     /// (five alternating runs each, spreads 1.025-1.027 and 1.019-1.022; 2 vCPU AMD EPYC
     /// KVM guest, 2026-11-24), so the macros' Stop keeps its own code.
     #[inline(always)]
-    fn take_top(&self, idx: u32) -> Option<(Frame, &Word)> {
+    fn take_top(&self, idx: u32) -> Option<(StackScope, &Word)> {
         let stack = self.stack()?;
         // Empty, past a full stack, or another id on top: the cold path.
         let top = self.depth.get().wrapping_sub(1) as usize;
@@ -99,16 +99,16 @@ impl Local {
             return None;
         }
         // Below a full stack, position and slot are the same (see `Stack`).
-        let frame = Frame {
+        let scope = StackScope {
             tag,
             ticks: stack.ticks[top].get(),
             node: stack.nodes[top + 1].get(),
             kids: stack.kids[top + 1].get(),
         };
-        // The frame is read before the depth goes down (see `Local::pop_top`).
+        // The scope is read before the depth goes down (see `Local::pop_top`).
         signal_fence();
         self.depth.set(top as u32);
-        Some((frame, &stack.kids[top]))
+        Some((scope, &stack.kids[top]))
     }
 }
 

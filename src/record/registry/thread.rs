@@ -15,8 +15,8 @@ use std::sync::{Arc, PoisonError};
 /// A thread's rings with what each records, in order of first use.
 pub(crate) type RingList = Arc<Vec<(RingKey, Arc<Ring>)>>;
 
-/// A thread's frames that ended without their Stop, per id index, in order of first
-/// such frame.
+/// A thread's scopes that ended without their Stop, per id index, in order of first
+/// such scope.
 pub(crate) type UnpairedList = Arc<Vec<(u32, Unpaired)>>;
 
 /// Per id index, a count written by the owning thread only (a load and a store) and
@@ -175,7 +175,7 @@ impl ThreadShared {
         lock(&self.rings).clone()
     }
 
-    /// Counts one frame that ended `end`'s way under each id index of `ids` (owning
+    /// Counts one scope that ended `end`'s way under each id index of `ids` (owning
     /// thread, cold paths only), per id and in the thread total. Like
     /// [`add_rings`](Self::add_rings), the new list is built and the old one freed outside
     /// the lock.
@@ -222,17 +222,17 @@ impl ThreadShared {
         drop((old, current));
     }
 
-    /// The per-id frame counts, with the records each capped id dropped
+    /// The per-id scope counts, with the records each capped id dropped
     /// ([`Unpaired::over_cap`]) and the timers cancelled
     /// ([`Unpaired::cancelled_timers`]).
     pub(crate) fn unpaired(&self) -> UnpairedList {
-        let frames = lock(&self.unpaired).clone();
+        let scopes = lock(&self.unpaired).clone();
         let capped = lock(&self.capped).clone();
         let cancelled = lock(&self.cancelled).clone();
         if capped.is_empty() && cancelled.is_empty() {
-            return frames;
+            return scopes;
         }
-        let mut list = Vec::clone(&frames);
+        let mut list = Vec::clone(&scopes);
         let counts = |list: &CountList| -> Vec<(u32, u64)> {
             let read = |(idx, n): &(u32, Arc<AtomicU64>)| (*idx, n.load(Ordering::Relaxed));
             list.iter().map(read).collect()
@@ -247,10 +247,10 @@ impl ThreadShared {
     }
 
     /// The scopes the thread has open now (not given up on a full stack), per id
-    /// index, counted, in order of their first (outermost) frame; none once the
+    /// index, counted, in order of their first (outermost) scope; none once the
     /// thread has exited. Safe to call while the thread records, which it does not
     /// slow: read from its stack's atomics, so a snapshot that may be a scope off
-    /// while the thread opens and closes them (each frame is read once, at a slightly
+    /// while the thread opens and closes them (each scope is read once, at a slightly
     /// different moment).
     pub(crate) fn open_scopes(&self) -> Vec<(u32, u64)> {
         let mut open: Vec<(u32, u64)> = Vec::new();
@@ -263,11 +263,11 @@ impl ThreadShared {
         open
     }
 
-    /// The frames the thread holds open now, bottom first, with their start ticks (see
-    /// [`open::open_frames`]).
+    /// The scopes the thread holds open now, bottom first, with their start ticks (see
+    /// [`open::open_stack`]).
     #[cfg_attr(not(feature = "json"), allow(dead_code))] // read by `flight::timeline`
-    pub(crate) fn open_frames(&self) -> Vec<open::OpenFrame> {
-        open::open_frames(&self.recorder)
+    pub(crate) fn open_stack(&self) -> Vec<open::OpenScope> {
+        open::open_stack(&self.recorder)
     }
 
     /// Marks the thread as gone: no push can follow.

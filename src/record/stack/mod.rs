@@ -11,19 +11,19 @@
 //! holds the Stop's id. Everything else comes here.
 //!
 //! A Start at a position `p >= len` (a full stack) takes over slot `p % len`: the
-//! frame at position `p - len` is *abandoned*, counted under its own id, and the
-//! `floor` (lowest position whose frame is still held) moves above it. So the newest
-//! scopes keep recording however many Stops were missed below them. The valid frames
+//! scope at position `p - len` is *abandoned*, counted under its own id, and the
+//! `floor` (lowest position whose scope is still held) moves above it. So the newest
+//! scopes keep recording however many Stops were missed below them. The valid scopes
 //! are always positions `floor .. depth`, at most `len` of them.
 //!
-//! A Stop that reaches a position below the floor is the Stop of an abandoned frame: it
+//! A Stop that reaches a position below the floor is the Stop of an abandoned scope: it
 //! is absorbed (depth, and the floor with it, go down one) and counts nothing more.
 //! For the hot path to send such a Stop here, the slot it reads must not hold a
-//! matching id: every cold path that removes a frame writes [`TOMBSTONE`] into its
+//! matching id: every cold path that removes a scope writes [`TOMBSTONE`] into its
 //! slot, and a slot of a position below `len` and below the floor was last written by
 //! a position `>= len`, whose removal was a cold path.
 
-use super::local::{Local, push_frame};
+use super::local::{Local, push_scope};
 use super::word::{Word, signal_fence};
 use crate::clock::{Mode, Stamp};
 use crate::config;
@@ -31,17 +31,17 @@ use crate::diagnostics::UnpairedKind;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Open scopes, structure-of-arrays: a view of the thread's stack words, the tags
-/// first, then the start ticks, then (one longer, see below) each frame's call-tree
+/// first, then the start ticks, then (one longer, see below) each scope's call-tree
 /// node and the ticks of the scopes closed inside it.
 ///
-/// The frame in slot `s` has its node in `nodes[s + 1]` and its children's ticks in
+/// The scope in slot `s` has its node in `nodes[s + 1]` and its children's ticks in
 /// `kids[s + 1]`: `nodes[0]` is the root (0, no node) and `kids[0]` a sink for the
-/// ticks of outermost scopes, so the hot path finds a frame's parent at `s` without a
+/// ticks of outermost scopes, so the hot path finds a scope's parent at `s` without a
 /// branch for depth 0. A node word is the address of the node's ring (see
 /// `record/node.rs`), 0 when the memory cap refused it one.
 ///
 /// One boxed slice rather than `arrayvec`: the depth is chosen at run time
-/// ([`Builder::stack_depth`](crate::Builder::stack_depth)), and the frames are
+/// ([`Builder::stack_depth`](crate::Builder::stack_depth)), and the scopes are
 /// [`Word`]s written in place, never pushed or popped as a collection.
 #[derive(Clone, Copy)]
 pub(super) struct Stack<'a> {
@@ -51,17 +51,17 @@ pub(super) struct Stack<'a> {
     pub(super) kids: &'a [Word],
 }
 
-/// The tag of a slot whose frame was removed on a cold path. Id index 0 is never
+/// The tag of a slot whose scope was removed on a cold path. Id index 0 is never
 /// handed out, so it never matches a Stop: the hot path sends that Stop here.
 const TOMBSTONE: u64 = 0;
 
-/// The node word of a frame whose Start was counted as re-entrant: its Stop records
+/// The node word of a scope whose Start was counted as re-entrant: its Stop records
 /// nothing (0 is a node the memory cap refused; ring addresses are larger).
 pub(super) const UNRECORDED: u64 = 1;
 
 /// One open scope, as the stack holds it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Frame {
+pub(super) struct StackScope {
     /// Id index, CPU and start mode (see `sample.rs`).
     pub(super) tag: u64,
     /// The counter at its Start.
@@ -83,12 +83,12 @@ pub(super) const fn word_count(len: usize) -> usize {
     4 * len + 2
 }
 
-/// The slot of `nodes` and `kids` that holds position `p`'s frame.
+/// The slot of `nodes` and `kids` that holds position `p`'s scope.
 fn slot_of(p: usize, len: usize) -> usize {
     p % len + 1
 }
 
-/// The slot of `nodes` and `kids` that holds the frame below position `p`: its parent
+/// The slot of `nodes` and `kids` that holds the scope below position `p`: its parent
 /// (0, the root, below position 0).
 fn parent_slot(p: usize, len: usize) -> usize {
     p.checked_sub(1).map_or(0, |q| slot_of(q, len))
@@ -139,14 +139,14 @@ impl<'a> Stack<'a> {
         self.tags.len()
     }
 
-    /// The id index of the frame at position `p`.
+    /// The id index of the scope at position `p`.
     fn id(&self, p: usize) -> u32 {
         self.tags[p % self.len()].get() as u32
     }
 
-    pub(super) fn frame(&self, p: usize) -> Frame {
+    pub(super) fn scope(&self, p: usize) -> StackScope {
         let (s, n) = (p % self.len(), slot_of(p, self.len()));
-        Frame {
+        StackScope {
             tag: self.tags[s].get(),
             ticks: self.ticks[s].get(),
             node: self.nodes[n].get(),
@@ -154,9 +154,9 @@ impl<'a> Stack<'a> {
         }
     }
 
-    // Only the `tracing` bridge's unordered Stop moves frames.
+    // Only the `tracing` bridge's unordered Stop moves scopes.
     #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
-    fn set(&self, p: usize, f: Frame) {
+    fn set(&self, p: usize, f: StackScope) {
         let (s, n) = (p % self.len(), slot_of(p, self.len()));
         self.tags[s].set(f.tag);
         self.ticks[s].set(f.ticks);
@@ -164,19 +164,19 @@ impl<'a> Stack<'a> {
         self.kids[n].set(f.kids);
     }
 
-    /// The node of the frame below position `p` (0, the root, at position 0).
+    /// The node of the scope below position `p` (0, the root, at position 0).
     pub(super) fn parent_node(&self, p: usize) -> u64 {
         self.nodes[parent_slot(p, self.len())].get()
     }
 
-    /// The children's ticks of the frame below position `p` (the root's sink at
-    /// position 0), which a Stop at `p` adds to. Below a frame given up on a full
-    /// stack, the slot is a cleared frame's or free: the ticks go nowhere that counts.
+    /// The children's ticks of the scope below position `p` (the root's sink at
+    /// position 0), which a Stop at `p` adds to. Below a scope given up on a full
+    /// stack, the slot is a cleared scope's or free: the ticks go nowhere that counts.
     pub(super) fn parent_kids(&self, p: usize) -> &'a Word {
         &self.kids[parent_slot(p, self.len())]
     }
 
-    /// Writes the node of a frame just opened at position `p`, with no children yet.
+    /// Writes the node of a scope just opened at position `p`, with no children yet.
     pub(super) fn open_node(&self, p: usize, node: u64) {
         let n = slot_of(p, self.len());
         self.nodes[n].set(node);
@@ -187,17 +187,17 @@ impl<'a> Stack<'a> {
         self.tags[p % self.len()].set(TOMBSTONE);
     }
 
-    /// Removes the frame at position `k` of the positions `k .. depth`; the frames
-    /// above it move down one place. `k` may be one below the valid frames (a given-up
-    /// frame, whose slot the frame at `k + len` now holds): `depth - k <= len + 1`.
+    /// Removes the scope at position `k` of the positions `k .. depth`; the scopes
+    /// above it move down one place. `k` may be one below the valid scopes (a given-up
+    /// scope, whose slot the scope at `k + len` now holds): `depth - k <= len + 1`.
     #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
     fn remove(&self, k: usize, depth: usize) {
         // With `depth - k == len + 1`, slot `k` is also the top's: keep the top first.
-        let top = self.frame(depth - 1);
+        let top = self.scope(depth - 1);
         self.clear(depth - 1);
         for p in k + 1..depth {
-            let frame = if p == depth - 1 { top } else { self.frame(p) };
-            self.set(p - 1, frame);
+            let scope = if p == depth - 1 { top } else { self.scope(p) };
+            self.set(p - 1, scope);
         }
     }
 
@@ -220,20 +220,20 @@ impl Local {
             let (d, len) = (l.depth.get() as usize, stack.len());
             if d == u32::MAX as usize {
                 // 2^32 - 1 open scopes (a Stop missed billions of times): no position
-                // left, so this frame is given up at once.
+                // left, so this scope is given up at once.
                 shared.count_unpaired(UnpairedKind::Abandoned, [idx]);
                 return;
             }
-            // The parent is the frame below, unless it was given up on a full stack
-            // (its slot may hold another frame now): then the root.
+            // The parent is the scope below, unless it was given up on a full stack
+            // (its slot may hold another scope now): then the root.
             let held_below = d
                 .checked_sub(1)
                 .is_some_and(|q| q >= l.floor.get() as usize);
             let parent = if held_below { stack.parent_node(d) } else { 0 };
             let node = l.node_of(shared, parent, idx);
             if d >= len {
-                // Full: this Start takes the slot of the frame at position d - len.
-                // Give that frame up, unless it already is (the floor is above it).
+                // Full: this Start takes the slot of the scope at position d - len.
+                // Give that scope up, unless it already is (the floor is above it).
                 let oldest = d - len;
                 if oldest >= l.floor.get() as usize {
                     shared.count_unpaired(UnpairedKind::Abandoned, [stack.id(oldest)]);
@@ -244,7 +244,7 @@ impl Local {
             l.depth.set(d as u32 + 1);
             signal_fence();
             stack.open_node(d, node);
-            push_frame(stack, d % len, idx, mode);
+            push_scope(stack, d % len, idx, mode);
         });
         if done.is_none() {
             self.start_unrecorded(idx, mode);
@@ -252,7 +252,7 @@ impl Local {
     }
 
     /// A Start made inside a cold path (a signal handler's, say: counted as
-    /// re-entrant by `cold`): no node can be looked up or made, so the frame is
+    /// re-entrant by `cold`): no node can be looked up or made, so the scope is
     /// opened with node [`UNRECORDED`], and its Stop pairs with it and records
     /// nothing, instead of becoming an unmatched Stop. Only below a full stack (the
     /// stack exists: the interrupted cold path is not this thread's first).
@@ -264,7 +264,7 @@ impl Local {
             self.depth.set(d as u32 + 1);
             signal_fence();
             stack.open_node(d, UNRECORDED);
-            push_frame(stack, d, idx, mode);
+            push_scope(stack, d, idx, mode);
         }
     }
 
@@ -279,37 +279,37 @@ impl Local {
             };
             let (top, floor) = (d - 1, l.floor.get() as usize);
             if top < floor {
-                // The Stop of a frame given up on a full stack (counted then).
+                // The Stop of a scope given up on a full stack (counted then).
                 stack.clear(top);
                 l.depth.set(top as u32);
                 l.floor.set(top as u32);
                 return None;
             }
             // The top is ours at a position >= len, or another id: a Stop was missed.
-            // Search down for ours; the frames above it will never be closed correctly,
+            // Search down for ours; the scopes above it will never be closed correctly,
             // so they are dropped and counted rather than mispaired with later Stops.
             let Some(k) = (floor..=top).rev().find(|&p| stack.id(p) == idx) else {
                 shared.count_unpaired(UnpairedKind::UnmatchedStop, [idx]);
                 return None;
             };
             shared.count_unpaired(UnpairedKind::Orphaned, (k + 1..=top).map(|p| stack.id(p)));
-            let frame = stack.frame(k);
+            let scope = stack.scope(k);
             (k..=top).for_each(|p| stack.clear(p));
             l.depth.set(k as u32);
-            Some((k, frame))
+            Some((k, scope))
         });
-        if let (Some(Some((k, frame))), Some(stack)) = (found, self.stack()) {
-            self.close(idx, frame, stack.parent_kids(k), mode, now);
+        if let (Some(Some((k, scope))), Some(stack)) = (found, self.stack()) {
+            self.close(idx, scope, stack.parent_kids(k), mode, now);
         }
     }
 
     /// The cold case of the bridge's exit (`Local::stop_unordered`): closes the
     /// innermost open scope of `idx` wherever it is and returns its position and
-    /// frame, or counts why there is none.
+    /// scope, or counts why there is none.
     #[cfg(feature = "tracing")]
     #[cold]
     #[inline(never)]
-    pub(super) fn take_unordered_slow(&self, idx: u32) -> Option<(usize, Frame)> {
+    pub(super) fn take_unordered_slow(&self, idx: u32) -> Option<(usize, StackScope)> {
         let found = self.cold(|l, shared| {
             let (d, floor) = (l.depth.get() as usize, l.floor.get() as usize);
             let Some(stack) = l.stack().filter(|_| d > 0) else {
@@ -322,26 +322,26 @@ impl Local {
                     return None;
                 }
                 // Not held: taken as the exit of a span given up on a full stack
-                // (counted then). One given-up frame is forgotten; the held frames
+                // (counted then). One given-up scope is forgotten; the held scopes
                 // move down one place and stay open.
                 stack.remove(floor - 1, d);
                 l.floor.set(floor as u32 - 1);
                 l.depth.set(d as u32 - 1);
                 return None;
             };
-            // Close frame k; the frames above it move down one place and stay open.
-            let frame = stack.frame(k);
+            // Close scope k; the scopes above it move down one place and stay open.
+            let scope = stack.scope(k);
             stack.remove(k, d);
             l.depth.set(d as u32 - 1);
             if k != d - 1 {
                 crate::diagnostics::bump(&shared.counters.unordered_stops, 1);
             }
-            Some((k, frame))
+            Some((k, scope))
         });
         found.flatten()
     }
 
-    /// Counts the frames still held as open at exit, under their ids (thread exit).
+    /// Counts the scopes still held as open at exit, under their ids (thread exit).
     pub(super) fn count_open_at_exit(&self) {
         if let (Some(shared), Some(stack)) = (self.shared.get(), self.stack()) {
             let (floor, d) = (self.floor.get() as usize, self.depth.get() as usize);

@@ -2,16 +2,16 @@
 
 use super::*;
 
-fn stack_of<'a>(words: &'a [Word], frames: &[u64]) -> Stack<'a> {
+fn stack_of<'a>(words: &'a [Word], scopes: &[u64]) -> Stack<'a> {
     let s = Stack::over(words);
-    for (p, &f) in frames.iter().enumerate() {
-        s.set(p, frame(f));
+    for (p, &f) in scopes.iter().enumerate() {
+        s.set(p, scope(f));
     }
     s
 }
 
-fn frame(f: u64) -> Frame {
-    Frame {
+fn scope(f: u64) -> StackScope {
+    StackScope {
         tag: f,
         ticks: f * 10,
         node: f * 100,
@@ -23,8 +23,8 @@ fn frame(f: u64) -> Frame {
 fn positions_wrap_onto_slots() {
     let w = words(4);
     let s = stack_of(&w, &[1, 2, 3, 4]);
-    s.set(5, frame(6)); // position 5 is slot 1
-    assert_eq!((s.id(1), s.id(5), s.frame(9)), (6, 6, frame(6)));
+    s.set(5, scope(6)); // position 5 is slot 1
+    assert_eq!((s.id(1), s.id(5), s.scope(9)), (6, 6, scope(6)));
     // Nodes and children's ticks are one slot up: the root's below position 0.
     assert_eq!(
         (s.parent_node(0), s.parent_node(1), s.parent_node(6)),
@@ -36,7 +36,7 @@ fn positions_wrap_onto_slots() {
 }
 
 #[test]
-fn remove_shifts_the_frames_above_down() {
+fn remove_shifts_the_scopes_above_down() {
     let w = words(4);
     let s = stack_of(&w, &[1, 2, 3, 4]);
     s.remove(1, 4); // close position 1 of 0..4
@@ -44,12 +44,12 @@ fn remove_shifts_the_frames_above_down() {
 }
 
 #[test]
-fn remove_below_a_full_window_keeps_every_held_frame() {
+fn remove_below_a_full_window_keeps_every_held_scope() {
     // len 4, positions 4..8 held (floor 4), position 3 given up: forget it.
     let w = words(4);
     let s = Stack::over(&w);
     for p in 4..8 {
-        s.set(p, frame(p as u64));
+        s.set(p, scope(p as u64));
     }
     s.remove(3, 8);
     // Now positions 3..7 hold what 4..8 held.
