@@ -109,7 +109,7 @@
 //! own cost against a Fast Start+Stop, per enter and exit and per span's whole life;
 //! figures in `docs/performance.md`.
 
-use super::span_cache::{Found, Part, Tables};
+use super::span_cache::{Found, Tables};
 use super::span_ids::{event_id, span_ids};
 use crate::clock::{self, Mode};
 use crate::record::{self, Timer};
@@ -276,17 +276,7 @@ where
         let lifetime = self
             .lifetimes
             .then(|| Timer::start(&callsite.lifetime, self.start, self.stop));
-        // A span is most often entered first on the thread that made it: its first
-        // enter then finds it in this thread's table.
-        let refused = match self.cache.local() {
-            Some(cache) => cache
-                .insert_new(id.into_u64(), (busy, poll), lifetime)
-                .err(),
-            None => Some(Part::new(busy, poll, lifetime)),
-        };
-        if let Some(part) = refused {
-            self.refused(id, &ctx, part);
-        }
+        self.keep(id, &ctx, (busy, poll), lifetime);
     }
 
     fn on_enter(&self, id: &span::Id, ctx: Context<'_, S>) {

@@ -64,21 +64,28 @@ impl LatteLayer {
         let lifetime = self
             .lifetimes
             .then(|| Timer::start(ids.lifetime, self.start, self.stop));
-        self.keep(id, ctx, Part::new(busy, poll, lifetime));
+        self.keep(id, ctx, (busy, poll), lifetime);
     }
 
     /// Keeps this thread's part of a span it made: in its table, else (its slot
     /// holds another live span) in the span's extensions.
     #[inline(always)]
-    pub(super) fn keep<S>(&self, id: &span::Id, ctx: &Context<'_, S>, part: Part)
-    where
+    pub(super) fn keep<S>(
+        &self,
+        id: &span::Id,
+        ctx: &Context<'_, S>,
+        (busy, poll): (u32, u32),
+        lifetime: Option<Timer<'static>>,
+    ) where
         S: Subscriber + for<'a> LookupSpan<'a>,
     {
         // A span is most often entered first on the thread that made it: its first
         // enter then finds it in this thread's table.
         let refused = match self.cache.local() {
-            Some(cache) => cache.insert(id.into_u64(), part).err(),
-            None => Some(part),
+            Some(cache) => cache
+                .insert_new(id.into_u64(), (busy, poll), lifetime)
+                .err(),
+            None => Some(Part::new(busy, poll, lifetime)),
         };
         if let Some(part) = refused {
             self.refused(id, ctx, part);
@@ -87,7 +94,7 @@ impl LatteLayer {
 
     #[cold]
     #[inline(never)]
-    pub(super) fn refused<S>(&self, id: &span::Id, ctx: &Context<'_, S>, part: Part)
+    fn refused<S>(&self, id: &span::Id, ctx: &Context<'_, S>, part: Part)
     where
         S: Subscriber + for<'a> LookupSpan<'a>,
     {
