@@ -41,8 +41,8 @@ EXCLUDED=(
     # does not let ptrace or the trap flag single-step emulated code, and the probe is
     # x86_64-only (it reads RIP from ucontext_t). It would skip itself, passing vacuously.
     signals::every_instruction_of_start_stop_and_pulse_interrupted_disturbs_nothing
-    # tests/record/signals.rs: the same x86_64-only probe (examples/signal_probe); would
-    # skip itself.
+    # tests/record/signals.rs: the same x86_64-only probe (tests/probes/signal_probe);
+    # would skip itself.
     signals::a_million_timer_signals_lose_and_corrupt_nothing
     # tests/record/disassembly.rs: checks the x86_64 instructions (RDTSC, RDTSCP, LFENCE)
     # of the record path with the host's x86 objdump; would skip itself. Its parser test

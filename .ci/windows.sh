@@ -61,12 +61,12 @@ step() {
 # test is named by its module path inside its binary, a test of a binary of its own
 # by its function alone. A name that matches no test of the build fails the stage.
 EXCLUDED=(
-    # tests/record/signals.rs: the signal probe (examples/signal_probe) is Linux x86_64
-    # only (timer signals, the x86 trap flag under ptrace, RIP from ucontext_t); both
+    # tests/record/signals.rs: the signal probe (tests/probes/signal_probe) is Linux
+    # x86_64 only (timer signals, the x86 trap flag under ptrace, RIP from ucontext_t); both
     # would skip themselves, passing vacuously.
     signals::a_million_timer_signals_lose_and_corrupt_nothing
     signals::every_instruction_of_start_stop_and_pulse_interrupted_disturbs_nothing
-    # tests/record/disassembly.rs: builds examples/asm_probe with cargo and reads it
+    # tests/record/disassembly.rs: builds tests/probes/asm_probe with cargo and reads it
     # with objdump, two Linux programs: a process under Wine cannot wait for a Linux
     # program (Wine starts it, but the spawn fails with ERROR_INVALID_HANDLE). It
     # would skip itself. Its parser test runs.
@@ -147,7 +147,9 @@ trap '"$WINESERVER" -k 2>/dev/null || true' EXIT
 # target/windows (7 min 49 s with them, on the same machine but a busier day), and CI
 # held to 30 minutes wants the difference. They are type-checked for Windows with the MSVC
 # toolchain (.ci/typecheck-targets.sh).
-packages=(--workspace --exclude latte-telemetry-cli --exclude latte-telemetry-otlp)
+# The probes (tests/probes) are the record suite's Linux x86_64 programs, built by it.
+packages=(--workspace --exclude latte-telemetry-cli --exclude latte-telemetry-otlp
+    --exclude latte-telemetry-probes)
 suite=(--release --target "$TARGET" "${packages[@]}" --all-features --lib --bins --tests)
 step "build the suite, release"
 cargo test "${suite[@]}" --no-run

@@ -3,8 +3,8 @@
 //! with exactly the instructions it promises (Fast: `rdtsc`; Mid: `rdtscp`; Hard:
 //! `lfence; rdtscp`), and the whole record path is inlined at the call site.
 //!
-//! The test builds `examples/asm_probe.rs` with `cargo build --release --all-features`
-//! (as `signals.rs` builds its probe: `objdump::build_example`), disassembles it with
+//! The test builds `tests/probes/asm_probe.rs` in release (as `signals.rs` builds its
+//! probe: `objdump::build_probe`), disassembles it with
 //! `objdump -d --no-show-raw-insn -C` and checks each `asm_probe::probe_*` function:
 //! one record path, inlined into it.
 //!
@@ -22,7 +22,7 @@
 //! `CI` environment variable is set, where a missing `objdump` fails the test. Set
 //! `OBJDUMP` to use another binary.
 
-use crate::objdump::{Insn, build_example, by_name, disassemble, functions, objdump_or_skip};
+use crate::objdump::{Insn, build_probe, by_name, disassemble, functions, objdump_or_skip};
 
 /// Callees that are cold paths by design, allowed as direct calls from a probe
 /// (prefixes of demangled names). Today they are all called through the GOT; the list
@@ -94,7 +94,7 @@ fn record_path_has_no_locks_or_mfence_and_the_right_timer_instructions() {
     let Some(objdump) = objdump_or_skip("disassembly") else {
         return;
     };
-    let exe = build_example("asm_probe");
+    let exe = build_probe("asm_probe");
     let functions = functions(&disassemble(&objdump, &exe));
 
     let mut failures = Vec::new();

@@ -1,4 +1,4 @@
-//! Reading `objdump -d` output, and building an example in release to read, for the
+//! Reading `objdump -d` output, and building a probe in release to read, for the
 //! tests that inspect the machine code of the record path (`disassembly.rs`,
 //! `signals.rs`).
 #![allow(dead_code)]
@@ -133,17 +133,15 @@ pub fn objdump() -> Option<String> {
     }
 }
 
-/// Builds `example` of this package in release, with every feature and features
-/// resolved over the workspace, into the target directory the test runs from; returns
-/// the binary.
+/// Builds the probe binary `probe` (the `latte-telemetry-probes` package, `tests/probes/`)
+/// in release, into the target directory the test runs from; returns the binary.
 ///
 /// `cargo test` releases its lock on the target directory before it runs the tests,
-/// so this build does not wait on it. With every feature it is the build of the
-/// accuracy tests and of the examples (`cargo test --release --all-features`, `cargo
-/// run --release --all-features --example ...`): after either, only the example is
-/// compiled, where a directory of its own built the library and its dependencies
-/// again (106 s of CI).
-pub fn build_example(example: &str) -> PathBuf {
+/// so this build does not wait on it. The probes are a package of their own, with the
+/// library's default features as a program gets them: as examples of the library they
+/// would compile its dev-dependencies in release too (63 s from a fresh clone, against
+/// 32 s so).
+pub fn build_probe(probe: &str) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let started = std::time::Instant::now();
     let out = Command::new(env!("CARGO"))
@@ -151,10 +149,10 @@ pub fn build_example(example: &str) -> PathBuf {
         .args([
             "build",
             "--release",
-            "--workspace",
-            "--all-features",
-            "--example",
-            example,
+            "--package",
+            "latte-telemetry-probes",
+            "--bin",
+            probe,
             "--message-format=json-render-diagnostics",
         ])
         .stderr(std::process::Stdio::inherit())
@@ -162,11 +160,11 @@ pub fn build_example(example: &str) -> PathBuf {
         .expect("run cargo");
     assert!(
         out.status.success(),
-        "cargo build --example {example}: {}",
+        "cargo build --bin {probe}: {}",
         out.status
     );
     println!(
-        "built {example} (release) in {:.1} s",
+        "built {probe} (release) in {:.1} s",
         started.elapsed().as_secs_f64()
     );
     // The executable as cargo names it: the target directory may be anywhere
@@ -174,9 +172,9 @@ pub fn build_example(example: &str) -> PathBuf {
     let exe = String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == example)
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == probe)
         .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .unwrap_or_else(|| panic!("cargo named no executable for {example}"));
+        .unwrap_or_else(|| panic!("cargo named no executable for {probe}"));
     assert!(exe.is_file(), "{} missing after the build", exe.display());
     exe
 }

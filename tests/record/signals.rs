@@ -1,4 +1,4 @@
-//! Recording from signal handlers, in a release build (`examples/signal_probe/`).
+//! Recording from signal handlers, in a release build (`tests/probes/signal_probe/`).
 //!
 //! Both tests run the probe, which records from a loop while a signal handler on the
 //! same thread records too (into prepared ids, some of them the loop's own), and check
@@ -23,7 +23,7 @@
 //! Linux on x86_64 only (the trap flag, `ucontext_t`'s RIP); skips itself elsewhere, and
 //! without `objdump` outside CI.
 
-use crate::objdump::{self, build_example, disassemble, functions, objdump_or_skip};
+use crate::objdump::{self, build_probe, disassemble, functions, objdump_or_skip};
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
@@ -116,7 +116,7 @@ fn a_million_timer_signals_lose_and_corrupt_nothing() {
     if !supported() {
         return;
     }
-    let exe = build_example("signal_probe");
+    let exe = build_probe("signal_probe");
     let c = counts(&run(&exe, "storm"));
     assert!(c["handled"] >= 1_000_000, "{c:#?}");
     let missing = check_accounting(&c, "Fast_Fast");
@@ -170,7 +170,7 @@ fn every_instruction_of_start_stop_and_pulse_interrupted_disturbs_nothing() {
     let Some(objdump) = objdump_or_skip("signals") else {
         return;
     };
-    let exe = build_example("signal_probe");
+    let exe = build_probe("signal_probe");
     let lines = run(&exe, "step");
     let c = counts(&lines);
     let missing = check_accounting(&c, "Hard_Hard");

@@ -13,7 +13,7 @@
 //!   The test maps those addresses onto the disassembly.
 //!
 //! ```text
-//! cargo run --release --example signal_probe -- storm
+//! cargo run --release -p latte-telemetry-probes --bin signal_probe -- storm
 //! ```
 #![allow(unsafe_code)]
 

@@ -8,8 +8,8 @@
 //! calls every probe a few times, through `black_box`, so none is optimised away.
 //!
 //! ```text
-//! cargo build --release --example asm_probe
-//! objdump -d --no-show-raw-insn -C target/release/examples/asm_probe | less
+//! cargo build --release -p latte-telemetry-probes --bin asm_probe
+//! objdump -d --no-show-raw-insn -C target/release/asm_probe | less
 //! ```
 
 use latte::{latte_pulse, latte_scope, latte_start, latte_stop};
