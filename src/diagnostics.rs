@@ -13,9 +13,20 @@
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+/// A counter's metric kind: the name it was first published under in `/metrics` and
+/// OTLP (`was`), else its field's name.
+macro_rules! metric_kind {
+    ($field:ident was $was:literal) => {
+        $was
+    };
+    ($field:ident) => {
+        stringify!($field)
+    };
+}
+
 /// Builds [`Anomalies`], [`Counters`] and the label table from the list below.
 macro_rules! anomaly_list {
-    ($($field:ident: $one:literal / $many:literal, $doc:literal;)+) => {
+    ($($field:ident $(was $was:literal)?: $one:literal / $many:literal, $doc:literal;)+) => {
         /// Counters of everything a thread did that could not be recorded as asked.
         ///
         /// ```
@@ -28,7 +39,11 @@ macro_rules! anomaly_list {
         #[cfg_attr(feature = "agent", derive(Serialize, Deserialize))]
         #[cfg_attr(feature = "agent", serde(default))]
         pub struct Anomalies {
-            $(#[doc = $doc] pub $field: u64,)+
+            $(
+                #[doc = $doc]
+                $(#[cfg_attr(feature = "agent", serde(alias = $was))])?
+                pub $field: u64,
+            )+
         }
 
         /// One atomic per counter, written only by the thread it belongs to (a load and
@@ -53,6 +68,13 @@ macro_rules! anomaly_list {
             /// [`NAMES`](Self::NAMES).
             pub const LABELS: &'static [(&'static str, &'static str)] = &[$(($one, $many)),+];
 
+            /// Each counter's kind in `/metrics` and OTLP, in the order of
+            /// [`NAMES`](Self::NAMES): its name, but for the counters renamed since the
+            /// kind was first published, which keep that first name there (dashboards
+            /// and alerts query it) and read under it from older JSON reports.
+            pub(crate) const METRIC_KINDS: &'static [&'static str] =
+                &[$(metric_kind!($field $(was $was)?)),+];
+
             fn values(&self) -> [u64; COUNT] {
                 [$(self.$field),+]
             }
@@ -69,10 +91,10 @@ macro_rules! anomaly_list {
 }
 
 anomaly_list! {
-    abandoned_frames: "abandoned frame" / "abandoned frames", "Open scopes given up because the stack was full: a Start on a full stack takes the oldest frame's place (its Stop is absorbed later). Per id in `ThreadCapture::unpaired`.";
+    abandoned_scopes was "abandoned_frames": "abandoned scope" / "abandoned scopes", "Open scopes given up because the stack was full: a Start on a full stack takes the oldest open scope's place (its Stop is absorbed later). Per id in `ThreadCapture::unpaired`. Format 6 and older reports, `/metrics` and OTLP call it `abandoned_frames`.";
     empty_stops: "empty stop" / "empty stops", "Stops with no open scope at all. Per id in `ThreadCapture::unpaired`.";
     unmatched_stops: "unmatched stop" / "unmatched stops", "Stops whose id matched no open scope (the stack was left as it was). Per id in `ThreadCapture::unpaired`.";
-    orphaned_frames: "orphaned frame" / "orphaned frames", "Open scopes discarded because a Stop for a scope below them arrived first. Per id in `ThreadCapture::unpaired`.";
+    orphaned_scopes was "orphaned_frames": "orphaned scope" / "orphaned scopes", "Open scopes discarded because a Stop for a scope below them arrived first. Per id in `ThreadCapture::unpaired`. Format 6 and older reports, `/metrics` and OTLP call it `orphaned_frames`.";
     clock_anomalies: "clock anomaly" / "clock anomalies", "Deltas discarded because the counter went backwards or jumped past `Sample::MAX_TICKS`.";
     cross_core: "cross-core delta" / "cross-core deltas", "Deltas discarded because they were read on two cores whose counters disagree: a `Timer` closed on another thread, or a scope whose Mid/Hard reads name two CPUs, whose counter appeared to go backwards or jump past `Sample::MAX_TICKS`. Not counted in `clock_anomalies`.";
     unordered_stops: "out-of-order span exit" / "out-of-order span exits", "Scopes closed out of LIFO order by the `tracing` bridge: recorded correctly, the scopes opened after them kept open.";
@@ -87,6 +109,12 @@ impl Anomalies {
     /// Every counter as (name, value), in the order of [`NAMES`](Self::NAMES).
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + use<> {
         Anomalies::NAMES.iter().copied().zip(self.values())
+    }
+
+    /// Every counter as (metric kind, value), in the order of [`NAMES`](Self::NAMES):
+    /// what `/metrics` and OTLP label them (see `METRIC_KINDS`).
+    pub(crate) fn metric_iter(&self) -> impl Iterator<Item = (&'static str, u64)> + use<> {
+        Anomalies::METRIC_KINDS.iter().copied().zip(self.values())
     }
 
     /// Field-wise sum (saturating).
@@ -119,7 +147,7 @@ pub(crate) fn bump(counter: &AtomicU64, n: u64) {
 /// What happened to one id on one thread besides its samples: its scopes that ended
 /// without their Stop, its Stops that found no scope, its records dropped past the
 /// memory cap, and its timers cancelled. All but `cancelled_timers` are the per-id
-/// split of the thread's `abandoned_frames`, `orphaned_frames`, `open_at_exit`,
+/// split of the thread's `abandoned_scopes`, `orphaned_scopes`, `open_at_exit`,
 /// `empty_stops`, `unmatched_stops` and `over_cap` [anomalies](Anomalies) (each thread
 /// total is the sum over its ids); a cancelled [`Timer`](crate::Timer) is not misuse
 /// and has no thread counter.
@@ -237,8 +265,8 @@ impl Counters {
     /// The thread counter that sums [`Unpaired`] of `end`'s field over ids.
     pub(crate) fn unpaired(&self, end: UnpairedKind) -> &AtomicU64 {
         match end {
-            UnpairedKind::Abandoned => &self.abandoned_frames,
-            UnpairedKind::Orphaned => &self.orphaned_frames,
+            UnpairedKind::Abandoned => &self.abandoned_scopes,
+            UnpairedKind::Orphaned => &self.orphaned_scopes,
             UnpairedKind::OpenAtExit => &self.open_at_exit,
             UnpairedKind::EmptyStop => &self.empty_stops,
             UnpairedKind::UnmatchedStop => &self.unmatched_stops,
@@ -366,7 +394,23 @@ mod tests {
         assert_eq!(a.iter().map(|(_, v)| v).collect::<Vec<_>>(), distinct);
         assert_eq!(
             Anomalies::LABELS[0],
-            ("abandoned frame", "abandoned frames")
+            ("abandoned scope", "abandoned scopes")
+        );
+        // The metric kinds are the names, but for the two renamed counters' first names.
+        let renamed: Vec<(&str, &str)> = (Anomalies::NAMES.iter().copied())
+            .zip(Anomalies::METRIC_KINDS.iter().copied())
+            .filter(|(name, kind)| name != kind)
+            .collect();
+        assert_eq!(
+            renamed,
+            [
+                ("abandoned_scopes", "abandoned_frames"),
+                ("orphaned_scopes", "orphaned_frames")
+            ]
+        );
+        assert_eq!(
+            a.metric_iter().map(|(_, v)| v).collect::<Vec<_>>(),
+            distinct
         );
         assert_eq!(a.since(&a), Anomalies::default());
         assert_eq!(a.plus(&a).total(), 2 * a.total());

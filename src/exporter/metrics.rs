@@ -187,7 +187,9 @@ pub struct Component {
 pub struct Anomaly {
     /// The thread, with the thread label.
     pub thread: Option<Thread>,
-    /// The kind, as `Anomalies::NAMES` lists them.
+    /// The kind: the counter's name in `Anomalies::NAMES`, but for `abandoned_frames`
+    /// and `orphaned_frames`, the first names of `abandoned_scopes` and
+    /// `orphaned_scopes`, which `/metrics` and OTLP keep.
     pub kind: &'static str,
     /// How many.
     pub count: u64,
@@ -245,7 +247,7 @@ fn anomalies<'a>(
     counts: &'a Anomalies,
     thread: Option<&'a Thread>,
 ) -> impl Iterator<Item = Anomaly> + 'a {
-    counts.iter().map(move |(kind, count)| Anomaly {
+    counts.metric_iter().map(move |(kind, count)| Anomaly {
         thread: thread.cloned(),
         kind,
         count,

@@ -66,7 +66,7 @@ pub use timer::Timer;
 ///
 /// The thread's stack holds the innermost [`Builder::stack_depth`](crate::Builder::stack_depth)
 /// open scopes (64 by default). A Start on a full stack gives up the *oldest* open
-/// scope, counted as abandoned under its id (`abandoned_frames`, and per id in the
+/// scope, counted as abandoned under its id (`abandoned_scopes`, and per id in the
 /// report's `unpaired` and the capture's `ThreadCapture::unpaired`), so the newest
 /// scopes keep recording: a Stop missed on every call of some function fills the stack
 /// with its scopes, and they are the ones given up. The Stop of an abandoned scope

@@ -388,7 +388,7 @@ impl Report {
     /// The JSON format a report made by this latte follows (see
     /// [`format_version`](Report::format_version)); `CHANGELOG.md` says what each
     /// version changed.
-    pub const FORMAT_VERSION: u32 = 6;
+    pub const FORMAT_VERSION: u32 = 7;
 
     /// The factor from counter ticks to the report's unit (1 for cycles): what turns
     /// an [`Account`]'s ticks into the figures beside it.
@@ -443,7 +443,7 @@ impl Report {
     /// use latte::report::JsonStyle;
     /// # let report = latte::Report::collect(&latte::ReportOptions::default());
     /// let json = report.to_json(JsonStyle::Pretty);
-    /// assert!(json.contains("\"unit\": \"Time\"") && json.contains("\"format_version\": 6"));
+    /// assert!(json.contains("\"unit\": \"Time\"") && json.contains("\"format_version\": 7"));
     /// let back: latte::Report = serde_json::from_str(&json).unwrap();
     /// assert_eq!(back.to_json(JsonStyle::Compact), report.to_json(JsonStyle::Compact));
     /// ```

@@ -161,7 +161,7 @@ fn a_stack_of_one_and_the_deepest_stack_work_as_documented() {
         });
         assert_eq!(me.component(inner.name()).unwrap().seen, 1);
         assert_eq!(me.samples(outer.name()).len(), depth - 1);
-        assert_eq!(me.anomalies.abandoned_frames, 1);
+        assert_eq!(me.anomalies.abandoned_scopes, 1);
         assert_eq!(me.anomalies.total(), 1, "{:?}", me.anomalies);
         assert_eq!(me.unpaired(outer.name()).abandoned, 1);
         guard.stop().unwrap();

@@ -146,7 +146,7 @@ fn exits_out_of_lifo_order_record_both_spans_and_are_counted() {
     assert!(t("bridge_c") <= t("bridge_b"));
     let a = mine().anomalies;
     assert_eq!(
-        (a.unordered_stops, a.orphaned_frames, a.unmatched_stops),
+        (a.unordered_stops, a.orphaned_scopes, a.unmatched_stops),
         (1, 0, 0)
     );
 }

@@ -203,7 +203,7 @@ fn a_stop_out_of_lifo_order_records_as_before_and_the_tree_stays_whole() {
     });
     let report = raw_report();
     let t = thread(&report, "tree-lifo");
-    assert_eq!(t.anomalies.orphaned_frames, 1);
+    assert_eq!(t.anomalies.orphaned_scopes, 1);
     assert_eq!(
         shape(&t.tree),
         [
@@ -398,7 +398,7 @@ fn every_sample_lands_on_its_path_across_modes_parents_and_an_orphan() {
     on_named_thread("tree-lazy", record_lazy_paths);
     let report = raw_report();
     let t = thread(&report, "tree-lazy");
-    assert_eq!(t.anomalies.orphaned_frames, 3);
+    assert_eq!(t.anomalies.orphaned_scopes, 3);
     let paths: Vec<(&str, Option<&str>, u64, f64)> = t
         .tree
         .iter()

@@ -69,7 +69,7 @@ fn a_leak_outside_any_scope_does_not_stop_the_scope_beside_it() {
     );
     assert_eq!(leak.total(), CALLS, "every leaked frame is counted once");
     assert_eq!(t.unpaired.len(), 1, "only the leaking id: {:?}", t.unpaired);
-    assert_eq!(t.anomalies.abandoned_frames, leak.abandoned);
+    assert_eq!(t.anomalies.abandoned_scopes, leak.abandoned);
     assert_eq!(t.anomalies.open_at_exit, leak.open_at_exit);
     assert_eq!(t.anomalies.total(), CALLS, "{:?}", t.anomalies);
     // The report names the leaking id, and the correct scope has every sample.
@@ -125,7 +125,7 @@ fn a_leak_inside_a_scope_is_orphaned_by_its_stop() {
         }
     );
     assert_eq!(t.unpaired.len(), 1, "{:?}", t.unpaired);
-    assert_eq!(t.anomalies.orphaned_frames, CALLS);
+    assert_eq!(t.anomalies.orphaned_scopes, CALLS);
     assert_eq!(t.anomalies.total(), CALLS, "{:?}", t.anomalies);
 }
 

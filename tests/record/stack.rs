@@ -67,7 +67,7 @@ fn sixty_fifth_start_gives_up_the_oldest_frame_while_the_rest_pair() {
         let n = me.component(id.name()).map_or(0, |c| c.samples.len());
         assert_eq!(n, usize::from(i > 0), "{}", id.name());
     }
-    assert_eq!(me.anomalies.abandoned_frames, 1);
+    assert_eq!(me.anomalies.abandoned_scopes, 1);
     assert_eq!(me.anomalies.total(), 1, "{:?}", me.anomalies);
     assert_eq!(me.unpaired("deep_0").abandoned, 1);
     assert_eq!(me.unpaired.len(), 1, "{:?}", me.unpaired);
@@ -114,7 +114,7 @@ fn missed_stop_recovers_the_right_component_and_counts_orphans() {
     latte_stop!("mm_outer"); // pairs normally: the orphans are gone
 
     let me = mine();
-    assert_eq!(me.anomalies.orphaned_frames, 2);
+    assert_eq!(me.anomalies.orphaned_scopes, 2);
     assert_eq!(me.anomalies.total(), 2, "{:?}", me.anomalies);
     for orphan in ["mm_b", "mm_c"] {
         assert_eq!(me.unpaired(orphan).orphaned, 1, "{orphan}");
@@ -147,7 +147,7 @@ fn stop_of_an_id_that_is_not_open_changes_nothing() {
     latte_stop!("um_open");
     let me = mine();
     assert_eq!(me.anomalies.unmatched_stops, 1);
-    assert_eq!(me.anomalies.orphaned_frames, 0);
+    assert_eq!(me.anomalies.orphaned_scopes, 0);
     assert_eq!(me.component("um_open").unwrap().samples.len(), 1);
 }
 

@@ -99,7 +99,7 @@ impl Model {
                     // Full: the oldest held frame is given up, under its own id.
                     let (oldest, _) = self.frames.remove(0);
                     self.ends[oldest].abandoned += 1;
-                    self.anomalies.abandoned_frames += 1;
+                    self.anomalies.abandoned_scopes += 1;
                     self.abandoned += 1;
                 }
                 self.frames.push((component(id), mode));
@@ -118,7 +118,7 @@ impl Model {
                     // Innermost held scope of this id; the frames above it are orphans.
                     for &(orphan, _) in &self.frames[k + 1..] {
                         self.ends[orphan].orphaned += 1;
-                        self.anomalies.orphaned_frames += 1;
+                        self.anomalies.orphaned_scopes += 1;
                     }
                     let (_, start) = self.frames[k];
                     self.frames.truncate(k);
@@ -338,8 +338,8 @@ fn steps(start: u32, stop: u32, len: usize) -> impl Strategy<Value = Vec<Step>> 
 }
 
 /// Balanced segments (mismatches, orphans, empty stops), Start-heavy ones (a full
-/// stack, abandoned frames, scopes open at exit) and long ones that climb past a full
-/// stack and back down several times (the slots reused, the Stops of abandoned frames).
+/// stack, abandoned scopes, scopes open at exit) and long ones that climb past a full
+/// stack and back down several times (the slots reused, the Stops of abandoned scopes).
 fn segments() -> impl Strategy<Value = Vec<Vec<Step>>> {
     prop::collection::vec(
         prop_oneof![steps(4, 4, 30), steps(8, 3, 30), steps(6, 4, 120)],
@@ -409,8 +409,8 @@ fn full_stack_gives_up_the_oldest_then_mismatched_stops() {
     assert_eq!(
         m.anomalies,
         Anomalies {
-            abandoned_frames: 2,
-            orphaned_frames: 3,
+            abandoned_scopes: 2,
+            orphaned_scopes: 3,
             unmatched_stops: 1,
             empty_stops: 1,
             ..Anomalies::default()
@@ -457,7 +457,7 @@ fn newest_scope_records_on_a_full_stack_and_abandoned_stops_are_absorbed() {
     assert_eq!(
         m.anomalies,
         Anomalies {
-            abandoned_frames: 1,
+            abandoned_scopes: 1,
             empty_stops: 1,
             ..Anomalies::default()
         }
@@ -488,7 +488,7 @@ fn recursion_with_a_missed_inner_stop() {
     assert_eq!(
         m.anomalies,
         Anomalies {
-            orphaned_frames: 1,
+            orphaned_scopes: 1,
             open_at_exit: 1,
             ..Anomalies::default()
         }

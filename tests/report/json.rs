@@ -35,7 +35,7 @@ fn capture() -> Capture {
             name: "worker".into(),
             exited: false,
             anomalies: Anomalies {
-                orphaned_frames: 3,
+                orphaned_scopes: 3,
                 ..Anomalies::default()
             },
             components: vec![ComponentCapture {
@@ -123,7 +123,7 @@ fn reports_of_formats_no_release_wrote_are_refused_saying_so() {
     assert!(
         err.to_string().contains(
             "missing field `cleaned`: a summary without it is format 1's, which no release \
-             of latte wrote; this latte reads versions 4 to 6"
+             of latte wrote; this latte reads versions 4 to 7"
         ),
         "{err}"
     );
@@ -244,16 +244,7 @@ fn a_format_5_report_reads_its_frames_list_as_unpaired_and_its_captures_as_dumps
     static OUTER: Id = Id::new("json_format5_outer");
     static LEAKED: Id = Id::new("json_format5_leaked");
     let name = "json_format5";
-    std::thread::Builder::new()
-        .name(name.into())
-        .spawn(|| {
-            latte::start(&OUTER, Mode::Fast);
-            latte::start(&LEAKED, Mode::Fast); // its Stop is missed
-            latte::stop(&OUTER, Mode::Fast); // drops LEAKED as an orphan
-        })
-        .unwrap()
-        .join()
-        .unwrap();
+    orphan_on_a_thread(name, &OUTER, &LEAKED);
     let mut report = Report::collect(&ReportOptions::default());
     report.dumps = Some(latte::report::Dumps {
         dir: "latte-dumps".into(),
@@ -282,4 +273,50 @@ fn a_format_5_report_reads_its_frames_list_as_unpaired_and_its_captures_as_dumps
     let thread_back = back.threads.iter().find(|t| t.name == name).unwrap();
     assert_eq!(thread_back.unpaired, thread.unpaired);
     assert_eq!(back.dumps, report.dumps);
+}
+
+#[test]
+fn a_format_6_report_reads_its_abandoned_and_orphaned_frames_as_scopes() {
+    static OUTER: Id = Id::new("json_format6_outer");
+    static LEAKED: Id = Id::new("json_format6_leaked");
+    let name = "json_format6";
+    orphan_on_a_thread(name, &OUTER, &LEAKED);
+    let report = Report::collect(&ReportOptions::default());
+    let thread = report.threads.iter().find(|t| t.name == name).unwrap();
+    assert_eq!(thread.anomalies.orphaned_scopes, 1, "{thread:?}");
+    let json = report.to_json(JsonStyle::Compact);
+    assert!(!json.contains("orphaned_frames") && !json.contains("abandoned_frames"));
+    // Format 6 wrote the two counters as `abandoned_frames` and `orphaned_frames`.
+    let mut old: serde_json::Value = serde_json::from_str(&json).unwrap();
+    old["format_version"] = 6.into();
+    for t in old["threads"].as_array_mut().unwrap() {
+        let counts = t["anomalies"].as_object_mut().unwrap();
+        for (new, was) in [
+            ("abandoned_scopes", "abandoned_frames"),
+            ("orphaned_scopes", "orphaned_frames"),
+        ] {
+            let n = counts.remove(new).unwrap();
+            counts.insert(was.into(), n);
+        }
+    }
+    let back: Report = serde_json::from_value(old).unwrap();
+    assert_eq!(back.format_version, 6);
+    let thread_back = back.threads.iter().find(|t| t.name == name).unwrap();
+    assert_eq!(thread_back.anomalies, thread.anomalies);
+    assert_eq!(thread_back.anomalies.orphaned_scopes, 1);
+}
+
+/// On a thread named `name`: `leaked` opened inside `outer` and left open, so the
+/// Stop of `outer` drops it as an orphan.
+fn orphan_on_a_thread(name: &str, outer: &'static Id, leaked: &'static Id) {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            latte::start(outer, Mode::Fast);
+            latte::start(leaked, Mode::Fast); // its Stop is missed
+            latte::stop(outer, Mode::Fast); // drops `leaked` as an orphan
+        })
+        .unwrap()
+        .join()
+        .unwrap();
 }

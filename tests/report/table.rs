@@ -229,8 +229,8 @@ fn calibrated_time() -> Report {
 /// `main`, with misuse counted, and `feed-handler`, exited, with an idle component.
 fn two_threads(rows: &[Row]) -> Vec<ThreadReport> {
     let main_anomalies = Anomalies {
-        abandoned_frames: 1,
-        orphaned_frames: 2,
+        abandoned_scopes: 1,
+        orphaned_scopes: 2,
         ..Anomalies::default()
     };
     vec![
@@ -411,11 +411,11 @@ fn extreme_summary() -> Summary {
 /// Every anomaly, each at its largest count.
 fn every_anomaly() -> Anomalies {
     Anomalies {
-        abandoned_frames: u64::MAX,
+        abandoned_scopes: u64::MAX,
         empty_stops: u64::MAX,
         unmatched_stops: u64::MAX,
         unordered_stops: u64::MAX,
-        orphaned_frames: u64::MAX,
+        orphaned_scopes: u64::MAX,
         clock_anomalies: u64::MAX,
         cross_core: u64::MAX,
         open_at_exit: u64::MAX,
@@ -725,7 +725,7 @@ fn compact_is_one_table_over_all_threads_and_brief_drops_what_was_seen() {
         "clock TSC",
         "ALL THREADS (2 threads)",
         "Sim_Tick_Total",
-        "main (#1): anomalies: 1 abandoned frame",
+        "main (#1): anomalies: 1 abandoned scope",
         "periodic reports could not",
     ] {
         assert!(text.contains(kept), "{kept}:\n{text}");
@@ -883,7 +883,7 @@ fn sections_and_rows() {
         text.contains("\nALL THREADS (2 threads)\n"),
         "a component on both threads"
     );
-    assert!(text.contains("\nanomalies: 1 abandoned frame, 2 orphaned frames\n"));
+    assert!(text.contains("\nanomalies: 1 abandoned scope, 2 orphaned scopes\n"));
     assert_eq!(
         text.matches("anomalies:").count(),
         1,

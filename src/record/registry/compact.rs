@@ -252,7 +252,7 @@ mod tests {
         };
         assert_eq!(a.unpaired, [(7, counts(2, 0, 0)), (9, counts(1, 0, 1))]);
         assert_eq!(
-            (a.anomalies.abandoned_frames, a.anomalies.open_at_exit),
+            (a.anomalies.abandoned_scopes, a.anomalies.open_at_exit),
             (3, 1)
         );
         let mut merged = Merged::default();
@@ -273,6 +273,6 @@ mod tests {
                 )
             ]
         );
-        assert_eq!(merged.anomalies.orphaned_frames, 2);
+        assert_eq!(merged.anomalies.orphaned_scopes, 2);
     }
 }

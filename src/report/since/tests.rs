@@ -108,8 +108,8 @@ fn anomalies_and_frames_subtract() {
         Row::with_ticks("inner", &[(200, 1)]),
     ]);
     let mut later = earlier.clone();
-    earlier.threads[0].anomalies.orphaned_frames = 2;
-    later.threads[0].anomalies.orphaned_frames = 5;
+    earlier.threads[0].anomalies.orphaned_scopes = 2;
+    later.threads[0].anomalies.orphaned_scopes = 5;
     earlier.threads[0].per_frame = Some(crate::report::PerFrame {
         frames: 10,
         budget: Some(16.0),
@@ -126,7 +126,7 @@ fn anomalies_and_frames_subtract() {
     // No calls since, but anomalies and frames: the thread stays, without rows.
     let thread = &interval.threads[0];
     assert!(thread.rows.is_empty() && interval.all_threads.is_empty());
-    assert_eq!(thread.anomalies.orphaned_frames, 3);
+    assert_eq!(thread.anomalies.orphaned_scopes, 3);
     let frames = thread.per_frame.as_ref().unwrap();
     assert_eq!((frames.frames, frames.over_budget), (15, Some(3)));
     assert!(later.since(&later).threads.is_empty());

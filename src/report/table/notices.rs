@@ -106,7 +106,7 @@ pub(super) fn listed(names: Vec<String>, wide: bool) -> String {
 }
 
 /// The non-zero anomaly counters, those of Stops with their ids, e.g. `anomalies: 2
-/// empty stops (parse 2), 1 unmatched stop (commit), 1 orphaned frame`; `None` when
+/// empty stops (parse 2), 1 unmatched stop (commit), 1 orphaned scope`; `None` when
 /// every counter is zero. Ids are named as far as the report has them per id (a report
 /// written before they were counted per id has none).
 pub(super) fn anomalies(thread: &ThreadReport, wide: bool) -> Option<String> {
