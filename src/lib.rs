@@ -222,8 +222,6 @@ pub mod __private {
 /// tests turn it on). Not for production, and no stability promise.
 #[cfg(feature = "test-hooks")]
 pub mod test_hooks {
-    pub use crate::platform::{Facts, Frequency, decide, frequency};
-
     /// From now on every clock read returns the mock counter ([`set_mock_ticks`]).
     /// Only possible before anything has read the clock: returns whether the mock is
     /// in use.
@@ -301,10 +299,5 @@ pub mod test_hooks {
     #[cfg(feature = "agent")]
     pub fn set_block_clock(ms: Option<u64>) {
         crate::collect::series::hook::set(ms)
-    }
-
-    /// The platform facts gathered when the clock was chosen.
-    pub fn platform_facts() -> &'static Facts {
-        crate::clock::facts()
     }
 }

@@ -260,4 +260,43 @@ mod tests {
             assert_eq!(Mode::from_bits(mode as u64), mode);
         }
     }
+
+    #[test]
+    fn this_machine_gathers_facts_and_explains_its_choice() {
+        let facts = facts();
+        assert_eq!(facts.arch, std::env::consts::ARCH);
+        assert!(facts.os_clock_read_ns.is_some_and(|ns| ns > 0.0));
+        let decision = decision();
+        assert!(!decision.reason.is_empty());
+        // What was decided is what is read (unless LATTE_CLOCK forced the OS clock).
+        assert_eq!(decision.hardware, source() != Source::OsMonotonic);
+    }
+
+    /// The facts gathered here name this OS, and the frequency source follows from them.
+    #[test]
+    fn this_machine_names_its_os_and_frequency_source() {
+        let facts = facts();
+        assert_eq!(facts.os, std::env::consts::OS);
+        let expected_against = match std::env::consts::OS {
+            "linux" => "CLOCK_MONOTONIC",
+            "windows" => "QueryPerformanceCounter",
+            _ => "",
+        };
+        if cfg!(target_arch = "x86_64") && !expected_against.is_empty() {
+            assert_eq!(
+                crate::platform::frequency(facts),
+                crate::platform::Frequency::Measured {
+                    against: expected_against
+                }
+            );
+        }
+        if cfg!(target_os = "linux") {
+            assert!(facts.kernel_clocksource.is_some(), "{facts:?}");
+        } else {
+            assert_eq!(facts.kernel_clocksource, None);
+        }
+        if cfg!(target_arch = "x86_64") {
+            assert!(facts.cpu_model.is_some(), "CPUID's brand string: {facts:?}");
+        }
+    }
 }

@@ -200,3 +200,6 @@ fn os(reason: String) -> Decision {
 pub use frequency::{Frequency, frequency};
 #[cfg_attr(not(feature = "agent"), allow(unused_imports))]
 pub(crate) use gather::{Counter, current_clocksource, gather};
+
+#[cfg(test)]
+mod tests;

@@ -1,8 +1,8 @@
 //! Platform detection: a table of platform facts and the clock latte must choose for
-//! each. `decide` is pure, so every case is a row.
+//! each. `decide` is pure, so every case is a row. Where the counter's frequency comes
+//! from, per OS and architecture. (This machine's facts: the clock's tests.)
 
-use latte::clock::ClockChoice;
-use latte::test_hooks::{Facts, Frequency, decide, frequency};
+use super::{ClockChoice, Facts, Frequency, decide, frequency};
 
 /// A modern x86_64 host: TSC, RDTSCP, invariant, kernel on `tsc`, cheap reads.
 fn x86() -> Facts {
@@ -391,46 +391,6 @@ fn decide_is_pure() {
     }
 }
 
-#[test]
-fn this_machine_gathers_facts_and_explains_its_choice() {
-    let facts = latte::test_hooks::platform_facts();
-    assert_eq!(facts.arch, std::env::consts::ARCH);
-    assert!(facts.os_clock_read_ns.is_some_and(|ns| ns > 0.0));
-    let decision = latte::clock::decision();
-    assert!(!decision.reason.is_empty());
-    // What was decided is what is read (unless LATTE_CLOCK forced the OS clock).
-    assert_eq!(
-        decision.hardware,
-        latte::clock::source() != latte::clock::Source::OsMonotonic
-    );
-}
-
-#[test]
-fn the_report_warns_when_fast_mode_samples_are_pooled_across_threads() {
-    let record = || {
-        latte::latte_start!("env_pooled");
-        latte::latte_stop!("env_pooled");
-    };
-    record();
-    std::thread::spawn(record).join().unwrap();
-    let report = latte::Report::collect(&latte::ReportOptions::default());
-    let env = report.environment.expect("collect() fills the environment");
-    assert!(
-        env.warnings.iter().any(
-            |w| w.contains("Fast-mode samples are compared across threads")
-                && w.contains("env_pooled")
-        ),
-        "{:#?}",
-        env.warnings
-    );
-    let cal = latte::analyze::calibration();
-    assert_eq!(
-        env.warnings.iter().any(|w| w.contains("advances in steps")),
-        cal.resolution > 1
-    );
-    assert_eq!(env.clock, latte::clock::source().to_string());
-}
-
 /// Where the hardware counter's frequency comes from, per OS and architecture.
 #[test]
 fn frequency_source_table() {
@@ -503,32 +463,4 @@ fn a_stated_frequency_reads_as_a_sentence() {
         by: "CNTFRQ_EL0",
     };
     assert_eq!(stated.to_string(), "CNTFRQ_EL0 states 24000000 Hz");
-}
-
-/// The facts gathered here name this OS, and the frequency source follows from them.
-#[test]
-fn this_machine_names_its_os_and_frequency_source() {
-    let facts = latte::test_hooks::platform_facts();
-    assert_eq!(facts.os, std::env::consts::OS);
-    let expected_against = match std::env::consts::OS {
-        "linux" => "CLOCK_MONOTONIC",
-        "windows" => "QueryPerformanceCounter",
-        _ => "",
-    };
-    if cfg!(target_arch = "x86_64") && !expected_against.is_empty() {
-        assert_eq!(
-            frequency(facts),
-            Frequency::Measured {
-                against: expected_against
-            }
-        );
-    }
-    if cfg!(target_os = "linux") {
-        assert!(facts.kernel_clocksource.is_some(), "{facts:?}");
-    } else {
-        assert_eq!(facts.kernel_clocksource, None);
-    }
-    if cfg!(target_arch = "x86_64") {
-        assert!(facts.cpu_model.is_some(), "CPUID's brand string: {facts:?}");
-    }
 }
