@@ -85,22 +85,8 @@ pub const TRAPPED_READ_NS: f64 = 500.0;
 /// unstable and falls back to one of these.
 const DISTRUSTING: [&str; 3] = ["hpet", "acpi_pm", "jiffies"];
 
-/// Picks the clock from the facts. Pure: the same facts always give the same answer.
-///
-/// ```
-/// use latte::clock::ClockChoice;
-/// use latte::test_hooks::{Facts, decide};
-/// let bare_metal = Facts {
-///     arch: "x86_64".into(),
-///     tsc: Some(true),
-///     rdtscp: Some(true),
-///     invariant_tsc: Some(true),
-///     kernel_clocksource: Some("tsc".into()),
-///     ..Facts::default()
-/// };
-/// assert!(decide(&bare_metal, ClockChoice::Auto).hardware);
-/// assert!(!decide(&bare_metal, ClockChoice::Os).hardware);
-/// ```
+/// Picks the clock from the facts. Pure: the same facts always give the same answer
+/// (`detection_table` in `platform::tests` holds a row per kind of host).
 pub fn decide(f: &Facts, choice: ClockChoice) -> Decision {
     let has_counter = matches!(f.arch.as_str(), "x86_64" | "aarch64");
     match choice {
