@@ -11,7 +11,8 @@
 # What runs: the library's unit tests and the suites of the code compiled differently
 # for aarch64 (the counter and its frequency in src/clock/, the ring's claim and the
 # atomics of the record path, the drain reading rings while threads write):
-# aarch64_counter, accuracy, clock, record, churn and collect. The other suites (the
+# aarch64_counter, accuracy, clock, record, churn, collect, and alloc_per_scope (the
+# counting allocator's thread-locals and its counts at thread exit). The other suites (the
 # agent, reports, integrations, the mock clock, scale tests, doctests) run the same
 # portable code as on x86_64, where native CI runs them; under emulation they repeated
 # it (about 5 minutes of a CI over 30; the whole suite ran here until 2026-11-27).
@@ -32,7 +33,7 @@ TARGET=aarch64-unknown-linux-gnu
 step() { printf '\n=== aarch64: %s\n' "$*"; }
 
 # The suites that run (see the top of the file).
-SUITES=(--lib --test aarch64_counter --test accuracy --test clock --test record --test churn --test collect)
+SUITES=(--lib --test aarch64_counter --test accuracy --test clock --test record --test churn --test collect --test alloc_per_scope)
 
 # Tests of those suites excluded, each with its reason. Exact names (`--exact`): a
 # test is named by its module path inside its binary (`signals::...` in tests/record/).

@@ -81,6 +81,8 @@ fn synthetic_capture() -> Capture {
     let mut rng = Rng(0x1a77e);
     let threads = (1..=THREADS)
         .map(|serial| ThreadCapture {
+            outside_allocs: None,
+            alloc_breach: None,
             serial,
             name: format!("worker-{serial}"),
             exited: false,
@@ -97,6 +99,7 @@ fn synthetic_capture() -> Capture {
                         })
                         .collect();
                     ComponentCapture {
+                        allocs: None,
                         parent: None,
                         self_ticks: None,
                         name: id,
@@ -111,6 +114,7 @@ fn synthetic_capture() -> Capture {
         })
         .collect();
     Capture {
+        process_allocs: None,
         threads,
         teardown_drops: 0,
     }

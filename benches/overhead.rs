@@ -20,6 +20,11 @@
 
 #![allow(unsafe_code)] // the raw-instruction baselines below
 
+mod switch;
+
+#[global_allocator]
+static ALLOCATOR: switch::Switch = switch::Switch;
+
 use latte::{Id, Mode, clock, latte_pulse, latte_start, latte_stop};
 
 /// The bare instructions, without latte's clock selection in front: the baselines.
@@ -372,6 +377,14 @@ fn stats(v: &[f64]) -> Stats {
 }
 
 fn main() {
+    // `--counting-allocator`: the rows again with `latte::alloc::Counting` counting
+    // every allocation (the Start/Stop paths allocate nothing: their lines should not
+    // move).
+    let counting = std::env::args().any(|a| a == "--counting-allocator");
+    switch::count(counting);
+    if counting {
+        println!("allocator: latte::alloc::Counting<System>, counting");
+    }
     let flight = std::env::args().any(|a| a == "--flight-recorder");
     if flight {
         // The setting applies to threads whose stack is made after it, and stays

@@ -137,6 +137,7 @@ extern crate self as latte;
 // use. `tests/architecture.rs` checks it; `docs/architecture.md` explains it.
 #[cfg(feature = "agent")]
 mod agent;
+mod allocs;
 #[cfg(feature = "agent")]
 pub mod analyze;
 pub mod clock;
@@ -160,7 +161,7 @@ pub mod report;
 pub use clock::Mode;
 #[doc(inline)]
 pub use latte_telemetry_macros::timed;
-pub use record::{Id, Scope, Timer, pulse, record, scope, set_recording, start, stop};
+pub use record::{Id, Scope, Timer, alloc, pulse, record, scope, set_recording, start, stop};
 // Run the agent.
 #[cfg(feature = "agent")]
 pub use agent::{Builder, Guard, builder, init};

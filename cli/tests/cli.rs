@@ -978,6 +978,7 @@ fn tree_node(
     row: latte::report::Row,
 ) -> latte::report::TreeNode {
     latte::report::TreeNode {
+        allocs: None,
         parent,
         depth,
         self_time: Some(latte::report::SelfTime {

@@ -112,7 +112,8 @@ impl Drain {
                 let ok = applied.is_ok();
                 let _ = placed_tx.send(applied);
                 if ok {
-                    self.run();
+                    // latte's own thread: what it allocates is counted nowhere.
+                    crate::record::alloc::uncounted(|| self.run());
                 }
             })
             .map_err(|e| Error::Spawn(Arc::new(e)))?;

@@ -32,10 +32,10 @@ pub use clean::{Cleaned, clean};
 pub(crate) use encode::per_id as per_id_histograms;
 pub use stats::{Moments, moments, quantile};
 
-use crate::collect::{self, Blocks, Capture, ComponentTotals, SampleKind, Totals};
+use crate::collect::{self, Blocks, Capture, ComponentTotals, SampleKind, ThreadTotals, Totals};
 use crate::diagnostics::Unpaired;
 use crate::error::Error;
-use crate::report::{Data, ReportOptions};
+use crate::report::{AllocBreach, Data, ReportOptions};
 use crate::report::{
     Focus, Overhead, Report, Row, ThreadReport, TreeNode, UnpairedScopes, by_total,
 };
@@ -75,6 +75,11 @@ impl Report {
     /// assert!(report.environment.is_some() && report.footprint.is_some());
     /// ```
     pub fn collect(options: &ReportOptions) -> Report {
+        // latte's own work: not counted in the scope it runs in.
+        crate::record::alloc::uncounted(|| Report::collect_now(options))
+    }
+
+    fn collect_now(options: &ReportOptions) -> Report {
         let live = Context {
             label: None,
             live: true,
@@ -128,6 +133,10 @@ impl Report {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn collect_focused(options: &ReportOptions, focus: &Focus) -> Result<Report, Error> {
+        crate::record::alloc::uncounted(|| Report::collect_focused_now(options, focus))
+    }
+
+    fn collect_focused_now(options: &ReportOptions, focus: &Focus) -> Result<Report, Error> {
         let threads = focus.thread_pattern()?;
         let live = Context {
             label: None,
@@ -177,7 +186,7 @@ pub(crate) fn assemble(
         pulse: calibration.pulse as f64 * scale,
         inside: calibration.inside.map(|row| row.map(|t| t * scale)),
     });
-    Report {
+    let mut report = Report {
         format_version: Report::FORMAT_VERSION,
         label: context.label,
         unit: options.unit,
@@ -194,6 +203,7 @@ pub(crate) fn assemble(
         tree,
         tree_left_out,
         teardown_drops: totals.teardown_drops,
+        process_allocs: Some(totals.process_allocs),
         footprint: context.live.then(collect::footprint),
         environment: context
             .live
@@ -205,6 +215,33 @@ pub(crate) fn assemble(
         series: None,
         dumps: None,
         recording_off: context.live.then(recording_off).flatten(),
+    };
+    if !crate::record::alloc::installed() && !counted_allocs(totals) {
+        without_allocs(&mut report);
+    }
+    report
+}
+
+/// Whether `totals` counted any allocation (a stored capture's, say).
+fn counted_allocs(totals: &Totals) -> bool {
+    !totals.process_allocs.is_empty()
+        || totals
+            .threads
+            .values()
+            .any(|t| !t.outside.is_empty() || t.components.iter().any(|c| !c.allocs.is_empty()))
+}
+
+/// Leaves every allocation figure out: no counting allocator was installed.
+fn without_allocs(report: &mut Report) {
+    report.process_allocs = None;
+    let rows = |rows: &mut Vec<Row>| rows.iter_mut().for_each(|r| r.allocs = None);
+    let tree = |tree: &mut Vec<TreeNode>| tree.iter_mut().for_each(|n| n.allocs = None);
+    rows(&mut report.all_threads);
+    tree(&mut report.tree);
+    for t in &mut report.threads {
+        t.outside_allocs = None;
+        rows(&mut t.rows);
+        tree(&mut t.tree);
     }
 }
 
@@ -259,14 +296,12 @@ fn sections(
         .iter()
         .map(|(serial, t)| {
             let flat = t.flat();
-            let rows = flat
-                .iter()
-                // A ring made ahead by `prepare` and never written has no row.
-                .filter(|c| c.seen > 0)
-                .map(|c| {
-                    let p = Prepared::new(c, &t.name, calibration, options, &periods);
-                    merged.add(c, p, out)
-                });
+            let inclusive = tree::flat_inclusive_allocs(&t.components);
+            // A ring made ahead by `prepare` and never written has no row.
+            let rows = flat.iter().filter(|c| c.seen > 0).map(|c| {
+                let p = Prepared::new(c, &t.name, calibration, options, &periods);
+                merged.add(c, p.with_allocs(c.allocs, inclusive[c.name]), out)
+            });
             let mut rows: Vec<Row> = rows.collect();
             by_total(&mut rows);
             let (tree, tree_left_out) = if tree::nested(t) {
@@ -285,6 +320,8 @@ fn sections(
                 tree,
                 tree_left_out,
                 per_frame: frames::per_frame(t, out.scale, budget),
+                outside_allocs: Some(t.outside),
+                alloc_breach: first_breach(t),
             }
         })
         .collect();
@@ -296,6 +333,25 @@ fn sections(
         (Vec::new(), 0)
     };
     (threads, all_threads, tree)
+}
+
+/// Where the thread first allocated in an allocation-free scope, if it did.
+fn first_breach(t: &ThreadTotals) -> Option<AllocBreach> {
+    let (at, size) = t.breach?;
+    let path = path_of(&t.components, at);
+    Some(AllocBreach { path, size })
+}
+
+/// The ids from the root down to `components[at]`.
+fn path_of(components: &[ComponentTotals], at: u32) -> Vec<String> {
+    let mut path = Vec::new();
+    let mut next = Some(at as usize);
+    while let Some(c) = next.and_then(|k| components.get(k)) {
+        path.push(c.name.to_owned());
+        next = c.parent.map(|p| p as usize).filter(|&p| Some(p) < next);
+    }
+    path.reverse();
+    path
 }
 
 /// The ids with frames that ended without their Stop.

@@ -6,6 +6,7 @@
 use super::calibrate::Calibration;
 use super::dist::{self, Runs};
 use super::{clean, overhead, stats};
+use crate::allocs::{Allocs, ScopeAllocs};
 use crate::collect::{ComponentTotals, Exact, SampleKind};
 use crate::report::ReportOptions;
 use crate::report::histogram::bucketed;
@@ -39,6 +40,9 @@ pub(super) struct Prepared {
     /// The declared period in ticks, and the values corrected for coordinated
     /// omission.
     corrected: Option<(u64, Runs)>,
+    /// Its allocations over its calls, for a flat row ([`Prepared::with_allocs`]); a
+    /// tree node has its own (`TreeNode::allocs`).
+    allocs: Option<ScopeAllocs>,
 }
 
 impl Prepared {
@@ -87,7 +91,15 @@ impl Prepared {
             migrated: c.migrated,
             slowest,
             corrected,
+            allocs: None,
         }
+    }
+
+    /// The same, with its allocations: `own` while it was the innermost scope,
+    /// `inclusive` with the scopes inside it.
+    pub(super) fn with_allocs(mut self, own: Allocs, inclusive: Allocs) -> Prepared {
+        self.allocs = Some(ScopeAllocs::new(self.seen, own, inclusive));
+        self
     }
 
     /// The row of these values, in the report's unit: its quantiles are read from the
@@ -128,6 +140,7 @@ impl Prepared {
             slowest,
             corrected,
             distribution,
+            allocs: self.allocs,
         }
     }
 
@@ -199,6 +212,10 @@ impl Prepared {
         self.bypass_sum += other.bypass_sum;
         self.outliers_sum += other.outliers_sum;
         self.migrated += other.migrated;
+        self.allocs = match (self.allocs, other.allocs) {
+            (Some(a), Some(b)) => Some(a.plus(&b)),
+            (a, b) => a.or(b),
+        };
         let keep = self.slowest.len().max(other.slowest.len());
         self.slowest.extend(other.slowest.iter().cloned());
         self.slowest.sort_by(|a, b| b.value.total_cmp(&a.value));
@@ -277,6 +294,7 @@ mod tests {
         };
         let components = (0..10_000)
             .map(|i| ComponentCapture {
+                allocs: None,
                 parent: None,
                 self_ticks: None,
                 name: Box::leak(format!("id_{i}").into_boxed_str()),
@@ -289,7 +307,10 @@ mod tests {
             })
             .collect();
         Capture {
+            process_allocs: None,
             threads: vec![ThreadCapture {
+                alloc_breach: None,
+                outside_allocs: None,
                 serial: 1,
                 name: "worker".into(),
                 exited: false,

@@ -3,6 +3,7 @@
 
 use super::prepare::{Prepared, RowOutput};
 use super::{Calibration, dist, outside_window, overhead};
+use crate::allocs::{Allocs, ScopeAllocs};
 use crate::collect::{ComponentTotals, SampleKind, ThreadTotals};
 use crate::report::{Account, ReportOptions, Row, SelfTime, TreeNode};
 use std::collections::HashMap;
@@ -34,6 +35,8 @@ pub(super) struct Parts {
     inside: u128,
     /// The samples its `TOTAL` covers.
     samples: u64,
+    /// Its allocations, itself and inclusive, over every call.
+    allocs: ScopeAllocs,
 }
 
 impl Parts {
@@ -43,6 +46,7 @@ impl Parts {
         self.own = self.own.zip(other.own).map(|(a, b)| a + b);
         self.inside += other.inside;
         self.samples += other.samples;
+        self.allocs = self.allocs.plus(&other.allocs);
     }
 }
 
@@ -226,6 +230,7 @@ fn thread_parts(t: &ThreadTotals, inputs: &Inputs<'_>) -> Vec<Parts> {
             (raw_total(c), exact.sum, outside)
         })
         .collect();
+    let inclusive = inclusive_allocs(&t.components);
     // Per node: its children's overheads taken off, and their work outside them.
     let mut taken = vec![0u128; sums.len()];
     let mut outside = vec![0f64; sums.len()];
@@ -257,9 +262,47 @@ fn thread_parts(t: &ThreadTotals, inputs: &Inputs<'_>) -> Vec<Parts> {
                 own: stack.then_some(left - work),
                 inside: taken[k] + work,
                 samples,
+                allocs: ScopeAllocs::new(c.seen, c.allocs, inclusive[k]),
             }
         })
         .collect()
+}
+
+/// Each node's allocations with those of every node below it (a parent comes before
+/// its children: summed backwards).
+pub(super) fn inclusive_allocs(components: &[ComponentTotals]) -> Vec<Allocs> {
+    let mut sums: Vec<Allocs> = components.iter().map(|c| c.allocs).collect();
+    for k in (0..components.len()).rev() {
+        if let Some(p) = components[k].parent.map(|p| p as usize).filter(|&p| p < k) {
+            sums[p] = sums[p].plus(&sums[k]);
+        }
+    }
+    sums
+}
+
+/// Per id, its nodes' inclusive allocations, counting only nodes with no node of the
+/// same id above them (a recursion's inner calls are inside its outer ones).
+pub(super) fn flat_inclusive_allocs(
+    components: &[ComponentTotals],
+) -> HashMap<&'static str, Allocs> {
+    let inclusive = inclusive_allocs(components);
+    let mut out: HashMap<&'static str, Allocs> = HashMap::new();
+    for (k, c) in components.iter().enumerate() {
+        let mut above = c.parent.map(|p| p as usize).filter(|&p| p < k);
+        let mut nested = false;
+        while let Some(p) = above {
+            if components[p].name == c.name {
+                nested = true;
+                break;
+            }
+            above = components[p].parent.map(|q| q as usize).filter(|&q| q < p);
+        }
+        if !nested {
+            let sum = out.entry(c.name).or_default();
+            *sum = sum.plus(&inclusive[k]);
+        }
+    }
+    out
 }
 
 /// The tree of `nodes`, depth first, children by their total, largest first (scopes
@@ -308,6 +351,7 @@ fn build(nodes: &[Node], out: RowOutput) -> Vec<TreeNode> {
             row,
             self_time,
             account: None,
+            allocs: Some(parts.allocs),
             of_parent,
             of_root: share(root_total),
         });

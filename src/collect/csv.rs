@@ -150,6 +150,8 @@ mod tests {
 
     fn thread(serial: u64, name: &str, components: Vec<ComponentCapture>) -> ThreadCapture {
         ThreadCapture {
+            alloc_breach: None,
+            outside_allocs: None,
             serial,
             name: name.to_owned(),
             exited: false,
@@ -161,6 +163,7 @@ mod tests {
 
     fn component(name: &'static str, samples: Vec<u64>) -> ComponentCapture {
         ComponentCapture {
+            allocs: None,
             parent: None,
             self_ticks: None,
             name,
@@ -195,6 +198,7 @@ mod tests {
             }
         }
         let capture = Capture {
+            process_allocs: None,
             threads: vec![
                 thread(1, "main", vec![component("scopes", scopes)]),
                 thread(

@@ -22,6 +22,7 @@ use super::totals::{ComponentTotals, ThreadTotals, Totals};
 use super::watch::FoldWatch;
 use crate::config;
 use crate::diagnostics::{Anomalies, Unpaired};
+use crate::record::alloc::Allocs;
 use crate::record::budget::RINGS;
 use crate::record::fork::PerProcess;
 use crate::record::node::RingKey;
@@ -60,6 +61,8 @@ pub(super) struct Ledger {
     /// samples the ledger has read (its `seen` as of the previous fold), and its
     /// self-time sum then.
     reads: BTreeMap<u64, Vec<Read>>,
+    /// Per thread (by serial): its *in no scope* allocations as of the previous fold.
+    outside_reads: BTreeMap<u64, Allocs>,
     /// When the previous fold began (ms since the Unix epoch; 0 before the first):
     /// what a fold reads was recorded between then and its own start.
     last_fold_ms: u64,
@@ -85,6 +88,7 @@ static LEDGER: PerProcess<Mutex<Ledger>> = PerProcess::new(|| {
         series: SeriesLog::default(),
         watch: None,
         reads: BTreeMap::new(),
+        outside_reads: BTreeMap::new(),
         last_fold_ms: 0,
         now_ms: 0,
         last_fold_at: None,
@@ -120,6 +124,10 @@ pub(crate) struct FoldStats {
 /// Folds everything recorded since the previous fold: the drain's pace. Its
 /// [`FoldStats::fill_rate`] covers the folds reports made since the previous call.
 pub(crate) fn fold() -> FoldStats {
+    crate::record::alloc::uncounted(fold_now)
+}
+
+fn fold_now() -> FoldStats {
     let mut ledger = ledger();
     let mut stats = ledger.fold();
     stats.fill_rate = std::mem::take(&mut ledger.peak_fill_rate);
@@ -135,6 +143,7 @@ type Counts<'a> = (Anomalies, &'a [(u32, Unpaired)]);
 struct Read {
     seen: u64,
     own: u64,
+    allocs: Allocs,
 }
 
 /// Which samples of one ring are new, as the ring (or its compacted copy) reported:
@@ -142,6 +151,7 @@ struct Read {
 /// self-time sum, read before the samples.
 struct Batch<'a> {
     own: u64,
+    allocs: Allocs,
     seen: u64,
     first: u64,
     words: &'a [u64],
@@ -186,12 +196,16 @@ impl Ledger {
         }
         for c in &view.exited {
             self.thread(c.serial, &c.name, true, (c.anomalies, &c.unpaired));
+            self.outside(c.serial, c.outside);
+            self.breach(c.serial, c.first_breach);
             for (k, ring) in c.components.iter().enumerate() {
                 let from = self.component(c.serial, k, ring.key, &mut names);
-                if from < ring.seen {
+                let read = self.reads[&c.serial][k];
+                if from < ring.seen || read.allocs != ring.allocs {
                     let (words, more) = new_words(ring, from);
                     let batch = Batch {
                         own: ring.own_ticks,
+                        allocs: ring.allocs,
                         seen: ring.seen,
                         first: ring.seen - (words.len() + more.len()) as u64,
                         words,
@@ -206,6 +220,7 @@ impl Ledger {
         let window = self.interval.as_mut().unwrap_or(&mut self.whole);
         super::frames::fold_queued(window, self.watch.as_deref_mut());
         self.whole.teardown_drops = TEARDOWN_DROPS.load(Relaxed);
+        self.whole.process_allocs = crate::record::alloc::process();
         self.fold_threads_away(&view);
         self.publish_size();
         self.last_fold_ms = self.now_ms;
@@ -234,16 +249,20 @@ impl Ledger {
         let frames = thread.unpaired();
         let counts = (thread.counters.read(), frames.as_slice());
         self.thread(thread.serial, &thread.name, exited, counts);
+        self.outside(thread.serial, thread.outside.read());
+        self.breach(thread.serial, thread.first_breach());
         let mut buf = Vec::new();
         for (k, (key, ring)) in thread.rings().iter().enumerate() {
             let from = self.component(thread.serial, k, *key, names);
             buf.clear();
             let own = ring.own_ticks();
+            let allocs = ring.allocs().read();
             let read = ring.read_from(from, quiet, &mut buf);
             let new = read.seen - from;
             stats.busiest = stats.busiest.max(new as f64 / ring.capacity() as f64);
             let batch = Batch {
                 own,
+                allocs,
                 seen: read.seen,
                 first: read.first,
                 words: &buf,
@@ -270,6 +289,8 @@ impl Ledger {
             totals.merge_gone(&listed);
         }
         self.reads.retain(|serial, _| listed.contains(serial));
+        self.outside_reads
+            .retain(|serial, _| listed.contains(serial));
     }
 
     /// Publishes how many histograms the ledger holds (the series log's open tables
@@ -326,6 +347,27 @@ impl Ledger {
         }
     }
 
+    /// Folds thread `serial`'s *in no scope* allocations, `now` as counted so far, into
+    /// the open window (after [`thread`](Self::thread) made its entry).
+    fn outside(&mut self, serial: u64, now: Allocs) {
+        let before = self.outside_reads.insert(serial, now).unwrap_or_default();
+        let open = self.interval.as_mut().unwrap_or(&mut self.whole);
+        let t = open.threads.get_mut(&serial).expect("thread() ran");
+        t.outside = t.outside.plus(&now.since(&before));
+    }
+
+    /// Notes thread `serial`'s first allocation in an allocation-free scope, in every
+    /// window (a whole-run fact, as the counters are).
+    fn breach(&mut self, serial: u64, breach: Option<(u32, u64)>) {
+        if breach.is_some() {
+            for totals in self.windows() {
+                if let Some(t) = totals.threads.get_mut(&serial) {
+                    t.breach = breach;
+                }
+            }
+        }
+    }
+
     /// Makes sure the `k`-th component of thread `serial` (its `k`-th ring, of
     /// `key`) has an entry in the whole run and the interval; returns how many of the
     /// ring's samples were read before.
@@ -375,9 +417,11 @@ impl Ledger {
         stats.lost += lost;
         let read = &mut self.reads.get_mut(&serial).expect("component() ran")[k];
         let own = batch.own.wrapping_sub(read.own);
+        let allocs = batch.allocs.since(&read.allocs);
         *read = Read {
             seen: batch.seen,
             own: batch.own,
+            allocs: batch.allocs,
         };
         let keep = config::slowest();
         let when = (self.last_fold_ms, self.now_ms);
@@ -402,6 +446,7 @@ impl Ledger {
             .components[k];
         c.seen += batch.seen - from;
         c.self_ticks = c.self_ticks.wrapping_add(own);
+        c.allocs = c.allocs.plus(&allocs);
         c.lost += lost;
         let index = c.index;
         let mut also = |kind, ticks: &[u64]| {

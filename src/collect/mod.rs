@@ -49,6 +49,7 @@ pub(crate) use {
     window::{take_interval, whole_run},
 };
 
+use crate::record::alloc::Allocs;
 use crate::record::local;
 use crate::record::registry;
 use crate::record::{Id, id};
@@ -64,6 +65,10 @@ pub struct Capture {
     /// Records dropped because they were made after the calling thread's recorder had
     /// been torn down (from another thread-local's destructor).
     pub teardown_drops: u64,
+    /// With a [`Counting`](crate::alloc::Counting) allocator installed: what threads
+    /// without a recorder allocated (before their first record, after their recorder
+    /// was torn down at exit). `None` without one.
+    pub process_allocs: Option<Allocs>,
 }
 
 /// One thread's share of a [`Capture`].
@@ -84,6 +89,13 @@ pub struct ThreadCapture {
     /// cancelled, in order of the first such event: the per-id split of those four
     /// `anomalies`, and the cancels (which are not anomalies).
     pub unpaired: Vec<IdUnpaired>,
+    /// With a [`Counting`](crate::alloc::Counting) allocator installed: what the
+    /// thread allocated while no scope was open on it. `None` without one.
+    pub outside_allocs: Option<Allocs>,
+    /// Its first allocation in a scope declared allocation-free
+    /// ([`forbid`](crate::alloc::forbid)): the node's index in `components` and the
+    /// size in bytes.
+    pub alloc_breach: Option<(usize, u64)>,
 }
 
 /// One (thread, id)'s scopes that ended without their Stop, records dropped past the
@@ -136,6 +148,10 @@ pub struct ComponentCapture {
     /// recorded, overwritten ones included; 0 for pulses and records. `None` in a
     /// capture made by hand: then no scope had scopes inside it.
     pub self_ticks: Option<u64>,
+    /// With a [`Counting`](crate::alloc::Counting) allocator installed: what was
+    /// allocated and freed while this node was the innermost open scope on its
+    /// thread (its self allocations). `None` without one.
+    pub allocs: Option<Allocs>,
 }
 
 impl ComponentCapture {

@@ -2,11 +2,11 @@
 //! [`Capture`] and [`snapshot`](super::snapshot) are made of.
 
 use super::{Anomalies, Capture, ComponentCapture, IdUnpaired, Sample, ThreadCapture, Unpaired};
-use crate::record::id;
 use crate::record::local;
 use crate::record::node::RingKey;
 use crate::record::registry::{self, CompactRing, MERGED_NAME, TEARDOWN_DROPS, ThreadShared};
 use crate::record::ring::{Ring, RingRead};
+use crate::record::{alloc, id};
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -19,6 +19,10 @@ type Unnamed = (ThreadCapture, Indexed, Vec<(u32, Unpaired)>);
 
 /// Reads every thread (or only component `only`), live ones while they record.
 pub(super) fn read(only: Option<u32>) -> Capture {
+    alloc::uncounted(|| read_all(only))
+}
+
+fn read_all(only: Option<u32>) -> Capture {
     registry::compact();
     let view = registry::global().view();
     let mut threads: Vec<Unnamed> = Vec::new();
@@ -27,11 +31,14 @@ pub(super) fn read(only: Option<u32>) -> Capture {
         threads.push(read_live(thread, me.as_ref(), only));
     }
     for c in &view.exited {
-        let t = compacted(c.serial, &c.name, c.anomalies, &c.components, only);
+        let mut t = compacted(c.serial, &c.name, c.anomalies, &c.components, only);
+        t.0.outside_allocs = alloc::installed().then_some(c.outside);
+        t.0.alloc_breach = c.first_breach.map(|(at, size)| (at as usize, size));
         threads.push((t.0, t.1, c.unpaired.clone()));
     }
     if let Some(f) = &view.merged {
-        let t = compacted(0, MERGED_NAME, f.anomalies, &f.components, only);
+        let mut t = compacted(0, MERGED_NAME, f.anomalies, &f.components, only);
+        t.0.outside_allocs = alloc::installed().then_some(f.outside);
         threads.push((t.0, t.1, f.unpaired.clone()));
     }
     // Capture order: order of first record (the merged threads are the oldest).
@@ -60,6 +67,7 @@ pub(super) fn read(only: Option<u32>) -> Capture {
             })
             .collect(),
         teardown_drops: TEARDOWN_DROPS.load(Relaxed),
+        process_allocs: alloc::installed().then(alloc::process),
     }
 }
 
@@ -84,12 +92,15 @@ fn read_live(thread: &ThreadShared, me: Option<&Arc<ThreadShared>>, only: Option
                 ComponentCapture {
                     parent: parent(k),
                     self_ticks: Some(own),
+                    allocs: alloc::installed().then(|| ring.allocs().read()),
                     ..c
                 },
             )
         })
         .collect();
-    let t = thread_capture(thread.serial, &thread.name, exited, thread.counters.read());
+    let mut t = thread_capture(thread.serial, &thread.name, exited, thread.counters.read());
+    t.outside_allocs = alloc::installed().then(|| thread.outside.read());
+    t.alloc_breach = thread.first_breach().map(|(at, size)| (at as usize, size));
     (t, components, Vec::clone(&thread.unpaired()))
 }
 
@@ -113,6 +124,7 @@ fn compacted(
                 ComponentCapture {
                     parent,
                     self_ticks: Some(r.own_ticks),
+                    allocs: alloc::installed().then_some(r.allocs),
                     ..c
                 },
             )
@@ -129,6 +141,8 @@ fn thread_capture(serial: u64, name: &str, exited: bool, anomalies: Anomalies) -
         anomalies,
         components: Vec::new(),
         unpaired: Vec::new(),
+        outside_allocs: None,
+        alloc_breach: None,
     }
 }
 
@@ -141,6 +155,7 @@ fn component(seen: u64, capacity: usize, first: u64, samples: Vec<Sample>) -> Co
         samples,
         parent: None,
         self_ticks: None,
+        allocs: None,
     }
 }
 

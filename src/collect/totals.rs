@@ -7,6 +7,7 @@ use super::tally::Tally;
 use super::{Capture, Sample, SampleKind};
 use crate::config;
 use crate::diagnostics::{Anomalies, OpenScopes, Unpaired};
+use crate::record::alloc::Allocs;
 use crate::record::id;
 use crate::record::node::{RingKey, merge_by_path};
 use crate::record::registry::MERGED_NAME;
@@ -19,6 +20,9 @@ pub(crate) struct Totals {
     pub(crate) threads: BTreeMap<u64, ThreadTotals>,
     /// Records dropped during thread teardown.
     pub(crate) teardown_drops: u64,
+    /// Allocations by threads without a recorder (`record/alloc/`), counted so far
+    /// (a counter, as `teardown_drops`).
+    pub(crate) process_allocs: Allocs,
 }
 
 /// One thread's share of [`Totals`].
@@ -39,6 +43,12 @@ pub(crate) struct ThreadTotals {
     pub(crate) components: Vec<ComponentTotals>,
     /// Its frames, cut by `latte_frame!` marks (none without).
     pub(crate) per_frame: FrameTotals,
+    /// Allocations counted while no scope was open on it (folded as samples are:
+    /// into the open window).
+    pub(crate) outside: Allocs,
+    /// Its first allocation in an allocation-free scope (whole run): the node's
+    /// position in `components`, and its size.
+    pub(crate) breach: Option<(u32, u64)>,
 }
 
 impl ThreadTotals {
@@ -48,6 +58,7 @@ impl ThreadTotals {
             && self.anomalies == Anomalies::default()
             && self.unpaired.is_empty()
             && self.per_frame.frames() == 0
+            && self.outside.is_empty()
     }
 
     /// A thread with nothing folded yet.
@@ -60,6 +71,8 @@ impl ThreadTotals {
             open: Vec::new(),
             components: Vec::new(),
             per_frame: FrameTotals::default(),
+            outside: Allocs::default(),
+            breach: None,
         }
     }
 
@@ -98,6 +111,9 @@ pub(crate) struct ComponentTotals {
     pub(crate) parent: Option<u32>,
     /// Self time of the `seen` scopes, summed (see `ComponentCapture::self_ticks`).
     pub(crate) self_ticks: u64,
+    /// Allocations counted while the node was the innermost open scope (see
+    /// `ComponentCapture::allocs`).
+    pub(crate) allocs: Allocs,
     /// Samples recorded: folded + lost.
     pub(crate) seen: u64,
     /// Samples overwritten before a fold read them.
@@ -129,6 +145,7 @@ impl ComponentTotals {
             name,
             parent: None,
             self_ticks: 0,
+            allocs: Allocs::default(),
             seen: 0,
             lost: 0,
             migrated: 0,
@@ -262,11 +279,17 @@ impl ComponentTotals {
         }
     }
 
+    /// Whether anything was folded into it: samples or allocations.
+    pub(crate) fn any(&self) -> bool {
+        self.seen > 0 || !self.allocs.is_empty()
+    }
+
     /// Adds everything of `other` (the same id; if it is the same thread, recorded
     /// after this), keeping the `keep` slowest of both.
     pub(super) fn add(&mut self, other: &ComponentTotals, keep: usize) {
         self.seen += other.seen;
         self.self_ticks = self.self_ticks.wrapping_add(other.self_ticks);
+        self.allocs = self.allocs.plus(&other.allocs);
         self.lost += other.lost;
         self.migrated += other.migrated;
         for (kind, tally) in &other.kinds {
@@ -299,6 +322,7 @@ impl ComponentTotals {
         self.slowest.clear();
         self.seen = 0;
         self.self_ticks = 0;
+        self.allocs = Allocs::default();
         self.lost = 0;
         self.migrated = 0;
         for (_, t) in &mut self.kinds {
@@ -331,6 +355,7 @@ impl Totals {
     pub(crate) fn from_capture(capture: &Capture) -> Totals {
         let mut totals = Totals {
             teardown_drops: capture.teardown_drops,
+            process_allocs: capture.process_allocs.unwrap_or_default(),
             ..Totals::default()
         };
         for t in &capture.threads {
@@ -344,6 +369,7 @@ impl Totals {
                     let mut totals = ComponentTotals::new(index, c.name);
                     totals.parent = c.parent.map(|p| p as u32);
                     totals.self_ticks = c.self_ticks.unwrap_or_else(|| own_of(&c.samples));
+                    totals.allocs = c.allocs.unwrap_or_default();
                     totals.seen = c.seen;
                     totals.lost = c.overwritten();
                     let keep = config::slowest();
@@ -363,6 +389,8 @@ impl Totals {
             let thread = ThreadTotals {
                 anomalies: t.anomalies,
                 unpaired: t.unpaired.iter().map(|f| (f.name, f.counts)).collect(),
+                outside: t.outside_allocs.unwrap_or_default(),
+                breach: t.alloc_breach.map(|(at, size)| (at as u32, size)),
                 components,
                 ..ThreadTotals::new(t.name.clone(), t.exited)
             };
@@ -387,6 +415,7 @@ impl Totals {
                 .map(|(serial, t)| (*serial, t.clone()))
                 .collect(),
             teardown_drops: self.teardown_drops,
+            process_allocs: self.process_allocs,
         }
     }
 
@@ -410,6 +439,7 @@ impl Totals {
             let merged = (self.threads.entry(0))
                 .or_insert_with(|| ThreadTotals::new(MERGED_NAME.to_owned(), true));
             merged.anomalies = merged.anomalies.plus(&t.anomalies);
+            merged.outside = merged.outside.plus(&t.outside);
             // Frames of merged threads are added as one thread's (their lengths and
             // per-id figures stay each frame's own).
             merged.per_frame.add(&t.per_frame);

@@ -117,11 +117,12 @@ fn settle(whole: &mut Totals, open: &Totals) {
             .get_mut(serial)
             .expect("the interval's threads are the whole run's")
             .components;
-        for (k, c) in t.components.iter().enumerate().filter(|(_, c)| c.seen > 0) {
+        for (k, c) in t.components.iter().enumerate().filter(|(_, c)| c.any()) {
             mine[k].add(c, keep);
         }
         let whole = whole.threads.get_mut(serial).expect("listed above");
         whole.per_frame.add(&t.per_frame);
+        whole.outside = whole.outside.plus(&t.outside);
     }
 }
 
@@ -129,15 +130,17 @@ fn settle(whole: &mut Totals, open: &Totals) {
 /// counters' values taken from `now`.
 fn rebase(window: &mut Totals, now: &Totals) {
     window.teardown_drops = now.teardown_drops;
+    window.process_allocs = now.process_allocs;
     for (serial, t) in &mut window.threads {
         let now = &now.threads[serial];
         t.anomalies = now.anomalies;
         t.unpaired.clone_from(&now.unpaired);
         t.components
             .iter_mut()
-            .filter(|c| c.seen > 0)
+            .filter(|c| c.any())
             .for_each(ComponentTotals::clear);
         t.per_frame.clear();
+        t.outside = Default::default();
     }
 }
 
@@ -164,6 +167,7 @@ fn counters(now: &Totals) -> Totals {
             let t = ThreadTotals {
                 anomalies: t.anomalies,
                 unpaired: t.unpaired.clone(),
+                breach: t.breach,
                 ..ThreadTotals::new(t.name.clone(), t.exited)
             };
             (*serial, t)
@@ -172,6 +176,7 @@ fn counters(now: &Totals) -> Totals {
     Totals {
         threads,
         teardown_drops: now.teardown_drops,
+        process_allocs: now.process_allocs,
     }
 }
 
@@ -182,6 +187,7 @@ fn increments(now: &Totals, base: &Totals, samples: &Totals) -> Totals {
     let mut out = Totals {
         threads: BTreeMap::new(),
         teardown_drops: now.teardown_drops - base.teardown_drops,
+        process_allocs: now.process_allocs.since(&base.process_allocs),
     };
     for (serial, t) in &samples.threads {
         let (now, base) = (&now.threads[serial], &base.threads[serial]);
@@ -190,7 +196,7 @@ fn increments(now: &Totals, base: &Totals, samples: &Totals) -> Totals {
         // Every component, those with nothing seen too: a call-tree node names its
         // parent by its place in the list (rows leave the empty ones out).
         let components = t.components.clone();
-        let any = components.iter().any(|c| c.seen > 0);
+        let any = components.iter().any(ComponentTotals::any) || !t.outside.is_empty();
         // A thread with nothing new but a scope open is shown: it may be stuck there.
         let open = now.open.clone();
         let per_frame = t.per_frame.clone();
@@ -204,6 +210,8 @@ fn increments(now: &Totals, base: &Totals, samples: &Totals) -> Totals {
                 open,
                 components,
                 per_frame,
+                outside: t.outside,
+                breach: now.breach.filter(|_| since.alloc_breaches > 0),
             };
             out.threads.insert(*serial, thread);
         }
@@ -243,6 +251,7 @@ mod tests {
             ..ThreadTotals::new("t".to_owned(), false)
         };
         Totals {
+            process_allocs: Default::default(),
             threads: BTreeMap::from([(1, thread)]),
             teardown_drops: 0,
         }

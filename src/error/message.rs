@@ -80,6 +80,7 @@ impl Error {
             Error::Exporter { exporter, error } => {
                 write!(f, "the latte exporter {exporter} failed: {error}")
             }
+            Error::Allocated { .. } => self.fmt_alloc(f),
             Error::AlreadyRunning
             | Error::AgentStopped
             | Error::ClockAlreadySelected { .. }
@@ -94,6 +95,29 @@ impl Error {
             | Error::Hlog(_)
             | Error::Signals(_) => Ok(()),
         }
+    }
+
+    /// [`Error::Allocated`]: which thread, how many, and where the first one was.
+    fn fmt_alloc(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Error::Allocated {
+            thread,
+            count,
+            path,
+            size,
+        } = self
+        else {
+            unreachable!("called for Error::Allocated only")
+        };
+        let s = if *count == 1 { "" } else { "s" };
+        let place = match path.is_empty() {
+            true => "a scope no longer known".to_owned(),
+            false => path.join(" > "),
+        };
+        write!(
+            f,
+            "{count} allocation{s} in allocation-free scopes on thread {thread}; the first, \
+             {size} bytes, in {place}"
+        )
     }
 
     /// The message of a case about the agent's or the clock's state or the memory cap.

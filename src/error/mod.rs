@@ -83,6 +83,19 @@ pub enum Error {
         /// The value that was asked for.
         requested: usize,
     },
+    /// [`check_no_alloc`](crate::alloc::check_no_alloc): a scope declared
+    /// allocation-free ([`forbid`](crate::alloc::forbid)) allocated.
+    Allocated {
+        /// The first thread found with such allocations.
+        thread: String,
+        /// How many it counted.
+        count: u64,
+        /// The scope of the thread's first one, from the root of its call tree (empty
+        /// if no longer known).
+        path: Vec<String>,
+        /// That allocation's size in bytes.
+        size: u64,
+    },
     /// Drain pacing bounds ([`Builder::drain_pace`](crate::Builder::drain_pace))
     /// that are zero, reversed or longer than a minute.
     DrainPace {
@@ -189,6 +202,8 @@ impl PartialEq for Error {
                 matches!(other, FramesListed { requested: b } if a == b)
             }
             InternLimit { limit: a } => matches!(other, InternLimit { limit: b } if a == b),
+            // Every field is plain data that `Debug` writes whole.
+            Allocated { .. } => format!("{self:?}") == format!("{other:?}"),
             DrainPace { min, max } => {
                 matches!(other, DrainPace { min: c, max: d } if (min, max) == (c, d))
             }
@@ -275,7 +290,8 @@ impl Error {
             | Error::AgentStopped
             | Error::PeriodicReports { .. }
             | Error::ClockAlreadySelected { .. }
-            | Error::InternLimit { .. } => None,
+            | Error::InternLimit { .. }
+            | Error::Allocated { .. } => None,
         }
     }
 }

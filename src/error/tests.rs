@@ -62,6 +62,12 @@ fn every_case() -> Vec<Error> {
             reason: "the flight recorder is off".into(),
         },
         Error::FramesListed { requested: 1 << 20 },
+        Error::Allocated {
+            thread: "engine".into(),
+            count: 2,
+            path: vec!["order".into(), "risk".into()],
+            size: 48,
+        },
     ]
 }
 
@@ -91,13 +97,14 @@ fn case(error: &Error) -> usize {
         Error::FlightRecorder { .. } => 21,
         Error::Dump { .. } => 22,
         Error::FramesListed { .. } => 23,
+        Error::Allocated { .. } => 24,
     }
 }
 
 #[test]
 fn every_case_is_listed_once() {
     let cases: Vec<usize> = every_case().iter().map(case).collect();
-    assert_eq!(cases, (0..=23).collect::<Vec<_>>());
+    assert_eq!(cases, (0..=24).collect::<Vec<_>>());
 }
 
 #[test]

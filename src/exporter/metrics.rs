@@ -6,6 +6,7 @@
 
 use super::Exponential;
 use super::frames::Frames;
+use crate::allocs::Allocs;
 use crate::diagnostics::Anomalies;
 use crate::report::{Distribution, Report, Row, Unit};
 use std::time::Duration;
@@ -179,6 +180,9 @@ pub struct Component {
     pub bypass: u64,
     /// Values the cleaning rule flags as outliers: may go down again.
     pub outliers: u64,
+    /// With a [`Counting`](crate::alloc::Counting) allocator installed: the
+    /// component's allocations, its scopes inside included (inclusive): only grow.
+    pub allocs: Option<Allocs>,
 }
 
 /// One anomaly counter: misuse or a clock event latte counted
@@ -271,6 +275,7 @@ fn component(row: &Row, thread: Option<&Thread>, report: &Report, bounds: &[f64]
         lost: row.stats.lost,
         bypass: row.stats.bypass,
         outliers: row.stats.outliers,
+        allocs: row.allocs.map(|a| a.inclusive()),
     }
 }
 

@@ -28,6 +28,7 @@ impl Local {
         }
         self.in_cold.store(true, Relaxed);
         signal_fence();
+        super::alloc::hook(self);
         let shared = self.shared.get_or_init(registry::register);
         let r = f(self, shared);
         signal_fence();

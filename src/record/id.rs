@@ -94,6 +94,11 @@ impl Id {
     /// assert_eq!(row.stats.seen, 2);
     /// ```
     pub fn intern(name: &str) -> Result<&'static Id, Error> {
+        // latte's own tables: not counted in the scope around the call.
+        super::alloc::uncounted(|| Id::intern_now(name))
+    }
+
+    fn intern_now(name: &str) -> Result<&'static Id, Error> {
         let mut interner = interner();
         if let Some(&id) = interner.interned.get(name) {
             return Ok(id);
@@ -161,7 +166,8 @@ impl Id {
     #[cold]
     #[inline(never)]
     fn resolve(&self) -> u32 {
-        let i = index_of(self.name);
+        // latte's own allocation (the interner's tables), not the scope's around it.
+        let i = super::alloc::uncounted(|| index_of(self.name));
         // Racing resolvers store the same value; Relaxed is enough for a cache.
         self.index.store(i, Relaxed);
         i

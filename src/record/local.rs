@@ -50,6 +50,16 @@ pub(crate) fn with(f: impl FnOnce(&Local)) {
     }
 }
 
+/// Runs `f` on this thread's recorder, or on `None` once it was torn down (cold
+/// paths only: the closure is not inlined as [`with`]'s is).
+pub(super) fn with_ref<R>(f: impl FnOnce(Option<&Local>) -> R) -> R {
+    match LOCAL.try_with(ptr::from_ref) {
+        // SAFETY: as in `with`: the thread's live `Local`, which outlives this call.
+        Ok(local) => f(Some(unsafe { &*local })),
+        Err(_) => f(None),
+    }
+}
+
 #[cold]
 #[inline(never)]
 pub(super) fn torn_down() {
@@ -98,6 +108,10 @@ pub(crate) struct Local {
     /// Set while a cold path runs, so a record made from inside it (by a signal
     /// handler, or an instrumented global allocator) is counted instead of re-entering.
     pub(super) in_cold: AtomicBool,
+    /// Above 0 while latte's own work runs on this thread outside a cold path (a
+    /// capture, a fold, a report): the allocations it makes are not counted
+    /// (`alloc/`).
+    pub(super) uncounted: Word32,
     /// Ids the memory cap refused a ring on this thread, with their counters of
     /// dropped records (shared with `shared`'s list). Cold paths only.
     pub(super) capped: RefCell<BTreeMap<u32, Arc<AtomicU64>>>,
@@ -132,6 +146,7 @@ impl Local {
             tables: RefCell::new(Vec::new()),
             shared: OnceCell::new(),
             in_cold: AtomicBool::new(false),
+            uncounted: Word32::new(0),
             capped: RefCell::new(BTreeMap::new()),
             paths: RefCell::new(BTreeMap::new()),
             positions: RefCell::new(BTreeMap::new()),
@@ -463,6 +478,8 @@ pub(super) fn push_scope(stack: Stack<'_>, d: usize, idx: u32, mode: Mode) {
 
 impl Drop for Local {
     fn drop(&mut self) {
+        // First: what the rest of teardown allocates counts in the process bucket.
+        super::alloc::unhook();
         self.count_open_at_exit();
         if let Some(shared) = self.shared.get() {
             // Before any of this recorder's memory goes: no reader of its open scopes

@@ -19,6 +19,7 @@
 //! | `unordered.rs` | the `tracing` bridge's exit: out of LIFO order, handing back the ticks |
 //! | `sample.rs` | the sample word's private layout, [`Sample`] |
 //! | `switch.rs` | [`set_recording`]: recording paused and resumed at run time |
+//! | `alloc/` | [`alloc::Counting`]: allocations counted in the innermost open scope's node; allocation-free scopes (`rules.rs`) |
 //! | `budget.rs` | the memory cap: bytes charged by rings, refused past the cap |
 //! | `flight.rs` | the flight recorder's per-thread buffer of recent scopes; its loom model in `flight/` |
 //! | `ring/` | the single-writer ring, its read protocol and its signal-safe claim; tests and loom model in `ring/tests.rs` |
@@ -26,6 +27,7 @@
 //! | `sync.rs` | the atomics, swapped for `loom`'s in model tests |
 //! | `fork.rs` | process-wide state made afresh in a forked child |
 
+pub mod alloc;
 pub(crate) mod budget;
 mod cold;
 pub(crate) mod flight;

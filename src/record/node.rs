@@ -178,6 +178,7 @@ impl Local {
         }
         drop(positions);
         shared.add_rings(rings);
+        super::alloc::inherit(shared, rings);
     }
 
     /// A scope of `idx` closed on no node: one the memory cap refused (counted now),

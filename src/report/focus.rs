@@ -142,7 +142,7 @@ fn compile(text: Option<&str>) -> Result<Option<glob::Pattern>, Error> {
 
 /// `a` before `b` in `sort`'s order (a stable sort keeps ties in their order).
 fn compare(a: &Row, b: &Row, sort: Sort) -> Ordering {
-    let (x, y) = (sort.column.number(&a.stats), sort.column.number(&b.stats));
+    let (x, y) = (sort.column.number(a), sort.column.number(b));
     let order = match (x, y) {
         (None, None) => a.component.cmp(&b.component),
         // A NaN (no value) goes last whichever the direction.

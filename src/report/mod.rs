@@ -25,6 +25,7 @@ pub(crate) use convert::scale_summary;
 pub(crate) use focus::by_total;
 pub use row::{CleanedSummary, Corrected, Row, RowKind, Slowest, Summary};
 
+use crate::allocs::Allocs;
 pub use crate::diagnostics::OpenScopes;
 use crate::diagnostics::{Anomalies, Footprint, Unpaired};
 pub use focus::{Focus, Sort};
@@ -142,6 +143,11 @@ pub struct Report {
     pub tree_left_out: u64,
     /// Records dropped during thread teardown (see [`Capture::teardown_drops`](crate::Capture::teardown_drops)).
     pub teardown_drops: u64,
+    /// With a [`Counting`](crate::alloc::Counting) allocator installed: what threads
+    /// without a recorder allocated, before their first record or after theirs was torn
+    /// down at exit (format 8 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_allocs: Option<Allocs>,
     /// latte's own memory when the report was made (`None` for reports built from a
     /// stored capture).
     pub footprint: Option<Footprint>,
@@ -231,6 +237,25 @@ pub struct ThreadReport {
     /// Its frames, when it marked some ([`latte_frame!`](crate::latte_frame)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_frame: Option<PerFrame>,
+    /// With a [`Counting`](crate::alloc::Counting) allocator installed: what it
+    /// allocated while no scope was open on it (format 8 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside_allocs: Option<Allocs>,
+    /// The thread's first allocation in a scope declared allocation-free
+    /// ([`latte::alloc::forbid`](crate::alloc::forbid)), when its `anomalies` count
+    /// some (`alloc_breaches`): format 8 on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_breach: Option<AllocBreach>,
+}
+
+/// Where a thread first allocated inside an allocation-free scope.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AllocBreach {
+    /// The innermost scope open then, from the root of the thread's call tree: the
+    /// allocation-free scope itself or one inside it.
+    pub path: Vec<String>,
+    /// The allocation's size in bytes.
+    pub size: u64,
 }
 
 /// Whether a count is 0 (left out of the JSON then).
@@ -373,6 +398,7 @@ impl Default for Report {
             tree: Vec::new(),
             tree_left_out: 0,
             teardown_drops: 0,
+            process_allocs: None,
             footprint: None,
             environment: None,
             periodic_failures: None,
@@ -388,7 +414,7 @@ impl Report {
     /// The JSON format a report made by this latte follows (see
     /// [`format_version`](Report::format_version)); `CHANGELOG.md` says what each
     /// version changed.
-    pub const FORMAT_VERSION: u32 = 7;
+    pub const FORMAT_VERSION: u32 = 8;
 
     /// The factor from counter ticks to the report's unit (1 for cycles): what turns
     /// an [`Account`]'s ticks into the figures beside it.
@@ -443,7 +469,7 @@ impl Report {
     /// use latte::report::JsonStyle;
     /// # let report = latte::Report::collect(&latte::ReportOptions::default());
     /// let json = report.to_json(JsonStyle::Pretty);
-    /// assert!(json.contains("\"unit\": \"Time\"") && json.contains("\"format_version\": 7"));
+    /// assert!(json.contains("\"unit\": \"Time\"") && json.contains("\"format_version\": 8"));
     /// let back: latte::Report = serde_json::from_str(&json).unwrap();
     /// assert_eq!(back.to_json(JsonStyle::Compact), report.to_json(JsonStyle::Compact));
     /// ```

@@ -125,6 +125,50 @@ pub fn share(part: f64, whole: f64) -> String {
     }
 }
 
+/// A count per call: up to two decimals, trailing zeros dropped, `<0.01` for a rate
+/// that rounds to 0 but is not 0.
+///
+/// ```
+/// use latte::report::numbers::per_call;
+/// assert_eq!(per_call(3.0), "3");
+/// assert_eq!(per_call(0.5), "0.5");
+/// assert_eq!(per_call(0.001), "<0.01");
+/// assert_eq!(per_call(0.0), "0");
+/// assert_eq!(per_call(12_345.0), "12.35 k");
+/// ```
+pub fn per_call(n: f64) -> String {
+    match n {
+        n if !n.is_finite() => "-".to_owned(),
+        0.0 => "0".to_owned(),
+        n if n < 0.005 => "<0.01".to_owned(),
+        n if n >= 1_000.0 => ticks(n),
+        n => {
+            let s = format!("{n:.2}");
+            s.trim_end_matches('0').trim_end_matches('.').to_owned()
+        }
+    }
+}
+
+/// A size in bytes: below 1 KiB as [`per_call`] writes a count, else in KiB, MiB or
+/// GiB with one decimal.
+///
+/// ```
+/// use latte::report::numbers::bytes;
+/// assert_eq!(bytes(308.0), "308 B");
+/// assert_eq!(bytes(0.5), "0.5 B");
+/// assert_eq!(bytes(4_096.0), "4.0 KiB");
+/// assert_eq!(bytes(3.5 * 1024.0 * 1024.0), "3.5 MiB");
+/// ```
+pub fn bytes(n: f64) -> String {
+    const KIB: f64 = 1024.0;
+    match n {
+        n if n < KIB => format!("{} B", per_call(n)),
+        n if n < KIB * KIB => format!("{:.1} KiB", n / KIB),
+        n if n < KIB * KIB * KIB => format!("{:.1} MiB", n / (KIB * KIB)),
+        n => format!("{:.1} GiB", n / (KIB * KIB * KIB)),
+    }
+}
+
 /// A parameter of a rule (the cleaning constants): at most three decimals, trailing
 /// zeros dropped.
 pub(crate) fn plain(value: f64) -> String {

@@ -3,6 +3,7 @@
 //! tails and its histogram.
 
 use super::Distribution;
+use crate::allocs::ScopeAllocs;
 use serde::{Deserialize, Serialize};
 
 /// One component's statistics.
@@ -31,6 +32,10 @@ pub struct Row {
     /// deflate, base64; `null` for none).
     #[serde(default, rename = "histogram")]
     pub distribution: Distribution,
+    /// With a [`Counting`](crate::alloc::Counting) allocator installed: what the id's
+    /// scopes allocated, over its calls (format 8 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocs: Option<ScopeAllocs>,
 }
 
 impl Row {

@@ -12,6 +12,7 @@ use super::frames::{PerFrame, Spread};
 use super::{
     Account, CleanedSummary, Report, Row, SelfTime, Summary, ThreadReport, TreeNode, UnpairedScopes,
 };
+use crate::allocs::Allocs;
 use std::collections::HashMap;
 
 impl Report {
@@ -64,6 +65,7 @@ impl Report {
             tree: tree_since(&self.tree, &earlier.tree),
             tree_left_out: self.tree_left_out,
             teardown_drops: self.teardown_drops.saturating_sub(earlier.teardown_drops),
+            process_allocs: allocs_since(self.process_allocs, earlier.process_allocs),
             footprint: self.footprint,
             environment: self.environment.clone(),
             periodic_failures: self.periodic_failures.clone(),
@@ -105,6 +107,10 @@ impl ThreadReport {
             return None;
         }
         Some(ThreadReport {
+            alloc_breach: self
+                .alloc_breach
+                .clone()
+                .filter(|_| anomalies.alloc_breaches > 0),
             name: self.name.clone(),
             serial: self.serial,
             exited: self.exited,
@@ -115,8 +121,17 @@ impl ThreadReport {
             tree: tree_since(&self.tree, earlier.map_or(&[][..], |e| &e.tree)),
             tree_left_out: self.tree_left_out,
             per_frame,
+            outside_allocs: allocs_since(
+                self.outside_allocs,
+                earlier.and_then(|e| e.outside_allocs),
+            ),
         })
     }
+}
+
+/// What was counted after `before` (all of `now` without it).
+fn allocs_since(now: Option<Allocs>, before: Option<Allocs>) -> Option<Allocs> {
+    now.map(|a| before.map_or(a, |b| a.since(&b)))
 }
 
 /// A thread's frames in the interval: the counts subtracted, the spreads and the
@@ -220,6 +235,7 @@ impl Row {
             slowest: Vec::new(),
             corrected: None,
             distribution,
+            allocs: self.allocs.map(|a| e.allocs.map_or(a, |b| a.since(&b))),
         })
     }
 }
@@ -267,6 +283,9 @@ fn tree_since(now: &[TreeNode], then: &[TreeNode]) -> Vec<TreeNode> {
             row,
             self_time,
             account,
+            allocs: node
+                .allocs
+                .map(|a| was.and_then(|w| w.allocs).map_or(a, |b| a.since(&b))),
             of_parent,
             of_root,
         });

@@ -2,6 +2,7 @@
 //! merged by path, depth first.
 
 use super::row::Row;
+use crate::allocs::ScopeAllocs;
 use serde::{Deserialize, Serialize};
 
 /// One node of a call tree: the scopes (and records) of one id opened under one
@@ -56,6 +57,10 @@ pub struct TreeNode {
     /// Format 5 on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account: Option<Account>,
+    /// With a [`Counting`](crate::alloc::Counting) allocator installed: what the node
+    /// allocated, itself and with the scopes inside it (format 8 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocs: Option<ScopeAllocs>,
     /// Its `TOTAL` as a share of its parent's (0 to 1; `None` at the root or under
     /// a parent of no time).
     pub of_parent: Option<f64>,
@@ -72,7 +77,7 @@ impl TreeNode {
     /// use latte::report::{Row, TreeNode};
     /// let node = |parent, depth, name| TreeNode {
     ///     parent, depth, row: Row::with_ticks(name, &[(10, 1)]),
-    ///     self_time: None, account: None, of_parent: None, of_root: 1.0,
+    ///     self_time: None, account: None, allocs: None, of_parent: None, of_root: 1.0,
     /// };
     /// let tree = [node(None, 0, "frame"), node(Some(0), 1, "physics")];
     /// assert_eq!(TreeNode::path(&tree, 1), ["frame", "physics"]);
@@ -99,6 +104,8 @@ struct TreeNodeWire {
     self_time: Option<SelfTime>,
     #[serde(default)]
     account: Option<Account>,
+    #[serde(default)]
+    allocs: Option<ScopeAllocs>,
     of_parent: Option<f64>,
     of_root: f64,
 }
@@ -114,6 +121,7 @@ impl From<TreeNodeWire> for TreeNode {
             depth: w.depth,
             self_time: w.self_time.filter(|_| timed),
             account: w.account.filter(|_| timed),
+            allocs: w.allocs,
             row: w.row,
             of_parent: w.of_parent,
             of_root: w.of_root,

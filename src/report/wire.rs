@@ -136,14 +136,14 @@ mod tests {
     }
 
     #[test]
-    fn formats_4_to_7_read_and_every_other_is_refused_saying_why() {
-        for v in 4..=7 {
+    fn formats_4_to_8_read_and_every_other_is_refused_saying_why() {
+        for v in 4..=8 {
             assert_eq!(version(v).unwrap(), v as u32);
         }
-        assert_eq!(Report::FORMAT_VERSION, 7);
-        let newer = version(8).unwrap_err().to_string();
+        assert_eq!(Report::FORMAT_VERSION, 8);
+        let newer = version(9).unwrap_err().to_string();
         assert!(
-            newer.contains("report format version 8: this latte reads versions 4 to 7"),
+            newer.contains("report format version 9: this latte reads versions 4 to 8"),
             "{newer}"
         );
         for v in 1..=3 {

@@ -1,5 +1,6 @@
-//! The public API is deliberate: at most 39 items at the crate root (38 and
-//! `test_hooks`; the 38th, `set_recording`, came with the runtime switch), each listed in
+//! The public API is deliberate: at most 40 items at the crate root (39 and
+//! `test_hooks`; the 38th, `set_recording`, came with the runtime switch, the 39th,
+//! `alloc`, with allocations per scope), each listed in
 //! `docs/api.md`, and nothing listed there that the root no longer has; and no example
 //! or doc binds `latte::init()` without handling its error.
 //!
@@ -9,7 +10,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-const LIMIT: usize = 39;
+const LIMIT: usize = 40;
 
 fn read(path: &str) -> String {
     std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR")))

@@ -62,6 +62,7 @@ fn run(scope: &Scope, t: u64) -> u64 {
 /// calibrated with [`known_costs`], in ticks.
 fn report_of(thread: &latte::collect::ThreadCapture) -> Report {
     let capture = Capture {
+        process_allocs: None,
         threads: vec![thread.clone()],
         teardown_drops: 0,
     };

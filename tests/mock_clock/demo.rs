@@ -127,6 +127,7 @@ fn demo_report() -> Report {
         on_named_thread("demo-build", || build(9_000_000)),
     ];
     let capture = Capture {
+        process_allocs: None,
         threads,
         teardown_drops: 0,
     };

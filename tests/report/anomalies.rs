@@ -26,7 +26,10 @@ fn distinct() -> (Anomalies, Vec<u64>) {
 
 fn report(anomalies: Anomalies) -> Report {
     let capture = Capture {
+        process_allocs: None,
         threads: vec![ThreadCapture {
+            alloc_breach: None,
+            outside_allocs: None,
             serial: 1,
             name: "misused".into(),
             exited: true,

@@ -30,7 +30,10 @@ fn capture() -> Capture {
         .map(|i| Sample::new(100 + i % 37, scope, i % 97 == 0).unwrap())
         .collect();
     Capture {
+        process_allocs: None,
         threads: vec![ThreadCapture {
+            alloc_breach: None,
+            outside_allocs: None,
             serial: 1,
             name: "worker".into(),
             exited: false,
@@ -39,6 +42,7 @@ fn capture() -> Capture {
                 ..Anomalies::default()
             },
             components: vec![ComponentCapture {
+                allocs: None,
                 parent: None,
                 self_ticks: None,
                 name: "parse",
@@ -123,7 +127,7 @@ fn reports_of_formats_no_release_wrote_are_refused_saying_so() {
     assert!(
         err.to_string().contains(
             "missing field `cleaned`: a summary without it is format 1's, which no release \
-             of latte wrote; this latte reads versions 4 to 7"
+             of latte wrote; this latte reads versions 4 to 8"
         ),
         "{err}"
     );

@@ -31,6 +31,7 @@ fn component(name: &'static str, values: &[u64]) -> ComponentCapture {
         stop: Mode::Fast,
     };
     ComponentCapture {
+        allocs: None,
         parent: None,
         self_ticks: None,
         name,
@@ -61,7 +62,10 @@ fn capture() -> Capture {
     let tight: Vec<u64> = (0..2_000u64).map(|i| 52 + (i * 7) % 26).collect();
     let bucket = [3_000u64, 3_001, 3_001];
     Capture {
+        process_allocs: None,
         threads: vec![ThreadCapture {
+            alloc_breach: None,
+            outside_allocs: None,
             serial: 1,
             name: "main".into(),
             exited: false,

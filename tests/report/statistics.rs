@@ -442,6 +442,7 @@ fn expected_value(s: Sample, cal: &Calibration, data: Data) -> u64 {
 
 fn component(name: &'static str, samples: Vec<Sample>, overwritten: u64) -> ComponentCapture {
     ComponentCapture {
+        allocs: None,
         parent: None,
         self_ticks: None,
         name,
@@ -454,6 +455,8 @@ fn component(name: &'static str, samples: Vec<Sample>, overwritten: u64) -> Comp
 
 fn thread(serial: u64, components: Vec<ComponentCapture>) -> ThreadCapture {
     ThreadCapture {
+        alloc_breach: None,
+        outside_allocs: None,
         serial,
         name: format!("worker-{serial}"),
         exited: serial.is_multiple_of(2),
@@ -500,6 +503,7 @@ fn captures() -> impl Strategy<Value = Capture> {
     any::<bool>().prop_flat_map(|small| {
         (vec(thread_components(small), 2..=4), 0u64..3).prop_map(|(threads, teardown_drops)| {
             Capture {
+                process_allocs: None,
                 threads: threads
                     .into_iter()
                     .enumerate()
@@ -1202,6 +1206,7 @@ proptest! {
         let cal = calibration(1);
         let samples: Vec<Sample> = specs.iter().map(|&(t, k, m)| sample(t, k, m)).collect();
         let capture = Capture {
+            process_allocs: None,
             threads: vec![thread(
                 1,
                 samples.iter().zip(IDS).map(|(&s, id)| component(id, vec![s], 0)).collect(),
@@ -1290,6 +1295,7 @@ fn calibrated_values_below_overhead_are_zero() {
     let pulse = sample(5, 9, false); // overhead 18
     let record = sample(3, 10, false); // never corrected
     let capture = Capture {
+        process_allocs: None,
         threads: vec![thread(
             1,
             vec![
@@ -1354,6 +1360,7 @@ fn calibrated_sums_are_exact() {
     let values: Vec<u64> = (0..5_000u64).map(|i| 3_000_000 + i * i * 7).collect();
     let samples: Vec<Sample> = values.iter().map(|&v| sample(v, 8, false)).collect();
     let capture = Capture {
+        process_allocs: None,
         threads: vec![thread(1, vec![component("big", samples, 0)])],
         teardown_drops: 0,
     };
@@ -1413,6 +1420,7 @@ fn edge_sets() -> Vec<Vec<u64>> {
 fn edge_capture(values: &[u64], kind: u8) -> Capture {
     let samples: Vec<Sample> = values.iter().map(|&v| sample(v, kind, false)).collect();
     Capture {
+        process_allocs: None,
         threads: (1..=2)
             .map(|serial| {
                 thread(
@@ -1591,6 +1599,7 @@ fn mean_of_equal_values_is_the_value() {
     ] {
         for n in [1, 2, 3, 5, 7, 1_000] {
             let capture = Capture {
+                process_allocs: None,
                 threads: vec![thread(
                     1,
                     vec![component("equal", vec![sample(v, 10, false); n], 0)],
@@ -1856,6 +1865,7 @@ fn acceptance_capture(values: &[u64]) -> Capture {
         .map(|(i, &v)| sample(v, 0, i % 1_000 == 7))
         .collect();
     Capture {
+        process_allocs: None,
         threads: vec![thread(1, vec![component("acceptance", samples, 4_321)])],
         teardown_drops: 0,
     }

@@ -235,6 +235,8 @@ fn two_threads(rows: &[Row]) -> Vec<ThreadReport> {
     };
     vec![
         ThreadReport {
+            alloc_breach: None,
+            outside_allocs: None,
             name: "main".to_owned(),
             serial: 1,
             exited: false,
@@ -254,6 +256,8 @@ fn two_threads(rows: &[Row]) -> Vec<ThreadReport> {
             per_frame: None,
         },
         ThreadReport {
+            alloc_breach: None,
+            outside_allocs: None,
             name: "feed-handler".to_owned(),
             serial: 2,
             exited: true,
@@ -300,6 +304,8 @@ fn raw_cycles() -> Report {
         resolution: 26.0,
         cleaning: Cleaning::OFF,
         threads: vec![ThreadReport {
+            alloc_breach: None,
+            outside_allocs: None,
             name: "main".to_owned(),
             serial: 1,
             exited: false,
@@ -411,6 +417,7 @@ fn extreme_summary() -> Summary {
 /// Every anomaly, each at its largest count.
 fn every_anomaly() -> Anomalies {
     Anomalies {
+        alloc_breaches: 0,
         abandoned_scopes: u64::MAX,
         empty_stops: u64::MAX,
         unmatched_stops: u64::MAX,
@@ -443,6 +450,8 @@ fn extreme() -> Report {
             inside: [[0.0; 3]; 3],
         }),
         threads: vec![ThreadReport {
+            alloc_breach: None,
+            outside_allocs: None,
             name: "t".repeat(500),
             serial: u64::MAX,
             exited: true,
@@ -685,9 +694,10 @@ fn the_footer_names_every_column_left_out() {
     let text = at(&report, 120);
     assert_eq!(headers(&text)[1..], names(&Column::SEED));
     assert!(omitted(&text).is_empty() && !text.contains("left out"));
-    // Wide: every column but a call tree's SELF and % PARENT (this report is flat).
+    // Wide: every column but a call tree's SELF and % PARENT (this report is flat) and
+    // the allocation columns (no allocator counted here).
     let text = wide(&report);
-    assert_eq!(headers(&text), names(&Column::ALL[..Column::ALL.len() - 2]));
+    assert_eq!(headers(&text), names(&Column::ALL[..Column::ALL.len() - 4]));
     assert!(omitted(&text).is_empty() && !text.contains("left out"));
 }
 
@@ -776,6 +786,8 @@ fn a_compact_table_shows_twenty_rows_and_counts_the_rest() {
         tree: Vec::new(),
         tree_left_out: 0,
         threads: vec![ThreadReport {
+            alloc_breach: None,
+            outside_allocs: None,
             name: "main".into(),
             serial: 1,
             exited: false,

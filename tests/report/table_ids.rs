@@ -43,6 +43,8 @@ fn report(ids: &[String]) -> Report {
         resolution: 0.0,
         cleaning: Cleaning::OFF,
         threads: vec![ThreadReport {
+            alloc_breach: None,
+            outside_allocs: None,
             name: "main".into(),
             serial: 1,
             exited: false,

@@ -18,7 +18,7 @@
 
 use crate::diff::render::value;
 use html_escape::encode_safe as safe;
-use latte::report::TreeNode;
+use latte::report::{TreeNode, numbers};
 use std::fmt::Write;
 
 /// Width of the chart's coordinate system, in pixels (the page scales it to fit).
@@ -218,8 +218,23 @@ pub fn title(tree: &[TreeNode], i: usize, unit: &str) -> String {
         }
         None => "no self time (not a scope on the thread's stack)".to_owned(),
     };
+    // With the counting allocator: per call, inclusive, and the node's own.
+    let allocs = node
+        .allocs
+        .filter(|a| a.calls() > 0)
+        .map_or(String::new(), |a| {
+            let (count, bytes) = a.per_call();
+            let (own, own_bytes) = a.own().per_call(a.calls());
+            format!(
+                "\n{} allocs, {} per call ({} allocs, {} in itself)",
+                numbers::per_call(count),
+                numbers::bytes(bytes),
+                numbers::per_call(own),
+                numbers::bytes(own_bytes)
+            )
+        });
     format!(
-        "{}\ntotal {}, {own}, {} calls\n{shares}",
+        "{}\ntotal {}, {own}, {} calls{allocs}\n{shares}",
         TreeNode::path(tree, i).join(" > "),
         value(node.row.stats.total, unit),
         node.row.stats.samples,

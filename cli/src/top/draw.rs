@@ -230,8 +230,13 @@ fn components(frame: &mut Frame, area: Rect, app: &App) {
         ("P50", Some(Sort::P50)),
         ("P99", Some(Sort::P99)),
         ("P99.9", Some(Sort::P999)),
-        ("P99, LAST 60 S", None),
     ]);
+    // With the counting allocator in the program: allocations per call, inclusive.
+    let allocs = live.report.process_allocs.is_some();
+    if allocs {
+        names.push(("ALLOCS/CALL", None));
+    }
+    names.push(("P99, LAST 60 S", None));
     let body = rows.iter().map(|shown| {
         let r = shown.row;
         let mut cells: Vec<Cell> = shown.thread.iter().map(|t| Cell::from(t.clone())).collect();
@@ -242,8 +247,11 @@ fn components(frame: &mut Frame, area: Rect, app: &App) {
             Cell::from(value(live, r.stats.median)),
             Cell::from(value(live, r.stats.p99)),
             Cell::from(value(live, r.stats.p999)),
-            Cell::from(spark_text(&app.history(&r.component))).green(),
         ]);
+        if allocs {
+            cells.push(Cell::from(allocs_per_call(r.allocs)));
+        }
+        cells.push(Cell::from(spark_text(&app.history(&r.component))).green());
         Row::new(cells)
     });
     let mut widths = vec![];
@@ -257,24 +265,36 @@ fn components(frame: &mut Frame, area: Rect, app: &App) {
         Constraint::Length(10),
         Constraint::Length(10),
         Constraint::Length(10),
-        Constraint::Length(SPARK_CELLS as u16 + 1),
     ]);
-    let title = match &app.filter {
-        Some(f) => format!(
-            " components matching '{f}' ({} of the interval's) ",
-            rows.len()
-        ),
-        None if rows.is_empty() && !live.recording() => {
-            " components: none, recording is off (r switches it on) ".to_owned()
-        }
-        None => format!(" components ({}) ", rows.len()),
-    };
+    if allocs {
+        widths.push(Constraint::Length(12));
+    }
+    widths.push(Constraint::Length(SPARK_CELLS as u16 + 1));
+    let title = components_title(app, live, rows.len());
     let table = Table::new(body, widths)
         .header(heading(&names, app.sort))
         .block(Block::bordered().title(title))
         .row_highlight_style(Style::new().reversed());
     let mut state = TableState::default().with_selected((!rows.is_empty()).then_some(app.selected));
     frame.render_stateful_widget(table, area, &mut state);
+}
+
+/// Allocations per call, inclusive: `-` without the counting allocator or calls.
+fn allocs_per_call(allocs: Option<latte::alloc::ScopeAllocs>) -> String {
+    allocs.filter(|a| a.calls() > 0).map_or("-".into(), |a| {
+        latte::report::numbers::per_call(a.per_call().0)
+    })
+}
+
+/// The components table's title: how many, matching the filter if one is set.
+fn components_title(app: &App, live: &Interval, rows: usize) -> String {
+    match &app.filter {
+        Some(f) => format!(" components matching '{f}' ({rows} of the interval's) "),
+        None if rows == 0 && !live.recording() => {
+            " components: none, recording is off (r switches it on) ".to_owned()
+        }
+        None => format!(" components ({rows}) "),
+    }
 }
 
 /// A node's SELF, LATTE IN and NOT ATTR cells. A node that is not a scope on the
@@ -302,6 +322,8 @@ fn parts(live: &Interval, node: &latte::report::TreeNode) -> (String, String, St
 fn tree(frame: &mut Frame, area: Rect, app: &App) {
     let Some(live) = &app.view else { return };
     let lines = app.tree();
+    // With the counting allocator in the program: allocations per call, inclusive.
+    let allocs = live.report.process_allocs.is_some();
     let body = lines.iter().map(|line| {
         let node = &live.report.tree[line.index];
         let mark = match line.folded {
@@ -311,7 +333,7 @@ fn tree(frame: &mut Frame, area: Rect, app: &App) {
         };
         let indent = "  ".repeat(line.depth as usize);
         let (own, inside, not_attributed) = parts(live, node);
-        Row::new([
+        let mut cells = vec![
             Cell::from(format!("{indent}{mark}{}", node.row.component)),
             Cell::from(rate(live, node.row.stats.seen)),
             Cell::from(value(live, node.row.stats.total)),
@@ -319,7 +341,11 @@ fn tree(frame: &mut Frame, area: Rect, app: &App) {
             Cell::from(inside),
             Cell::from(not_attributed),
             Cell::from(value(live, node.row.stats.p99)),
-        ])
+        ];
+        if allocs {
+            cells.push(Cell::from(allocs_per_call(node.allocs)));
+        }
+        Row::new(cells)
     });
     // TOTAL = SELF + the children's TOTAL + LATTE IN (latte inside: its work there) +
     // NOT ATTR (not attributed: children of calls still open, lost, or beyond the tree).
@@ -332,15 +358,13 @@ fn tree(frame: &mut Frame, area: Rect, app: &App) {
         ("NOT ATTR", None),
         ("P99", None),
     ];
-    let widths = [
-        Constraint::Min(22),
-        Constraint::Length(9),
-        Constraint::Length(9),
-        Constraint::Length(9),
-        Constraint::Length(9),
-        Constraint::Length(9),
-        Constraint::Length(9),
-    ];
+    let mut names = Vec::from(names);
+    let mut widths = vec![Constraint::Min(22)];
+    widths.extend([Constraint::Length(9); 6]);
+    if allocs {
+        names.push(("ALLOCS/CALL", None));
+        widths.push(Constraint::Length(12));
+    }
     let table = Table::new(body, widths)
         .header(heading(&names, app.sort))
         .block(Block::bordered().title(" call tree, all threads (left/right fold) "))

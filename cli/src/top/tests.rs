@@ -31,6 +31,7 @@ fn row(component: &str, calls: u64, total: f64, p99: f64) -> Row {
 
 fn node(parent: Option<usize>, depth: u32, component: &str) -> TreeNode {
     TreeNode {
+        allocs: None,
         parent,
         depth,
         row: row(component, 10, 1_000.0, 150.0),

@@ -136,7 +136,7 @@ fn reports_of_formats_no_release_wrote_are_refused_saying_so() {
         (
             "report-format-3.json",
             "report format version 3: no release of latte wrote it; this latte reads \
-             versions 4 to 7",
+             versions 4 to 8",
         ),
     ] {
         let old = Path::new(env!("CARGO_MANIFEST_DIR"))

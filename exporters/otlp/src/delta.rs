@@ -62,6 +62,9 @@ impl Baseline {
             if sums {
                 s.seen = got.map_or(0, |g| g.seen);
                 s.lost = got.map_or(0, |g| g.lost);
+                if s.allocs.is_some() {
+                    s.allocs = Some(got.and_then(|g| g.allocs).unwrap_or_default());
+                }
             }
         }
         if sums {

@@ -197,18 +197,43 @@ fn latency(set: &MetricSet, window: Window, kind: Histograms) -> [Metric; 2] {
     ]
 }
 
+/// What a count metric reads of a component.
+type Pick = fn(&Component) -> u64;
+
+/// The per-component counts: (name, monotonic, value, unit, description). The samples
+/// seen and lost, flagged; with the counting allocator only, the allocations, the
+/// scopes inside included.
+fn count_metrics(set: &MetricSet) -> Vec<(&'static str, bool, Pick, &'static str, &'static str)> {
+    let samples = "Samples, see docs/fleet.md.";
+    let sample = "{sample}";
+    let mut counts: Vec<(&str, bool, Pick, &str, &str)> = vec![
+        ("latte.samples.seen", true, |s| s.seen, sample, samples),
+        ("latte.samples.lost", true, |s| s.lost, sample, samples),
+        ("latte.samples.bypass", false, |s| s.bypass, sample, samples),
+        (
+            "latte.samples.outliers",
+            false,
+            |s| s.outliers,
+            sample,
+            samples,
+        ),
+    ];
+    if set.components.iter().any(|s| s.allocs.is_some()) {
+        let help = "Allocations in the component's scopes, inclusive, see docs/report-format.md.";
+        let count: Pick = |s| s.allocs.map_or(0, |a| a.count());
+        let bytes: Pick = |s| s.allocs.map_or(0, |a| a.bytes());
+        counts.push(("latte.allocations", true, count, "{allocation}", help));
+        counts.push(("latte.allocated.bytes", true, bytes, "By", help));
+    }
+    counts
+}
+
 /// The sample counts (sums that only grow, gauges that cleaning may lower) and the
 /// anomalies.
 fn counts(set: &MetricSet, window: Window) -> Vec<Metric> {
     let (at, temporality) = window.sums();
     let gauge_at = window.gauges();
-    type Pick = fn(&Component) -> u64;
-    let counts: [(&str, bool, Pick); 4] = [
-        ("latte.samples.seen", true, |s| s.seen),
-        ("latte.samples.lost", true, |s| s.lost),
-        ("latte.samples.bypass", false, |s| s.bypass),
-        ("latte.samples.outliers", false, |s| s.outliers),
-    ];
+    let counts = count_metrics(set);
     let sum = |data_points| {
         Data::Sum(Sum {
             data_points,
@@ -217,7 +242,7 @@ fn counts(set: &MetricSet, window: Window) -> Vec<Metric> {
         })
     };
     let mut metrics = Vec::new();
-    for (name, monotonic, pick) in counts {
+    for (name, monotonic, pick, unit, help) in counts {
         let points = set.components.iter();
         let stamp = if monotonic { at } else { gauge_at };
         let data_points = points
@@ -227,12 +252,7 @@ fn counts(set: &MetricSet, window: Window) -> Vec<Metric> {
             true => sum(data_points),
             false => Data::Gauge(Gauge { data_points }),
         };
-        metrics.push(metric(
-            name,
-            "Samples, see docs/fleet.md.",
-            "{sample}",
-            data,
-        ));
+        metrics.push(metric(name, help, unit, data));
     }
     let anomalies = set.anomalies.iter().map(|a| {
         let mut attributes = vec![text("kind", a.kind)];

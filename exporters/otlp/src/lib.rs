@@ -49,6 +49,7 @@
 //! | `latte.latency.quantile` | s | gauge, p50, p99, p99.9 (attribute `quantile`), whole-run |
 //! | `latte.samples.seen`, `latte.samples.lost` | `{sample}` | monotonic sum |
 //! | `latte.samples.bypass`, `latte.samples.outliers` | `{sample}` | gauge, whole-run |
+//! | `latte.allocations`, `latte.allocated.bytes` | `{allocation}`, `By` | monotonic sum, inclusive; with `latte::alloc::Counting` installed only |
 //! | `latte.anomalies` | `{anomaly}` | monotonic sum, attribute `kind` |
 //!
 //! Resource attributes: `service.name` (the executable's name), `process.pid`,

@@ -9,6 +9,7 @@
 //! | `latte_latency_quantile_seconds` | summary: p50, p99, p99.9, `_sum`, `_count` | component, quantile (, thread, thread_serial) |
 //! | `latte_samples_seen_total`, `latte_samples_lost_total` | counter | component (, thread, thread_serial) |
 //! | `latte_samples_bypass`, `latte_samples_outliers` | gauge | component (, thread, thread_serial) |
+//! | `latte_allocations_total`, `latte_allocated_bytes_total` | counter, with `latte::alloc::Counting` installed only | component (, thread, thread_serial) |
 //! | `latte_anomalies_total` | counter | kind (, thread, thread_serial) |
 //! | `latte_frames_total`, `latte_frames_over_budget_total` | counter | (thread, thread_serial) |
 //! | `latte_clock_info` | info (OpenMetrics), gauge of 1 (classic, protobuf) | clock, frequency_hz, hypervisor |
@@ -83,6 +84,7 @@ fn thread(t: &Thread) -> [(&'static str, String); 2] {
 pub(crate) fn families(set: &MetricSet) -> Vec<Family<'_>> {
     let mut families = Vec::from(latency(set));
     families.extend(counts(set));
+    families.extend(allocations(set));
     families.push(anomalies(set));
     families.extend(frames(set));
     families.push(clock(set));
@@ -159,6 +161,31 @@ fn counts(set: &MetricSet) -> [Family<'_>; 4] {
         per_series(set, lost, |s| Value::Count(s.lost)),
         per_series(set, bypass, |s| Value::Count(s.bypass)),
         per_series(set, outliers, |s| Value::Count(s.outliers)),
+    ]
+}
+
+/// Allocations per component, inclusive (its scopes inside included): none without
+/// the counting allocator.
+fn allocations(set: &MetricSet) -> Vec<Family<'_>> {
+    if set.components.iter().all(|s| s.allocs.is_none()) {
+        return Vec::new();
+    }
+    let count = (
+        "latte_allocations",
+        Kind::Counter,
+        "Allocations while the component's scopes were open (those inside included).",
+    );
+    let bytes = (
+        "latte_allocated_bytes",
+        Kind::Counter,
+        "Bytes allocated while the component's scopes were open (those inside included).",
+    );
+    let pick = |f: fn(&latte::alloc::Allocs) -> u64| {
+        move |s: &Component| Value::Count(s.allocs.as_ref().map_or(0, f))
+    };
+    vec![
+        per_series(set, count, pick(latte::alloc::Allocs::count)),
+        per_series(set, bytes, pick(latte::alloc::Allocs::bytes)),
     ]
 }
 

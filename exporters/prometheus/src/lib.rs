@@ -23,6 +23,7 @@
 //! | `latte_latency_quantile_seconds` | summary | the report's p50, p99, p99.9 of the whole run (exact ranks), with `_sum` and `_count` |
 //! | `latte_samples_seen_total`, `latte_samples_lost_total` | counter | only grow (until `latte::collect::reset()`) |
 //! | `latte_samples_bypass`, `latte_samples_outliers` | gauge | what the cleaning rule flags (kept in every figure) |
+//! | `latte_allocations_total`, `latte_allocated_bytes_total` | counter | with `latte::alloc::Counting` installed only: allocations in the component's scopes, inclusive |
 //! | `latte_anomalies_total{kind}` | counter | misuse and clock anomalies, by kind |
 //! | `latte_clock_info{clock,frequency_hz,hypervisor}` | info | the clock behind the numbers |
 //!

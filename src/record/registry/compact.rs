@@ -11,6 +11,7 @@
 use super::{Lists, Registry, ThreadShared};
 use crate::config;
 use crate::diagnostics::{Anomalies, Unpaired};
+use crate::record::alloc::Allocs;
 use crate::record::node::{RingKey, merge_by_path};
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
@@ -24,6 +25,11 @@ pub(crate) struct Compacted {
     /// Frames that ended without their Stop, per id index.
     pub(crate) unpaired: Vec<(u32, Unpaired)>,
     pub(crate) components: Vec<CompactRing>,
+    /// Allocations counted while no scope was open on the thread.
+    pub(crate) outside: Allocs,
+    /// The first allocation in an allocation-free scope: its node's position in
+    /// `components`, and its size.
+    pub(crate) first_breach: Option<(u32, u64)>,
 }
 
 /// One ring's retained samples of an exited thread (or of the merged threads).
@@ -34,6 +40,8 @@ pub(crate) struct CompactRing {
     pub(crate) key: RingKey,
     /// Self time of the `seen` scopes, summed.
     pub(crate) own_ticks: u64,
+    /// Allocations counted in the node.
+    pub(crate) allocs: Allocs,
     pub(crate) seen: u64,
     pub(crate) capacity: usize,
     pub(crate) samples: VecDeque<u64>,
@@ -54,6 +62,8 @@ pub(crate) struct Merged {
     /// Frames that ended without their Stop, per id index, summed over the threads.
     pub(crate) unpaired: Vec<(u32, Unpaired)>,
     pub(crate) components: Vec<CompactRing>,
+    /// Allocations counted while no scope was open on the threads, summed.
+    pub(crate) outside: Allocs,
 }
 
 /// Name under which merged threads appear.
@@ -161,6 +171,7 @@ fn compact_copy(t: &ThreadShared) -> Compacted {
             CompactRing {
                 key: *key,
                 own_ticks: ring.own_ticks(),
+                allocs: ring.allocs().read(),
                 seen: read.seen,
                 capacity: ring.capacity(),
                 samples: samples.into(),
@@ -173,6 +184,8 @@ fn compact_copy(t: &ThreadShared) -> Compacted {
         anomalies: t.counters.read(),
         unpaired: Vec::clone(&t.unpaired()),
         components,
+        outside: t.outside.read(),
+        first_breach: t.first_breach(),
     }
 }
 
@@ -181,6 +194,7 @@ fn compact_copy(t: &ThreadShared) -> Compacted {
 fn merge_into(merged: &mut Merged, t: &Compacted) {
     merged.threads += 1;
     merged.anomalies = merged.anomalies.plus(&t.anomalies);
+    merged.outside = merged.outside.plus(&t.outside);
     for (index, counts) in &t.unpaired {
         match merged.unpaired.iter_mut().find(|(i, _)| i == index) {
             Some((_, sum)) => *sum = sum.plus(counts),
@@ -190,6 +204,7 @@ fn merge_into(merged: &mut Merged, t: &Compacted) {
     let adopt = |r: &CompactRing, key| CompactRing {
         key,
         own_ticks: 0,
+        allocs: Allocs::default(),
         seen: 0,
         capacity: r.capacity,
         samples: VecDeque::new(),
@@ -197,6 +212,7 @@ fn merge_into(merged: &mut Merged, t: &Compacted) {
     let add = |slot: &mut CompactRing, r: &CompactRing| {
         slot.seen += r.seen;
         slot.own_ticks = slot.own_ticks.wrapping_add(r.own_ticks);
+        slot.allocs = slot.allocs.plus(&r.allocs);
         slot.capacity = slot.capacity.max(r.capacity);
         slot.samples.extend(r.samples.iter().copied());
         let excess = slot.samples.len().saturating_sub(slot.capacity);

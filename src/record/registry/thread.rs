@@ -36,6 +36,10 @@ pub(crate) struct ThreadShared {
     /// latte's own threads (calibration): hidden from captures and reports.
     internal: AtomicBool,
     pub(crate) counters: Counters,
+    /// Allocations counted while no scope was open on the thread (`record/alloc/`).
+    pub(crate) outside: crate::record::alloc::Cells,
+    /// The first allocation in an allocation-free scope: its node and size.
+    pub(crate) breach: crate::record::alloc::Breach,
     /// Copy-on-write like `rings`: the per-id split of three of the `counters`.
     unpaired: Mutex<UnpairedList>,
     /// Copy-on-write like `rings`: the per-id split of the `over_cap` counter. Read
@@ -154,6 +158,8 @@ impl ThreadShared {
             exited: AtomicBool::new(false),
             internal: AtomicBool::new(false),
             counters: Counters::default(),
+            outside: Default::default(),
+            breach: Default::default(),
             unpaired: Mutex::new(Arc::new(Vec::new())),
             capped: Mutex::new(Arc::new(Vec::new())),
             cancelled: Mutex::new(Arc::new(Vec::new())),

@@ -90,6 +90,9 @@ pub(crate) struct Ring {
     /// Every generation of slots, for readers and for growth (cold paths only: last,
     /// past the words the hot path touches).
     gens: Box<Gens>,
+    /// The allocations counted in this node (`alloc/`): past everything the
+    /// recording path touches.
+    allocs: super::alloc::Cells,
 }
 
 /// What one read of a ring returned.
@@ -139,6 +142,7 @@ impl Ring {
             len: OwnU64::new(first as u64),
             own_ticks: OwnU64::new(0),
             gens,
+            allocs: super::alloc::Cells::default(),
         }
     }
 
@@ -265,6 +269,11 @@ impl Ring {
         self.own_ticks.load(Ordering::Relaxed)
     }
 
+    /// The allocations counted in this node (see `record/alloc/`).
+    pub(crate) fn allocs(&self) -> &super::alloc::Cells {
+        &self.allocs
+    }
+
     /// Replaces the previous pulse's ticks by `now` and returns them (0: none). Only
     /// the owning thread may call this, holding a claim, so a handler that pulses the
     /// same id is refused instead of reading the baseline mid-update.
@@ -282,6 +291,7 @@ impl Ring {
         self.head.store(0, Ordering::Relaxed);
         self.pulse_last.store(0, Ordering::Relaxed);
         self.own_ticks.store(0, Ordering::Relaxed);
+        self.allocs.reset();
         self.gens.free_retired();
     }
 

@@ -7,6 +7,7 @@ use crate::report::{Account, Report, Row, SelfTime, ThreadReport, TreeNode};
 /// all threads, and a tree of `rows[0]` over `rows[1]`.
 fn report(rows: Vec<Row>) -> Report {
     let node = |parent: Option<usize>, depth, row: &Row, total: u64| TreeNode {
+        allocs: None,
         parent,
         depth,
         row: row.clone(),

@@ -34,7 +34,7 @@ pub(super) struct Layout {
 
 /// Lays out `doc` for `options` within `width` display columns.
 pub(super) fn fit(doc: &Doc, options: &TableOptions, width: usize) -> Layout {
-    let (candidates, chosen) = options.candidates(width, doc.tree);
+    let (candidates, chosen) = options.candidates(width, doc.tree, doc.allocs);
     let ids = doc.ids();
     // The widest indent a tree row takes before its id.
     let indent = doc

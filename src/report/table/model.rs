@@ -9,8 +9,9 @@ use super::notices::{self, LISTED};
 use super::options::{Column, TableOptions};
 use super::text;
 use super::tree;
+use crate::allocs::ScopeAllocs;
 use crate::report::Figures;
-use crate::report::numbers::{count, share};
+use crate::report::numbers::{self, count, share};
 use crate::report::{Report, Row, RowKind, ThreadReport};
 
 /// Rows a compact table shows before counting the rest.
@@ -32,6 +33,8 @@ pub(super) struct Doc {
     pub(super) compact: bool,
     /// Whether a section shows a call tree (then SELF and % PARENT are offered).
     pub(super) tree: bool,
+    /// Whether the report counted allocations (then ALLOCS/CALL and BYTES/CALL are).
+    pub(super) allocs: bool,
 }
 
 /// One block of a report.
@@ -127,6 +130,7 @@ impl Doc {
             blocks,
             compact: options.compact,
             tree,
+            allocs: report.process_allocs.is_some(),
         }
     }
 
@@ -253,6 +257,10 @@ fn thread_notices(t: &ThreadReport, wide: bool) -> Vec<String> {
     lines.extend(notices::unpaired_scopes(&t.unpaired, wide));
     lines.extend(notices::cancelled(t, wide));
     lines.extend(notices::open_now(t, wide));
+    lines.extend(
+        t.outside_allocs
+            .and_then(|a| notices::allocs("allocations in no scope", a)),
+    );
     lines
 }
 
@@ -355,14 +363,8 @@ fn cell(report: &Report, row: &Row, column: Column) -> String {
         Column::Median => single(n, median),
         Column::StdDev => number(n, std_dev),
         Column::Skew if none(n) || !skew.is_finite() => "-".to_owned(),
-        Column::Skew => {
-            let text = format!("{skew:.2}");
-            if text == "-0.00" {
-                "0.00".to_owned()
-            } else {
-                text
-            }
-        }
+        // A skew that rounds to zero from below is written as zero.
+        Column::Skew => format!("{skew:.2}").replace("-0.00", "0.00"),
         Column::Min => single(n, min),
         Column::Max => single(n, max),
         Column::Range => number(n, range),
@@ -377,6 +379,20 @@ fn cell(report: &Report, row: &Row, column: Column) -> String {
         Column::Migrated => count(s.migrated),
         // A call-tree node's (`fill_tree`); a flat row has none.
         Column::SelfTime | Column::OfParent => "-".to_owned(),
+        Column::AllocsPerCall | Column::BytesPerCall => per_call(row.allocs, column),
+    }
+}
+
+/// A scope's allocations per call in `column` (ALLOCS/CALL or BYTES/CALL): `-`
+/// without them.
+pub(super) fn per_call(allocs: Option<ScopeAllocs>, column: Column) -> String {
+    let Some(a) = allocs.filter(|a| a.calls() > 0) else {
+        return "-".to_owned();
+    };
+    let (allocs, bytes) = a.per_call();
+    match column {
+        Column::AllocsPerCall => numbers::per_call(allocs),
+        _ => numbers::bytes(bytes),
     }
 }
 

@@ -5,8 +5,9 @@
 //! summarised (wide shows them whole).
 
 use super::text::value;
+use crate::allocs::Allocs;
 use crate::diagnostics::{Anomalies, Unpaired};
-use crate::report::numbers::count;
+use crate::report::numbers::{self, count};
 use crate::report::{
     ExporterFailures, PeriodicFailures, Report, Row, ThreadReport, UnpairedScopes,
 };
@@ -128,13 +129,36 @@ pub(super) fn anomalies(thread: &ThreadReport, wide: bool) -> Option<String> {
                 "unmatched_stops" => ids(|c| c.unmatched_stops),
                 _ => Vec::new(),
             };
-            match ids.is_empty() {
-                true => format!("{} {label}", count(n)),
-                false => format!("{} {label} ({})", count(n), named(ids, wide)),
+            let first = thread
+                .alloc_breach
+                .as_ref()
+                .filter(|_| name == "alloc_breaches");
+            match (ids.is_empty(), first) {
+                (_, Some(b)) => format!(
+                    "{} {label} (first: {}, {})",
+                    count(n),
+                    b.path.join(" > "),
+                    numbers::bytes(b.size as f64)
+                ),
+                (true, None) => format!("{} {label}", count(n)),
+                (false, None) => format!("{} {label} ({})", count(n), named(ids, wide)),
             }
         })
         .collect();
     (!phrases.is_empty()).then(|| format!("anomalies: {}", phrases.join(", ")))
+}
+
+/// A bucket of allocations, e.g. `allocations in no scope: 1,204 (88.5 KiB), 1,180
+/// frees`; `None` when it counted nothing.
+pub(super) fn allocs(what: &str, a: Allocs) -> Option<String> {
+    (!a.is_empty()).then(|| {
+        format!(
+            "{what}: {} ({}), {} frees",
+            count(a.count()),
+            numbers::bytes(a.bytes() as f64),
+            count(a.frees())
+        )
+    })
 }
 
 /// The timers cancelled on the thread, per id (most first), e.g. `cancelled timers

@@ -1,7 +1,7 @@
 //! What a table shows: [`TableOptions`] (width, columns, wide and compact modes) and
 //! the [`Column`]s with their priority.
 
-use crate::report::Summary;
+use crate::report::Row;
 
 /// Width used when neither the options, `COLUMNS` nor a terminal give one.
 pub const DEFAULT_WIDTH: usize = 100;
@@ -64,11 +64,16 @@ pub enum Column {
     SelfTime,
     /// A call-tree node's `TOTAL` as a share of its parent's.
     OfParent,
+    /// Allocations per call, the scopes inside included (with a
+    /// [`Counting`](crate::alloc::Counting) allocator installed).
+    AllocsPerCall,
+    /// Bytes allocated per call, the scopes inside included (likewise).
+    BytesPerCall,
 }
 
 impl Column {
     /// Every column, in the order a table shows them.
-    pub const ALL: [Column; 20] = [
+    pub const ALL: [Column; 22] = [
         Column::Component,
         Column::Samples,
         Column::Avg,
@@ -89,6 +94,8 @@ impl Column {
         Column::Migrated,
         Column::SelfTime,
         Column::OfParent,
+        Column::AllocsPerCall,
+        Column::BytesPerCall,
     ];
 
     /// What a table of 120 display columns or more shows: the C++ original's nine
@@ -137,7 +144,7 @@ impl Column {
     ];
 
     /// Every column, most important first: what a narrow table keeps.
-    pub const PRIORITY: [Column; 20] = [
+    pub const PRIORITY: [Column; 22] = [
         Column::Component,
         Column::Samples,
         Column::Median,
@@ -146,6 +153,8 @@ impl Column {
         Column::Total,
         Column::SelfTime,
         Column::OfParent,
+        Column::AllocsPerCall,
+        Column::BytesPerCall,
         Column::P999,
         Column::Max,
         Column::Min,
@@ -187,6 +196,8 @@ impl Column {
             Column::Migrated => "MIGR",
             Column::SelfTime => "SELF",
             Column::OfParent => "% PARENT",
+            Column::AllocsPerCall => "ALLOCS/CALL",
+            Column::BytesPerCall => "BYTES/CALL",
         }
     }
 
@@ -195,10 +206,13 @@ impl Column {
         self as usize
     }
 
-    /// The number this column shows for `s` (its headline figure), to sort rows by;
+    /// The number this column shows for `row` (its headline figure), to sort rows by;
     /// `None` for COMPONENT, which sorts by text.
-    pub(in crate::report) fn number(self, s: &Summary) -> Option<f64> {
+    pub(in crate::report) fn number(self, row: &Row) -> Option<f64> {
+        let s = &row.stats;
         let count = |n: u64| Some(n as f64);
+        let per_call =
+            |pick: fn((f64, f64)) -> f64| Some(row.allocs.map_or(f64::NAN, |a| pick(a.per_call())));
         match self {
             Column::Component => None,
             Column::Samples => count(s.samples),
@@ -220,6 +234,8 @@ impl Column {
             Column::Migrated => count(s.migrated),
             // A flat row has neither: they sort as unknown.
             Column::SelfTime | Column::OfParent => Some(f64::NAN),
+            Column::AllocsPerCall => per_call(|(allocs, _)| allocs),
+            Column::BytesPerCall => per_call(|(_, bytes)| bytes),
         }
     }
 }
@@ -292,20 +308,25 @@ impl TableOptions {
 
     /// The columns after `COMPONENT` a table of `width` tries to show, in display
     /// order, and whether the user chose them.
-    pub(super) fn candidates(&self, width: usize, tree: bool) -> (Vec<Column>, bool) {
+    /// The columns to lay out at `width`, and whether they were chosen; `tree` when a
+    /// section shows a call tree, `allocs` when the report counted allocations (then
+    /// ALLOCS/CALL and BYTES/CALL come last, unless the columns were chosen).
+    pub(super) fn candidates(&self, width: usize, tree: bool, allocs: bool) -> (Vec<Column>, bool) {
         let tree_cells = [Column::SelfTime, Column::OfParent];
         let seed_tree: Vec<Column> = Column::SEED.iter().chain(&tree_cells).copied().collect();
+        let alloc_cells = [Column::AllocsPerCall, Column::BytesPerCall];
         let (wanted, chosen): (&[Column], bool) = match &self.columns {
             Some(columns) => (columns, true),
-            None if self.wide && tree => (&Column::ALL, false),
+            None if self.wide && tree => (&Column::ALL[..20], false),
             None if self.wide => (&Column::ALL[..18], false),
             None if width >= SEED_WIDTH && tree => (&seed_tree, false),
             None if width >= SEED_WIDTH => (&Column::SEED, false),
             None if tree => (&Column::TREE, false),
             None => (&Column::NARROW, false),
         };
+        let extra: &[Column] = if allocs && !chosen { &alloc_cells } else { &[] };
         let mut out: Vec<Column> = Vec::new();
-        for &column in wanted {
+        for &column in wanted.iter().chain(extra) {
             if column != Column::Component && !out.contains(&column) {
                 out.push(column);
             }
@@ -427,15 +448,15 @@ mod tests {
             ..TableOptions::default()
         };
         assert_eq!(
-            options.candidates(80, false),
+            options.candidates(80, false, false),
             (vec![Column::P99, Column::Samples], true)
         );
         let default = TableOptions::default();
-        assert_eq!(default.candidates(119, false).0, Column::NARROW);
-        assert_eq!(default.candidates(120, false).0, Column::SEED);
-        assert_eq!(default.candidates(100, true).0, Column::TREE);
+        assert_eq!(default.candidates(119, false, false).0, Column::NARROW);
+        assert_eq!(default.candidates(120, false, false).0, Column::SEED);
+        assert_eq!(default.candidates(100, true, false).0, Column::TREE);
         assert_eq!(
-            default.candidates(120, true).0.len(),
+            default.candidates(120, true, false).0.len(),
             Column::SEED.len() + 2
         );
         let wide = TableOptions {
@@ -443,7 +464,13 @@ mod tests {
             ..TableOptions::default()
         };
         // Every column; SELF and % PARENT only for a tree.
-        assert_eq!(wide.candidates(80, false).0.len(), Column::ALL.len() - 3);
-        assert_eq!(wide.candidates(80, true).0.len(), Column::ALL.len() - 1);
+        assert_eq!(
+            wide.candidates(80, false, false).0.len(),
+            Column::ALL.len() - 5
+        );
+        assert_eq!(
+            wide.candidates(80, true, false).0.len(),
+            Column::ALL.len() - 3
+        );
     }
 }

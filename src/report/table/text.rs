@@ -117,6 +117,9 @@ pub(super) fn header(report: &Report, wide: bool) -> Vec<String> {
         if f.flight_entries > 0 {
             lines.push(flight_recorder(f));
         }
+        let process = report.process_allocs;
+        let what = "allocations by threads without a recorder";
+        lines.extend(process.and_then(|a| super::notices::allocs(what, a)));
     }
     lines.push(cleaning(&report.cleaning, report.figures));
     lines
@@ -204,12 +207,11 @@ fn naming_no_clocksource(os: &str) -> Option<&'static str> {
     }
 }
 
-/// A byte count in KiB, MiB or GiB.
+/// A byte count in KiB, MiB or GiB (latte's memory is never shown in bytes).
 fn bytes(n: u64) -> String {
     match n {
-        n if n < 1 << 20 => format!("{:.1} KiB", n as f64 / 1024.0),
-        n if n < 1 << 30 => format!("{:.1} MiB", n as f64 / (1 << 20) as f64),
-        n => format!("{:.1} GiB", n as f64 / (1 << 30) as f64),
+        n if n < 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n => crate::report::numbers::bytes(n as f64),
     }
 }
 

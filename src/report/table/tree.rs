@@ -53,6 +53,9 @@ fn node_cells(report: &Report, node: &TreeNode) -> Cells {
     cells.cells[Column::OfParent.index()] = node
         .of_parent
         .map_or_else(|| "-".to_owned(), |f| share(f, 1.0));
+    for column in [Column::AllocsPerCall, Column::BytesPerCall] {
+        cells.cells[column.index()] = super::model::per_call(node.allocs, column);
+    }
     cells
 }
 

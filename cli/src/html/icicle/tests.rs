@@ -4,6 +4,7 @@ use latte::report::{Row, RowKind, SelfTime, Summary};
 /// A node of `id` under `parent` with `total` ns, `self_total` of it its own.
 fn node(id: &str, parent: Option<usize>, depth: u32, total: f64, self_total: f64) -> TreeNode {
     TreeNode {
+        allocs: None,
         parent,
         depth,
         row: Row {
@@ -118,6 +119,17 @@ fn titles_give_the_full_path_and_the_figures() {
         svg.contains(
             "total 1.000 us, self 100.0 ns, latte inside 15.00 ns, not attributed 5.000 ns"
         ),
+        "{svg}"
+    );
+    // With the counting allocator: allocations per call, inclusive and the node's own.
+    tree[0].allocs = Some(latte::alloc::ScopeAllocs::new(
+        10,
+        latte::alloc::Allocs::new(5, 400, 5, 400),
+        latte::alloc::Allocs::new(30, 3_000, 30, 3_000),
+    ));
+    let svg = super::svg(&tree, "ns").unwrap();
+    assert!(
+        svg.contains("10 calls\n3 allocs, 300 B per call (0.5 allocs, 40 B in itself)"),
         "{svg}"
     );
     // ... and draws both, below the node at the right end of its span.
