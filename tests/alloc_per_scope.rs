@@ -386,3 +386,54 @@ fn the_allocation_free_check_names_exactly_the_offending_scope() {
     let line = "2 allocations in allocation-free scopes (first: free_order > free_encode, 48 B)";
     assert!(table.contains(line), "{table}");
 }
+
+/// With `latte_frame!` marks: each component's allocations per frame, as a
+/// distribution over the frames (its outermost calls' and those inside them).
+#[test]
+fn allocations_per_frame_are_a_distribution_over_the_frames() {
+    std::thread::Builder::new()
+        .name("alloc-frames".into())
+        .spawn(|| {
+            latte::latte_frame!();
+            for frame in 0..100 {
+                latte::latte_start!("frame_work");
+                // 60 frames of 2 allocations, 40 of 4: the child's one and these.
+                let own = if frame % 5 < 3 { 1 } else { 3 };
+                (0..own).for_each(|_| drop(black_box(Box::new(frame))));
+                latte::latte_start!("frame_child");
+                black_box(Box::new(1_u8));
+                latte::latte_stop!("frame_child");
+                latte::latte_stop!("frame_work");
+                latte::latte_frame!();
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    let report = latte::Report::collect(&latte::ReportOptions::default());
+    let t = report
+        .threads
+        .iter()
+        .find(|t| t.name == "alloc-frames")
+        .unwrap();
+    let frames = t.per_frame.as_ref().expect("frames marked");
+    assert_eq!(frames.frames, 100);
+    let work = frames
+        .components
+        .iter()
+        .find(|c| c.component == "frame_work");
+    let allocs = work.unwrap().allocs.expect("the allocator is installed");
+    assert_eq!((allocs.p50, allocs.max), (2.0, 4.0));
+    assert!((allocs.mean - 2.8).abs() < 1e-9, "{allocs:?}");
+    let child = frames
+        .components
+        .iter()
+        .find(|c| c.component == "frame_child");
+    let child = child.unwrap().allocs.unwrap();
+    assert_eq!((child.p50, child.max), (1.0, 1.0));
+    let mut table = Vec::new();
+    report.write(&mut table, latte::Format::default()).unwrap();
+    let table = String::from_utf8(table).unwrap();
+    let header = table.lines().find(|l| l.starts_with("PER FRAME")).unwrap();
+    assert!(header.contains("ALLOCS P50"), "{header}");
+}

@@ -118,6 +118,8 @@ fn components(
                 frames_with_calls: with,
                 time: spread(&time, &id.ticks, frames, scale),
                 calls: spread(&runs(&id.calls, zeros), &id.calls, frames, 1.0),
+                allocs: (id.allocs.exact.count > 0)
+                    .then(|| spread(&runs(&id.allocs, zeros), &id.allocs, frames, 1.0)),
             }
         })
         .collect();
@@ -241,6 +243,7 @@ mod tests {
             position,
             calls: 1,
             own,
+            allocs: 0,
         };
         FrameRecord {
             number,

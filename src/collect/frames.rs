@@ -15,12 +15,14 @@ use crate::record::marks::FrameRecord;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
-/// One id's share of one frame: its time (ticks) and calls.
+/// One id's share of one frame: its time (ticks), calls, and allocations (its
+/// outermost nodes' and those of the scopes inside them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct IdInFrame {
     pub(crate) name: &'static str,
     pub(crate) ticks: u64,
     pub(crate) calls: u64,
+    pub(crate) allocs: u64,
 }
 
 /// One frame kept whole.
@@ -62,6 +64,8 @@ pub(crate) struct IdUnpaired {
     pub(crate) name: &'static str,
     pub(crate) ticks: Tally,
     pub(crate) calls: Tally,
+    /// Allocations per frame: recorded only with the counting allocator installed.
+    pub(crate) allocs: Tally,
 }
 
 /// A thread's frames in one window.
@@ -96,10 +100,14 @@ impl FrameTotals {
     ) {
         let (ids, timed) = per_id(frame, components);
         self.length.record(frame.length);
+        let allocs = crate::record::alloc::installed();
         for id in &ids {
             let at = self.at(id.name);
             self.ids[at].ticks.record(id.ticks);
             self.ids[at].calls.record(id.calls);
+            if allocs {
+                self.ids[at].allocs.record(id.allocs);
+            }
         }
         let kept = KeptFrame {
             number: frame.number,
@@ -117,6 +125,7 @@ impl FrameTotals {
             let at = self.at(id.name);
             self.ids[at].ticks.add(&id.ticks);
             self.ids[at].calls.add(&id.calls);
+            self.ids[at].allocs.add(&id.allocs);
         }
         let limit = config::frames_listed();
         other
@@ -139,6 +148,7 @@ impl FrameTotals {
         for id in &mut self.ids {
             id.ticks.clear();
             id.calls.clear();
+            id.allocs.clear();
         }
         self.worst.clear();
     }
@@ -193,28 +203,33 @@ pub(crate) fn fold_queued(window: &mut Totals, mut watch: Option<&mut dyn FoldWa
 fn per_id(frame: &FrameRecord, components: &[ComponentTotals]) -> (Vec<IdInFrame>, u64) {
     // Inclusive ticks per node, children added to their parents deepest first (a
     // node always comes after its parent).
-    let mut inclusive: BTreeMap<usize, u64> = BTreeMap::new();
+    // (ticks, allocations) per node.
+    let mut inclusive: BTreeMap<usize, (u64, u64)> = BTreeMap::new();
     let mut calls: HashMap<usize, u64> = HashMap::new();
     for node in &frame.nodes {
         let k = node.position as usize;
         // A node made since the rings were read is in the next fold's frames only.
         if k < components.len() {
-            *inclusive.entry(k).or_default() += node.own;
+            let sum = inclusive.entry(k).or_default();
+            *sum = (sum.0 + node.own, sum.1 + node.allocs);
             *calls.entry(k).or_default() += node.calls;
         }
     }
-    let mut nodes: Vec<(usize, u64)> = Vec::with_capacity(inclusive.len());
+    let mut nodes: Vec<(usize, (u64, u64))> = Vec::with_capacity(inclusive.len());
     let mut timed = 0;
-    while let Some((k, ticks)) = inclusive.pop_last() {
+    while let Some((k, (ticks, allocs))) = inclusive.pop_last() {
         match components[k].parent {
-            Some(p) => *inclusive.entry(p as usize).or_default() += ticks,
+            Some(p) => {
+                let sum = inclusive.entry(p as usize).or_default();
+                *sum = (sum.0 + ticks, sum.1 + allocs);
+            }
             None => timed += ticks,
         }
-        nodes.push((k, ticks));
+        nodes.push((k, (ticks, allocs)));
     }
     nodes.reverse();
     let mut ids: Vec<IdInFrame> = Vec::new();
-    for (k, ticks) in nodes {
+    for (k, (ticks, allocs)) in nodes {
         let name = components[k].name;
         let outermost = !ancestors(components, k).any(|a| components[a].name == name);
         let node_calls = calls.get(&k).copied().unwrap_or(0);
@@ -228,6 +243,7 @@ fn per_id(frame: &FrameRecord, components: &[ComponentTotals]) -> (Vec<IdInFrame
                     name,
                     ticks: 0,
                     calls: 0,
+                    allocs: 0,
                 });
                 ids.last_mut().expect("just pushed")
             }
@@ -235,6 +251,7 @@ fn per_id(frame: &FrameRecord, components: &[ComponentTotals]) -> (Vec<IdInFrame
         id.calls += node_calls;
         if outermost {
             id.ticks += ticks;
+            id.allocs += allocs;
         }
     }
     ids.retain(|i| i.calls > 0);

@@ -31,12 +31,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 pub(crate) const QUEUED_FRAMES: usize = 4096;
 
 /// One node's share of a frame: its position in the thread's ring list, its calls,
-/// and its self time in ticks.
+/// its self time in ticks, and the allocations counted in it (while it was the
+/// innermost scope) since its previous frame with a call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct NodeFrame {
     pub(crate) position: u32,
     pub(crate) calls: u64,
     pub(crate) own: u64,
+    pub(crate) allocs: u64,
 }
 
 /// One frame of one thread: from one mark to the next.
@@ -95,8 +97,9 @@ struct Marks {
     /// Ticks at the previous mark (if any); frames so far.
     last_mark: Option<u64>,
     number: u64,
-    /// Each node's pushes and self-time sum at the previous mark, by position.
-    last: Vec<(u64, u64)>,
+    /// Each node's pushes, self-time sum and allocations at its previous mark with a
+    /// call, by position.
+    last: Vec<(u64, u64, u64)>,
     /// Frames the reader could not take yet (its lock was held), oldest first.
     waiting: Vec<FrameRecord>,
     spare: Vec<Vec<NodeFrame>>,
@@ -162,8 +165,10 @@ impl Local {
     }
 
     /// The nodes with calls since the previous mark, into `nodes` (emptied first), and
-    /// each node's pushes and self-time sum now, into `last`.
-    fn frame_nodes(&self, last: &mut Vec<(u64, u64)>, nodes: &mut Vec<NodeFrame>) {
+    /// each such node's pushes, self-time sum and allocations now, into `last`. A
+    /// scope counts in the frame in which it closes, and so do its allocations: a
+    /// node's allocations while it has no call in a frame wait for its next frame.
+    fn frame_nodes(&self, last: &mut Vec<(u64, u64, u64)>, nodes: &mut Vec<NodeFrame>) {
         nodes.clear();
         let positions = self.positions.borrow();
         // Room for every node at once: a buffer grows when the thread's tree does (a
@@ -178,15 +183,17 @@ impl Local {
             };
             let at = position as usize;
             if last.len() <= at {
-                last.resize(at + 1, (0, 0));
+                last.resize(at + 1, (0, 0, 0));
             }
-            let now = (ring.seen(), ring.own_ticks());
-            let (pushes, own) = std::mem::replace(&mut last[at], now);
+            let now = (ring.seen(), ring.own_ticks(), ring.allocs().read().count());
+            let (pushes, own, allocs) = last[at];
             if now.0 > pushes {
+                last[at] = now;
                 nodes.push(NodeFrame {
                     position,
                     calls: now.0 - pushes,
                     own: now.1.wrapping_sub(own),
+                    allocs: now.2.wrapping_sub(allocs),
                 });
             }
         }

@@ -90,6 +90,11 @@ pub struct FrameComponent {
     pub time: Spread,
     /// Its calls per frame.
     pub calls: Spread,
+    /// With a [`Counting`](crate::alloc::Counting) allocator installed: its
+    /// allocations per frame (its outermost calls', the scopes inside them included),
+    /// format 8 on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocs: Option<Spread>,
 }
 
 /// One of the longest frames, and the components that took more of it than they

@@ -495,6 +495,7 @@ fn framed() -> Report {
     use latte::report::{Culprit, FrameComponent, PerFrame, RowKind, Spread, WorstFrame};
     let once = calls(1.0, 1.0, 1.0, 1.0);
     let component = |name: &str, with: u64, time: Spread, calls: Spread| FrameComponent {
+        allocs: None,
         component: name.to_owned(),
         frames_with_calls: with,
         time,

@@ -28,7 +28,8 @@ const NAME_ROOM: usize = 28;
 /// Names are shortened to this width before a column gives way.
 const SHORT_NAME: usize = 16;
 
-/// Headers after PER FRAME.
+/// Headers after PER FRAME; [`ALLOC_HEADERS`] follow when the report counted
+/// allocations.
 const HEADERS: [&str; 8] = [
     "TIME P50",
     "MEAN",
@@ -40,10 +41,14 @@ const HEADERS: [&str; 8] = [
     "IN FRAMES",
 ];
 
-/// The columns (indices into [`HEADERS`]) a narrow width leaves out, first to go
-/// first: calls' P99 and MAX, IN FRAMES, then the time's MEAN. TIME P50, P99, MAX and
-/// CALLS P50 always stay; names are first shortened to [`SHORT_NAME`].
-const GIVE_WAY: [usize; 4] = [5, 6, 7, 1];
+/// Allocations per frame (with the counting allocator installed).
+const ALLOC_HEADERS: [&str; 3] = ["ALLOCS P50", "P99", "MAX"];
+
+/// The columns (indices into the headers) a narrow width leaves out, first to go
+/// first: allocations' P99 and MAX, calls' P99 and MAX, IN FRAMES, the time's MEAN,
+/// then ALLOCS P50. TIME P50, P99, MAX and CALLS P50 always stay; names are first
+/// shortened to [`SHORT_NAME`].
+const GIVE_WAY: [usize; 7] = [9, 10, 5, 6, 7, 1, 8];
 
 /// The frames blocks of `t` (none if it marked no frame): the summary and the worst
 /// frames wrap to the width, the table is laid out.
@@ -95,16 +100,16 @@ fn cells<'a>(report: &Report, t: &ThreadReport, f: &'a PerFrame) -> Vec<(&'a str
     };
     let v = |x: f64| text::value(report, x);
     let calls = |x: f64| numbers::count(x.round() as u64);
-    let mut rows: Vec<(&str, Vec<String>)> = vec![(
-        "PER FRAME",
-        HEADERS.iter().map(|h| (*h).to_owned()).collect(),
-    )];
+    let allocs = f.components.iter().any(|c| c.allocs.is_some());
+    let extra: &[&str] = if allocs { &ALLOC_HEADERS } else { &[] };
+    let headers = HEADERS.iter().chain(extra).map(|h| (*h).to_owned());
+    let mut rows: Vec<(&str, Vec<String>)> = vec![("PER FRAME", headers.collect())];
     for c in &f.components {
         let time = |x: f64| match timed(&c.component) {
             true => v(x),
             false => "-".to_owned(),
         };
-        let cells = vec![
+        let mut cells = vec![
             time(c.time.p50),
             time(c.time.mean),
             time(c.time.p99),
@@ -114,17 +119,22 @@ fn cells<'a>(report: &Report, t: &ThreadReport, f: &'a PerFrame) -> Vec<(&'a str
             calls(c.calls.max),
             numbers::count(c.frames_with_calls),
         ];
+        if allocs {
+            let spread = c.allocs.unwrap_or_default();
+            cells.extend([spread.p50, spread.p99, spread.max].map(calls));
+        }
         rows.push((&c.component, cells));
     }
     rows
 }
 
 /// One line per component: time per frame (median, mean, p99, max), calls per frame,
-/// frames with a call, within `width` ([`GIVE_WAY`] says what goes first). A pulse's
+/// frames with a call (and allocations per frame, when counted), within `width` ([`GIVE_WAY`] says what goes first). A pulse's
 /// or a value's time is `-`: they count calls only.
 fn table(report: &Report, t: &ThreadReport, f: &PerFrame, width: usize) -> Vec<String> {
     let rows = cells(report, t, f);
-    let widths: Vec<usize> = (0..HEADERS.len())
+    let columns = rows[0].1.len();
+    let widths: Vec<usize> = (0..columns)
         .map(|k| {
             rows.iter()
                 .map(|(_, c)| ids::width(&c[k]))
@@ -140,7 +150,7 @@ fn table(report: &Report, t: &ThreadReport, f: &PerFrame, width: usize) -> Vec<S
         .max()
         .unwrap_or(0)
         .min(NAME_ROOM);
-    let mut shown: Vec<usize> = (0..HEADERS.len()).collect();
+    let mut shown: Vec<usize> = (0..columns).collect();
     let cells_width = |shown: &[usize]| shown.iter().map(|&k| widths[k] + 2).sum::<usize>();
     for k in GIVE_WAY {
         if longest.min(SHORT_NAME) + cells_width(&shown) <= width {
