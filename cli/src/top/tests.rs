@@ -321,6 +321,25 @@ fn the_screen_shows_figures_in_the_views_unit_and_frames_over_budget() {
     }
 }
 
+/// A program with the counting allocator: ALLOCS/CALL beside the times (inclusive);
+/// without it, no such column.
+#[test]
+fn allocations_per_call_show_only_when_the_program_counts_them() {
+    let mut app = App::new("127.0.0.1:9465".into());
+    app.received(live(7, 150_000.0));
+    assert!(!screen(&app).contains("ALLOCS/CALL"));
+    let mut counted = live(8, 150_000.0);
+    counted.report.process_allocs = Some(latte::alloc::Allocs::default());
+    let own = latte::alloc::Allocs::new(500, 20_000, 500, 20_000);
+    let all = latte::alloc::Allocs::new(2_500, 80_000, 2_500, 80_000);
+    counted.report.all_threads[0].allocs = Some(latte::alloc::ScopeAllocs::new(1_000, own, all));
+    app.received(counted);
+    let text = screen(&app);
+    assert!(text.contains("ALLOCS/CALL"), "{text}");
+    let line = text.lines().find(|l| l.contains("on_order")).unwrap();
+    assert!(line.contains(" 2.5 "), "{line}");
+}
+
 /// The screen's words, one space between them: a sentence wrapped over lines reads
 /// as one.
 fn words(screen: &str) -> String {

@@ -337,3 +337,36 @@ pub(crate) fn request(
         }],
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The allocation counts are sums of each component's inclusive counts, and absent
+    /// without the counting allocator.
+    #[test]
+    fn allocations_are_sums_only_with_the_counting_allocator() {
+        let mut set = MetricSet::default();
+        set.components = vec![Component {
+            component: "parse".into(),
+            ..Component::default()
+        }];
+        let names = |set: &MetricSet| -> Vec<&str> {
+            count_metrics(set).iter().map(|(name, ..)| *name).collect()
+        };
+        assert!(!names(&set).iter().any(|n| n.starts_with("latte.alloc")));
+        set.components[0].allocs = Some(latte::alloc::Allocs::new(12, 3_000, 11, 2_900));
+        let counts = count_metrics(&set);
+        let find = |name: &str| counts.iter().find(|c| c.0 == name).unwrap();
+        let (_, monotonic, pick, unit, _) = find("latte.allocations");
+        assert_eq!(
+            (*monotonic, pick(&set.components[0]), *unit),
+            (true, 12, "{allocation}")
+        );
+        let (_, monotonic, pick, unit, _) = find("latte.allocated.bytes");
+        assert_eq!(
+            (*monotonic, pick(&set.components[0]), *unit),
+            (true, 3_000, "By")
+        );
+    }
+}

@@ -194,6 +194,19 @@ mod tests {
     }
 
     #[test]
+    fn allocations_are_counters_per_component_and_absent_without_the_allocator() {
+        let mut set = set();
+        assert!(!text(&set, false).contains("latte_allocat"));
+        set.components[0].allocs = Some(latte::alloc::Allocs::new(12, 3_000, 11, 2_900));
+        for open_metrics in [false, true] {
+            let text = text(&set, open_metrics);
+            let has = |line: &str| assert!(text.contains(&format!("{line}\n")), "{line}:\n{text}");
+            has(r#"latte_allocations_total{component="say \"hi\""} 12"#);
+            has(r#"latte_allocated_bytes_total{component="say \"hi\""} 3000"#);
+        }
+    }
+
+    #[test]
     fn frames_are_counters_per_thread_and_absent_without_frames() {
         let mut set = set();
         assert!(!text(&set, false).contains("latte_frames"));
