@@ -74,9 +74,23 @@ fn time_per_call(mut f: impl FnMut()) -> f64 {
     rounds[2]
 }
 
+/// One CPUID leaf.
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+fn cpuid_leaf(leaf: u32) -> core::arch::x86_64::CpuidResult {
+    // `__cpuid` is unsafe in the minimum Rust version (1.88) and safe in later ones
+    // (1.95 here), where the block is unused.
+    #[allow(unused_unsafe)]
+    // SAFETY: CPUID exists on every x86_64 processor and only reads identification
+    // registers; the caller queries leaves up to the maximum CPUID reports.
+    unsafe {
+        core::arch::x86_64::__cpuid(leaf)
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 fn cpuid(facts: &mut Facts) {
-    use core::arch::x86_64::__cpuid;
+    use cpuid_leaf as __cpuid;
     // Leaves above the reported maximum are not queried.
     let (basic, extended) = (__cpuid(0).eax, __cpuid(0x8000_0000).eax);
     if basic >= 1 {
