@@ -385,6 +385,12 @@ fn the_allocation_free_check_names_exactly_the_offending_scope() {
     let table = String::from_utf8(table).unwrap();
     let line = "2 allocations in allocation-free scopes (first: free_order > free_encode, 48 B)";
     assert!(table.contains(line), "{table}");
+    // After that check (which names the first thread it finds): a rule declared while
+    // its scope runs applies at once.
+    let late = late_rule_thread();
+    assert_eq!(late.anomalies.alloc_breaches, 1);
+    let (at, size) = late.alloc_breach.expect("the breach");
+    assert_eq!((late.components[at].name, size), ("late_rule_inner", 24));
 }
 
 /// With `latte_frame!` marks: each component's allocations per frame, as a
@@ -436,4 +442,30 @@ fn allocations_per_frame_are_a_distribution_over_the_frames() {
     let table = String::from_utf8(table).unwrap();
     let header = table.lines().find(|l| l.starts_with("PER FRAME")).unwrap();
     assert!(header.contains("ALLOCS P50"), "{header}");
+}
+
+/// A rule declared while its scope already runs on another thread: the scope's next
+/// allocation (in a scope opened inside it later) breaks it, the one before does not.
+/// The thread's capture.
+fn late_rule_thread() -> ThreadCapture {
+    let (opened, wait) = std::sync::mpsc::channel();
+    let (declared, go) = std::sync::mpsc::channel::<()>();
+    let worker = std::thread::Builder::new()
+        .name("alloc-late-rule".into())
+        .spawn(move || {
+            latte::latte_start!("late_rule");
+            black_box(Box::new(1_u8)); // before the rule: no breach
+            opened.send(()).unwrap();
+            go.recv().unwrap();
+            latte::latte_start!("late_rule_inner");
+            black_box(Vec::<u8>::with_capacity(24));
+            latte::latte_stop!("late_rule_inner");
+            latte::latte_stop!("late_rule");
+        })
+        .unwrap();
+    wait.recv().unwrap();
+    latte::alloc::forbid(["late_rule"]);
+    declared.send(()).unwrap();
+    worker.join().unwrap();
+    thread("alloc-late-rule")
 }

@@ -7,7 +7,7 @@ use crate::record::registry::ThreadShared;
 use crate::record::ring::Ring;
 use std::collections::BTreeSet;
 use std::sync::atomic::AtomicU64;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// Where a thread first allocated inside an allocation-free scope: the node (the
@@ -23,7 +23,7 @@ impl ThreadShared {
     /// The thread's first allocation in an allocation-free scope, if any: its node's
     /// position in the thread's ring list, and its size.
     pub(crate) fn first_breach(&self) -> Option<(u32, u64)> {
-        let node = self.breach.node.load(Relaxed);
+        let node = self.breach.node.load(Acquire);
         if node == 0 {
             return None;
         }
@@ -186,7 +186,8 @@ pub(super) fn breach(cells: &Cells, shared: &ThreadShared, size: u64) {
     if n == 0 {
         // The node: the ring whose cells these are.
         let ring = std::ptr::from_ref(cells).expose_provenance() as u64;
+        // The size before the node, which says it is there (`first_breach`).
         shared.breach.size.store(size, Relaxed);
-        shared.breach.node.store(ring, Relaxed);
+        shared.breach.node.store(ring, Release);
     }
 }
