@@ -149,6 +149,15 @@ pub(crate) fn uncounted<R>(f: impl FnOnce() -> R) -> R {
     })
 }
 
+/// Notes that a [`Counting`] allocator runs: a store only the first time, so the
+/// line stays shared between the threads that read it.
+#[inline(always)]
+fn installing() {
+    if !INSTALLED.load(Relaxed) {
+        INSTALLED.store(true, Relaxed);
+    }
+}
+
 /// Whether a [`Counting`] allocator has counted anything in this process.
 pub(crate) fn installed() -> bool {
     INSTALLED.load(Relaxed)
@@ -218,23 +227,32 @@ impl Local {
     }
 }
 
+/// Counts a free of `freed` bytes and an allocation of `allocated` bytes (either or
+/// both: a reallocation is the two) where the calling thread is: one lookup.
 #[inline(always)]
-fn count(size: usize, free: bool) {
-    let size = size as u64;
+fn count(freed: Option<usize>, allocated: Option<usize>) {
+    let (freed, allocated) = (freed.map(|n| n as u64), allocated.map(|n| n as u64));
     match place() {
-        Place::Cells(cells, _) if free => cells.free(size),
         Place::Cells(cells, shared) => {
-            cells.alloc(size);
-            if cells.forbidden() {
-                rules::breach(cells, shared, size);
+            if let Some(size) = freed {
+                cells.free(size);
+            }
+            if let Some(size) = allocated {
+                cells.alloc(size);
+                if cells.forbidden() {
+                    rules::breach(cells, shared, size);
+                }
             }
         }
-        Place::Own => INSTALLED.store(true, Relaxed),
+        Place::Own => installing(),
         Place::Process => {
-            INSTALLED.store(true, Relaxed);
-            let at = if free { 2 } else { 0 };
-            PROCESS[at].fetch_add(1, Relaxed);
-            PROCESS[at + 1].fetch_add(size, Relaxed);
+            installing();
+            for (at, size) in [(2, freed), (0, allocated)] {
+                if let Some(size) = size {
+                    PROCESS[at].fetch_add(1, Relaxed);
+                    PROCESS[at + 1].fetch_add(size, Relaxed);
+                }
+            }
         }
     }
 }
@@ -285,7 +303,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
         // SAFETY: the caller's contract for `alloc`, passed on.
         let p = unsafe { self.0.alloc(layout) };
         if cfg!(feature = "record") && !p.is_null() {
-            count(layout.size(), false);
+            count(None, Some(layout.size()));
         }
         p
     }
@@ -295,7 +313,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
         // SAFETY: the caller's contract for `alloc_zeroed`, passed on.
         let p = unsafe { self.0.alloc_zeroed(layout) };
         if cfg!(feature = "record") && !p.is_null() {
-            count(layout.size(), false);
+            count(None, Some(layout.size()));
         }
         p
     }
@@ -305,7 +323,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
         // SAFETY: the caller's contract for `dealloc`, passed on.
         unsafe { self.0.dealloc(ptr, layout) };
         if cfg!(feature = "record") {
-            count(layout.size(), true);
+            count(Some(layout.size()), None);
         }
     }
 
@@ -314,8 +332,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
         // SAFETY: the caller's contract for `realloc`, passed on.
         let p = unsafe { self.0.realloc(ptr, layout, new_size) };
         if cfg!(feature = "record") && !p.is_null() {
-            count(layout.size(), true);
-            count(new_size, false);
+            count(Some(layout.size()), Some(new_size));
         }
         p
     }
