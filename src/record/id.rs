@@ -233,6 +233,11 @@ pub(crate) fn periods() -> Vec<u64> {
     interner().periods.clone()
 }
 
+/// The name of id index `idx`, if it has one.
+pub(crate) fn name_of(idx: u32) -> Option<&'static str> {
+    interner().names.get(idx as usize).copied()
+}
+
 /// All names, indexed by id index (index 0 is a placeholder).
 pub(crate) fn names() -> Vec<&'static str> {
     interner().names.clone()

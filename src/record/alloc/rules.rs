@@ -2,13 +2,14 @@
 //! the rule, a thread's first breach, and [`check_no_alloc`].
 
 use super::{Cells, uncounted};
+use crate::record::id::name_of;
 use crate::record::node::RingKey;
 use crate::record::registry::ThreadShared;
 use crate::record::ring::Ring;
 use std::collections::BTreeSet;
-use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// Where a thread first allocated inside an allocation-free scope: the node (the
 /// address of its ring's cells; 0 before any) and the size. Written once by the
@@ -103,28 +104,30 @@ fn path_of(keys: &[RingKey], at: u32, names: &[&'static str]) -> Vec<String> {
 /// The ids declared allocation-free, by name.
 static FORBIDDEN: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
 
-/// The names declared allocation-free so far (cold paths: a copy, so no lock is held
-/// while rings are listed).
-fn forbidden_names() -> BTreeSet<String> {
-    FORBIDDEN
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .clone()
+/// Set by the first [`forbid`]: until then a new node does not take the lock.
+static ANY: AtomicBool = AtomicBool::new(false);
+
+fn forbidden() -> MutexGuard<'static, BTreeSet<String>> {
+    FORBIDDEN.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Marks the nodes of `rings` (just added to `shared`'s list, in order) whose id was
 /// declared allocation-free, or whose parent node is: a node inherits the rule.
+///
+/// Against a [`forbid`] on another thread: the rings are in the thread's list before
+/// `ANY` is read. If `forbid` took the list's lock after this thread added them, its
+/// walk finds and marks them; if before, its store of `ANY` (made before it took that
+/// lock) happens before this thread's read, which sees it, and the names are read here
+/// under `FORBIDDEN`, which `forbid` holds until its walk is done. Either way a node of
+/// a declared id is marked.
 pub(crate) fn inherit(shared: &ThreadShared, rings: &[(RingKey, Arc<Ring>)]) {
-    let names = forbidden_names();
-    if names.is_empty() {
+    if !ANY.load(Relaxed) {
         return;
     }
-    let all = crate::record::id::names();
+    let names = forbidden();
     let list = shared.rings();
     for (key, ring) in rings {
-        let named = all
-            .get(key.idx as usize)
-            .is_some_and(|n| names.contains(*n));
+        let named = name_of(key.idx).is_some_and(|n| names.contains(n));
         let parent = key.parent.and_then(|p| list.get(p as usize));
         if named || parent.is_some_and(|(_, r)| r.allocs().forbidden()) {
             ring.allocs().forbid();
@@ -151,19 +154,16 @@ pub(crate) fn inherit(shared: &ThreadShared, rings: &[(RingKey, Arc<Ring>)]) {
 /// ```
 pub fn forbid<S: AsRef<str>>(names: impl IntoIterator<Item = S>) {
     uncounted(|| {
-        let mut set = FORBIDDEN.lock().unwrap_or_else(PoisonError::into_inner);
+        // Under the lock until every existing node is marked (see `inherit`).
+        let mut set = forbidden();
+        ANY.store(true, Relaxed);
         set.extend(names.into_iter().map(|n| n.as_ref().to_owned()));
-        drop(set);
         // Nodes that exist already: every live thread's, parents before children.
-        let names = forbidden_names();
-        let all = crate::record::id::names();
         for thread in crate::record::registry::global().view().live.iter() {
             let list = thread.rings();
             let mut flags: Vec<bool> = Vec::with_capacity(list.len());
             for (key, ring) in list.iter() {
-                let named = all
-                    .get(key.idx as usize)
-                    .is_some_and(|n| names.contains(*n));
+                let named = name_of(key.idx).is_some_and(|n| set.contains(n));
                 let parent = key.parent.and_then(|p| flags.get(p as usize).copied());
                 let forbidden = named || parent == Some(true) || ring.allocs().forbidden();
                 if forbidden {
