@@ -8,6 +8,12 @@
 
 use latte::{Id, Mode};
 
+/// Without `record` the counting allocator passes every call through and counts
+/// nothing (`nothing_is_recorded_without_the_record_feature` runs under it).
+#[global_allocator]
+static ALLOCATOR: latte::alloc::Counting<std::alloc::System> =
+    latte::alloc::Counting::new(std::alloc::System);
+
 #[test]
 fn nothing_is_recorded_without_the_record_feature() {
     static ID: Id = Id::new("disabled");
@@ -21,8 +27,18 @@ fn nothing_is_recorded_without_the_record_feature() {
     }
     latte::record(&ID, 5);
     latte::collect::prepare(&[&ID]);
+    {
+        let _scope = latte::latte_scope!("disabled_alloc");
+        std::hint::black_box(vec![0_u8; 64]);
+    }
     assert!(latte::snapshot("disabled").is_empty());
-    assert!(latte::capture().threads.is_empty());
+    let capture = latte::capture();
+    assert!(capture.threads.is_empty());
+    assert_eq!(
+        capture.process_allocs, None,
+        "the allocator counted without `record`"
+    );
+    assert_eq!(latte::alloc::check_no_alloc(), Ok(()));
     // Reports still work, and say nothing was recorded.
     #[cfg(feature = "agent")]
     {
