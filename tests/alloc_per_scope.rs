@@ -43,6 +43,18 @@ fn thread(name: &str) -> ThreadCapture {
         .clone()
 }
 
+/// Runs `f` on a new thread named `name`, to its end.
+fn on_thread(name: &str, f: impl FnOnce() + Send + 'static) {
+    let spawned = std::thread::Builder::new().name(name.to_owned()).spawn(f);
+    spawned.unwrap().join().unwrap();
+}
+
+/// The section of the thread named `name` in `report`.
+fn section<'a>(report: &'a latte::Report, name: &str) -> &'a latte::report::ThreadReport {
+    let found = report.threads.iter().find(|t| t.name == name);
+    found.unwrap_or_else(|| panic!("no thread {name} in the report"))
+}
+
 /// Calls of `work` per thread in [`tree_threads`].
 const CALLS: u64 = 1_000;
 
@@ -103,7 +115,7 @@ fn the_report_gives_self_and_inclusive_per_node_and_per_id() {
     let names = tree_threads();
     let report = latte::Report::collect(&latte::ReportOptions::default());
     for name in names {
-        let t = report.threads.iter().find(|t| &t.name == name).unwrap();
+        let t = section(&report, name);
         let node = |path: &[&str]| {
             let at = (0..t.tree.len())
                 .find(|&i| TreeNode::path(&t.tree, i) == path)
@@ -145,7 +157,7 @@ fn the_table_and_json_carry_them() {
     assert!(work.ends_with(" 4      308 B"), "{work}");
     let json = report.to_json(latte::report::JsonStyle::Compact);
     let back: latte::Report = serde_json::from_str(&json).unwrap();
-    let t = back.threads.iter().find(|t| t.name == names[0]).unwrap();
+    let t = section(&back, &names[0]);
     let work = t.tree.iter().find(|n| n.row.component == "work").unwrap();
     assert_eq!(work.allocs.unwrap().inclusive(), VECS.plus(&ONE_BOX));
     assert!(back.process_allocs.is_some() && t.outside_allocs.is_some());
@@ -155,25 +167,20 @@ fn the_table_and_json_carry_them() {
 /// capture's own allocations are not counted anywhere.
 #[test]
 fn allocations_outside_scopes_land_in_the_threads_bucket() {
-    std::thread::Builder::new()
-        .name("alloc-outside".into())
-        .spawn(|| {
-            latte::latte_pulse!("alloc_outside_registers");
-            let me = |c: &latte::Capture| c.thread("alloc-outside").unwrap().outside_allocs;
-            let before = me(&latte::capture()).expect("installed");
-            for _ in 0..5 {
-                black_box(Box::new([0_u8; 40]));
-            }
-            let after = me(&latte::capture()).expect("installed");
-            let counted = after.since(&before);
-            assert_eq!((counted.count(), counted.bytes()), (5, 200));
-            // Frees count where they happen: the boxes', and the first capture's,
-            // dropped by this thread outside any scope.
-            assert!(counted.frees() > 5 && counted.freed() > 200, "{counted:?}");
-        })
-        .unwrap()
-        .join()
-        .unwrap();
+    on_thread("alloc-outside", || {
+        latte::latte_pulse!("alloc_outside_registers");
+        let me = |c: &latte::Capture| c.thread("alloc-outside").unwrap().outside_allocs;
+        let before = me(&latte::capture()).expect("installed");
+        for _ in 0..5 {
+            black_box(Box::new([0_u8; 40]));
+        }
+        let after = me(&latte::capture()).expect("installed");
+        let counted = after.since(&before);
+        assert_eq!((counted.count(), counted.bytes()), (5, 200));
+        // Frees count where they happen: the boxes', and the first capture's,
+        // dropped by this thread outside any scope.
+        assert!(counted.frees() > 5 && counted.freed() > 200, "{counted:?}");
+    });
 }
 
 /// A `Timer` is not a scope on the stack: what runs while it is open counts in the
@@ -181,18 +188,13 @@ fn allocations_outside_scopes_land_in_the_threads_bucket() {
 #[test]
 fn a_timers_allocations_land_in_the_enclosing_stack_scope() {
     static TIMED: latte::Id = latte::Id::new("alloc_timer");
-    std::thread::Builder::new()
-        .name("alloc-timer".into())
-        .spawn(|| {
-            latte::latte_start!("alloc_timer_outer");
-            let timer = latte::Timer::start(&TIMED, latte::Mode::Fast, latte::Mode::Fast);
-            black_box(vec![1_u32; 16]);
-            drop(timer);
-            latte::latte_stop!("alloc_timer_outer");
-        })
-        .unwrap()
-        .join()
-        .unwrap();
+    on_thread("alloc-timer", || {
+        latte::latte_start!("alloc_timer_outer");
+        let timer = latte::Timer::start(&TIMED, latte::Mode::Fast, latte::Mode::Fast);
+        black_box(vec![1_u32; 16]);
+        drop(timer);
+        latte::latte_stop!("alloc_timer_outer");
+    });
     let t = thread("alloc-timer");
     assert_eq!(
         allocs(&t, &["alloc_timer_outer"]),
@@ -204,19 +206,14 @@ fn a_timers_allocations_land_in_the_enclosing_stack_scope() {
 /// A reallocation is a free of the old block and an allocation of the new one.
 #[test]
 fn a_reallocation_counts_as_a_free_and_an_allocation() {
-    std::thread::Builder::new()
-        .name("alloc-realloc".into())
-        .spawn(|| {
-            latte::latte_start!("alloc_grow");
-            let mut v: Vec<u8> = Vec::with_capacity(16);
-            v.reserve_exact(48);
-            black_box(&v);
-            drop(v);
-            latte::latte_stop!("alloc_grow");
-        })
-        .unwrap()
-        .join()
-        .unwrap();
+    on_thread("alloc-realloc", || {
+        latte::latte_start!("alloc_grow");
+        let mut v: Vec<u8> = Vec::with_capacity(16);
+        v.reserve_exact(48);
+        black_box(&v);
+        drop(v);
+        latte::latte_stop!("alloc_grow");
+    });
     let t = thread("alloc-realloc");
     assert_eq!(
         allocs(&t, &["alloc_grow"]),
@@ -247,16 +244,11 @@ const LATE_BYTES: usize = 100 << 20;
 fn allocations_after_the_recorder_is_torn_down_land_in_the_process_bucket() {
     let process = || latte::capture().process_allocs.expect("installed");
     let before = process();
-    std::thread::Builder::new()
-        .name("alloc-exit".into())
-        .spawn(|| {
-            LATE.with(|_| ());
-            latte::latte_start!("alloc_exit");
-            latte::latte_stop!("alloc_exit");
-        })
-        .unwrap()
-        .join()
-        .unwrap();
+    on_thread("alloc-exit", || {
+        LATE.with(|_| ());
+        latte::latte_start!("alloc_exit");
+        latte::latte_stop!("alloc_exit");
+    });
     let counted = process().since(&before);
     let t = thread("alloc-exit");
     let outside = t.outside_allocs.expect("installed");
@@ -314,20 +306,15 @@ fn an_awaited_futures_allocations_count_in_the_scope_open_on_its_polling_thread(
 #[test]
 fn the_allocation_free_check_is_silent_on_a_clean_loop() {
     latte::alloc::forbid(["free_loop"]);
-    std::thread::Builder::new()
-        .name("alloc-free-clean".into())
-        .spawn(|| {
-            for i in 0..1_000_000_u64 {
-                latte::latte_start!("free_loop");
-                latte::latte_start!("free_loop_step");
-                black_box(i.wrapping_mul(31));
-                latte::latte_stop!("free_loop_step");
-                latte::latte_stop!("free_loop");
-            }
-        })
-        .unwrap()
-        .join()
-        .unwrap();
+    on_thread("alloc-free-clean", || {
+        for i in 0..1_000_000_u64 {
+            latte::latte_start!("free_loop");
+            latte::latte_start!("free_loop_step");
+            black_box(i.wrapping_mul(31));
+            latte::latte_stop!("free_loop_step");
+            latte::latte_stop!("free_loop");
+        }
+    });
     let clean = thread("alloc-free-clean");
     assert_eq!(clean.anomalies.alloc_breaches, 0);
     assert_eq!(clean.alloc_breach, None);
@@ -356,8 +343,7 @@ fn breach() {
 #[test]
 fn the_allocation_free_check_names_exactly_the_offending_scope() {
     latte::alloc::forbid(["free_order"]);
-    let spawn = std::thread::Builder::new().name("alloc-free-breach".into());
-    spawn.spawn(breach).unwrap().join().unwrap();
+    on_thread("alloc-free-breach", breach);
     let err = latte::alloc::check_no_alloc().unwrap_err();
     let expected = latte::Error::Allocated {
         thread: "alloc-free-breach".into(),
@@ -371,11 +357,7 @@ fn the_allocation_free_check_names_exactly_the_offending_scope() {
         "{err}"
     );
     let report = latte::Report::collect(&latte::ReportOptions::default());
-    let t = report
-        .threads
-        .iter()
-        .find(|t| t.name == "alloc-free-breach");
-    let t = t.unwrap();
+    let t = section(&report, "alloc-free-breach");
     assert_eq!(t.anomalies.alloc_breaches, 2);
     let breach = t.alloc_breach.as_ref().expect("the first breach");
     let first = (breach.path.join(" > "), breach.size);
@@ -397,31 +379,22 @@ fn the_allocation_free_check_names_exactly_the_offending_scope() {
 /// distribution over the frames (its outermost calls' and those inside them).
 #[test]
 fn allocations_per_frame_are_a_distribution_over_the_frames() {
-    std::thread::Builder::new()
-        .name("alloc-frames".into())
-        .spawn(|| {
+    on_thread("alloc-frames", || {
+        latte::latte_frame!();
+        for frame in 0..100 {
+            latte::latte_start!("frame_work");
+            // 60 frames of 2 allocations, 40 of 4: the child's one and these.
+            let own = if frame % 5 < 3 { 1 } else { 3 };
+            (0..own).for_each(|_| drop(black_box(Box::new(frame))));
+            latte::latte_start!("frame_child");
+            black_box(Box::new(1_u8));
+            latte::latte_stop!("frame_child");
+            latte::latte_stop!("frame_work");
             latte::latte_frame!();
-            for frame in 0..100 {
-                latte::latte_start!("frame_work");
-                // 60 frames of 2 allocations, 40 of 4: the child's one and these.
-                let own = if frame % 5 < 3 { 1 } else { 3 };
-                (0..own).for_each(|_| drop(black_box(Box::new(frame))));
-                latte::latte_start!("frame_child");
-                black_box(Box::new(1_u8));
-                latte::latte_stop!("frame_child");
-                latte::latte_stop!("frame_work");
-                latte::latte_frame!();
-            }
-        })
-        .unwrap()
-        .join()
-        .unwrap();
+        }
+    });
     let report = latte::Report::collect(&latte::ReportOptions::default());
-    let t = report
-        .threads
-        .iter()
-        .find(|t| t.name == "alloc-frames")
-        .unwrap();
+    let t = section(&report, "alloc-frames");
     let frames = t.per_frame.as_ref().expect("frames marked");
     assert_eq!(frames.frames, 100);
     let work = frames

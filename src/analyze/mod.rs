@@ -344,14 +344,10 @@ fn first_breach(t: &ThreadTotals) -> Option<AllocBreach> {
 
 /// The ids from the root down to `components[at]`.
 fn path_of(components: &[ComponentTotals], at: u32) -> Vec<String> {
-    let mut path = Vec::new();
-    let mut next = Some(at as usize);
-    while let Some(c) = next.and_then(|k| components.get(k)) {
-        path.push(c.name.to_owned());
-        next = c.parent.map(|p| p as usize).filter(|&p| Some(p) < next);
-    }
-    path.reverse();
-    path
+    let parent = |k: usize| components.get(k)?.parent.map(|p| p as usize);
+    let path = crate::record::node::path_to(at as usize, parent);
+    let name = |k: usize| components.get(k).map_or("?", |c| c.name).to_owned();
+    path.into_iter().map(name).collect()
 }
 
 /// The ids with frames that ended without their Stop.

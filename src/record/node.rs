@@ -192,6 +192,18 @@ impl Local {
     }
 }
 
+/// The positions from the root down to node `at` of a thread's list, where `parent`
+/// gives a node's parent's position (a node always comes after its parent: a parent
+/// that does not is not followed). How a node is named by its path.
+pub(crate) fn path_to(at: usize, parent: impl Fn(usize) -> Option<usize>) -> Vec<usize> {
+    let mut path = vec![at];
+    while let Some(p) = path.last().and_then(|&k| parent(k).filter(|&p| p < k)) {
+        path.push(p);
+    }
+    path.reverse();
+    path
+}
+
 /// Adds every ring-like item of `from` (one thread's list, in order) into `into` (a
 /// list of the same kind, say merged threads'), matching items by path: an item of
 /// `from` joins the item of `into` with the same id whose parent is where `from`'s

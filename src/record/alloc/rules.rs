@@ -91,14 +91,12 @@ pub fn check_no_alloc() -> Result<(), crate::error::Error> {
 
 /// The ids from the root down to the node at `at` of a thread's list `keys`.
 fn path_of(keys: &[RingKey], at: u32, names: &[&'static str]) -> Vec<String> {
-    let mut path = Vec::new();
-    let mut next = Some(at);
-    while let Some(k) = next.and_then(|k| keys.get(k as usize)) {
-        path.push(names.get(k.idx as usize).copied().unwrap_or("?").to_owned());
-        next = k.parent.filter(|&p| Some(p) < next);
-    }
-    path.reverse();
-    path
+    let parent = |k: usize| keys.get(k)?.parent.map(|p| p as usize);
+    let name = |k: usize| keys.get(k).and_then(|key| names.get(key.idx as usize));
+    let path = crate::record::node::path_to(at as usize, parent);
+    path.into_iter()
+        .map(|k| name(k).copied().unwrap_or("?").to_owned())
+        .collect()
 }
 
 /// The ids declared allocation-free, by name.
