@@ -12,6 +12,10 @@
 //! flight recorder on (each closed scope also goes to the thread's timeline) and prints
 //! its own target line instead of the others.
 //!
+//! `cargo bench --bench overhead -- --only rotating,model` runs only the rows whose
+//! name contains one of the comma-separated texts (and `RDTSC`, the unit), and prints
+//! their table without target lines: for an experiment on a few rows, in seconds.
+//!
 //! `cargo bench --bench overhead`. 100 trials of 100,000 calls each after one warm-up
 //! trial, thread pinned to one core. Trials of all rows are interleaved (trial 1 of
 //! every row, then trial 2, ...) so that noise on a shared machine lands on every row
@@ -417,6 +421,10 @@ fn main() {
         }
     }));
 
+    let only = only();
+    if let Some(only) = &only {
+        rows.retain(|r| r.name == "RDTSC" || only.split(',').any(|p| r.name.contains(p)));
+    }
     for r in &mut rows {
         trial(&mut r.run); // warm-up: first-use paths, caches, branch predictors
     }
@@ -429,6 +437,9 @@ fn main() {
 
     let median = |name: &str| stats(&rows.iter().find(|r| r.name == name).unwrap().cycles).median;
     print_table(&rows, pinned, median("RDTSC"));
+    if only.is_some() {
+        return;
+    }
     if flight {
         flight_target(&median);
         return;
@@ -436,6 +447,17 @@ fn main() {
     targets(&median);
     models_against_reads(&median);
     infos(&median);
+}
+
+/// The argument after `--only`: the texts of the rows to run, or `None` for all.
+fn only() -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    let at = args.iter().position(|a| a == "--only")?;
+    let Some(texts) = args.get(at + 1) else {
+        eprintln!("--only needs the texts of the rows to run, as in `--only rotating,model`");
+        std::process::exit(2);
+    };
+    Some(texts.clone())
 }
 
 /// Pins this thread to the last core; whether the OS agreed.

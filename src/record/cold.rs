@@ -174,7 +174,10 @@ impl Local {
             let fresh: Vec<(u32, Arc<Ring>)> = wanted
                 .iter()
                 .filter(|&&i| !has_ring(i))
-                .filter_map(|&i| Some((i, Arc::new(l.new_ring(shared, i, true)?))))
+                .filter_map(|&i| {
+                    let ring = l.new_ring(shared, i, true)?;
+                    Some((i, l.spares.borrow_mut().house(ring)))
+                })
                 .collect();
             if !fresh.is_empty() || highest as usize >= l.entry_count() {
                 let listed: Vec<_> = fresh

@@ -122,6 +122,9 @@ pub(crate) struct Local {
     /// Each ring of the thread's list (by address) -> its position there and its id
     /// index. Cold paths only.
     pub(super) positions: RefCell<BTreeMap<u64, (u32, u32)>>,
+    /// Allocations the thread's next ring headers go into (see `node::Spares`). Cold
+    /// paths only.
+    pub(super) spares: RefCell<node::Spares>,
     /// Nodes made below the root, against the node limit. Cold paths only.
     pub(super) below_root: Cell<usize>,
     /// The thread's flight-recorder buffer (in `shared`), or null: set with the stack,
@@ -150,6 +153,7 @@ impl Local {
             capped: RefCell::new(BTreeMap::new()),
             paths: RefCell::new(BTreeMap::new()),
             positions: RefCell::new(BTreeMap::new()),
+            spares: RefCell::new(node::Spares::new()),
             below_root: Cell::new(0),
             flight: AtomicPtr::new(ptr::null_mut()),
             prepared: RefCell::new(std::collections::BTreeSet::new()),

@@ -35,6 +35,7 @@ use super::registry::ThreadShared;
 use super::ring::Ring;
 use crate::config;
 use crate::diagnostics::bump;
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 /// What one ring of a thread records: the scopes (and records) of an id at one node
@@ -164,7 +165,7 @@ impl Local {
     /// Appends `ring` to the thread's ring list under `key`, and notes its position
     /// (cold paths only).
     pub(super) fn list(&self, shared: &ThreadShared, key: RingKey, ring: Ring) -> Arc<Ring> {
-        let ring = Arc::new(ring);
+        let ring = self.spares.borrow_mut().house(ring);
         self.list_all(shared, &[(key, ring.clone())]);
         ring
     }
@@ -189,6 +190,44 @@ impl Local {
         if node != super::stack::UNRECORDED {
             self.cold(|l, shared| l.count_over_cap(shared, idx));
         }
+    }
+}
+
+/// Allocations for a thread's ring headers, made in batches so that the headers lie
+/// together: a Stop reads its node's header, and headers allocated one at a time,
+/// each after its ring's first slots (8 KiB), lay a page apart, so a program rotating
+/// over many ids paid a TLB miss per Stop on top of its slot's (`docs/design.md`,
+/// "The 1,000-id case"). Batches double from 1 to 32, so the spares never outnumber
+/// the rings made (at most 31 unused, 128 bytes each).
+pub(super) struct Spares {
+    arcs: Vec<Arc<MaybeUninit<Ring>>>,
+    made: usize,
+}
+
+impl Spares {
+    pub(super) const fn new() -> Spares {
+        Spares {
+            arcs: Vec::new(),
+            made: 0,
+        }
+    }
+
+    /// `ring` in the next spare allocation (cold paths only).
+    pub(super) fn house(&mut self, ring: Ring) -> Arc<Ring> {
+        if self.arcs.is_empty() {
+            let batch = (self.made + 1).min(32);
+            self.made += batch;
+            self.arcs.extend((0..batch).map(|_| Arc::new_uninit()));
+            // Handed out in the order they were allocated (`pop` takes the last).
+            self.arcs.reverse();
+        }
+        let mut spare = self.arcs.pop().unwrap_or_else(Arc::new_uninit);
+        let Some(slot) = Arc::get_mut(&mut spare) else {
+            unreachable!("a spare is never shared before it is housed")
+        };
+        slot.write(ring);
+        // SAFETY: the value was written just above, through the only reference.
+        unsafe { spare.assume_init() }
     }
 }
 
@@ -240,5 +279,25 @@ pub(crate) fn merge_by_path<T>(
             }
         };
         went.push(to as u32);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spares_come_in_doubling_batches_and_never_outnumber_the_rings_housed() {
+        let mut spares = Spares::new();
+        for housed in 1..=200usize {
+            let ring = spares.house(Ring::new(4));
+            assert_eq!(ring.try_push(7), crate::record::ring::Pushed::Stored);
+            assert_eq!(Arc::strong_count(&ring), 1);
+            // Batches of 1, 2, 4, 8, 16, then 32: never more spares than rings housed.
+            let spare = spares.arcs.len();
+            assert!(spare < housed.min(32), "{housed} housed, {spare} spare");
+            assert_eq!(spares.made, housed + spares.arcs.len());
+        }
+        assert_eq!(spares.made, 1 + 2 + 4 + 8 + 16 + 32 * 6);
     }
 }
