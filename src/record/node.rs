@@ -221,13 +221,16 @@ impl Spares {
             // Handed out in the order they were allocated (`pop` takes the last).
             self.arcs.reverse();
         }
-        let mut spare = self.arcs.pop().unwrap_or_else(Arc::new_uninit);
-        let Some(slot) = Arc::get_mut(&mut spare) else {
-            unreachable!("a spare is never shared before it is housed")
-        };
-        slot.write(ring);
-        // SAFETY: the value was written just above, through the only reference.
-        unsafe { spare.assume_init() }
+        // A spare is never shared before it is housed, so `get_mut` finds it; the
+        // fallback, a fresh allocation, only keeps a panic out of the program.
+        if let Some(mut spare) = self.arcs.pop()
+            && let Some(slot) = Arc::get_mut(&mut spare)
+        {
+            slot.write(ring);
+            // SAFETY: the value was written just above, through the only reference.
+            return unsafe { spare.assume_init() };
+        }
+        Arc::new(ring)
     }
 }
 
