@@ -47,8 +47,8 @@ fn slow_then_fast(n: u64) -> Vec<u64> {
 
 /// Records `values` under `id` at most 100,000 per second: 500 every 5 ms, sleeping
 /// between (the pace leaves the CPU to the rest of the suite). A writer that was
-/// descheduled does not burst to catch up (a burst is another workload: faster than the
-/// drain reads, on any ring).
+/// descheduled does not catch up with a longer burst (that is another workload: faster
+/// than the drain reads, on any ring).
 fn record_paced(id: &'static Id, values: &[u64]) {
     const STEP: Duration = Duration::from_millis(5);
     let mut due = Instant::now();
