@@ -133,7 +133,8 @@
 extern crate self as latte;
 
 // The data flow, one way: agent -> analyze -> collect -> record -> clock -> platform,
-// and analyze -> report, agent -> exporter -> report. `config`, `diagnostics` and `error` are leaves every stage may
+// and analyze -> report, agent -> exporter -> report; the features' folders (flight,
+// series) between the agent and analyze. `config`, `diagnostics` and `error` are leaves every stage may
 // use. `tests/architecture.rs` checks it; `docs/architecture.md` explains it.
 #[cfg(feature = "agent")]
 mod agent;
@@ -156,6 +157,8 @@ mod platform;
 mod record;
 #[cfg(feature = "agent")]
 pub mod report;
+#[cfg(feature = "agent")]
+mod series;
 
 // Record.
 pub use clock::Mode;
@@ -299,6 +302,6 @@ pub mod test_hooks {
     /// ```
     #[cfg(feature = "agent")]
     pub fn set_block_clock(ms: Option<u64>) {
-        crate::collect::series::hook::set(ms)
+        crate::collect::fold_clock::set(ms)
     }
 }

@@ -20,6 +20,8 @@ const FLOW: &[&[&str]] = &[
     &["agent", "exporter", "report"],
     &["agent", "flight", "analyze"],
     &["flight", "report"],
+    &["agent", "series", "analyze"],
+    &["series", "report"],
     &["integrations", "record"],
     &["macros"],
     &["error", "config"],

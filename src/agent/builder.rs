@@ -316,8 +316,10 @@ impl Builder {
         config::set_slowest(self.slowest);
         config::set_frames_listed(self.frames_listed);
         crate::record::flight::ORIGIN.store(clock::ticks(), std::sync::atomic::Ordering::Relaxed);
-        // An earlier agent's triggers end with it. The absolute thresholds follow once
+        // The features' observers of the fold, before the drain's first fold. An
+        // earlier agent's triggers end with it; their absolute thresholds follow once
         // the drain has the calibrated frequency.
+        crate::series::install();
         flight::arm(self.dump.arms());
         let hlog = match &self.hlog {
             Some(path) => Some(

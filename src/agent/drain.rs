@@ -4,6 +4,7 @@ use super::Command;
 use super::exporters::{Exporters, panic_text};
 use super::failures::Failures;
 use super::placement::Placement;
+use super::reports;
 use crate::analyze::{self, Calibration, Context, calibration};
 use crate::collect::{self, Totals};
 use crate::error::Error;
@@ -303,25 +304,17 @@ impl Drain {
     /// A fresh whole-run report for the exporters, focused as the reports are (no
     /// series: exporters read the rows).
     fn fresh_report(&self) -> Option<Arc<Report>> {
-        let calibration = calibration();
-        let report = collect::whole_run(|totals, _| self.assemble_as(totals, calibration, None));
+        let threads = self.focus.thread_pattern().ok().flatten();
+        let report = reports::whole_run(&self.options, threads.as_ref(), None, false);
         report.focus(&self.focus).ok().map(Arc::new)
     }
 
     /// Writes a report of everything recorded so far, with its series when it is
     /// written as JSON (a table does not show it) and covers every thread.
     fn whole_run(&mut self, label: Option<String>) -> Result<(), Error> {
-        // Calibration first: it may still be running, and the ledger must not wait.
-        let calibration = calibration();
-        let series = self.series();
-        let (mut report, blocks) = collect::whole_run(|totals, log| {
-            let report = self.assemble_as(totals, calibration, label);
-            (report, series.then(|| log.blocks()))
-        });
-        if let Some(blocks) = blocks {
-            // After the ledger's lock: the folds need not wait for the encoding.
-            analyze::add_series(&mut report, &blocks, calibration, self.options.data);
-        }
+        // Validated by `start`, so the pattern compiles.
+        let threads = self.focus.thread_pattern().ok().flatten();
+        let report = reports::whole_run(&self.options, threads.as_ref(), label, self.series());
         self.write(report, None)
     }
 

@@ -31,6 +31,7 @@ mod guard;
 mod hlog;
 mod pace;
 mod placement;
+mod reports;
 mod running;
 mod signals;
 

@@ -2,9 +2,8 @@
 //!
 //! Pure functions of collected data and options, plus the one function that assembles
 //! every report (`assemble`): the agent's periodic, on-request and final reports,
-//! [`Report::collect`], [`Report::collect_focused`] (a [`Focus`]'s threads, kept before
-//! the analysis so ALL THREADS covers only them) and [`Report::from_capture`] all go
-//! through it.
+//! [`Report::collect`] and [`Report::collect_focused`] (made in `agent/reports.rs`)
+//! and [`Report::from_capture`] all go through it.
 //!
 //! Per (thread, id): each sample kind's whole-run histogram becomes ascending
 //! `(value, count)` runs (minus the kind's overhead when calibrated, saturating at 0),
@@ -12,17 +11,16 @@
 //! the runs; counts, the uncleaned mean and standard deviation and the extremes come
 //! from exact sums kept beside each histogram. The all-threads view of an id merges the
 //! threads' runs (cleaning stays per thread, where preemption happens). A whole-run
-//! report's series (`series.rs`) treats each block of the collector's series log as a
-//! row's values are treated, over all threads.
+//! report's series is the series feature's (`src/series/`), which treats each block of
+//! its log as a row's values are treated here (`dist.rs`).
 
 mod calibrate;
 mod clean;
-mod dist;
+pub(crate) mod dist;
 mod encode;
 mod environment;
 mod frames;
 mod prepare;
-mod series;
 mod stats;
 mod tree;
 
@@ -32,13 +30,10 @@ pub use clean::{Cleaned, clean};
 pub(crate) use encode::per_id as per_id_histograms;
 pub use stats::{Moments, moments, quantile};
 
-use crate::collect::{self, Blocks, Capture, ComponentTotals, SampleKind, ThreadTotals, Totals};
+use crate::collect::{self, Capture, ComponentTotals, SampleKind, ThreadTotals, Totals};
 use crate::diagnostics::Unpaired;
-use crate::error::Error;
 use crate::report::{AllocBreach, Data, ReportOptions};
-use crate::report::{
-    Focus, Overhead, Report, Row, ThreadReport, TreeNode, UnpairedScopes, by_total,
-};
+use crate::report::{Overhead, Report, Row, ThreadReport, TreeNode, UnpairedScopes, by_total};
 use prepare::{Prepared, RowOutput};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -65,38 +60,6 @@ impl Default for Context {
 }
 
 impl Report {
-    /// Whole run so far: folds everything recorded until now and analyses it.
-    ///
-    /// ```
-    /// latte::latte_pulse!("doc_collect");
-    /// latte::latte_pulse!("doc_collect");
-    /// let report = latte::Report::collect(&latte::ReportOptions::default());
-    /// assert!(report.all_threads.iter().any(|row| row.component == "doc_collect"));
-    /// assert!(report.environment.is_some() && report.footprint.is_some());
-    /// ```
-    pub fn collect(options: &ReportOptions) -> Report {
-        // latte's own work: not counted in the scope it runs in.
-        crate::record::alloc::uncounted(|| Report::collect_now(options))
-    }
-
-    fn collect_now(options: &ReportOptions) -> Report {
-        let live = Context {
-            label: None,
-            live: true,
-        };
-        // Calibration before the ledger's lock: a first calibration takes ~50 ms,
-        // and the drain's folds must not wait for it.
-        let calibration = calibration();
-        let (mut report, blocks) = collect::whole_run(|totals, series| {
-            (
-                assemble(totals, calibration, options, live),
-                series.blocks(),
-            )
-        });
-        add_series(&mut report, &blocks, calibration, options.data);
-        report
-    }
-
     /// Analyses a stored capture with a given calibration (for reproducible reports):
     /// its retained samples are the folded ones, its overwritten samples are lost. No
     /// label, footprint or environment.
@@ -107,53 +70,6 @@ impl Report {
     ) -> Report {
         let totals = Totals::from_capture(capture);
         assemble(&totals, calibration, options, Context::default())
-    }
-
-    /// [`Report::collect`] for the threads and components `focus` keeps, in its
-    /// order: the thread pattern is applied before the analysis (ALL THREADS covers
-    /// only those threads), then [`Report::focus`]. An invalid pattern is
-    /// [`Error::Pattern`].
-    ///
-    /// ```
-    /// use latte::report::Focus;
-    /// use latte::{Report, ReportOptions};
-    /// static WORK: latte::Id = latte::Id::new("doc_collect_focused");
-    /// for (name, n) in [("engine-1", 3), ("logger", 5)] {
-    ///     std::thread::Builder::new()
-    ///         .name(name.into())
-    ///         .spawn(move || (0..n).for_each(|v| latte::record(&WORK, v)))?
-    ///         .join()
-    ///         .unwrap();
-    /// }
-    /// let focus = Focus { threads: Some("engine-*".into()), ..Focus::default() };
-    /// let report = Report::collect_focused(&ReportOptions::default(), &focus)?;
-    /// assert!(report.threads.iter().all(|t| t.name == "engine-1"));
-    /// let all = report.all_threads.iter().find(|r| r.component == WORK.name()).unwrap();
-    /// assert_eq!(all.stats.seen, 3);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn collect_focused(options: &ReportOptions, focus: &Focus) -> Result<Report, Error> {
-        crate::record::alloc::uncounted(|| Report::collect_focused_now(options, focus))
-    }
-
-    fn collect_focused_now(options: &ReportOptions, focus: &Focus) -> Result<Report, Error> {
-        let threads = focus.thread_pattern()?;
-        let live = Context {
-            label: None,
-            live: true,
-        };
-        let calibration = calibration();
-        let (mut report, blocks) = collect::whole_run(|totals, series| {
-            let totals = of_threads(totals, threads.as_ref());
-            // The series log is over all threads: it goes with ALL THREADS only when
-            // ALL THREADS is all threads.
-            let blocks = threads.is_none().then(|| series.blocks());
-            (assemble(&totals, calibration, options, live), blocks)
-        });
-        if let Some(blocks) = blocks {
-            add_series(&mut report, &blocks, calibration, options.data);
-        }
-        report.focus(focus)
     }
 }
 
@@ -169,8 +85,8 @@ pub(crate) fn of_threads<'a>(
     }
 }
 
-/// Builds a report: the one place a [`Report`] is made ([`add_series`] adds a
-/// whole-run report's series, once the ledger is free).
+/// Builds a report: the one place a [`Report`] is made (a whole-run report's series is
+/// added to it once the ledger is free, `series/`).
 pub(crate) fn assemble(
     totals: &Totals,
     calibration: &Calibration,
@@ -211,7 +127,7 @@ pub(crate) fn assemble(
         // The agent fills this in: only it knows what it could not write.
         periodic_failures: None,
         exporter_failures: Vec::new(),
-        // `add_series`, for a whole-run report.
+        // Added to a whole-run report by `series::add`.
         series: None,
         dumps: None,
         recording_off: context.live.then(recording_off).flatten(),
@@ -253,24 +169,6 @@ fn recording_off() -> Option<crate::report::RecordingOff> {
         pauses: switch.pauses,
         now: !switch.on,
     })
-}
-
-/// Gives a whole-run report its series: `blocks`, the whole run's series log of the
-/// same threads as the report (taken with the totals it was made of), in the report's
-/// `data`. Called after the ledger's lock is released.
-pub(crate) fn add_series(
-    report: &mut Report,
-    blocks: &Blocks,
-    calibration: &Calibration,
-    data: Data,
-) {
-    report.series = series::series(blocks, &report.all_threads, calibration, data);
-    let per_tick = report.per_tick();
-    if let Some(series) = &mut report.series {
-        for (component, row) in series.components.iter_mut().zip(&report.all_threads) {
-            component.place(per_tick, Some(row));
-        }
-    }
 }
 
 /// Each thread's section and the all-threads rows, every list in the order of

@@ -9,7 +9,7 @@
 
 use super::tally::Tally;
 use super::totals::{ComponentTotals, Totals};
-use super::watch::FoldWatch;
+use super::watch::Watches;
 use crate::config;
 use crate::record::marks::FrameRecord;
 use std::cmp::Ordering;
@@ -182,10 +182,10 @@ impl FrameTotals {
 }
 
 /// Folds every thread's queued frames into its entry of `window` (a thread without
-/// one, folded away meanwhile, loses them), each shown to the fold's observer.
-pub(crate) fn fold_queued(window: &mut Totals, mut watch: Option<&mut dyn FoldWatch>) {
+/// one, folded away meanwhile, loses them), each shown to the fold's observers.
+pub(crate) fn fold_queued(window: &mut Totals, watches: &mut Watches) {
     crate::record::marks::take_frames(|serial, frames| {
-        if let Some(w) = watch.as_deref_mut().filter(|w| w.armed()) {
+        for w in watches.armed() {
             for f in frames.iter() {
                 w.frame(serial, f.number, f.length, f.end);
             }

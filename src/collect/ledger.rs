@@ -9,17 +9,16 @@
 //! [`take_interval`] fold once more before they answer, so a report includes
 //! everything recorded before it was asked for.
 //!
-//! Every fold also feeds the run's [`Timeline`] (per id, in blocks of time), apart
-//! from the windows: it is not cut by intervals, and a reset empties it too.
+//! Every fold also shows its samples to the installed observers (`watch.rs`), apart
+//! from the windows: they are not cut by intervals, and a reset is told to them too.
 //!
 //! Exited threads keep their tallies; beyond the exited-thread limit they are merged
 //! into one `<exited threads>` entry, in step with the registry's own folding of their
 //! raw windows (a thread is folded in the registry only once the ledger has read all
 //! of it).
 
-use super::series::{self, SeriesLog};
 use super::totals::{ComponentTotals, ThreadTotals, Totals};
-use super::watch::FoldWatch;
+use super::watch::{self, Watches};
 use crate::config;
 use crate::diagnostics::{Anomalies, Unpaired};
 use crate::record::alloc::Allocs;
@@ -52,11 +51,9 @@ pub(super) struct Ledger {
     /// The counters' values at the last [`reset`](super::reset), if any: threads and
     /// their counters only (no components).
     pub(super) since_reset: Option<Totals>,
-    /// The whole run (since the start, or the last reset) per id in blocks of time:
-    /// every fold's samples, whichever window they went to.
-    pub(super) series: SeriesLog,
-    /// The fold's observer, if a feature installed one (`watch.rs`).
-    pub(super) watch: Option<Box<dyn FoldWatch>>,
+    /// The fold's observers, as features installed them (`watch.rs`): they see every
+    /// fold's samples, whichever window they went to.
+    pub(super) watches: Watches,
     /// Per thread (by serial), per ring in the thread's order: how many of its
     /// samples the ledger has read (its `seen` as of the previous fold), and its
     /// self-time sum then.
@@ -85,8 +82,7 @@ static LEDGER: PerProcess<Mutex<Ledger>> = PerProcess::new(|| {
         whole: Totals::default(),
         interval: None,
         since_reset: None,
-        series: SeriesLog::default(),
-        watch: None,
+        watches: Watches::default(),
         reads: BTreeMap::new(),
         outside_reads: BTreeMap::new(),
         last_fold_ms: 0,
@@ -182,10 +178,7 @@ impl Ledger {
     pub(super) fn fold(&mut self) -> FoldStats {
         self.now_ms = unix_ms();
         let began = std::time::Instant::now();
-        self.series.begin_fold(series::clock_ms(began));
-        if let Some(w) = self.watch.as_mut() {
-            w.begin_fold();
-        }
+        self.watches.begin_fold(watch::clock_ms(began));
         registry::compact();
         let view = registry::global().view();
         let me = local::current_shared();
@@ -218,7 +211,7 @@ impl Ledger {
         // After the rings: a frame's nodes are then all listed.
         // The window this fold's samples go to: the open interval, else the whole run.
         let window = self.interval.as_mut().unwrap_or(&mut self.whole);
-        super::frames::fold_queued(window, self.watch.as_deref_mut());
+        super::frames::fold_queued(window, &mut self.watches);
         self.whole.teardown_drops = TEARDOWN_DROPS.load(Relaxed);
         self.whole.process_allocs = crate::record::alloc::process();
         self.fold_threads_away(&view);
@@ -293,8 +286,8 @@ impl Ledger {
             .retain(|serial, _| listed.contains(serial));
     }
 
-    /// Publishes how many histograms the ledger holds (the series log's open tables
-    /// among them) and their bytes (the log's closed blocks too), for
+    /// Publishes how many histograms the ledger holds (its observers' tables among
+    /// them) and their bytes (all their heap), for
     /// [`footprint`](super::footprint) (which must not wait for the ledger's lock),
     /// and charges their change in bytes against the memory cap (`record/budget.rs`),
     /// freeing pooled rings if that passes the cap.
@@ -304,7 +297,7 @@ impl Ledger {
             .flat_map(|t| t.threads.values())
             .flat_map(|t| &t.components)
             .flat_map(|c| &c.kinds);
-        let (mut count, mut bytes) = self.series.size();
+        let (mut count, mut bytes) = self.watches.size();
         for (_, tally) in tallies {
             count += 1;
             bytes += tally.heap_bytes();
@@ -425,19 +418,17 @@ impl Ledger {
         };
         let keep = config::slowest();
         let when = (self.last_fold_ms, self.now_ms);
-        // The open window and the series log, borrowed apart.
+        // The open window and the observers, borrowed apart.
         let Ledger {
             whole,
             interval,
-            series,
-            watch,
+            watches,
             ..
         } = self;
-        let mut watch = watch.as_deref_mut().filter(|w| w.armed());
-        if let Some(w) = watch.as_deref_mut() {
-            let c = &whole.threads.get(&serial).expect("thread() ran").components[k];
-            w.component(serial, k, c);
-        }
+        let whole_now = &whole.threads.get(&serial).expect("thread() ran").components[k];
+        watches
+            .armed()
+            .for_each(|w| w.component(serial, k, whole_now));
         let open = interval.as_mut().unwrap_or(whole);
         let c = &mut open
             .threads
@@ -450,10 +441,7 @@ impl Ledger {
         c.lost += lost;
         let index = c.index;
         let mut also = |kind, ticks: &[u64]| {
-            series.record(index, kind, ticks);
-            if let Some(w) = watch.as_deref_mut() {
-                w.samples(serial, k, index, kind, ticks);
-            }
+            (watches.armed()).for_each(|w| w.samples(serial, k, index, kind, ticks));
         };
         c.fold(batch.words, keep, when, &mut also);
         c.fold(batch.more, keep, when, &mut also);

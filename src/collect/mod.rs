@@ -6,8 +6,8 @@
 //!   per-kind histograms with exact counts and sums, every overwritten one counted as
 //!   lost; what reports are made of. `window.rs` cuts the windows a report covers
 //!   from it: the whole run (since the start, or since [`reset`]) and one interval.
-//!   Beside them, `series.rs` keeps the whole run per id in blocks of time (what a
-//!   report's `series` is made of).
+//!   Features that keep their own view of the samples (the series log, the flight
+//!   recorder's triggers) watch the folds (`watch.rs`).
 //! - **The ring window** ([`Capture`]): a copy of the newest samples each ring still
 //!   holds, raw, plus every thread's counters. [`snapshot`] reads one component's
 //!   windows and [`Capture::write_csv`] writes a capture's raw samples.
@@ -24,8 +24,6 @@ pub(crate) mod frames;
 mod ledger;
 mod read;
 #[cfg(feature = "agent")]
-pub(crate) mod series;
-#[cfg(feature = "agent")]
 mod tally;
 #[cfg(feature = "agent")]
 mod totals;
@@ -39,13 +37,15 @@ pub use crate::diagnostics::{Anomalies, Footprint, Unpaired};
 pub use crate::record::{Sample, SampleKind, Switch, prepare, recording};
 
 // The whole run, which only the agent reads.
+#[cfg(all(feature = "agent", feature = "test-hooks"))]
+pub(crate) use watch::hook as fold_clock;
 #[cfg(feature = "agent")]
 pub(crate) use {
+    buckets::Buckets,
     ledger::fold,
-    series::Blocks,
     tally::{Exact, Tally, skewness},
     totals::{ComponentTotals, ThreadTotals, Totals},
-    watch::{FoldWatch, watch_folds, with_watch},
+    watch::{FoldWatch, Watches, watch, watch_once, with_watch},
     window::{take_interval, whole_run},
 };
 

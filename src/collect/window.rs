@@ -10,18 +10,18 @@
 //! without their Stop, teardown drops), their values when the window began; what it
 //! shows is the increments over those.
 //!
-//! The whole run's [`Timeline`] goes with the whole run; an interval has none.
+//! The fold's observers go with the whole run; an interval has none.
 
 use super::ledger::{Ledger, ledger};
-use super::series::SeriesLog;
 use super::totals::{ComponentTotals, ThreadTotals, Totals};
+use super::watch::{self, Watches};
 use crate::config;
 use crate::diagnostics::Unpaired;
 use std::collections::BTreeMap;
 
-/// Folds, then runs `f` on the whole run's totals and series log (since the last reset,
-/// if any).
-pub(crate) fn whole_run<R>(f: impl FnOnce(&Totals, &SeriesLog) -> R) -> R {
+/// Folds, then runs `f` on the whole run's totals (since the last reset, if any) and
+/// the fold's observers.
+pub(crate) fn whole_run<R>(f: impl FnOnce(&Totals, &Watches) -> R) -> R {
     let mut ledger = ledger();
     ledger.fold();
     ledger.note_open_scopes();
@@ -29,13 +29,16 @@ pub(crate) fn whole_run<R>(f: impl FnOnce(&Totals, &SeriesLog) -> R) -> R {
         whole,
         interval,
         since_reset,
-        series,
+        watches,
         ..
     } = &*ledger;
     match (interval, since_reset) {
         // Every sample went into `whole`, and every counter counts from the start.
-        (None, None) => f(whole, series),
-        (interval, since_reset) => f(&run(whole, interval.as_ref(), since_reset.as_ref()), series),
+        (None, None) => f(whole, watches),
+        (interval, since_reset) => f(
+            &run(whole, interval.as_ref(), since_reset.as_ref()),
+            watches,
+        ),
     }
 }
 
@@ -69,8 +72,8 @@ pub(crate) fn take_interval() -> Totals {
     }
 }
 
-/// Drops what was recorded so far from the whole run, the open interval and the
-/// series log: all start again from now, emptied in place. See [`reset`](super::reset).
+/// Drops what was recorded so far from the whole run and the open interval, and tells
+/// the fold's observers: all start again from now, emptied in place. See [`reset`](super::reset).
 pub(crate) fn reset() {
     let mut ledger = ledger();
     ledger.fold();
@@ -78,10 +81,10 @@ pub(crate) fn reset() {
         whole,
         interval,
         since_reset,
-        series,
+        watches,
         ..
     } = &mut *ledger;
-    series.reset(super::series::clock_ms(std::time::Instant::now()));
+    watches.reset(watch::clock_ms(std::time::Instant::now()));
     for window in std::iter::once(&mut *whole).chain(interval.as_mut()) {
         window.threads.values_mut().for_each(|t| {
             t.components.iter_mut().for_each(ComponentTotals::clear);

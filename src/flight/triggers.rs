@@ -295,7 +295,7 @@ impl Triggers {
 }
 
 impl FoldWatch for Triggers {
-    fn begin_fold(&mut self) {
+    fn begin_fold(&mut self, _: u64) {
         Triggers::begin_fold(self);
     }
 
@@ -321,7 +321,7 @@ impl FoldWatch for Triggers {
 pub(crate) fn arm(arms: Arms) {
     let mut triggers = Triggers::default();
     triggers.arm(arms);
-    collect::watch_folds(Some(Box::new(triggers)));
+    collect::watch(triggers);
 }
 
 /// Sets the armed triggers' absolute thresholds, in ticks: per id index, and the frame

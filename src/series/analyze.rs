@@ -1,12 +1,12 @@
-//! The run's time structure for a report ([`Series`]): each block of the collector's
-//! series log turned into the data of the report's rows, as a row's values are (the
+//! The run's time structure for a report ([`Series`]): each block of the series log
+//! turned into the data of the report's rows, as a row's values are (the
 //! kind's overhead taken off each bucket's middle when calibrated, the kinds merged),
 //! each a distribution as a row's. Made from a snapshot of the blocks after the
 //! ledger's lock is released: the drain's folds must not wait for it.
 
-use super::dist::{self, Runs};
-use super::{Calibration, overhead};
-use crate::collect::Blocks;
+use super::Blocks;
+use crate::analyze::dist::{self, Runs};
+use crate::analyze::{Calibration, overhead};
 use crate::report::Distribution;
 use crate::report::histogram::bucketed;
 use crate::report::{Data, Row, Series, SeriesComponent};
@@ -64,12 +64,12 @@ pub(super) fn series(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze::{Context, add_series, assemble};
+    use crate::analyze::{Context, assemble};
     use crate::clock::Mode;
-    use crate::collect::series::SeriesLog;
     use crate::collect::{ComponentTotals, Sample, SampleKind, ThreadTotals, Totals};
     use crate::record::Id;
     use crate::report::{Cleaning, ReportOptions, Unit};
+    use crate::series::{SeriesLog, add};
     use std::time::Duration;
 
     /// Overheads that differ per kind: a scope's `10 + 10 * start + stop` ticks, a
@@ -163,7 +163,7 @@ mod tests {
             ..ReportOptions::default()
         };
         let mut report = assemble(totals, &calibration(), &options, Context::default());
-        add_series(&mut report, &series.blocks(), &calibration(), data);
+        add(&mut report, &series.blocks(), &calibration(), data);
         let series = report.series.as_ref().unwrap();
         assert_eq!((series.blocks, series.block_ms), (9, 50));
         assert_eq!(series.components.len(), report.all_threads.len());

@@ -1,15 +1,15 @@
-//! The whole run's time structure: per id, its values in consecutive blocks of fixed
-//! wall-clock length (`Report::series`), for a block bootstrap that resamples stretches
-//! of time.
+//! The series log, the fold's observer that keeps the whole run's time structure: per
+//! id, its values in consecutive blocks of fixed wall-clock length (`Report::series`),
+//! for a block bootstrap that resamples stretches of time.
 //!
 //! A sample carries no time, but a fold reads only what was recorded since the
 //! previous fold began: each fold's samples go to the block in which the fold began
 //! (the drain folds at least every 10 ms by default, so a value lands at most one
-//! fold late). Blocks are [`BLOCK_MS`] long, counted from the ledger's first fold (or
-//! the last reset), on the monotonic clock. The log is per id over all threads
+//! fold late). Blocks are [`BLOCK_MS`] long, counted from the first fold the log sees
+//! (or the last reset), on the fold clock (monotonic). The log is per id over all threads
 //! (exited ones too), apart from the windows: interval reports neither cut nor read it.
 //!
-//! The open block keeps a bucket table per (id, sample kind) (`buckets.rs`: the
+//! The open block keeps a bucket table per (id, sample kind) (`collect/buckets.rs`: the
 //! tallies' own buckets, without their sums). When a fold lands in a later block, the
 //! open one closes into ascending (bucket, count) lists and its tables are emptied for
 //! the next block, their memory kept; a block in which nothing was recorded is an
@@ -22,17 +22,15 @@
 //! buckets in use packed as varints ([`pack`]: 2 to 4 bytes a bucket): at most
 //! `MAX_BLOCKS` times the buckets the run's ids use.
 
-use super::SampleKind;
-use super::buckets::Buckets;
+use crate::collect::{Buckets, FoldWatch, SampleKind};
 use crate::config::{SERIES_BLOCK_MS as BLOCK_MS, SERIES_MAX_BLOCKS as MAX_BLOCKS};
 use crate::packed::{pack, unpack};
-use std::sync::{Arc, LazyLock};
-use std::time::Instant;
+use std::sync::Arc;
 
 /// The whole run's values per id in blocks of time.
 #[derive(Debug)]
 pub(crate) struct SeriesLog {
-    /// When block 0 began, on the block clock ([`clock_ms`]); `None` before the first
+    /// When block 0 began, on the fold clock; `None` before the first
     /// fold.
     start: Option<u64>,
     /// The length of a block, ms: `BLOCK_MS`, doubled at each merge in pairs.
@@ -113,38 +111,8 @@ impl Default for SeriesLog {
     }
 }
 
-/// The origin of the block clock.
-static ORIGIN: LazyLock<Instant> = LazyLock::new(Instant::now);
-
-/// The block clock at `at`, ms: the monotonic clock, or the test hook's value.
-pub(crate) fn clock_ms(at: Instant) -> u64 {
-    #[cfg(feature = "test-hooks")]
-    if let Some(ms) = hook::get() {
-        return ms;
-    }
-    at.saturating_duration_since(*ORIGIN).as_millis() as u64
-}
-
-/// The block clock's test hook (feature `test-hooks`).
-#[cfg(feature = "test-hooks")]
-pub(crate) mod hook {
-    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-
-    /// The set time, `u64::MAX` for none.
-    static MOCK: AtomicU64 = AtomicU64::new(u64::MAX);
-
-    /// Sets the block clock to `ms`, or back to the monotonic clock.
-    pub(crate) fn set(ms: Option<u64>) {
-        MOCK.store(ms.unwrap_or(u64::MAX), Relaxed);
-    }
-
-    pub(super) fn get() -> Option<u64> {
-        Some(MOCK.load(Relaxed)).filter(|&ms| ms != u64::MAX)
-    }
-}
-
 impl SeriesLog {
-    /// A fold begins at `now_ms` on the block clock: what it reads goes to the block
+    /// A fold begins at `now_ms` on the fold clock: what it reads goes to the block
     /// `now_ms` falls in. The first fold starts block 0; a later block closes the open
     /// one (and adds an empty block for each block length that passed without a
     /// fold).
@@ -178,7 +146,8 @@ impl SeriesLog {
         id.kinds[k].1.record_all(ticks.iter().copied());
     }
 
-    /// Drops everything, and starts block 0 at `now_ms` (a [`reset`](super::reset)).
+    /// Drops everything, and starts block 0 at `now_ms` (a
+    /// [`reset`](crate::collect::reset)).
     pub(crate) fn reset(&mut self, now_ms: u64) {
         let _ = self.close();
         self.closed.clear();
@@ -372,6 +341,29 @@ fn add_buckets(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
         }
     }
     out
+}
+
+/// The log as the fold's observer: it sees every fold and every sample.
+impl FoldWatch for SeriesLog {
+    fn begin_fold(&mut self, now_ms: u64) {
+        SeriesLog::begin_fold(self, now_ms);
+    }
+
+    fn reset(&mut self, now_ms: u64) {
+        SeriesLog::reset(self, now_ms);
+    }
+
+    fn size(&self) -> (u64, u64) {
+        SeriesLog::size(self)
+    }
+
+    fn armed(&self) -> bool {
+        true
+    }
+
+    fn samples(&mut self, _: u64, _: usize, idx: u32, kind: SampleKind, ticks: &[u64]) {
+        self.record(idx, kind, ticks);
+    }
 }
 
 #[cfg(test)]
