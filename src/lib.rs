@@ -134,7 +134,7 @@ extern crate self as latte;
 
 // The data flow, one way: agent -> analyze -> collect -> record -> clock -> platform,
 // and analyze -> report, agent -> exporter -> report; the features' folders (flight,
-// series) between the agent and analyze. `config`, `diagnostics` and `error` are leaves every stage may
+// series, tree) between the agent and analyze. `config`, `diagnostics` and `error` are leaves every stage may
 // use. `tests/architecture.rs` checks it; `docs/architecture.md` explains it.
 #[cfg(feature = "agent")]
 mod agent;
@@ -159,6 +159,8 @@ mod record;
 pub mod report;
 #[cfg(feature = "agent")]
 mod series;
+#[cfg(feature = "agent")]
+mod tree;
 
 // Record.
 pub use clock::Mode;

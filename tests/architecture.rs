@@ -22,6 +22,8 @@ const FLOW: &[&[&str]] = &[
     &["flight", "report"],
     &["agent", "series", "analyze"],
     &["series", "report"],
+    &["agent", "tree", "analyze"],
+    &["tree", "report"],
     &["integrations", "record"],
     &["macros"],
     &["error", "config"],

@@ -340,7 +340,7 @@ impl Drain {
         // Validated by `start`, so the pattern compiles.
         let threads = self.focus.thread_pattern().ok().flatten();
         let totals = analyze::of_threads(totals, threads.as_ref());
-        analyze::assemble(&totals, calibration, &self.options, context)
+        reports::assemble(&totals, calibration, &self.options, context)
     }
 
     /// Writes a report to the sink (an interval report, `interval` set, to the

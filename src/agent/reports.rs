@@ -1,14 +1,28 @@
-//! The whole-run reports: [`Report::collect`] and [`Report::collect_focused`], with or
-//! without an agent running, and the drain's. Each installs the features' observers of
-//! the fold before it folds, then adds their sections to what `analyze` made.
+//! The reports, each assembled by `analyze` with the features' sections added
+//! ([`assemble`]): the whole-run reports ([`Report::collect`] and
+//! [`Report::collect_focused`], with or without an agent running, and the drain's),
+//! which install the features' observers of the fold before they fold, and
+//! [`Report::from_capture`].
 
-use crate::analyze::{Context, assemble, calibration, of_threads};
-use crate::collect;
+use crate::analyze::{self, Calibration, Context, calibration, of_threads};
+use crate::collect::{self, Capture, Totals};
 use crate::error::Error;
 use crate::report::{Focus, Report, ReportOptions};
-use crate::series;
+use crate::{series, tree};
 
 impl Report {
+    /// Analyses a stored capture with a given calibration (for reproducible reports):
+    /// its retained samples are the folded ones, its overwritten samples are lost. No
+    /// label, footprint or environment.
+    pub fn from_capture(
+        capture: &Capture,
+        calibration: &Calibration,
+        options: &ReportOptions,
+    ) -> Report {
+        let totals = Totals::from_capture(capture);
+        assemble(&totals, calibration, options, Context::default())
+    }
+
     /// Whole run so far: folds everything recorded until now and analyses it.
     ///
     /// ```
@@ -84,5 +98,18 @@ pub(super) fn whole_run(
         // After the ledger's lock: the folds need not wait for the encoding.
         series::add(&mut report, &blocks, calibration, options.data);
     }
+    report
+}
+
+/// The report of `totals`: `analyze`'s, with the call tree where a scope ran inside
+/// another.
+pub(super) fn assemble(
+    totals: &Totals,
+    calibration: &Calibration,
+    options: &ReportOptions,
+    context: Context,
+) -> Report {
+    let mut report = analyze::assemble(totals, calibration, options, context);
+    tree::add(&mut report, totals, calibration, options);
     report
 }

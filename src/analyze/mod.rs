@@ -2,8 +2,8 @@
 //!
 //! Pure functions of collected data and options, plus the one function that assembles
 //! every report (`assemble`): the agent's periodic, on-request and final reports,
-//! [`Report::collect`] and [`Report::collect_focused`] (made in `agent/reports.rs`)
-//! and [`Report::from_capture`] all go through it.
+//! [`Report::collect`], [`Report::collect_focused`] and [`Report::from_capture`] (made
+//! in `agent/reports.rs`, which adds the features' sections) all go through it.
 //!
 //! Per (thread, id): each sample kind's whole-run histogram becomes ascending
 //! `(value, count)` runs (minus the kind's overhead when calibrated, saturating at 0),
@@ -22,19 +22,19 @@ mod environment;
 mod frames;
 mod prepare;
 mod stats;
-mod tree;
 
 pub(crate) use calibrate::block_signals;
 pub use calibrate::{Calibration, calibration};
 pub use clean::{Cleaned, clean};
 pub(crate) use encode::per_id as per_id_histograms;
+pub(crate) use prepare::{Prepared, RowOutput, inclusive_allocs};
 pub use stats::{Moments, moments, quantile};
 
-use crate::collect::{self, Capture, ComponentTotals, SampleKind, ThreadTotals, Totals};
+use crate::collect::{self, ComponentTotals, SampleKind, ThreadTotals, Totals};
 use crate::diagnostics::Unpaired;
 use crate::report::{AllocBreach, Data, ReportOptions};
-use crate::report::{Overhead, Report, Row, ThreadReport, TreeNode, UnpairedScopes, by_total};
-use prepare::{Prepared, RowOutput};
+use crate::report::{Overhead, Report, Row, ThreadReport, UnpairedScopes, by_total};
+use prepare::flat_inclusive_allocs;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -56,20 +56,6 @@ impl Default for Context {
             label: None,
             live: false,
         }
-    }
-}
-
-impl Report {
-    /// Analyses a stored capture with a given calibration (for reproducible reports):
-    /// its retained samples are the folded ones, its overwritten samples are lost. No
-    /// label, footprint or environment.
-    pub fn from_capture(
-        capture: &Capture,
-        calibration: &Calibration,
-        options: &ReportOptions,
-    ) -> Report {
-        let totals = Totals::from_capture(capture);
-        assemble(&totals, calibration, options, Context::default())
     }
 }
 
@@ -96,7 +82,7 @@ pub(crate) fn assemble(
     // The one factor from ticks to the unit, which `Row::distribution` uses too.
     let scale = crate::report::histogram::per_tick(options.unit, calibration.ticks_per_ns);
     let out = RowOutput { scale };
-    let (threads, all_threads, (tree, tree_left_out)) = sections(totals, calibration, options, out);
+    let (threads, all_threads) = sections(totals, calibration, options, out);
     let overhead = (options.data == Data::Calibrated).then(|| Overhead {
         scope: calibration.scope.map(|row| row.map(|t| t as f64 * scale)),
         pulse: calibration.pulse as f64 * scale,
@@ -116,8 +102,9 @@ pub(crate) fn assemble(
         overhead,
         threads,
         all_threads,
-        tree,
-        tree_left_out,
+        // Added by the call tree's `tree::add`, where some scope ran inside another.
+        tree: Vec::new(),
+        tree_left_out: 0,
         teardown_drops: totals.teardown_drops,
         process_allocs: Some(totals.process_allocs),
         footprint: context.live.then(collect::footprint),
@@ -151,13 +138,10 @@ fn counted_allocs(totals: &Totals) -> bool {
 fn without_allocs(report: &mut Report) {
     report.process_allocs = None;
     let rows = |rows: &mut Vec<Row>| rows.iter_mut().for_each(|r| r.allocs = None);
-    let tree = |tree: &mut Vec<TreeNode>| tree.iter_mut().for_each(|n| n.allocs = None);
     rows(&mut report.all_threads);
-    tree(&mut report.tree);
     for t in &mut report.threads {
         t.outside_allocs = None;
         rows(&mut t.rows);
-        tree(&mut t.tree);
     }
 }
 
@@ -172,29 +156,22 @@ fn recording_off() -> Option<crate::report::RecordingOff> {
 }
 
 /// Each thread's section and the all-threads rows, every list in the order of
-/// [`by_total`]; and the all-threads call tree.
+/// [`by_total`].
 fn sections(
     totals: &Totals,
     calibration: &Calibration,
     options: &ReportOptions,
     out: RowOutput,
-) -> (Vec<ThreadReport>, Vec<Row>, (Vec<TreeNode>, u64)) {
+) -> (Vec<ThreadReport>, Vec<Row>) {
     let mut merged = Merged::default();
-    // A tree only when some scope ran inside another: a flat program pays nothing.
-    let any_tree = totals.threads.values().any(tree::nested);
     let periods = crate::record::id::periods();
     let budget = frames::Budget::of(options, calibration);
-    let inputs = tree::Inputs {
-        calibration,
-        options,
-        periods: &periods,
-    };
     let threads: Vec<ThreadReport> = totals
         .threads
         .iter()
         .map(|(serial, t)| {
             let flat = t.flat();
-            let inclusive = tree::flat_inclusive_allocs(&t.components);
+            let inclusive = flat_inclusive_allocs(&t.components);
             // A ring made ahead by `prepare` and never written has no row.
             let rows = flat.iter().filter(|c| c.seen > 0).map(|c| {
                 let p = Prepared::new(c, &t.name, calibration, options, &periods);
@@ -202,11 +179,6 @@ fn sections(
             });
             let mut rows: Vec<Row> = rows.collect();
             by_total(&mut rows);
-            let (tree, tree_left_out) = if tree::nested(t) {
-                tree::thread_tree(t, &inputs, out)
-            } else {
-                (Vec::new(), 0)
-            };
             ThreadReport {
                 name: t.name.clone(),
                 serial: *serial,
@@ -215,8 +187,8 @@ fn sections(
                 unpaired: unpaired_scopes(&t.unpaired),
                 open: t.open.clone(),
                 rows,
-                tree,
-                tree_left_out,
+                tree: Vec::new(),
+                tree_left_out: 0,
                 per_frame: frames::per_frame(t, out.scale, budget),
                 outside_allocs: Some(t.outside),
                 alloc_breach: first_breach(t),
@@ -225,12 +197,7 @@ fn sections(
         .collect();
     let mut all_threads = merged.rows(out);
     by_total(&mut all_threads);
-    let tree = if any_tree {
-        tree::all_threads_tree(totals.threads.values(), &inputs, out)
-    } else {
-        (Vec::new(), 0)
-    };
-    (threads, all_threads, tree)
+    (threads, all_threads)
 }
 
 /// Where the thread first allocated in an allocation-free scope, if it did.

@@ -11,16 +11,17 @@ use crate::collect::{ComponentTotals, Exact, SampleKind};
 use crate::report::ReportOptions;
 use crate::report::histogram::bucketed;
 use crate::report::{CleanedSummary, Corrected, Distribution, Row, RowKind, Slowest, Summary};
+use std::collections::HashMap;
 
 /// How rows are made: the factor from ticks to the report's unit.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct RowOutput {
-    pub(super) scale: f64,
+pub(crate) struct RowOutput {
+    pub(crate) scale: f64,
 }
 
 /// One component's distribution in the report's data, with what cleaning flagged.
 #[derive(Default)]
-pub(super) struct Prepared {
+pub(crate) struct Prepared {
     kind: RowKind,
     all: Runs,
     exact: Exact,
@@ -46,7 +47,7 @@ pub(super) struct Prepared {
 }
 
 impl Prepared {
-    pub(super) fn new(
+    pub(crate) fn new(
         c: &ComponentTotals,
         thread: &str,
         calibration: &Calibration,
@@ -104,7 +105,7 @@ impl Prepared {
 
     /// The row of these values, in the report's unit: its quantiles are read from the
     /// histogram it carries, as a reader of the JSON reads them.
-    pub(super) fn row(&self, component: &str, out: RowOutput) -> Row {
+    pub(crate) fn row(&self, component: &str, out: RowOutput) -> Row {
         let scale = out.scale;
         let runs = bucketed(&self.all, self.exact.min, self.exact.max);
         let corrected = self.corrected.as_ref().map(|(period, runs)| {
@@ -200,7 +201,7 @@ impl Prepared {
     }
 
     /// Adds another thread's prepared values of the same id.
-    pub(super) fn add(&mut self, other: &Prepared) {
+    pub(crate) fn add(&mut self, other: &Prepared) {
         self.all = dist::merge(&self.all, &other.all);
         self.cleaned = dist::merge(&self.cleaned, &other.cleaned);
         self.untouched &= other.untouched;
@@ -270,6 +271,43 @@ fn extremes(exact: &Exact) -> (f64, f64) {
 fn scaled(mut s: Summary, f: f64) -> Summary {
     crate::report::scale_summary(&mut s, f);
     s
+}
+
+/// Each node's allocations with those of every node below it (a parent comes before
+/// its children: summed backwards).
+pub(crate) fn inclusive_allocs(components: &[ComponentTotals]) -> Vec<Allocs> {
+    let mut sums: Vec<Allocs> = components.iter().map(|c| c.allocs).collect();
+    for k in (0..components.len()).rev() {
+        if let Some(p) = components[k].parent.map(|p| p as usize).filter(|&p| p < k) {
+            sums[p] = sums[p].plus(&sums[k]);
+        }
+    }
+    sums
+}
+
+/// Per id, its nodes' inclusive allocations, counting only nodes with no node of the
+/// same id above them (a recursion's inner calls are inside its outer ones).
+pub(crate) fn flat_inclusive_allocs(
+    components: &[ComponentTotals],
+) -> HashMap<&'static str, Allocs> {
+    let inclusive = inclusive_allocs(components);
+    let mut out: HashMap<&'static str, Allocs> = HashMap::new();
+    for (k, c) in components.iter().enumerate() {
+        let mut above = c.parent.map(|p| p as usize).filter(|&p| p < k);
+        let mut nested = false;
+        while let Some(p) = above {
+            if components[p].name == c.name {
+                nested = true;
+                break;
+            }
+            above = components[p].parent.map(|q| q as usize).filter(|&q| q < p);
+        }
+        if !nested {
+            let sum = out.entry(c.name).or_default();
+            *sum = sum.plus(&inclusive[k]);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -1,9 +1,9 @@
 //! The call tree of a report: each thread's nodes with their inclusive rows and self
 //! times, and the all-threads tree, nodes merged by path.
 
-use super::prepare::{Prepared, RowOutput};
-use super::{Calibration, dist, outside_window, overhead};
-use crate::allocs::{Allocs, ScopeAllocs};
+use crate::allocs::ScopeAllocs;
+use crate::analyze::{Calibration, Prepared, RowOutput, dist, inclusive_allocs};
+use crate::analyze::{outside_window, overhead};
 use crate::collect::{ComponentTotals, SampleKind, ThreadTotals};
 use crate::report::{Account, ReportOptions, Row, SelfTime, TreeNode};
 use std::collections::HashMap;
@@ -15,7 +15,7 @@ pub(crate) const TREE_NODES: usize = 256;
 
 /// One node before its row is made: its id, its parent (an index in the same list),
 /// its prepared values, and how its time divides.
-pub(super) struct Node {
+struct Node {
     name: &'static str,
     parent: Option<usize>,
     prepared: Prepared,
@@ -26,7 +26,7 @@ pub(super) struct Node {
 /// How a node's time divides, in ticks of the report's data, before the tree is cut
 /// to the nodes it keeps: what a node's account needs besides its children's totals.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Parts {
+struct Parts {
     /// Its `TOTAL`.
     total: u128,
     /// Its self time: `Some` for a node of scopes on the stack only.
@@ -266,43 +266,6 @@ fn thread_parts(t: &ThreadTotals, inputs: &Inputs<'_>) -> Vec<Parts> {
             }
         })
         .collect()
-}
-
-/// Each node's allocations with those of every node below it (a parent comes before
-/// its children: summed backwards).
-pub(super) fn inclusive_allocs(components: &[ComponentTotals]) -> Vec<Allocs> {
-    let mut sums: Vec<Allocs> = components.iter().map(|c| c.allocs).collect();
-    for k in (0..components.len()).rev() {
-        if let Some(p) = components[k].parent.map(|p| p as usize).filter(|&p| p < k) {
-            sums[p] = sums[p].plus(&sums[k]);
-        }
-    }
-    sums
-}
-
-/// Per id, its nodes' inclusive allocations, counting only nodes with no node of the
-/// same id above them (a recursion's inner calls are inside its outer ones).
-pub(super) fn flat_inclusive_allocs(
-    components: &[ComponentTotals],
-) -> HashMap<&'static str, Allocs> {
-    let inclusive = inclusive_allocs(components);
-    let mut out: HashMap<&'static str, Allocs> = HashMap::new();
-    for (k, c) in components.iter().enumerate() {
-        let mut above = c.parent.map(|p| p as usize).filter(|&p| p < k);
-        let mut nested = false;
-        while let Some(p) = above {
-            if components[p].name == c.name {
-                nested = true;
-                break;
-            }
-            above = components[p].parent.map(|q| q as usize).filter(|&q| q < p);
-        }
-        if !nested {
-            let sum = out.entry(c.name).or_default();
-            *sum = sum.plus(&inclusive[k]);
-        }
-    }
-    out
 }
 
 /// The tree of `nodes`, depth first, children by their total, largest first (scopes
