@@ -134,7 +134,7 @@ extern crate self as latte;
 
 // The data flow, one way: agent -> analyze -> collect -> record -> clock -> platform,
 // and analyze -> report, agent -> exporter -> report; the features' folders (flight,
-// series, tree) between the agent and analyze. `config`, `diagnostics` and `error` are leaves every stage may
+// frames, series, tree) between the agent and analyze. `config`, `diagnostics` and `error` are leaves every stage may
 // use. `tests/architecture.rs` checks it; `docs/architecture.md` explains it.
 #[cfg(feature = "agent")]
 mod agent;
@@ -150,6 +150,8 @@ mod error;
 pub mod exporter;
 #[cfg(feature = "agent")]
 pub mod flight;
+#[cfg(feature = "agent")]
+mod frames;
 mod integrations;
 mod macros;
 mod packed;

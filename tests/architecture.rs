@@ -24,6 +24,8 @@ const FLOW: &[&[&str]] = &[
     &["series", "report"],
     &["agent", "tree", "analyze"],
     &["tree", "report"],
+    &["agent", "frames", "analyze"],
+    &["frames", "report"],
     &["integrations", "record"],
     &["macros"],
     &["error", "config"],

@@ -8,7 +8,7 @@ use crate::analyze::{self, Calibration, Context, calibration, of_threads};
 use crate::collect::{self, Capture, Totals};
 use crate::error::Error;
 use crate::report::{Focus, Report, ReportOptions};
-use crate::{series, tree};
+use crate::{frames, series, tree};
 
 impl Report {
     /// Analyses a stored capture with a given calibration (for reproducible reports):
@@ -102,7 +102,7 @@ pub(super) fn whole_run(
 }
 
 /// The report of `totals`: `analyze`'s, with the call tree where a scope ran inside
-/// another.
+/// another and the frames of each thread that marked some.
 pub(super) fn assemble(
     totals: &Totals,
     calibration: &Calibration,
@@ -111,5 +111,6 @@ pub(super) fn assemble(
 ) -> Report {
     let mut report = analyze::assemble(totals, calibration, options, context);
     tree::add(&mut report, totals, calibration, options);
+    frames::add(&mut report, totals, calibration, options);
     report
 }

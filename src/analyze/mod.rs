@@ -19,7 +19,6 @@ mod clean;
 pub(crate) mod dist;
 mod encode;
 mod environment;
-mod frames;
 mod prepare;
 mod stats;
 
@@ -165,7 +164,6 @@ fn sections(
 ) -> (Vec<ThreadReport>, Vec<Row>) {
     let mut merged = Merged::default();
     let periods = crate::record::id::periods();
-    let budget = frames::Budget::of(options, calibration);
     let threads: Vec<ThreadReport> = totals
         .threads
         .iter()
@@ -189,7 +187,8 @@ fn sections(
                 rows,
                 tree: Vec::new(),
                 tree_left_out: 0,
-                per_frame: frames::per_frame(t, out.scale, budget),
+                // Added by `frames::add`, for a thread that marked frames.
+                per_frame: None,
                 outside_allocs: Some(t.outside),
                 alloc_breach: first_breach(t),
             }

@@ -2,8 +2,8 @@
 //! frames without a call as zeros, the frames over budget, and for the longest, the
 //! components that exceeded their own median by the most.
 
-use super::Calibration;
-use super::dist::{self, Runs};
+use crate::analyze::Calibration;
+use crate::analyze::dist::{self, Runs};
 use crate::collect::frames::{FrameTotals, KeptFrame};
 use crate::collect::{ComponentTotals, Tally, ThreadTotals};
 use crate::report::{Culprit, FrameComponent, PerFrame, ReportOptions, Spread, Unit, WorstFrame};
