@@ -11,18 +11,6 @@ use crate::report::{Focus, Report, ReportOptions};
 use crate::{frames, series, tree};
 
 impl Report {
-    /// Analyses a stored capture with a given calibration (for reproducible reports):
-    /// its retained samples are the folded ones, its overwritten samples are lost. No
-    /// label, footprint or environment.
-    pub fn from_capture(
-        capture: &Capture,
-        calibration: &Calibration,
-        options: &ReportOptions,
-    ) -> Report {
-        let totals = Totals::from_capture(capture);
-        assemble(&totals, calibration, options, Context::default())
-    }
-
     /// Whole run so far: folds everything recorded until now and analyses it.
     ///
     /// ```
@@ -71,6 +59,18 @@ impl Report {
     fn collect_focused_now(options: &ReportOptions, focus: &Focus) -> Result<Report, Error> {
         let threads = focus.thread_pattern()?;
         whole_run(options, threads.as_ref(), None, true).focus(focus)
+    }
+
+    /// Analyses a stored capture with a given calibration (for reproducible reports):
+    /// its retained samples are the folded ones, its overwritten samples are lost. No
+    /// label, footprint or environment.
+    pub fn from_capture(
+        capture: &Capture,
+        calibration: &Calibration,
+        options: &ReportOptions,
+    ) -> Report {
+        let totals = Totals::from_capture(capture);
+        assemble(&totals, calibration, options, Context::default())
     }
 }
 
