@@ -320,6 +320,7 @@ impl Builder {
         // earlier agent's triggers end with it; their absolute thresholds follow once
         // the drain has the calibrated frequency.
         crate::series::install();
+        crate::frames::install();
         flight::arm(self.dump.arms());
         let hlog = match &self.hlog {
             Some(path) => Some(

@@ -88,6 +88,7 @@ pub(super) fn whole_run(
     // drain's folds must not wait for it.
     let calibration = calibration();
     series::install();
+    frames::install();
     let with_series = with_series && threads.is_none();
     let (mut report, blocks) = collect::whole_run(|totals, watches| {
         let totals = of_threads(totals, threads);

@@ -208,10 +208,17 @@ impl Ledger {
                 }
             }
         }
-        // After the rings: a frame's nodes are then all listed.
-        // The window this fold's samples go to: the open interval, else the whole run.
+        // After the rings: a frame's nodes are then all listed. Each thread's ended
+        // frames (`latte_frame!` marks) go to the observers with the thread's totals in
+        // the window this fold's samples go to: the open interval, else the whole run.
         let window = self.interval.as_mut().unwrap_or(&mut self.whole);
-        super::frames::fold_queued(window, &mut self.watches);
+        let watches = &mut self.watches;
+        crate::record::marks::take_frames(|serial, frames| {
+            let mut thread = window.threads.get_mut(&serial);
+            for w in watches.armed() {
+                w.frames(serial, frames, thread.as_deref_mut());
+            }
+        });
         self.whole.teardown_drops = TEARDOWN_DROPS.load(Relaxed);
         self.whole.process_allocs = crate::record::alloc::process();
         self.fold_threads_away(&view);

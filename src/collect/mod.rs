@@ -19,9 +19,9 @@ mod buckets;
 #[cfg(feature = "csv")]
 mod csv;
 #[cfg(feature = "agent")]
-pub(crate) mod frames;
-#[cfg(feature = "agent")]
 mod ledger;
+#[cfg(feature = "agent")]
+mod parts;
 mod read;
 #[cfg(feature = "agent")]
 mod tally;
@@ -43,6 +43,7 @@ pub(crate) use watch::hook as fold_clock;
 pub(crate) use {
     buckets::Buckets,
     ledger::fold,
+    parts::ThreadPart,
     tally::{Exact, Tally, skewness},
     totals::{ComponentTotals, ThreadTotals, Totals},
     watch::{FoldWatch, Watches, watch, watch_once, with_watch},

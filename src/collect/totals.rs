@@ -2,7 +2,7 @@
 //! a [`Tally`]; plus how many samples were recorded and lost. Built by the ledger's
 //! folds, or from a stored [`Capture`].
 
-use super::frames::FrameTotals;
+use super::parts::Parts;
 use super::tally::Tally;
 use super::{Capture, Sample, SampleKind};
 use crate::config;
@@ -41,8 +41,8 @@ pub(crate) struct ThreadTotals {
     pub(crate) open: Vec<OpenScopes>,
     /// In order of first record (the order of the thread's rings).
     pub(crate) components: Vec<ComponentTotals>,
-    /// Its frames, cut by `latte_frame!` marks (none without).
-    pub(crate) per_frame: FrameTotals,
+    /// What features keep of the thread beside its components (its frames).
+    pub(crate) parts: Parts,
     /// Allocations counted while no scope was open on it (folded as samples are:
     /// into the open window).
     pub(crate) outside: Allocs,
@@ -52,12 +52,12 @@ pub(crate) struct ThreadTotals {
 }
 
 impl ThreadTotals {
-    /// Whether nothing was folded for the thread: no component, counter or frame.
+    /// Whether nothing was folded for the thread: no component, counter or part.
     fn is_empty(&self) -> bool {
         self.components.is_empty()
             && self.anomalies == Anomalies::default()
             && self.unpaired.is_empty()
-            && self.per_frame.frames() == 0
+            && self.parts.is_empty()
             && self.outside.is_empty()
     }
 
@@ -70,7 +70,7 @@ impl ThreadTotals {
             unpaired: Vec::new(),
             open: Vec::new(),
             components: Vec::new(),
-            per_frame: FrameTotals::default(),
+            parts: Parts::default(),
             outside: Allocs::default(),
             breach: None,
         }
@@ -440,9 +440,9 @@ impl Totals {
                 .or_insert_with(|| ThreadTotals::new(MERGED_NAME.to_owned(), true));
             merged.anomalies = merged.anomalies.plus(&t.anomalies);
             merged.outside = merged.outside.plus(&t.outside);
-            // Frames of merged threads are added as one thread's (their lengths and
-            // per-id figures stay each frame's own).
-            merged.per_frame.add(&t.per_frame);
+            // Parts of merged threads are added as one thread's (their frames'
+            // lengths and per-id figures stay each frame's own).
+            merged.parts.add(&t.parts);
             for (name, counts) in &t.unpaired {
                 match merged.unpaired.iter_mut().find(|(n, _)| n == name) {
                     Some((_, mine)) => *mine = mine.plus(counts),

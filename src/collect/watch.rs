@@ -2,12 +2,13 @@
 //! reads them (the series log, the flight recorder's triggers) implements
 //! [`FoldWatch`], and the agent installs it with [`watch`] or [`watch_once`]. The fold
 //! calls every observer under the ledger's lock: at the start of each fold, once per
-//! run of samples it hands a tally, once per frame the marks ended; a reset tells them
-//! too. It names no feature.
+//! run of samples it hands a tally, once per thread with frames the marks ended; a
+//! reset tells them too. It names no feature.
 
 use super::ledger::ledger;
-use super::totals::ComponentTotals;
+use super::totals::{ComponentTotals, ThreadTotals};
 use crate::record::SampleKind;
+use crate::record::marks::FrameRecord;
 use std::any::Any;
 use std::sync::LazyLock;
 use std::time::Instant;
@@ -30,8 +31,9 @@ pub(crate) trait FoldWatch: Any + Send {
     fn component(&mut self, _serial: u64, _k: usize, _whole: &ComponentTotals) {}
     /// A run of `kind` samples (ticks) of that component, id index `idx`.
     fn samples(&mut self, serial: u64, k: usize, idx: u32, kind: SampleKind, ticks: &[u64]);
-    /// Frame `number` of thread `serial` ended at tick `end`, `length` ticks long.
-    fn frame(&mut self, _serial: u64, _number: u64, _length: u64, _end: u64) {}
+    /// Frames of thread `serial` the marks ended, oldest first, with the thread's totals
+    /// in the open window (`None` for a thread folded away meanwhile).
+    fn frames(&mut self, _serial: u64, _frames: &[FrameRecord], _open: Option<&mut ThreadTotals>) {}
 }
 
 /// The installed observers, at most one of each type, in order of installation.

@@ -88,7 +88,7 @@ pub(crate) fn reset() {
     for window in std::iter::once(&mut *whole).chain(interval.as_mut()) {
         window.threads.values_mut().for_each(|t| {
             t.components.iter_mut().for_each(ComponentTotals::clear);
-            t.per_frame.clear();
+            t.parts.clear();
         });
     }
     if let Some(open) = interval {
@@ -124,7 +124,7 @@ fn settle(whole: &mut Totals, open: &Totals) {
             mine[k].add(c, keep);
         }
         let whole = whole.threads.get_mut(serial).expect("listed above");
-        whole.per_frame.add(&t.per_frame);
+        whole.parts.add(&t.parts);
         whole.outside = whole.outside.plus(&t.outside);
     }
 }
@@ -142,7 +142,7 @@ fn rebase(window: &mut Totals, now: &Totals) {
             .iter_mut()
             .filter(|c| c.any())
             .for_each(ComponentTotals::clear);
-        t.per_frame.clear();
+        t.parts.clear();
         t.outside = Default::default();
     }
 }
@@ -202,9 +202,9 @@ fn increments(now: &Totals, base: &Totals, samples: &Totals) -> Totals {
         let any = components.iter().any(ComponentTotals::any) || !t.outside.is_empty();
         // A thread with nothing new but a scope open is shown: it may be stuck there.
         let open = now.open.clone();
-        let per_frame = t.per_frame.clone();
-        let framed = per_frame.frames() > 0;
-        if any || framed || since.total() > 0 || !unpaired.is_empty() || !open.is_empty() {
+        let parts = t.parts.clone();
+        let any = any || !parts.is_empty();
+        if any || since.total() > 0 || !unpaired.is_empty() || !open.is_empty() {
             let thread = ThreadTotals {
                 name: t.name.clone(),
                 exited: t.exited,
@@ -212,7 +212,7 @@ fn increments(now: &Totals, base: &Totals, samples: &Totals) -> Totals {
                 unpaired,
                 open,
                 components,
-                per_frame,
+                parts,
                 outside: t.outside,
                 breach: now.breach.filter(|_| since.alloc_breaches > 0),
             };

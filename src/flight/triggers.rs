@@ -9,7 +9,8 @@
 //! sample. Hits wait in a short list (at most [`MAX_HITS`], the slowest kept) until the
 //! agent takes them.
 
-use crate::collect::{self, ComponentTotals, FoldWatch};
+use crate::collect::{self, ComponentTotals, FoldWatch, ThreadTotals};
+use crate::record::marks::FrameRecord;
 use crate::record::{Id, SampleKind};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -311,8 +312,10 @@ impl FoldWatch for Triggers {
         self.check(serial, k, idx, kind, ticks);
     }
 
-    fn frame(&mut self, serial: u64, number: u64, length: u64, end: u64) {
-        self.check_frame(serial, number, length, end);
+    fn frames(&mut self, serial: u64, frames: &[FrameRecord], _: Option<&mut ThreadTotals>) {
+        for f in frames {
+            self.check_frame(serial, f.number, f.length, f.end);
+        }
     }
 }
 

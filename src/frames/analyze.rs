@@ -2,9 +2,9 @@
 //! frames without a call as zeros, the frames over budget, and for the longest, the
 //! components that exceeded their own median by the most.
 
+use super::fold::{FrameTotals, KeptFrame};
 use crate::analyze::Calibration;
 use crate::analyze::dist::{self, Runs};
-use crate::collect::frames::{FrameTotals, KeptFrame};
 use crate::collect::{ComponentTotals, Tally, ThreadTotals};
 use crate::report::{Culprit, FrameComponent, PerFrame, ReportOptions, Spread, Unit, WorstFrame};
 use std::collections::HashSet;
@@ -50,7 +50,7 @@ pub(super) fn per_frame(
 ) -> Option<PerFrame> {
     let shown = budget.map(|b| b.shown);
     let budget = budget.map(|b| b.ticks);
-    let t = &thread.per_frame;
+    let t = thread.parts.get::<FrameTotals>()?;
     let frames = t.frames();
     if frames == 0 {
         return None;
@@ -263,7 +263,7 @@ mod tests {
                 6 => (1_200, 0),
                 _ => (1_000, 0),
             };
-            t.per_frame
+            (t.parts.get_or_default::<FrameTotals>())
                 .add_frame(&frame(k, length, slow), &t.components);
         }
         let budget = |ticks: u64, scale: f64| {
@@ -303,7 +303,11 @@ mod tests {
             for k in 1..=40u64 {
                 let length = if k % 2 == 0 { 1_001 + k } else { 900 };
                 let f = frame(k, length, 0);
-                t.per_frame.add_frame_within(&f, &t.components, limit);
+                (t.parts.get_or_default::<FrameTotals>()).add_frame_within(
+                    &f,
+                    &t.components,
+                    limit,
+                );
             }
             let budget = Some(Budget {
                 ticks: 1_000,

@@ -7,7 +7,7 @@
 //! frame: a node's calls, and its self time, exact. A node's time in the frame, its
 //! scopes' ticks, is its self time plus that of every node below it (a scope's ticks
 //! are its self time plus its children's ticks), which the fold adds up
-//! (`collect/frames.rs`). So marks cost Start and Stop nothing: the work is one pass
+//! (`frames/fold.rs`). So marks cost Start and Stop nothing: the work is one pass
 //! over the thread's nodes per frame, on the thread that marks, with no lock it waits
 //! for (a `try_lock` that, if the reader holds it, leaves the frame for the next mark)
 //! and no allocation once the first frames' buffers are made (the reader hands them

@@ -1,5 +1,7 @@
 //! A thread's frames, folded: each frame's length, and per id its time and calls in
-//! the frame, as whole-run distributions; the longest frames kept whole.
+//! the frame, as distributions over the window's frames; the longest frames kept
+//! whole. They are a part of the thread's totals in each window (`collect::ThreadPart`),
+//! written by the fold's observer [`FrameFold`].
 //!
 //! A frame record (`record/marks.rs`) holds the calls and self time of each node that
 //! closed a call in the frame. A node's time in the frame is its self time plus that
@@ -7,11 +9,10 @@
 //! the time of its outermost nodes (a node below another of the same id, in
 //! recursion, is inside it already), its calls those of all its nodes.
 
-use super::tally::Tally;
-use super::totals::{ComponentTotals, Totals};
-use super::watch::Watches;
+use crate::collect::{ComponentTotals, FoldWatch, SampleKind, Tally, ThreadPart, ThreadTotals};
 use crate::config;
 use crate::record::marks::FrameRecord;
+use std::any::Any;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
@@ -181,21 +182,51 @@ impl FrameTotals {
     }
 }
 
-/// Folds every thread's queued frames into its entry of `window` (a thread without
-/// one, folded away meanwhile, loses them), each shown to the fold's observers.
-pub(crate) fn fold_queued(window: &mut Totals, watches: &mut Watches) {
-    crate::record::marks::take_frames(|serial, frames| {
-        for w in watches.armed() {
-            for f in frames.iter() {
-                w.frame(serial, f.number, f.length, f.end);
-            }
+/// The fold's observer that keeps each thread's frames: every frame the marks ended
+/// goes into the thread's part of the open window (a thread without one there,
+/// folded away meanwhile, loses them).
+#[derive(Debug, Default)]
+pub(crate) struct FrameFold;
+
+impl FoldWatch for FrameFold {
+    fn begin_fold(&mut self, _: u64) {}
+
+    fn armed(&self) -> bool {
+        true
+    }
+
+    fn samples(&mut self, _: u64, _: usize, _: u32, _: SampleKind, _: &[u64]) {}
+
+    fn frames(&mut self, _: u64, frames: &[FrameRecord], thread: Option<&mut ThreadTotals>) {
+        if let Some(ThreadTotals {
+            parts, components, ..
+        }) = thread
+        {
+            let mine = parts.get_or_default::<FrameTotals>();
+            frames.iter().for_each(|f| mine.add_frame(f, components));
         }
-        if let Some(t) = window.threads.get_mut(&serial) {
-            frames
-                .iter()
-                .for_each(|f| t.per_frame.add_frame(f, &t.components));
+    }
+}
+
+/// A thread's frames as a part of its totals, which the windows add, empty and copy.
+impl ThreadPart for FrameTotals {
+    fn add(&mut self, other: &dyn ThreadPart) {
+        if let Some(other) = (other as &dyn Any).downcast_ref::<FrameTotals>() {
+            FrameTotals::add(self, other);
         }
-    });
+    }
+
+    fn clear(&mut self) {
+        FrameTotals::clear(self);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.frames() == 0
+    }
+
+    fn copy(&self) -> Box<dyn ThreadPart> {
+        Box::new(self.clone())
+    }
 }
 
 /// Each id's time and calls in `frame`, in order of the id's first node, and the
