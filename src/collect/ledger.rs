@@ -130,7 +130,7 @@ fn fold_now() -> FoldStats {
     stats
 }
 
-/// A thread's counters as the registry holds them: anomalies, and frames that ended
+/// A thread's counters as the registry holds them: anomalies, and scopes that ended
 /// without their Stop per id index.
 type Counts<'a> = (Anomalies, &'a [(u32, Unpaired)]);
 
@@ -246,8 +246,8 @@ impl Ledger {
         // `exited` before the rings: once set, no push can follow.
         let exited = thread.exited();
         let quiet = exited || me.is_some_and(|m| std::ptr::eq(m, thread));
-        let frames = thread.unpaired();
-        let counts = (thread.counters.read(), frames.as_slice());
+        let unpaired = thread.unpaired();
+        let counts = (thread.counters.read(), unpaired.as_slice());
         self.thread(thread.serial, &thread.name, exited, counts);
         self.outside(thread.serial, thread.outside.read());
         self.breach(thread.serial, thread.first_breach());
@@ -321,7 +321,7 @@ impl Ledger {
 
     /// Makes sure thread `serial` has an entry (in the interval too), and updates it.
     fn thread(&mut self, serial: u64, name: &str, exited: bool, counts: Counts<'_>) {
-        let (anomalies, frames) = counts;
+        let (anomalies, unpaired) = counts;
         for (k, totals) in self.windows().enumerate() {
             let t = totals
                 .threads
@@ -330,16 +330,16 @@ impl Ledger {
             t.exited = exited;
             if k == 0 {
                 t.anomalies = anomalies;
-                if t.unpaired.len() != frames.len() || frames.is_empty() {
-                    // Frame counts are rare (misuse): names are looked up again only
-                    // when an id joins the list.
+                if t.unpaired.len() != unpaired.len() || unpaired.is_empty() {
+                    // Unpaired counts are rare (misuse): names are looked up again
+                    // only when an id joins the list.
                     let names = id::names();
-                    t.unpaired = frames
+                    t.unpaired = unpaired
                         .iter()
                         .map(|(i, c)| (names.get(*i as usize).copied().unwrap_or(""), *c))
                         .collect();
                 } else {
-                    for (mine, (_, c)) in t.unpaired.iter_mut().zip(frames) {
+                    for (mine, (_, c)) in t.unpaired.iter_mut().zip(unpaired) {
                         mine.1 = *c;
                     }
                 }

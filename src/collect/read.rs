@@ -48,7 +48,7 @@ fn read_all(only: Option<u32>) -> Capture {
     Capture {
         threads: threads
             .into_iter()
-            .map(|(mut t, indexed, frames)| {
+            .map(|(mut t, indexed, unpaired)| {
                 t.components = indexed
                     .into_iter()
                     .map(|(i, c)| ComponentCapture {
@@ -56,7 +56,7 @@ fn read_all(only: Option<u32>) -> Capture {
                         ..c
                     })
                     .collect();
-                t.unpaired = frames
+                t.unpaired = unpaired
                     .into_iter()
                     .map(|(i, counts)| IdUnpaired {
                         name: names[i as usize],

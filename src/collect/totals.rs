@@ -33,7 +33,7 @@ pub(crate) struct ThreadTotals {
     /// The thread's counters (in an interval being accumulated: their values when the
     /// interval began).
     pub(crate) anomalies: Anomalies,
-    /// Per id, the frames that ended without their Stop (in an interval being
+    /// Per id, the scopes that ended without their Stop (in an interval being
     /// accumulated: their values when the interval began).
     pub(crate) unpaired: Vec<(&'static str, Unpaired)>,
     /// The scopes open on the thread when the report is taken: set in the whole run

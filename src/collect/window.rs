@@ -6,7 +6,7 @@
 //! there is one, else the whole run. The whole run a report shows is the ledger's
 //! `whole` plus the open interval, added up here when a report asks; ending an
 //! interval moves its samples into `whole`. A window being accumulated holds its
-//! components' samples and, for the counters that only grow (anomalies, frames ended
+//! components' samples and, for the counters that only grow (anomalies, scopes ended
 //! without their Stop, teardown drops), their values when the window began; what it
 //! shows is the increments over those.
 //!
