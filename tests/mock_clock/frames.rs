@@ -1,7 +1,7 @@
 //! Frames on a counter under the test's control: exact per-frame distributions of a
 //! known tree (frames without a call as zeros, recursion counted once), what ate the
 //! longest frame, and frames past the queue counted. The budget's count is in the
-//! analysis' unit tests (`src/analyze/frames.rs`): the mock counter has no frequency
+//! analysis' unit tests (`src/frames/analyze.rs`): the mock counter has no frequency
 //! to turn a budget into ticks.
 
 use crate::common::on_named_thread;
