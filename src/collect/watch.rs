@@ -1,5 +1,5 @@
 //! The fold's observers: a feature that keeps its own view of the samples as the fold
-//! reads them (the series log, the flight recorder's triggers) implements
+//! reads them (the series log, the frames' fold, the flight recorder's triggers) implements
 //! [`FoldWatch`], and the agent installs it with [`watch`] or [`watch_once`]. The fold
 //! calls every observer under the ledger's lock: at the start of each fold, once per
 //! run of samples it hands a tally, once per thread with frames the marks ended; a
