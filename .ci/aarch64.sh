@@ -36,15 +36,15 @@ step() { printf '\n=== aarch64: %s\n' "$*"; }
 SUITES=(--lib --test aarch64_counter --test accuracy --test clock --test record --test churn --test collect --test alloc_per_scope)
 
 # Tests of those suites excluded, each with its reason. Exact names (`--exact`): a
-# test is named by its module path inside its binary (`signals::...` in tests/record/).
+# test is named by its module path inside its binary (`async_signal_safety::...` in tests/record/).
 EXCLUDED=(
-    # tests/record/signals.rs: single-steps the probe with the x86 trap flag; qemu-user
+    # tests/record/async_signal_safety.rs: single-steps the probe with the x86 trap flag; qemu-user
     # does not let ptrace or the trap flag single-step emulated code, and the probe is
     # x86_64-only (it reads RIP from ucontext_t). It would skip itself, passing vacuously.
-    signals::every_instruction_of_start_stop_and_pulse_interrupted_disturbs_nothing
-    # tests/record/signals.rs: the same x86_64-only probe (tests/probes/signal_probe);
+    async_signal_safety::every_instruction_of_start_stop_and_pulse_interrupted_disturbs_nothing
+    # tests/record/async_signal_safety.rs: the same x86_64-only probe (tests/probes/signal_probe);
     # would skip itself.
-    signals::a_million_timer_signals_lose_and_corrupt_nothing
+    async_signal_safety::a_million_timer_signals_lose_and_corrupt_nothing
     # tests/record/disassembly.rs: checks the x86_64 instructions (RDTSC, RDTSCP, LFENCE)
     # of the record path with the host's x86 objdump; would skip itself. Its parser test
     # runs.

@@ -61,11 +61,11 @@ step() {
 # test is named by its module path inside its binary, a test of a binary of its own
 # by its function alone. A name that matches no test of the build fails the stage.
 EXCLUDED=(
-    # tests/record/signals.rs: the signal probe (tests/probes/signal_probe) is Linux
+    # tests/record/async_signal_safety.rs: the signal probe (tests/probes/signal_probe) is Linux
     # x86_64 only (timer signals, the x86 trap flag under ptrace, RIP from ucontext_t); both
     # would skip themselves, passing vacuously.
-    signals::a_million_timer_signals_lose_and_corrupt_nothing
-    signals::every_instruction_of_start_stop_and_pulse_interrupted_disturbs_nothing
+    async_signal_safety::a_million_timer_signals_lose_and_corrupt_nothing
+    async_signal_safety::every_instruction_of_start_stop_and_pulse_interrupted_disturbs_nothing
     # tests/record/disassembly.rs: builds tests/probes/asm_probe with cargo and reads it
     # with objdump, two Linux programs: a process under Wine cannot wait for a Linux
     # program (Wine starts it, but the spawn fails with ERROR_INVALID_HANDLE). It

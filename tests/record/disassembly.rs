@@ -3,7 +3,7 @@
 //! with exactly the instructions it promises (Fast: `rdtsc`; Mid: `rdtscp`; Hard:
 //! `lfence; rdtscp`), and the whole record path is inlined at the call site.
 //!
-//! The test builds `tests/probes/asm_probe.rs` in release (as `signals.rs` builds its
+//! The test builds `tests/probes/asm_probe.rs` in release (as `async_signal_safety.rs` builds its
 //! probe: `objdump::build_probe`), disassembles it with
 //! `objdump -d --no-show-raw-insn -C` and checks each `asm_probe::probe_*` function:
 //! one record path, inlined into it.

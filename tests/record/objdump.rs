@@ -1,6 +1,6 @@
 //! Reading `objdump -d` output, and building a probe in release to read, for the
 //! tests that inspect the machine code of the record path (`disassembly.rs`,
-//! `signals.rs`).
+//! `async_signal_safety.rs`).
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;

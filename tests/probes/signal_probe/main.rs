@@ -1,6 +1,6 @@
 //! Recording from a signal handler while the interrupted code records too.
 //!
-//! `tests/record/signals.rs` builds this in release and runs it in two modes; it prints one
+//! `tests/record/async_signal_safety.rs` builds this in release and runs it in two modes; it prints one
 //! `key value` line per fact and the test checks the accounting (see
 //! `docs/signal-safety.md`).
 //!
