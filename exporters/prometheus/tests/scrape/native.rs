@@ -14,7 +14,7 @@
 //! once inside it gets a factor that depends on when it was scraped, and processes
 //! weighted unequally merge into a different distribution. Each process records its
 //! 40,000 values over and over, in an order that spreads every stretch of it over the
-//! whole range (stride 24,721, about 0.618 of 40,000), 8,000 a second: any 10 s
+//! whole range (stride 24,721, about 0.618 of 40,000), 16,000 a second: any 5 s
 //! window holds each distribution twice over, evenly.
 
 use latte::Id;
@@ -33,9 +33,9 @@ const SAMPLES: usize = 40_000;
 /// the `j`-th (coprime with `SAMPLES`, so every value once per round).
 const STRIDE: usize = 24_721;
 /// Values each process records per second.
-const RATE: f64 = 8_000.0;
+const RATE: f64 = 16_000.0;
 /// The `rate` window, in seconds.
-const WINDOW: u64 = 10;
+const WINDOW: u64 = 5;
 /// Each process's values, log-uniform from the first bound to the second (seconds):
 /// a fast path, a slower one, a wide one and one with a long tail.
 const RANGES: [(f64, f64); 4] = [
