@@ -475,6 +475,9 @@ static REFUSED: AtomicU64 = AtomicU64::new(0);
 
 fn run(s: &Settings, samples: &Samples) -> Result<(), TestCaseError> {
     let case = CASE.fetch_add(1, Ordering::Relaxed);
+    // The whole-run figures count from here: each case's reports hold its own ids,
+    // not every earlier case's too.
+    latte::collect::reset();
     let sink = SharedSink::default();
     let (builder, hlog) = builder(s, &sink, case);
     let ids = Ids::new(case);
