@@ -87,7 +87,7 @@ impl Drain {
         alive: Sender<()>,
     ) -> Result<JoinHandle<()>, Error> {
         // Calibrate at start-up, off the user's threads and off the drain, so reports
-        // need not wait and the first folds are not held up for its ~50 ms (~40 ms of
+        // need not wait and the first folds are not held up for its ~60 ms (~40 ms of
         // it busy). At the lowest priority; with CPUs of the drain's own, on those and
         // in the idle class, so neither the user's threads nor the drain wait for it:
         // at nice 19 it keeps its CPU until the next scheduler tick, and the 2,048-scope

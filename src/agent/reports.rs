@@ -84,7 +84,7 @@ pub(super) fn whole_run(
     with_series: bool,
 ) -> Report {
     let context = Context { label, live: true };
-    // Calibration before the ledger's lock: a first calibration takes ~50 ms, and the
+    // Calibration before the ledger's lock: a first calibration takes ~60 ms, and the
     // drain's folds must not wait for it.
     let calibration = calibration();
     series::install();

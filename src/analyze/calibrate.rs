@@ -13,8 +13,10 @@
 //! mode) pair, and 7 batches of 1,000 back-to-back pulses, taken in 7 rounds of one
 //! batch each. A batch's median is robust to the few samples an interrupt inflates; the
 //! smallest of the 7 batch medians discards a batch that was preempted throughout, and
-//! the rounds spread a slow spell of the machine over every pair. Total time is
-//! dominated by the frequency window: about 50 ms, once per process.
+//! the rounds spread a slow spell of the machine over every pair. They are measured
+//! while the frequency window runs, which the calling thread sleeps through: about
+//! 60 ms in all, once per process (93 ms one after the other; release build, reference
+//! guest).
 //!
 //! **Inside a parent.** What a scope costs the scope around it is more than the window
 //! it records: its Start's work before the counter read and its Stop's work after it
@@ -95,18 +97,20 @@ pub fn calibration() -> &'static Calibration {
     CALIBRATION.get()
 }
 
-/// Measures a calibration (about 50 ms).
+/// Measures a calibration (about 60 ms): the overheads on the calibration thread while
+/// this one sleeps through the frequency window.
 fn calibrate() -> Calibration {
     let began = Instant::now();
-    let (ticks_per_ns, accuracy) = frequency(Duration::from_millis(50));
     let resolution = resolution();
+    let overheads = std::thread::Builder::new()
+        .name("latte-calibrate".into())
+        .spawn(overheads::measure);
+    let (ticks_per_ns, accuracy) = frequency(Duration::from_millis(50));
     let Overheads {
         scope,
         pulse,
         inside,
-    } = std::thread::Builder::new()
-        .name("latte-calibrate".into())
-        .spawn(overheads::measure)
+    } = overheads
         .ok()
         .and_then(|h| h.join().ok())
         .unwrap_or_default();
