@@ -15,8 +15,7 @@
 //! smallest of the 7 batch medians discards a batch that was preempted throughout, and
 //! the rounds spread a slow spell of the machine over every pair. They are measured
 //! while the frequency window runs, which the calling thread sleeps through: about
-//! 60 ms in all, once per process (93 ms one after the other; release build, reference
-//! guest).
+//! 60 ms in all, once per process (release build, reference guest).
 //!
 //! **Inside a parent.** What a scope costs the scope around it is more than the window
 //! it records: its Start's work before the counter read and its Stop's work after it
